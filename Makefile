@@ -1,0 +1,89 @@
+# cronplane — two commands on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+FRONTEND_STAMP := frontend/node_modules/.installed
+
+.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e bench chaos \
+        frontend system-deps openapi clean
+
+help:
+	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
+	@echo "make test   lint, type checks, import contracts, every test suite"
+	@echo "make bench  benchmarks (figures go to bench/RESULTS.md by hand)"
+	@echo "make chaos  the full fault-injection suite"
+
+$(STAMP): backend/pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e 'backend[dev]'
+	@touch $(STAMP)
+
+$(FRONTEND_STAMP): frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(FRONTEND_STAMP)
+
+frontend: $(FRONTEND_STAMP)
+	cd frontend && npm run build
+
+# Debian packages the test suites need (Caddy for config validation, Chromium for end-to-end).
+system-deps:
+	@missing=""; \
+	command -v caddy >/dev/null || missing="$$missing caddy"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	      || { echo "make: could not install$$missing with apt-get"; exit 1; }; \
+	  else \
+	    echo "make: missing$$missing — run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+run: $(STAMP)
+	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
+	$(VENV)/bin/cronplane migrate
+	$(VENV)/bin/cronplane serve
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check --config backend/pyproject.toml backend migrations bench
+
+typecheck: $(STAMP)
+	cd backend && ../$(VENV)/bin/mypy
+
+imports: $(STAMP)
+	cd backend && ../$(VENV)/bin/lint-imports --config pyproject.toml
+
+test-backend: $(STAMP)
+	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos" -p no:cacheprovider
+
+test-frontend:
+	@if [ -f frontend/package.json ]; then \
+	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npm run check; \
+	else echo "no frontend yet"; fi
+
+test-e2e: $(STAMP)
+	@if [ -d e2e ] && ls e2e/test_*.py >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider e2e; \
+	else echo "no e2e suite yet"; fi
+
+test: $(STAMP) system-deps lint typecheck imports test-backend test-frontend test-e2e
+
+bench: $(STAMP)
+	$(PIP) install --quiet -e 'backend[dev,bench]'
+	$(PY) -m bench
+
+chaos: $(STAMP)
+	cd backend && ../$(VENV)/bin/pytest -q -m chaos -p no:cacheprovider
+
+openapi: $(STAMP)
+	$(VENV)/bin/cronplane openapi --output frontend/openapi.json
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist

@@ -1,0 +1,71 @@
+"""Role checks for views. The security layer supplies the authenticator (who is calling); this
+module only enforces what a role may do, so the API and the token machinery can evolve apart.
+
+Usage in a resource::
+
+    @blp.route("/jobs")
+    class Jobs(MethodView):
+        @requires(Role.OPERATOR)
+        @blp.arguments(JobCreate)
+        @blp.response(202, JobOut)
+        def post(self, body): ...
+
+``requires`` also records the role in the OpenAPI document as ``x-required-role``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Protocol, TypeVar
+
+from flask import Flask, current_app, g
+
+from cronplane.domain.roles import Role
+from cronplane.management.actor import Actor
+from cronplane.management.errors import Forbidden, Unauthenticated
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXTENSION = "cronplane.authenticator"
+
+
+class Authenticator(Protocol):
+    def __call__(self) -> Actor:
+        """Return the caller of the current request, or raise ``Unauthenticated``."""
+
+
+def _reject_all() -> Actor:
+    raise Unauthenticated("Authentication required")
+
+
+def set_authenticator(app: Flask, authenticator: Authenticator) -> None:
+    app.extensions[EXTENSION] = authenticator
+
+
+def current_actor() -> Actor:
+    actor: Actor | None = g.get("actor")
+    if actor is None:
+        authenticator: Authenticator = current_app.extensions.get(EXTENSION, _reject_all)
+        actor = authenticator()
+        g.actor = actor
+    return actor
+
+
+def requires(role: Role) -> Callable[[F], F]:
+    def decorate(view: F) -> F:
+        @wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            actor = current_actor()
+            if not actor.role.allows(role):
+                raise Forbidden(f"This action needs the {role.name} role; you are {actor.role.name}.")
+            return view(*args, **kwargs)
+
+        apidoc = getattr(wrapper, "_apidoc", {})
+        manual = dict(apidoc.get("manual_doc", {}))
+        manual["x-required-role"] = role.name
+        manual.setdefault("security", [{"bearerAuth": []}, {"cookieAuth": []}])
+        wrapper._apidoc = {**apidoc, "manual_doc": manual}  # type: ignore[attr-defined]
+        wrapper.required_role = role  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

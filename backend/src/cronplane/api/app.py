@@ -1,0 +1,135 @@
+"""The application factory: attaches extensions and blueprints, starts nothing.
+
+Threads (the execution plane) are started by the runner (``execution/runner.py``) in each serving
+process after fork, never here and never at import.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, g, request
+from flask_smorest import Api
+
+from cronplane.api import problems
+from cronplane.api.health import blueprint as health_blueprint
+from cronplane.api.spa import spa_blueprint
+from cronplane.config import Settings
+from cronplane.management.context import ManagementContext
+from cronplane.observability.logging import request_id_var
+
+API_PREFIX = "/api/v1"
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'")
+
+
+class CronplaneApi(Api):  # type: ignore[misc]
+    """flask-smorest's Api with problem+json instead of its default error body."""
+
+    def handle_http_exception(self, error: Any) -> Response:
+        return problems.http_exception_problem(error)
+
+
+def default_static_dir() -> Path | None:
+    checkout = Path(__file__).resolve().parents[4] / "frontend" / "dist"
+    return checkout if (checkout / "index.html").exists() else None
+
+
+def create_app(settings: Settings, context: ManagementContext | None = None,
+               database_url: str | None = None) -> Flask:
+    app = Flask("cronplane", static_folder=None)
+    if context is None:
+        url = database_url or settings.database_url
+        if url is None:
+            raise ValueError("create_app needs a database URL (the CLI resolves the embedded one)")
+        context = ManagementContext.build(settings, url)
+    app.extensions["cronplane"] = context
+    app.config.update(
+        MAX_CONTENT_LENGTH=1024 * 1024,
+        JSON_SORT_KEYS=False,
+        SECRET_KEY=settings.secret_key,
+        API_TITLE="cronplane",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX=API_PREFIX,
+        OPENAPI_JSON_PATH="openapi.json",
+        PROPAGATE_EXCEPTIONS=False,
+    )
+    problems.register(app)
+    _request_ids(app)
+    _security_headers(app)
+    app.register_blueprint(health_blueprint)
+
+    api = CronplaneApi(app, spec_kwargs={
+        "info": {"description": "Control plane for scheduled and ad-hoc work."},
+        "components": {"securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "access_token_cookie"},
+        }},
+    })
+    app.extensions["cronplane.api"] = api
+    _register_resources(app, api)
+
+    static_dir = settings.static_dir or default_static_dir()
+    if static_dir is not None and (static_dir / "index.html").exists():
+        app.register_blueprint(spa_blueprint(static_dir))
+    return app
+
+
+def _register_resources(app: Flask, api: Api) -> None:
+    """Each resource module exposes ``blp``; security wiring exposes ``init_app``."""
+    import importlib
+
+    for name in ("auth", "users", "tokens", "audit", "schedules", "jobs", "handlers", "cron",
+                 "stats", "chaos", "docs", "metrics"):
+        try:
+            module = importlib.import_module(f"cronplane.api.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"cronplane.api.{name}":
+                continue  # resource not built yet
+            raise
+        if hasattr(module, "init_app"):
+            module.init_app(app, api)
+        if hasattr(module, "blp"):
+            api.register_blueprint(module.blp, url_prefix=API_PREFIX + getattr(module, "PREFIX", ""))
+
+
+def _request_ids(app: Flask) -> None:
+    @app.before_request
+    def assign_request_id() -> None:
+        # Refuse oversized bodies before routing, so the answer is 413 whatever the path.
+        length = request.content_length
+        if length is not None and length > (app.config["MAX_CONTENT_LENGTH"] or length):
+            from werkzeug.exceptions import RequestEntityTooLarge
+
+            g.request_id = uuid.uuid4().hex
+            raise RequestEntityTooLarge()
+        incoming = request.headers.get("X-Request-Id", "")
+        g.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        g.request_started = time.perf_counter()
+        request_id_var.set(g.request_id)
+
+    @app.after_request
+    def echo_request_id(response: Response) -> Response:
+        response.headers["X-Request-Id"] = g.get("request_id", "")
+        return response
+
+
+def _security_headers(app: Flask) -> None:
+    @app.after_request
+    def add_headers(response: Response) -> Response:
+        headers = response.headers
+        headers.setdefault("Content-Security-Policy", CSP)
+        headers.setdefault("X-Content-Type-Options", "nosniff")
+        headers.setdefault("Referrer-Policy", "no-referrer")
+        headers.setdefault("X-Frame-Options", "DENY")
+        headers.setdefault("Permissions-Policy", "geolocation=(), microphone=(), camera=()")
+        if request.path.startswith("/api/") and "Cache-Control" not in headers:
+            headers["Cache-Control"] = "no-store"
+        return response

@@ -1,0 +1,23 @@
+"""Liveness and readiness, outside /api/v1 so probes need no token."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from cronplane.api.problems import problem
+from cronplane.management.health import readiness
+
+blueprint = Blueprint("health", __name__)
+
+
+@blueprint.get("/healthz")
+def healthz() -> Response:
+    return jsonify(status="ok")
+
+
+@blueprint.get("/readyz")
+def readyz() -> Response:
+    state = readiness(current_app.extensions["cronplane"])
+    if not state.ready:
+        return problem(503, state.reason, title="Not ready")
+    return jsonify(status="ready", revision=state.revision)

@@ -1,0 +1,201 @@
+"""The ``cronplane`` command: serve, worker, migrate, create-user, openapi.
+
+Every failure a person can fix (bad configuration, unreachable database, migrations behind) is
+one line on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from typing import Any, NoReturn
+
+import click
+
+from cronplane.config import ConfigError, Settings
+
+log = logging.getLogger("cronplane.cli")
+
+EXIT_CONFIG = 2
+EXIT_DATABASE = 3
+EXIT_SCHEMA = 4
+
+
+def fail(message: str, code: int) -> NoReturn:
+    click.echo(f"cronplane: {message}", err=True)
+    sys.exit(code)
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except ConfigError as exc:
+        fail(str(exc), EXIT_CONFIG)
+
+
+def resolve_database(settings: Settings) -> str:
+    """The database URL to use: ``DATABASE_URL``, or the embedded server (started if needed)."""
+    if settings.database_url:
+        return settings.database_url
+    from cronplane.storage.embedded import ensure_app_database, start_embedded
+
+    try:
+        embedded = start_embedded(settings.pg_dir, stop_on_exit=True)
+        return ensure_app_database(embedded)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+        fail(f"could not start the embedded Postgres in {settings.pg_dir}: {exc}", EXIT_DATABASE)
+
+
+def check_database(url: str, *, require_current_schema: bool) -> None:
+    from cronplane.storage import migrator
+
+    try:
+        state = migrator.schema_state(url)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"cannot reach the database ({_redact(url)}): {reason}", EXIT_DATABASE)
+    if require_current_schema and not state.up_to_date:
+        fail(f"database schema is at {state.current or 'nothing'} but this version needs "
+             f"{state.head}: run `cronplane migrate`", EXIT_SCHEMA)
+
+
+def _redact(url: str) -> str:
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
+
+
+@click.group()
+@click.version_option(package_name="cronplane")
+def main() -> None:
+    """cronplane: a secure control plane for scheduled and ad-hoc work."""
+    from cronplane.observability.logging import configure_logging
+
+    try:
+        level = Settings.from_env().log_level
+    except ConfigError:
+        level = "INFO"  # the command itself reports the bad variable
+    configure_logging(level)
+
+
+@main.command()
+def migrate() -> None:
+    """Apply database migrations up to this version's head."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=False)
+    from cronplane.storage import migrator
+
+    migrator.upgrade(url)
+    state = migrator.schema_state(url)
+    click.echo(f"cronplane: database at migration {state.current}")
+
+
+@main.command()
+def serve() -> None:
+    """HTTP API and console (gunicorn), plus the execution plane unless CRONPLANE_EXECUTION=off."""
+    settings = load_settings().with_secret()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    bootstrap(settings, url)
+    from cronplane.serving import run_gunicorn
+
+    run_gunicorn(settings, url)
+
+
+@main.command()
+def worker() -> None:
+    """The execution plane alone (no HTTP): worker, watchdog, scheduler when elected leader."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    from cronplane.execution.runner import ExecutionRunner
+    from cronplane.storage.database import Database
+
+    db = Database(url, application_name="cronplane-worker",
+                  pool_size=max(4, settings.worker_concurrency + 4))
+    runner = ExecutionRunner(settings, db, kind="worker")
+    stopped = threading.Event()
+
+    def _terminate(signum: int, _frame: Any) -> None:
+        log.info("signal %s: stopping", signum)
+        stopped.set()
+
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+    runner.start()
+    click.echo(f"cronplane: worker {runner.identity.id} running", err=True)
+    stopped.wait()
+    runner.stop(timeout=30)
+    db.close()
+
+
+@main.command("create-user")
+@click.argument("username")
+@click.option("--role", required=True, type=click.Choice(["VIEWER", "OPERATOR", "ADMIN"],
+                                                         case_sensitive=False))
+@click.option("--password-file", type=click.File("r"), help="Read the password from this file.")
+def create_user(username: str, role: str, password_file: Any) -> None:
+    """Create a user; the password comes from stdin or --password-file."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    source = password_file or sys.stdin
+    password = source.readline().rstrip("\r\n")
+    try:
+        from cronplane.management.users import create_user_cli
+    except ImportError:
+        fail("user management is not available in this build", EXIT_CONFIG)
+    from cronplane.management.context import ManagementContext
+    from cronplane.management.errors import ManagementError
+
+    ctx = ManagementContext.build(settings, url)
+    try:
+        user = create_user_cli(ctx, username=username, password=password, role=role.upper())
+    except ManagementError as exc:
+        fail(exc.detail, 1)
+    click.echo(f"cronplane: created user {user.username} ({user.role})")
+
+
+@main.command()
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
+def openapi(output: str | None) -> None:
+    """Print the OpenAPI document (no database needed)."""
+    import json
+
+    from cronplane.api.app import create_app
+
+    settings = load_settings()
+    app = create_app(settings, database_url="postgresql://unused@localhost/unused")
+    with app.app_context():
+        spec = app.extensions["cronplane.api"].spec.to_dict()
+    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+    if output:
+        with open(output, "w") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+def bootstrap(settings: Settings, url: str) -> None:
+    """Create the bootstrap admin and demo personas when configured (idempotent)."""
+    try:
+        from cronplane.management.bootstrap import bootstrap_accounts
+    except ImportError:
+        return
+    from cronplane.management.context import ManagementContext
+
+    ctx = ManagementContext.build(settings, url)
+    try:
+        bootstrap_accounts(ctx)
+    finally:
+        ctx.db.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

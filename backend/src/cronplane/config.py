@@ -1,0 +1,201 @@
+"""Settings: read from the environment once, into one frozen, typed object.
+
+This is the only module that looks at ``os.environ`` for configuration (12-factor). Anything invalid
+fails at start with a single line that names the variable, so an operator fixes it in one try.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+DEFAULT_DATA_DIR = ".cronplane"
+ROLES = ("VIEWER", "OPERATOR", "ADMIN")
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid. ``str(err)`` is one line naming the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+    secret_key: str = ""
+    env: str = "development"
+    admin_username: str | None = None
+    admin_password: str | None = field(default=None, repr=False)
+    demo_personas: bool = False
+    lease_ttl_seconds: float = 15.0
+    attempt_lease_seconds: float = 30.0
+    worker_concurrency: int = 8
+    execution: bool = True
+    shell_commands: bool = False
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    static_dir: Path | None = None
+    http_workers: int = 2
+    http_threads: int = 8
+    log_level: str = "INFO"
+    access_token_minutes: int = 15
+    refresh_token_days: int = 7
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    @property
+    def embedded_database(self) -> bool:
+        return self.database_url is None
+
+    @property
+    def pg_dir(self) -> Path:
+        return self.data_dir / "pg"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        reader = _Reader(env)
+        data_dir = Path(reader.text("CRONPLANE_DATA_DIR", DEFAULT_DATA_DIR))
+        deployment = reader.choice("CRONPLANE_ENV", ("development", "production", "test"),
+                                   "development")
+        settings = cls(
+            database_url=reader.database_url("DATABASE_URL"),
+            host=reader.text("CRONPLANE_HOST", "127.0.0.1"),
+            port=reader.integer("CRONPLANE_PORT", 8080, low=1, high=65535),
+            secret_key=reader.text("CRONPLANE_SECRET_KEY", ""),
+            env=deployment,
+            admin_username=reader.optional("CRONPLANE_ADMIN_USERNAME"),
+            admin_password=reader.optional("CRONPLANE_ADMIN_PASSWORD"),
+            demo_personas=reader.boolean("CRONPLANE_DEMO_PERSONAS", False),
+            lease_ttl_seconds=reader.number("CRONPLANE_LEASE_TTL_SECONDS", 15.0, low=1, high=3600),
+            attempt_lease_seconds=reader.number("CRONPLANE_ATTEMPT_LEASE_SECONDS", 30.0,
+                                                low=1, high=86400),
+            worker_concurrency=reader.integer("CRONPLANE_WORKER_CONCURRENCY", 8, low=1, high=256),
+            execution=reader.boolean("CRONPLANE_EXECUTION", True),
+            shell_commands=reader.boolean("CRONPLANE_SHELL_COMMANDS", False),
+            data_dir=data_dir,
+            static_dir=reader.path("CRONPLANE_STATIC_DIR"),
+            http_workers=reader.integer("CRONPLANE_HTTP_WORKERS", 2, low=1, high=64),
+            http_threads=reader.integer("CRONPLANE_HTTP_THREADS", 8, low=1, high=256),
+            log_level=reader.choice("CRONPLANE_LOG_LEVEL",
+                                    ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO"),
+            access_token_minutes=reader.integer("CRONPLANE_ACCESS_TOKEN_MINUTES", 15,
+                                                low=1, high=24 * 60),
+            refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),
+        )
+        if settings.admin_username and not settings.admin_password:
+            raise ConfigError(
+                "CRONPLANE_ADMIN_PASSWORD: required when CRONPLANE_ADMIN_USERNAME is set "
+                "(there is never a default password)")
+        if settings.admin_password is not None and len(settings.admin_password) < 8:
+            raise ConfigError("CRONPLANE_ADMIN_PASSWORD: must be at least 8 characters")
+        if settings.production and len(settings.secret_key) < 32:
+            raise ConfigError(
+                "CRONPLANE_SECRET_KEY: required (at least 32 characters) when "
+                "CRONPLANE_ENV=production")
+        if settings.attempt_lease_seconds < 2:
+            raise ConfigError("CRONPLANE_ATTEMPT_LEASE_SECONDS: must be at least 2")
+        return settings
+
+    def with_secret(self) -> Settings:
+        """Return settings with a signing key: configured, or generated once into the data dir.
+
+        Only development falls back to a stored key; production refuses to start without one
+        (checked in ``from_env``).
+        """
+        if self.secret_key:
+            return self
+        key_file = self.data_dir / "secret_key"
+        if key_file.exists():
+            key = key_file.read_text().strip()
+        else:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            key = secrets.token_urlsafe(48)
+            # Create with 0600 before writing so the key is never world-readable.
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(key)
+        return _replace(self, secret_key=key)
+
+
+def _replace(settings: Settings, **changes: object) -> Settings:
+    from dataclasses import replace
+
+    return replace(settings, **changes)  # type: ignore[arg-type]
+
+
+class _Reader:
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def optional(self, name: str) -> str | None:
+        value = self.env.get(name, "").strip()
+        return value or None
+
+    def text(self, name: str, default: str) -> str:
+        return self.optional(name) or default
+
+    def path(self, name: str) -> Path | None:
+        value = self.optional(name)
+        return Path(value) if value else None
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.optional(name)
+        if value is None:
+            return default
+        lowered = value.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name}: expected true/false or on/off, got {value!r}")
+
+    def integer(self, name: str, default: int, *, low: int, high: int) -> int:
+        value = self.optional(name)
+        if value is None:
+            return default
+        try:
+            number = int(value)
+        except ValueError:
+            raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
+        if not low <= number <= high:
+            raise ConfigError(f"{name}: must be between {low} and {high}, got {number}")
+        return number
+
+    def number(self, name: str, default: float, *, low: float, high: float) -> float:
+        value = self.optional(name)
+        if value is None:
+            return default
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(f"{name}: expected a number of seconds, got {value!r}") from None
+        if not low <= number <= high:
+            raise ConfigError(f"{name}: must be between {low:g} and {high:g}, got {value}")
+        return number
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = self.optional(name)
+        if value is None:
+            return default
+        normalised = value.upper() if allowed[0].isupper() else value.lower()
+        if normalised not in allowed:
+            raise ConfigError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
+        return normalised
+
+    def database_url(self, name: str) -> str | None:
+        value = self.optional(name)
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("postgresql", "postgres", "postgresql+psycopg"):
+            raise ConfigError(
+                f"{name}: expected a postgresql:// URL, got scheme {parts.scheme or '(none)'!r}")
+        if not (parts.hostname or "host=" in parts.query):
+            raise ConfigError(f"{name}: the URL names no host")
+        return value

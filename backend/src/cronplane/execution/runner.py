@@ -1,0 +1,84 @@
+"""Builds and owns the execution plane of one process (``serve`` or ``worker``).
+
+One runner per process: it constructs every background service from one settings object, starts
+them in dependency order and stops them in reverse. Nothing here starts at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cronplane.config import Settings
+from cronplane.domain.clock import Clock, SystemClock
+from cronplane.domain.identity import ProcessIdentity
+from cronplane.execution.service import Service
+from cronplane.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+# Each entry builds zero or more services for a process. Execution modules register their
+# builders here (see ``default_builders``) so the runner stays the one place that owns threads.
+ServiceBuilder = Callable[["RunnerContext"], list[Service]]
+
+
+@dataclass
+class RunnerContext:
+    settings: Settings
+    db: Database
+    identity: ProcessIdentity
+    clock: Clock
+    kind: str  # "serve" or "worker"
+    shared: dict[str, object] = field(default_factory=dict)
+
+
+def new_identity() -> ProcessIdentity:
+    return ProcessIdentity.new(socket.gethostname(), os.getpid())
+
+
+def default_builders() -> list[ServiceBuilder]:
+    builders: list[ServiceBuilder] = []
+    return builders
+
+
+class ExecutionRunner:
+    def __init__(self, settings: Settings, db: Database, *, kind: str = "worker",
+                 identity: ProcessIdentity | None = None, clock: Clock | None = None,
+                 builders: list[ServiceBuilder] | None = None) -> None:
+        self.context = RunnerContext(settings=settings, db=db,
+                                     identity=identity or new_identity(),
+                                     clock=clock or SystemClock(), kind=kind)
+        self._builders = default_builders() if builders is None else builders
+        self.services: list[Service] = []
+        self._lock = threading.Lock()
+        self._started = False
+
+    @property
+    def identity(self) -> ProcessIdentity:
+        return self.context.identity
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            if not self.services:
+                for build in self._builders:
+                    self.services.extend(build(self.context))
+            for service in self.services:
+                service.start()
+                log.info("started %s", service.name, extra={"worker_id": self.identity.id})
+            self._started = True
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        with self._lock:
+            if not self._started:
+                return True
+            ok = True
+            for service in reversed(self.services):
+                ok = service.stop(timeout) and ok
+            self._started = False
+            return ok

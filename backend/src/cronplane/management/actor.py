@@ -1,0 +1,26 @@
+"""Who is asking: passed from the API (or CLI) into every use case, recorded in the audit trail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cronplane.domain.roles import Role
+
+
+@dataclass(frozen=True)
+class Actor:
+    username: str
+    role: Role
+    user_id: int | None = None
+    token_id: int | None = None  # set when the request used an API token
+    session_id: str | None = None  # the refresh family (login) of a browser/session token
+    request_id: str | None = None
+    ip: str | None = None
+
+    @classmethod
+    def system(cls) -> Actor:
+        return cls(username="system", role=Role.ADMIN)
+
+    @property
+    def is_system(self) -> bool:
+        return self.user_id is None and self.username == "system"

@@ -1,0 +1,37 @@
+"""Appending to the audit trail, inside the caller's transaction.
+
+Every mutation calls ``record`` in the same transaction as the change it describes, so either
+both commit or neither does. The chain (prev_hash, hash) and the id are assigned by a trigger
+under a lock (see the initial migration), so concurrent appends never fork it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from cronplane.management.actor import Actor
+from cronplane.storage.models import AuditEvent
+
+
+def record(session: Session, actor: Actor, action: str, *, target_type: str | None = None,
+           target_id: object = None, details: dict[str, Any] | None = None) -> None:
+    session.add(AuditEvent(
+        actor=actor.username,
+        actor_role=actor.role.name,
+        action=action,
+        target_type=target_type,
+        target_id=None if target_id is None else str(target_id),
+        details=_with_token(actor, details or {}),
+        request_id=actor.request_id,
+        ip=actor.ip,
+    ))
+    session.flush()
+
+
+def _with_token(actor: Actor, details: dict[str, Any]) -> dict[str, Any]:
+    # Calls made with an API token are attributable to the token, not only to its creator.
+    if actor.token_id is not None and "via_token" not in details:
+        return {**details, "via_token": actor.token_id}
+    return details

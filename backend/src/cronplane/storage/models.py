@@ -1,0 +1,370 @@
+"""The relational schema, as typed SQLAlchemy models.
+
+Alembic migrations under ``migrations/`` are the source of the live schema; ``alembic check`` in the
+test suite keeps these models and the migrations identical. Hot-path statements do not go through
+the ORM (see ``storage/sql``), but they run against exactly these tables.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Computed,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    Text,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JOB_STATUSES = ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")
+ATTEMPT_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED")
+TRIGGERS = ("schedule", "manual", "api", "retry")
+ROLES = ("VIEWER", "OPERATOR", "ADMIN")
+CHAOS_KINDS = ("leader_stepdown", "freeze_heartbeats", "fail_handler", "handler_latency",
+               "kill_worker_thread")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+TZ = DateTime(timezone=True)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    username: Mapped[str] = mapped_column(Text)
+    password_hash: Mapped[str] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(Text)
+    locked: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    disabled: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    is_persona: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # Bumped on lock, disable, role or password change: tokens carry the version they were
+    # issued under, so one integer comparison per request revokes every outstanding token.
+    token_version: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    last_login_at: Mapped[datetime | None] = mapped_column(TZ)
+
+    __table_args__ = (
+        CheckConstraint(_in("role", ROLES), name="role"),
+        CheckConstraint("length(username) BETWEEN 1 AND 64", name="username_length"),
+        Index("uq_users_username_lower", text("lower(username)"), unique=True),
+    )
+
+
+class LoginThrottle(Base):
+    """Failed logins per (lower-cased) username, known or not, so a 429 reveals nothing."""
+
+    __tablename__ = "login_throttles"
+
+    username: Mapped[str] = mapped_column(Text, primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    last_failure_at: Mapped[datetime | None] = mapped_column(TZ)
+    blocked_until: Mapped[datetime | None] = mapped_column(TZ)
+
+
+class RefreshFamily(Base):
+    """One login: the chain of rotating refresh tokens descending from it (RFC 9700)."""
+
+    __tablename__ = "refresh_families"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    current_jti: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    last_used_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    expires_at: Mapped[datetime] = mapped_column(TZ)
+    revoked_at: Mapped[datetime | None] = mapped_column(TZ)
+    revoked_reason: Mapped[str | None] = mapped_column(Text)
+    user_agent: Mapped[str | None] = mapped_column(Text)
+    ip: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_refresh_families_user_id", "user_id"),)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(Text)
+    # sha256 of the secret: a leaked table does not leak usable tokens.
+    token_hash: Mapped[str] = mapped_column(Text, unique=True)
+    prefix: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    expires_at: Mapped[datetime | None] = mapped_column(TZ)
+    last_used_at: Mapped[datetime | None] = mapped_column(TZ)
+    revoked_at: Mapped[datetime | None] = mapped_column(TZ)
+
+    __table_args__ = (
+        CheckConstraint(_in("role", ROLES), name="role"),
+        Index("ix_api_tokens_user_id", "user_id"),
+    )
+
+
+class Schedule(Base):
+    __tablename__ = "schedules"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, server_default=text("''"))
+    handler: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    cron: Mapped[str] = mapped_column(Text)
+    timezone: Mapped[str] = mapped_column(Text, server_default=text("'UTC'"))
+    paused: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
+    max_attempts: Mapped[int] = mapped_column(Integer, server_default=text("3"))
+    timeout_seconds: Mapped[int | None] = mapped_column(Integer)
+    overlap: Mapped[str] = mapped_column(Text, server_default=text("'forbid'"))
+    misfire: Mapped[str] = mapped_column(Text, server_default=text("'skip'"))
+    next_run_at: Mapped[datetime | None] = mapped_column(TZ)
+    last_run_at: Mapped[datetime | None] = mapped_column(TZ)
+    # Counters of fires that did not produce a job (misfire skip, overlap forbid), for operators.
+    missed_count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    overlap_skipped_count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
+    created_by: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    deleted_at: Mapped[datetime | None] = mapped_column(TZ)
+    search: Mapped[Any] = mapped_column(
+        TSVECTOR,
+        Computed("to_tsvector('simple', name || ' ' || handler || ' ' || description)",
+                 persisted=True),
+    )
+
+    __table_args__ = (
+        CheckConstraint("overlap IN ('forbid', 'allow')", name="overlap"),
+        CheckConstraint("misfire IN ('skip', 'fire_once')", name="misfire"),
+        CheckConstraint("priority BETWEEN -100 AND 100", name="priority"),
+        CheckConstraint("max_attempts BETWEEN 1 AND 100", name="max_attempts"),
+        Index("uq_schedules_live_name", "name", unique=True,
+              postgresql_where=text("deleted_at IS NULL")),
+        # The leader's due scan: only live, unpaused schedules, in due order.
+        Index("ix_schedules_due", "next_run_at",
+              postgresql_where=text("deleted_at IS NULL AND NOT paused")),
+        Index("ix_schedules_search", "search", postgresql_using="gin"),
+    )
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    handler: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    status: Mapped[str] = mapped_column(Text, server_default=text("'PENDING'"))
+    priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
+    run_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    max_attempts: Mapped[int] = mapped_column(Integer, server_default=text("3"))
+    timeout_seconds: Mapped[int | None] = mapped_column(Integer)
+    schedule_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("schedules.id", ondelete="SET NULL"))
+    fire_time: Mapped[datetime | None] = mapped_column(TZ)
+    trigger: Mapped[str] = mapped_column(Text, server_default=text("'api'"))
+    idempotency_key: Mapped[str | None] = mapped_column(Text, unique=True)
+    request_fingerprint: Mapped[str | None] = mapped_column(Text)
+    requested_by: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    started_at: Mapped[datetime | None] = mapped_column(TZ)
+    finished_at: Mapped[datetime | None] = mapped_column(TZ)
+    search: Mapped[Any] = mapped_column(
+        TSVECTOR,
+        Computed("to_tsvector('simple', handler || ' ' || coalesce(idempotency_key, '') || ' ' "
+                 "|| coalesce(left(error, 2000), ''))", persisted=True),
+    )
+
+    __table_args__ = (
+        CheckConstraint(_in("status", JOB_STATUSES), name="status"),
+        CheckConstraint(_in("trigger", TRIGGERS), name="trigger"),
+        CheckConstraint("priority BETWEEN -100 AND 100", name="priority"),
+        CheckConstraint("max_attempts BETWEEN 1 AND 100", name="max_attempts"),
+        CheckConstraint("attempt_count >= 0", name="attempt_count"),
+        # The claim path: exactly the claim's ORDER BY, over the ready set only, so the claim is
+        # an index scan whose size is the backlog, not the history.
+        Index("ix_jobs_ready", text("priority DESC"), "run_at", "id",
+              postgresql_where=text("status = 'PENDING'")),
+        # Keyset history listing (newest first), overall and by the common filters.
+        Index("ix_jobs_status_id", "status", text("id DESC")),
+        Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC")),
+        Index("ix_jobs_handler_id", "handler", text("id DESC")),
+        Index("ix_jobs_created_at_id", "created_at", "id"),
+        Index("ix_jobs_finished_at", "finished_at",
+              postgresql_where=text("finished_at IS NOT NULL")),
+        # overlap=forbid and stats: running jobs of a schedule.
+        Index("ix_jobs_running_schedule", "schedule_id",
+              postgresql_where=text("status = 'RUNNING'")),
+        Index("ix_jobs_search", "search", postgresql_using="gin"),
+    )
+
+
+class Attempt(Base):
+    __tablename__ = "attempts"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    job_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("jobs.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(Text, server_default=text("'RUNNING'"))
+    worker_id: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    heartbeat_at: Mapped[datetime | None] = mapped_column(TZ)
+    lease_expires_at: Mapped[datetime] = mapped_column(TZ)
+    finished_at: Mapped[datetime | None] = mapped_column(TZ)
+    error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        CheckConstraint(_in("status", ATTEMPT_STATUSES), name="status"),
+        Index("uq_attempts_job_id_number", "job_id", "number", unique=True),
+        # The watchdog's scan: running attempts by lease expiry.
+        Index("ix_attempts_running_lease", "lease_expires_at",
+              postgresql_where=text("status = 'RUNNING'")),
+        Index("ix_attempts_running_worker", "worker_id",
+              postgresql_where=text("status = 'RUNNING'")),
+        # Heartbeats rewrite these rows every few seconds; free space on the page keeps the
+        # updates HOT (no index churn) as long as no indexed column changes.
+        {"postgresql_with": {"fillfactor": 80}},
+    )
+
+
+class Lease(Base):
+    """A named, renewable lease with a fencing token (leader election, per-schedule leases)."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    owner: Mapped[str | None] = mapped_column(Text)
+    fencing_token: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    expires_at: Mapped[datetime] = mapped_column(TZ, server_default=text("'-infinity'"))
+    acquired_at: Mapped[datetime | None] = mapped_column(TZ)
+    renewed_at: Mapped[datetime | None] = mapped_column(TZ)
+    # Set by a chaos stepdown: this owner may not (re)claim until then.
+    barred_owner: Mapped[str | None] = mapped_column(Text)
+    barred_until: Mapped[datetime | None] = mapped_column(TZ)
+
+    __table_args__ = ({"postgresql_with": {"fillfactor": 80}},)
+
+
+class Worker(Base):
+    """Liveness of serve/worker processes, for /stats and the console."""
+
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    host: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(Text, server_default=text("'worker'"))
+    concurrency: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    running: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    heartbeat_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    stopped_at: Mapped[datetime | None] = mapped_column(TZ)
+
+    __table_args__ = (
+        Index("ix_workers_heartbeat_at", "heartbeat_at"),
+        {"postgresql_with": {"fillfactor": 80}},
+    )
+
+
+class AuditEvent(Base):
+    """Append-only, hash-chained audit trail. A trigger rejects UPDATE, DELETE and TRUNCATE and
+    a BEFORE INSERT trigger assigns id, prev_hash and hash under a lock, so the chain never forks."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    actor: Mapped[str] = mapped_column(Text)
+    actor_role: Mapped[str | None] = mapped_column(Text)
+    action: Mapped[str] = mapped_column(Text)
+    target_type: Mapped[str | None] = mapped_column(Text)
+    target_id: Mapped[str | None] = mapped_column(Text)
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    request_id: Mapped[str | None] = mapped_column(Text)
+    ip: Mapped[str | None] = mapped_column(Text)
+    prev_hash: Mapped[str | None] = mapped_column(Text)
+    hash: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_audit_events_actor_id", "actor", text("id DESC")),
+        Index("ix_audit_events_action_id", "action", text("id DESC")),
+        Index("ix_audit_events_target", "target_type", "target_id", text("id DESC")),
+    )
+
+
+class ChaosExperiment(Base):
+    __tablename__ = "chaos_experiments"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(Text)
+    params: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    expires_at: Mapped[datetime] = mapped_column(TZ)
+    ended_at: Mapped[datetime | None] = mapped_column(TZ)
+    end_reason: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        CheckConstraint(_in("kind", CHAOS_KINDS), name="kind"),
+        Index("ix_chaos_experiments_active", "expires_at",
+              postgresql_where=text("ended_at IS NULL")),
+    )
+
+
+class JobStatusCount(Base):
+    """Job counts by status, maintained by a trigger on jobs, so /stats never counts history.
+
+    A statement-level trigger folds each statement's changes into the slot of its backend
+    (``pg_backend_pid() % 64``), so concurrent workers almost never wait on each other's counter
+    rows; readers sum the slots.
+    """
+
+    __tablename__ = "job_status_counts"
+
+    status: Mapped[str] = mapped_column(Text, primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+
+class JobThroughput(Base):
+    """Jobs finished per minute (SUCCEEDED vs DEAD), maintained by the same trigger as the counts,
+    so the dashboard's last-hour chart reads at most 60 × 64 tiny rows."""
+
+    __tablename__ = "job_throughput"
+
+    minute: Mapped[datetime] = mapped_column(TZ, primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    succeeded: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    failed: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))

@@ -1,0 +1,13 @@
+-- name: register_process
+-- A serve/worker process announces itself; re-registering after a restart with the same id
+-- (never happens: ids carry a random suffix) would simply refresh the row.
+INSERT INTO workers (id, host, pid, kind, concurrency, running, started_at, heartbeat_at)
+VALUES (%(id)s, %(host)s, %(pid)s, %(kind)s, %(concurrency)s, 0, now(), now())
+ON CONFLICT (id) DO UPDATE
+   SET heartbeat_at = now(), stopped_at = NULL, concurrency = excluded.concurrency;
+
+-- name: heartbeat_process
+UPDATE workers SET heartbeat_at = now(), running = %(running)s WHERE id = %(id)s;
+
+-- name: stop_process
+UPDATE workers SET stopped_at = now(), running = 0 WHERE id = %(id)s;

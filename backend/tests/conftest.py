@@ -1,0 +1,141 @@
+"""Shared fixtures: a real Postgres for the whole session, and cheap fresh databases.
+
+- ``pg``: the server. ``TEST_DATABASE_URL`` (or ``DATABASE_URL``) names an existing server whose role
+  may create databases; otherwise an embedded server (pgserver) runs in ``.cronplane/test-pg`` at the
+  repository root and is reused by later runs.
+- A template database is migrated once per session; ``database_url`` (one per test module) and
+  ``fresh_database_url`` (one per test) clone it with ``CREATE DATABASE … TEMPLATE``, which costs
+  milliseconds. Tests that run threads or processes must use their own database, never a
+  rolled-back transaction.
+- Databases are owned by, and tests connect as, an ordinary role (``cronplane``), like production.
+  ``pg.admin_url`` is the superuser, for tests that must act behind the application's back.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class PgServer:
+    admin_url: str
+    app_role: str
+    _url_for: Callable[[str], str]
+
+    def url(self, database: str) -> str:
+        return self._url_for(database)
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            if template:
+                conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} OWNER {} STRATEGY FILE_COPY")
+                             .format(sql.Identifier(name), sql.Identifier(template),
+                                     sql.Identifier(self.app_role)))
+            else:
+                conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                    sql.Identifier(name), sql.Identifier(self.app_role)))
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                         .format(sql.Identifier(name)))
+
+
+def _replace_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + database))
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgServer]:
+    external = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
+    if external:
+        from cronplane.storage.database import libpq_url
+
+        base = libpq_url(external)
+        role = urlsplit(base).username or "postgres"
+        yield PgServer(admin_url=base, app_role=role,
+                       _url_for=lambda db: _replace_database(base, db))
+        return
+    from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+
+    embedded = start_embedded(REPO_ROOT / ".cronplane" / "test-pg", stop_on_exit=True)
+    ensure_app_database(embedded, database="cronplane_test")
+    yield PgServer(admin_url=embedded.admin_uri, app_role=APP_ROLE,
+                   _url_for=lambda db: embedded.uri(db))
+
+
+@pytest.fixture(scope="session")
+def template_database(pg: PgServer) -> Iterator[str]:
+    """A database migrated to head, cloned by every test database."""
+    from cronplane.storage import migrator
+
+    name = f"cp_tpl_{secrets.token_hex(4)}"
+    url = pg.create_database(name)
+    migrator.upgrade(url)
+    yield name
+    pg.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def make_database(pg: PgServer, template_database: str) -> Iterator[Callable[[], str]]:
+    """Factory: a new migrated database, dropped at the end of the session."""
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"cp_{secrets.token_hex(5)}"
+        url = pg.create_database(name, template=template_database)
+        created.append(name)
+        return url
+
+    yield make
+    for name in created:
+        pg.drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def database_url(make_database: Callable[[], str]) -> str:
+    return make_database()
+
+
+@pytest.fixture
+def fresh_database_url(make_database: Callable[[], str]) -> str:
+    return make_database()
+
+
+@pytest.fixture(scope="module")
+def db(database_url: str) -> Iterator[object]:
+    from cronplane.storage.database import Database
+
+    database = Database(database_url, application_name="cronplane-test")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def fresh_db(fresh_database_url: str) -> Iterator[object]:
+    from cronplane.storage.database import Database
+
+    database = Database(fresh_database_url, application_name="cronplane-test")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> object:
+    from cronplane.config import Settings
+
+    return Settings(secret_key="test-secret-key-" + "x" * 32, env="test", data_dir=tmp_path,
+                    lease_ttl_seconds=2, attempt_lease_seconds=2)

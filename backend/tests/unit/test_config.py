@@ -1,0 +1,50 @@
+from pathlib import Path
+
+import pytest
+
+from cronplane.config import ConfigError, Settings
+
+
+def test_defaults_match_the_contract() -> None:
+    s = Settings.from_env({})
+    assert (s.host, s.port) == ("127.0.0.1", 8080)
+    assert s.database_url is None and s.embedded_database
+    assert s.lease_ttl_seconds == 15 and s.attempt_lease_seconds == 30
+    assert s.worker_concurrency == 8 and s.execution is True and s.demo_personas is False
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"DATABASE_URL": "mysql://x@h/db"}, "DATABASE_URL"),
+        ({"DATABASE_URL": "postgresql:///db"}, "DATABASE_URL"),
+        ({"CRONPLANE_PORT": "0"}, "CRONPLANE_PORT"),
+        ({"CRONPLANE_PORT": "http"}, "CRONPLANE_PORT"),
+        ({"CRONPLANE_LEASE_TTL_SECONDS": "-5"}, "CRONPLANE_LEASE_TTL_SECONDS"),
+        ({"CRONPLANE_ATTEMPT_LEASE_SECONDS": "soon"}, "CRONPLANE_ATTEMPT_LEASE_SECONDS"),
+        ({"CRONPLANE_WORKER_CONCURRENCY": "0"}, "CRONPLANE_WORKER_CONCURRENCY"),
+        ({"CRONPLANE_EXECUTION": "maybe"}, "CRONPLANE_EXECUTION"),
+        ({"CRONPLANE_DEMO_PERSONAS": "2"}, "CRONPLANE_DEMO_PERSONAS"),
+        ({"CRONPLANE_ENV": "production"}, "CRONPLANE_SECRET_KEY"),
+        ({"CRONPLANE_ADMIN_USERNAME": "root"}, "CRONPLANE_ADMIN_PASSWORD"),
+    ],
+)
+def test_invalid_values_fail_with_one_line_naming_the_variable(env: dict[str, str],
+                                                               variable: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env(env)
+    message = str(info.value)
+    assert message.startswith(variable + ":"), message
+    assert "\n" not in message
+
+
+def test_execution_switch_accepts_on_and_off() -> None:
+    assert Settings.from_env({"CRONPLANE_EXECUTION": "off"}).execution is False
+    assert Settings.from_env({"CRONPLANE_EXECUTION": "on"}).execution is True
+
+
+def test_dev_secret_is_generated_once_and_reused(tmp_path: Path) -> None:
+    first = Settings(data_dir=tmp_path).with_secret()
+    second = Settings(data_dir=tmp_path).with_secret()
+    assert first.secret_key and first.secret_key == second.secret_key
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0, "key file must be private"
