@@ -1,0 +1,65 @@
+"""Keyset pagination with opaque cursors, shared by every list in the management plane.
+
+A cursor encodes the sort key of the last item returned (for id-ordered lists, its id). It is
+opaque to clients (base64url JSON), validated on the way in, and never an OFFSET: page 50 costs
+the same as page 1.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from cronplane.management.errors import InvalidInput
+
+T = TypeVar("T")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: Sequence[T]
+    next_cursor: str | None
+
+
+def encode_cursor(key: dict[str, Any]) -> str:
+    raw = json.dumps(key, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, *, fields: Sequence[str] = ("id",)) -> dict[str, Any] | None:
+    if cursor is None or cursor == "":
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        key = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]}) from None
+    if not isinstance(key, dict) or set(key) != set(fields):
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    for name in fields:
+        if name == "id" and not (isinstance(key[name], int) and key[name] > 0):
+            raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    return key
+
+
+def check_limit(limit: int | None) -> int:
+    if limit is None:
+        return DEFAULT_LIMIT
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}",
+                           errors={"limit": [f"Must be between 1 and {MAX_LIMIT}."]})
+    return limit
+
+
+def page_by_id(rows: Sequence[T], limit: int, id_of: Any = lambda row: row.id) -> Page[T]:
+    """Given up to ``limit + 1`` rows in id order, return one page and the next cursor."""
+    if len(rows) > limit:
+        items = rows[:limit]
+        return Page(items=items, next_cursor=encode_cursor({"id": id_of(items[-1])}))
+    return Page(items=rows, next_cursor=None)
