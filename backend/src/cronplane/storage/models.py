@@ -196,6 +196,9 @@ class Job(Base):
     request_fingerprint: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[str | None] = mapped_column(Text)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # Copied from the schedule's overlap=forbid at enqueue: at most one exclusive job of a
+    # schedule may be RUNNING, enforced by a unique partial index, not only by the claim query.
+    exclusive: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
@@ -227,6 +230,8 @@ class Job(Base):
         # overlap=forbid and stats: running jobs of a schedule.
         Index("ix_jobs_running_schedule", "schedule_id",
               postgresql_where=text("status = 'RUNNING'")),
+        Index("uq_jobs_running_exclusive", "schedule_id", unique=True,
+              postgresql_where=text("status = 'RUNNING' AND exclusive")),
         Index("ix_jobs_search", "search", postgresql_using="gin"),
     )
 
