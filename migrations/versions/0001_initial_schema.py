@@ -405,6 +405,7 @@ def upgrade() -> None:
             server_default=sa.text("false"),
             nullable=False,
         ),
+        sa.Column("exclusive", sa.Boolean(), server_default=sa.text("false"), nullable=False),
         sa.Column("result", postgresql.JSONB(astext_type=sa.Text()), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column(
@@ -468,6 +469,13 @@ def upgrade() -> None:
         [sa.literal_column("priority DESC"), "run_at", "id"],
         unique=False,
         postgresql_where=sa.text("status = 'PENDING'"),
+    )
+    op.create_index(
+        "uq_jobs_running_exclusive",
+        "jobs",
+        ["schedule_id"],
+        unique=True,
+        postgresql_where=sa.text("status = 'RUNNING' AND exclusive"),
     )
     op.create_index(
         "ix_jobs_running_schedule",
@@ -599,6 +607,11 @@ def downgrade() -> None:
     op.drop_index("ix_jobs_status_id", table_name="jobs")
     op.drop_index("ix_jobs_search", table_name="jobs", postgresql_using="gin")
     op.drop_index("ix_jobs_schedule_id_id", table_name="jobs")
+    op.drop_index(
+        "uq_jobs_running_exclusive",
+        table_name="jobs",
+        postgresql_where=sa.text("status = 'RUNNING' AND exclusive"),
+    )
     op.drop_index(
         "ix_jobs_running_schedule",
         table_name="jobs",
