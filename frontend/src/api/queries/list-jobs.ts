@@ -1,0 +1,28 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../client';
+import type { JobStatus } from '../types';
+
+export interface JobFilters {
+  status?: JobStatus[];
+  handler?: string;
+  schedule_id?: number;
+  q?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export const listJobsQueryOptions = (filters: JobFilters, refetchInterval: number | false = false) =>
+  queryOptions({
+    queryKey: ['jobs', 'list', filters],
+    queryFn: () =>
+      unwrap(
+        api.GET('/jobs', {
+          params: { query: { ...filters, status: filters.status?.length ? filters.status : undefined } },
+        }),
+      ),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+
+export const useJobs = (filters: JobFilters, refetchInterval: number | false = false) =>
+  useQuery(listJobsQueryOptions(filters, refetchInterval));

@@ -1,0 +1,16 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api } from '../client';
+import { meQueryKey } from './get-me';
+
+export const useLogout = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async () => {
+      await api.POST('/auth/logout');
+    },
+    onSettled: () => {
+      qc.clear();
+      qc.setQueryData(meQueryKey, null);
+    },
+  });
+};

@@ -1,0 +1,28 @@
+/** Names the screens use for API shapes; the only place that knows the generated schema's component names. */
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
+export type User = Schemas['User'];
+export type Role = User['role'];
+export type Persona = Schemas['Persona'];
+export type Schedule = Schemas['Schedule'];
+export type ScheduleCreate = Schemas['ScheduleCreate'];
+export type ScheduleUpdate = Schemas['ScheduleUpdate'];
+export type Job = Schemas['Job'];
+export type JobDetail = Schemas['JobDetail'];
+export type JobStatus = Job['status'];
+export type JobCreate = Schemas['JobCreate'];
+export type Attempt = Schemas['Attempt'];
+export type Handler = Schemas['Handler'];
+export type CronDescription = Schemas['CronDescription'];
+export type Stats = Schemas['Stats'];
+export type Leader = Schemas['Leader'];
+export type Worker = Schemas['Worker'];
+export type AuditEvent = Schemas['AuditEvent'];
+export type AuditVerify = Schemas['AuditVerify'];
+export type ChaosExperiment = Schemas['ChaosExperiment'];
+export type ChaosCreate = Schemas['ChaosCreate'];
+export type UserCreate = Schemas['UserCreate'];
+
+export const JOB_STATUSES: JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
+export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

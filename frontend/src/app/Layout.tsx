@@ -1,0 +1,81 @@
+import { ActionIcon, AppShell, Badge, Burger, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
+import { useLogout } from '../api/queries/logout';
+import type { Role } from '../api/types';
+import { useSession } from '../lib/session';
+
+const NAV: { to: string; label: string; role: Role }[] = [
+  { to: '/', label: 'Dashboard', role: 'VIEWER' },
+  { to: '/jobs', label: 'Jobs', role: 'VIEWER' },
+  { to: '/schedules', label: 'Schedules', role: 'VIEWER' },
+  { to: '/audit', label: 'Audit', role: 'OPERATOR' },
+  { to: '/users', label: 'Users', role: 'ADMIN' },
+  { to: '/chaos', label: 'Chaos', role: 'ADMIN' },
+];
+
+function ColorSchemeToggle() {
+  const { setColorScheme } = useMantineColorScheme();
+  const computed = useComputedColorScheme('light');
+  const next = computed === 'dark' ? 'light' : 'dark';
+  return (
+    <Tooltip label={`Switch to ${next} mode`}>
+      <ActionIcon variant="default" size="lg" aria-label={`Switch to ${next} mode`} onClick={() => setColorScheme(next)}>
+        {computed === 'dark' ? '☀' : '☾'}
+      </ActionIcon>
+    </Tooltip>
+  );
+}
+
+export function Layout() {
+  const [opened, { toggle, close }] = useDisclosure();
+  const { user, can } = useSession();
+  const logout = useLogout();
+  const location = useLocation();
+  return (
+    <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between">
+          <Group>
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
+            <Text fw={700} size="lg">
+              cronplane
+            </Text>
+          </Group>
+          <Group>
+            <ColorSchemeToggle />
+            {user && (
+              <Menu position="bottom-end">
+                <Menu.Target>
+                  <ActionIcon variant="default" size="lg" w="auto" px="sm" aria-label={`Account: ${user.username} (${user.role})`}>
+                    <Text size="sm">
+                      {user.username} <Badge size="xs">{user.role}</Badge>
+                    </Text>
+                  </ActionIcon>
+                </Menu.Target>
+                <Menu.Dropdown>
+                  <Menu.Item onClick={() => logout.mutate()}>Sign out</Menu.Item>
+                </Menu.Dropdown>
+              </Menu>
+            )}
+          </Group>
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Main">
+        {NAV.filter((n) => can(n.role)).map((n) => (
+          <NavLink
+            key={n.to}
+            component={RouterNavLink}
+            to={n.to}
+            label={n.label}
+            active={n.to === '/' ? location.pathname === '/' : location.pathname.startsWith(n.to)}
+            onClick={close}
+          />
+        ))}
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Outlet />
+      </AppShell.Main>
+    </AppShell>
+  );
+}

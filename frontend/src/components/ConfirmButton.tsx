@@ -1,0 +1,56 @@
+import { Button, Group, Modal, Stack, Text, type ButtonProps } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useState, type ReactNode } from 'react';
+import type { Role } from '../api/types';
+import { ErrorAlert } from './ErrorAlert';
+import { GatedButton } from './GatedButton';
+
+interface ConfirmButtonProps extends ButtonProps {
+  role: Role;
+  title: string;
+  message: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => Promise<unknown>;
+  children: ReactNode;
+}
+
+/** A role-gated button whose action runs only after the user confirms it in a dialog. */
+export function ConfirmButton({ role, title, message, confirmLabel, onConfirm, children, ...props }: ConfirmButtonProps) {
+  const [opened, { open, close }] = useDisclosure(false);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const confirm = async () => {
+    setPending(true);
+    setError(null);
+    try {
+      await onConfirm();
+      close();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setPending(false);
+    }
+  };
+  return (
+    <>
+      <GatedButton role={role} onClick={open} {...props}>
+        {children}
+      </GatedButton>
+      <Modal opened={opened} onClose={close} title={title} centered>
+        <Stack>
+          <Text>{message}</Text>
+          <ErrorAlert error={error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Keep it
+            </Button>
+            <Button color={props.color ?? 'red'} loading={pending} onClick={confirm}>
+              {confirmLabel}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}
+

@@ -1,0 +1,31 @@
+import { Table } from '@mantine/core';
+import { flexRender, getCoreRowModel, useReactTable, type ColumnDef } from '@tanstack/react-table';
+
+/** A TanStack Table rendered with Mantine's table; sorting and paging stay on the server (keyset cursors). */
+export function DataTable<T>({ data, columns, label }: { data: T[]; columns: ColumnDef<T, unknown>[]; label: string }) {
+  const table = useReactTable({ data, columns, getCoreRowModel: getCoreRowModel() });
+  return (
+    <Table.ScrollContainer minWidth={700}>
+      <Table striped highlightOnHover withTableBorder aria-label={label} fz="sm">
+        <Table.Thead>
+          {table.getHeaderGroups().map((hg) => (
+            <Table.Tr key={hg.id}>
+              {hg.headers.map((h) => (
+                <Table.Th key={h.id}>{h.isPlaceholder ? null : flexRender(h.column.columnDef.header, h.getContext())}</Table.Th>
+              ))}
+            </Table.Tr>
+          ))}
+        </Table.Thead>
+        <Table.Tbody>
+          {table.getRowModel().rows.map((row) => (
+            <Table.Tr key={row.id}>
+              {row.getVisibleCells().map((cell) => (
+                <Table.Td key={cell.id}>{flexRender(cell.column.columnDef.cell, cell.getContext())}</Table.Td>
+              ))}
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
+  );
+}

@@ -1,0 +1,42 @@
+import { Button, Tooltip, type ButtonProps } from '@mantine/core';
+import type { MouseEvent, ReactNode } from 'react';
+import type { Role } from '../api/types';
+import { neededRoleText } from '../lib/roles';
+import { useSession } from '../lib/session';
+
+export interface GatedButtonProps extends ButtonProps {
+  role: Role;
+  onClick?: (e: MouseEvent<HTMLButtonElement>) => void;
+  children: ReactNode;
+  type?: 'button' | 'submit';
+}
+
+/**
+ * A button for an action that needs a role. Without it the button stays visible and focusable but
+ * disabled (aria-disabled, so keyboard users reach it and hear why), with a tooltip naming the role.
+ */
+export function GatedButton({ role, onClick, children, type = 'button', ...props }: GatedButtonProps) {
+  const { can } = useSession();
+  if (can(role)) {
+    return (
+      <Button type={type} onClick={onClick} {...props}>
+        {children}
+      </Button>
+    );
+  }
+  const reason = neededRoleText(role);
+  return (
+    <Tooltip label={reason} withArrow>
+      <Button
+        type="button"
+        {...props}
+        data-disabled
+        aria-disabled="true"
+        title={reason}
+        onClick={(e) => e.preventDefault()}
+      >
+        {children}
+      </Button>
+    </Tooltip>
+  );
+}

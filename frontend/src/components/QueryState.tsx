@@ -1,0 +1,35 @@
+import { Center, Loader, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
+import { ErrorAlert } from './ErrorAlert';
+
+/** Loading, error and empty states for a query-backed section, so every list says which one it is in. */
+export function QueryState({
+  isPending,
+  error,
+  isEmpty,
+  empty,
+  children,
+}: {
+  isPending: boolean;
+  error: unknown;
+  isEmpty?: boolean;
+  empty?: ReactNode;
+  children: ReactNode;
+}) {
+  if (isPending) {
+    return (
+      <Center py="xl" aria-busy="true">
+        <Loader size="sm" aria-label="Loading" />
+      </Center>
+    );
+  }
+  if (error) return <ErrorAlert error={error} title="Could not load" />;
+  if (isEmpty) {
+    return (
+      <Stack align="center" py="xl">
+        <Text c="dimmed">{empty ?? 'Nothing here yet.'}</Text>
+      </Stack>
+    );
+  }
+  return <>{children}</>;
+}

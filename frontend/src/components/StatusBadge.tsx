@@ -1,0 +1,20 @@
+import { Badge } from '@mantine/core';
+
+const COLORS: Record<string, string> = {
+  PENDING: 'gray',
+  RUNNING: 'blue',
+  SUCCEEDED: 'green',
+  DEAD: 'red',
+  CANCELLED: 'yellow',
+  FAILED: 'red',
+  TIMED_OUT: 'orange',
+  LOST: 'grape',
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <Badge color={COLORS[status] ?? 'gray'} variant="light">
+      {status}
+    </Badge>
+  );
+}

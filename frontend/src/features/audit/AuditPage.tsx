@@ -1,0 +1,144 @@
+import { Alert, Badge, Button, Code, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
+import { useDebouncedCallback } from '@mantine/hooks';
+import type { ColumnDef } from '@tanstack/react-table';
+import { useState } from 'react';
+import type { AuditEvent } from '../../api/types';
+import { CursorPager } from '../../components/CursorPager';
+import { DataTable } from '../../components/DataTable';
+import { JsonBlock } from '../../components/JsonBlock';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { RequireRole } from '../../components/RequireRole';
+import { useUrlFilters } from '../../lib/search-params';
+import { useSession } from '../../lib/session';
+import { useAudit } from './api/list-audit';
+import { useVerifyAudit } from './api/verify-audit';
+import { diffDetails } from './audit-diff';
+
+const show = (v: unknown) => (v === undefined ? '' : JSON.stringify(v));
+
+function EventDetails({ event }: { event: AuditEvent }) {
+  const diff = diffDetails(event.details);
+  if (!diff) return <JsonBlock value={event.details} label="Details" />;
+  return (
+    <Stack>
+      <Table withTableBorder fz="sm" aria-label="Before and after">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Field</Table.Th>
+            <Table.Th>Before</Table.Th>
+            <Table.Th>After</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {diff.map((r) => (
+            <Table.Tr key={r.field} bg={r.change === 'same' ? undefined : 'var(--mantine-color-yellow-light)'}>
+              <Table.Td>
+                {r.field} {r.change !== 'same' && <Badge size="xs">{r.change}</Badge>}
+              </Table.Td>
+              <Table.Td>
+                <Code>{show(r.before)}</Code>
+              </Table.Td>
+              <Table.Td>
+                <Code>{show(r.after)}</Code>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Stack>
+  );
+}
+
+function ChainStatus() {
+  const { can } = useSession();
+  const verify = useVerifyAudit(can('ADMIN'));
+  if (!can('ADMIN')) return null;
+  if (verify.isPending) return <Badge color="gray">Verifying chain…</Badge>;
+  if (verify.isError) return <Badge color="orange">Chain verify failed to run</Badge>;
+  return verify.data.ok ? (
+    <Badge color="green" role="status">
+      Chain intact ({verify.data.checked} events checked)
+    </Badge>
+  ) : (
+    <Alert color="red" title="Audit chain broken" role="alert" py="xs">
+      The first tampered or missing event is #{verify.data.first_bad_id} ({verify.data.checked} checked).
+      <Button size="xs" variant="subtle" onClick={() => verify.refetch()}>
+        Verify again
+      </Button>
+    </Alert>
+  );
+}
+
+export function AuditPage() {
+  return (
+    <RequireRole role="OPERATOR">
+      <AuditTrail />
+    </RequireRole>
+  );
+}
+
+function AuditTrail() {
+  const { params, set } = useUrlFilters();
+  const keys = ['actor', 'action', 'target_type', 'target_id'] as const;
+  const filters = Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined]));
+  const audit = useAudit({ ...filters, cursor: params.get('cursor') ?? undefined }, true);
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
+  const push = useDebouncedCallback((k: string, v: string) => set({ [k]: v }), 300);
+  const [open, setOpen] = useState<AuditEvent | null>(null);
+
+  const columns: ColumnDef<AuditEvent, unknown>[] = [
+    { header: 'When', cell: ({ row }) => <RelativeTime iso={row.original.at} /> },
+    { header: 'Actor', accessorKey: 'actor' },
+    { header: 'Action', cell: ({ row }) => <Code>{row.original.action}</Code> },
+    { header: 'Target', cell: ({ row }) => (row.original.target_type ? `${row.original.target_type} ${row.original.target_id ?? ''}` : '—') },
+    { header: 'IP', cell: ({ row }) => row.original.ip ?? '—' },
+    {
+      header: 'Details',
+      cell: ({ row }) => (
+        <Button size="compact-xs" variant="light" onClick={() => setOpen(row.original)} aria-label={`Details of event ${row.original.id}`}>
+          {diffDetails(row.original.details) ? 'Diff' : 'Details'}
+        </Button>
+      ),
+    },
+  ];
+
+  return (
+    <Stack>
+      <PageHeader title="Audit trail">
+        <ChainStatus />
+      </PageHeader>
+      <Group role="search" aria-label="Audit filters">
+        {keys.map((k) => (
+          <TextInput
+            key={k}
+            label={{ actor: 'Actor', action: 'Action', target_type: 'Target type', target_id: 'Target id' }[k]}
+            placeholder={k === 'action' ? 'e.g. schedule.update' : undefined}
+            w={180}
+            value={draft[k] ?? ''}
+            onChange={(e) => {
+              const v = e.currentTarget.value;
+              setDraft((d) => ({ ...d, [k]: v }));
+              push(k, v);
+            }}
+          />
+        ))}
+      </Group>
+      <QueryState isPending={audit.isPending} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
+        <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" />
+      </QueryState>
+      <CursorPager cursor={params.get('cursor')} nextCursor={audit.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
+      <Modal opened={open !== null} onClose={() => setOpen(null)} title={open ? `${open.action} by ${open.actor}` : ''} size="lg">
+        {open && (
+          <Stack>
+            <Text size="sm" c="dimmed">
+              Event #{open.id}, request {open.request_id ?? '—'}
+            </Text>
+            <EventDetails event={open} />
+          </Stack>
+        )}
+      </Modal>
+    </Stack>
+  );
+}

@@ -1,0 +1,19 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  target_type?: string;
+  target_id?: string;
+  cursor?: string;
+}
+
+export const listAuditQueryOptions = (filters: AuditFilters) =>
+  queryOptions({
+    queryKey: ['audit', 'list', filters],
+    queryFn: () => unwrap(api.GET('/audit', { params: { query: filters } })),
+    placeholderData: keepPreviousData,
+  });
+
+export const useAudit = (filters: AuditFilters, enabled: boolean) => useQuery({ ...listAuditQueryOptions(filters), enabled });

@@ -1,0 +1,11 @@
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export const listPersonasQueryOptions = () =>
+  queryOptions({
+    queryKey: ['auth', 'personas'],
+    queryFn: () => unwrap(api.GET('/auth/personas')),
+    staleTime: 5 * 60_000,
+  });
+
+export const usePersonas = () => useQuery(listPersonasQueryOptions());

@@ -1,0 +1,12 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+import { chaosQueryKey } from '../../../api/queries/list-chaos-experiments';
+import type { ChaosCreate } from '../../../api/types';
+
+export const useStartChaos = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ChaosCreate) => unwrap(api.POST('/chaos/experiments', { body })),
+    onSettled: () => qc.invalidateQueries({ queryKey: chaosQueryKey }),
+  });
+};

@@ -1,0 +1,134 @@
+import { Alert, Anchor, Box, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import { useChaosExperiments } from '../../api/queries/list-chaos-experiments';
+import { useJobs } from '../../api/queries/list-jobs';
+import { PageHeader } from '../../components/PageHeader';
+import { PollingPicker } from '../../components/PollingPicker';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { StatusBadge } from '../../components/StatusBadge';
+import { usePolling } from '../../lib/polling';
+import { useSession } from '../../lib/session';
+import { formatUtc } from '../../lib/time';
+import { useStats } from './api/get-stats';
+import { LeaderPanel, WorkersTable } from './LeaderPanel';
+import { StatusCounts } from './StatusCounts';
+import { ThroughputChart } from './ThroughputChart';
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Paper withBorder p="md" component="section" aria-label={title}>
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Paper>
+  );
+}
+
+export function DashboardPage() {
+  const { can } = useSession();
+  const polling = usePolling();
+  const stats = useStats(polling.refetchInterval);
+  const failures = useJobs({ status: ['DEAD'], limit: 10 }, polling.refetchInterval);
+  const chaos = useChaosExperiments(polling.refetchInterval, can('ADMIN'));
+  const failing = stats.isError || failures.isError;
+  // Numbers from before a failed poll stay visible for orientation but are dimmed and labelled.
+  const staleStyle = failing ? { opacity: 0.45 } : undefined;
+  const activeChaos = (chaos.data ?? []).filter((c) => c.ended_at == null);
+
+  return (
+    <Stack>
+      <PageHeader title="Dashboard">
+        <PollingPicker
+          choice={polling.choice}
+          onChange={polling.setChoice}
+          visible={polling.visible}
+          failing={failing}
+          updatedAt={stats.dataUpdatedAt}
+        />
+      </PageHeader>
+      {activeChaos.length > 0 && (
+        <Alert color="grape" title="Chaos experiment running" role="status">
+          {activeChaos.map((c) => (
+            <Text key={c.id} size="sm">
+              {c.kind} {Object.keys(c.params ?? {}).length > 0 && <code>{JSON.stringify(c.params)}</code>} until{' '}
+              {formatUtc(c.expires_at)} (started by {c.created_by ?? 'unknown'}) —{' '}
+              <Anchor component={Link} to="/chaos">
+                manage
+              </Anchor>
+            </Text>
+          ))}
+        </Alert>
+      )}
+      <QueryState isPending={stats.isPending} error={stats.data ? null : stats.error}>
+        {stats.data && (
+          <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>
+            <Stack>
+              <StatusCounts counts={stats.data.jobs_by_status} />
+              <Grid>
+                <Grid.Col span={{ base: 12, md: 7 }}>
+                  <Section title="Throughput (last hour)">
+                    <ThroughputChart points={stats.data.throughput} />
+                  </Section>
+                </Grid.Col>
+                <Grid.Col span={{ base: 12, md: 5 }}>
+                  <Section title="Leader">
+                    <LeaderPanel leader={stats.data.leader} />
+                  </Section>
+                </Grid.Col>
+              </Grid>
+              <Section title="Workers">
+                <WorkersTable workers={stats.data.workers} />
+              </Section>
+            </Stack>
+          </Box>
+        )}
+      </QueryState>
+      <Section title="Failures needing attention">
+        <QueryState
+          isPending={failures.isPending}
+          error={failures.data ? null : failures.error}
+          isEmpty={failures.data?.items.length === 0}
+          empty="No dead jobs."
+        >
+          <Table fz="sm" style={staleStyle} aria-label="Dead jobs">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Job</Table.Th>
+                <Table.Th>Handler</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Error</Table.Th>
+                <Table.Th>Finished</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {failures.data?.items.map((j) => (
+                <Table.Tr key={j.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/jobs/${j.id}`}>
+                      #{j.id}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{j.handler}</Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={j.status} />
+                  </Table.Td>
+                  <Table.Td maw={360}>
+                    <Text size="sm" truncate>
+                      {j.error ?? '—'}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <RelativeTime iso={j.finished_at} />
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </QueryState>
+      </Section>
+    </Stack>
+  );
+}

@@ -1,0 +1,13 @@
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export const statsQueryOptions = (refetchInterval: number | false) =>
+  queryOptions({
+    queryKey: ['stats'],
+    queryFn: () => unwrap(api.GET('/stats')),
+    refetchInterval,
+    // A failed poll must surface as "reconnecting", not be retried silently while old numbers look current.
+    retry: false,
+  });
+
+export const useStats = (refetchInterval: number | false) => useQuery(statsQueryOptions(refetchInterval));

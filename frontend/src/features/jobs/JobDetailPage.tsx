@@ -1,0 +1,143 @@
+import { Anchor, Badge, Code, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Link, useParams } from 'react-router';
+import { ConfirmButton } from '../../components/ConfirmButton';
+import { JsonBlock } from '../../components/JsonBlock';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { StatusBadge } from '../../components/StatusBadge';
+import { formatUtc } from '../../lib/time';
+import { useCancelJob } from './api/cancel-job';
+import { useJob } from './api/get-job';
+import { useRetryJob } from './api/retry-job';
+import { AttemptTimeline } from './AttemptTimeline';
+
+export function JobDetailPage() {
+  const id = Number(useParams().id);
+  const job = useJob(id);
+  const cancel = useCancelJob();
+  const retry = useRetryJob();
+  const j = job.data;
+  return (
+    <Stack>
+      <PageHeader title={`Job #${id}`}>
+        {j && (j.status === 'PENDING' || j.status === 'RUNNING') && (
+          <ConfirmButton
+            role="OPERATOR"
+            color="red"
+            variant="light"
+            title={`Cancel job #${id}?`}
+            message={j.status === 'RUNNING' ? 'The running attempt is asked to stop; the job becomes CANCELLED when it ends.' : 'The job will not run.'}
+            confirmLabel="Cancel job"
+            disabled={j.cancel_requested}
+            onConfirm={() => cancel.mutateAsync(id)}
+          >
+            {j.cancel_requested ? 'Cancel requested' : 'Cancel'}
+          </ConfirmButton>
+        )}
+        {j && (j.status === 'DEAD' || j.status === 'CANCELLED') && (
+          <ConfirmButton
+            role="OPERATOR"
+            color="blue"
+            title={`Retry job #${id}?`}
+            message="The job goes back to PENDING with one more attempt allowed."
+            confirmLabel="Retry job"
+            onConfirm={() => retry.mutateAsync(id)}
+          >
+            Retry
+          </ConfirmButton>
+        )}
+      </PageHeader>
+      <QueryState isPending={job.isPending} error={job.error}>
+        {j && (
+          <Grid>
+            <Grid.Col span={{ base: 12, md: 5 }}>
+              <Paper withBorder p="md">
+                <Table variant="vertical" fz="sm" aria-label="Job fields">
+                  <Table.Tbody>
+                    <Row label="Status">
+                      <StatusBadge status={j.status} /> {j.cancel_requested && <Badge color="yellow">cancel requested</Badge>}
+                    </Row>
+                    <Row label="Handler">
+                      <Code>{j.handler}</Code>
+                    </Row>
+                    <Row label="Trigger">{j.trigger}</Row>
+                    <Row label="Schedule">
+                      {j.schedule_id ? (
+                        <Anchor component={Link} to={`/schedules/${j.schedule_id}`}>
+                          #{j.schedule_id}
+                        </Anchor>
+                      ) : (
+                        '—'
+                      )}
+                    </Row>
+                    <Row label="Priority">{j.priority}</Row>
+                    <Row label="Attempts">
+                      {j.attempt_count} / {j.max_attempts}
+                    </Row>
+                    <Row label="Timeout">{j.timeout_seconds ? `${j.timeout_seconds} s` : 'handler default'}</Row>
+                    <Row label="Requested by">{j.requested_by ?? '—'}</Row>
+                    <Row label="Idempotency key">{j.idempotency_key ? <Code>{j.idempotency_key}</Code> : '—'}</Row>
+                    <Row label="Created">
+                      <RelativeTime iso={j.created_at} /> <Text span size="xs" c="dimmed">{formatUtc(j.created_at)}</Text>
+                    </Row>
+                    <Row label="Run at">
+                      <RelativeTime iso={j.run_at} />
+                    </Row>
+                    <Row label="Started">
+                      <RelativeTime iso={j.started_at} />
+                    </Row>
+                    <Row label="Finished">
+                      <RelativeTime iso={j.finished_at} />
+                    </Row>
+                  </Table.Tbody>
+                </Table>
+              </Paper>
+            </Grid.Col>
+            <Grid.Col span={{ base: 12, md: 7 }}>
+              <Stack>
+                <Paper withBorder p="md">
+                  <Title order={2} size="h5" mb="xs">
+                    Payload
+                  </Title>
+                  <JsonBlock value={j.payload} label="Payload" />
+                </Paper>
+                <Paper withBorder p="md">
+                  <Title order={2} size="h5" mb="xs">
+                    Result
+                  </Title>
+                  <JsonBlock value={j.result} label="Result" />
+                </Paper>
+                {j.error && (
+                  <Paper withBorder p="md">
+                    <Title order={2} size="h5" mb="xs">
+                      Error
+                    </Title>
+                    <Code block c="red">
+                      {j.error}
+                    </Code>
+                  </Paper>
+                )}
+                <Paper withBorder p="md">
+                  <Title order={2} size="h5" mb="xs">
+                    Attempt timeline
+                  </Title>
+                  <AttemptTimeline attempts={j.attempts} />
+                </Paper>
+              </Stack>
+            </Grid.Col>
+          </Grid>
+        )}
+      </QueryState>
+    </Stack>
+  );
+}
+
+function Row({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <Table.Tr>
+      <Table.Th w={140}>{label}</Table.Th>
+      <Table.Td>{children}</Table.Td>
+    </Table.Tr>
+  );
+}

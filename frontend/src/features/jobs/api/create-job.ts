@@ -1,0 +1,13 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+import type { JobCreate } from '../../../api/types';
+
+/** The caller supplies the Idempotency-Key (one per form submission intent), so a double submit makes one job. */
+export const useCreateJob = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ body, idempotencyKey }: { body: JobCreate; idempotencyKey: string }) =>
+      unwrap(api.POST('/jobs', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
+  });
+};

@@ -1,0 +1,10 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export const useRetryJob = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => unwrap(api.POST('/jobs/{job_id}/retry', { params: { path: { job_id: id } } })),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
+  });
+};

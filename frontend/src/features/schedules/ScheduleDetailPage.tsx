@@ -1,0 +1,161 @@
+import { Alert, Anchor, Badge, Code, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import type { ColumnDef } from '@tanstack/react-table';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { useJobs } from '../../api/queries/list-jobs';
+import type { Job } from '../../api/types';
+import { ConfirmButton } from '../../components/ConfirmButton';
+import { CursorPager } from '../../components/CursorPager';
+import { DataTable } from '../../components/DataTable';
+import { GatedButton } from '../../components/GatedButton';
+import { JsonBlock } from '../../components/JsonBlock';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { StatusBadge } from '../../components/StatusBadge';
+import { describeCron } from '../../lib/cron-english';
+import { useDeleteSchedule } from './api/delete-schedule';
+import { useSchedule } from './api/get-schedule';
+import { usePauseSchedule } from './api/pause-schedule';
+import { useResumeSchedule } from './api/resume-schedule';
+import { useTriggerSchedule } from './api/trigger-schedule';
+import { ScheduleTime } from './ScheduleTimes';
+
+const runColumns: ColumnDef<Job, unknown>[] = [
+  {
+    header: 'Job',
+    cell: ({ row }) => (
+      <Anchor component={Link} to={`/jobs/${row.original.id}`}>
+        #{row.original.id}
+      </Anchor>
+    ),
+  },
+  { header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
+  { header: 'Trigger', accessorKey: 'trigger' },
+  { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
+  { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
+  { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
+  { header: 'Error', cell: ({ row }) => <Text size="xs" truncate maw={260}>{row.original.error ?? ''}</Text> },
+];
+
+export function ScheduleDetailPage() {
+  const id = Number(useParams().id);
+  const navigate = useNavigate();
+  const schedule = useSchedule(id);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, 5000);
+  const pause = usePauseSchedule();
+  const resume = useResumeSchedule();
+  const remove = useDeleteSchedule();
+  const trigger = useTriggerSchedule();
+  const s = schedule.data;
+  const live = s && !s.deleted_at;
+
+  return (
+    <Stack>
+      <PageHeader title={s ? s.name : `Schedule #${id}`}>
+        {live && (
+          <>
+            <ConfirmButton
+              role="OPERATOR"
+              color="blue"
+              title={`Run ${s.name} now?`}
+              message="Starts one ad-hoc run of this definition now, outside its schedule."
+              confirmLabel="Run now"
+              onConfirm={async () => {
+                const job = await trigger.mutateAsync({ id });
+                navigate(`/jobs/${job.id}`);
+              }}
+            >
+              Run now
+            </ConfirmButton>
+            <GatedButton role="ADMIN" variant="default" onClick={() => navigate(`/schedules/${id}/edit`)}>
+              Edit
+            </GatedButton>
+            {s.paused ? (
+              <ConfirmButton role="ADMIN" color="green" variant="light" title={`Resume ${s.name}?`} message="It fires again from its next fire time." confirmLabel="Resume" onConfirm={() => resume.mutateAsync(id)}>
+                Resume
+              </ConfirmButton>
+            ) : (
+              <ConfirmButton role="ADMIN" color="yellow" variant="light" title={`Pause ${s.name}?`} message="It stops firing until resumed; running jobs are not affected." confirmLabel="Pause" onConfirm={() => pause.mutateAsync(id)}>
+                Pause
+              </ConfirmButton>
+            )}
+            <ConfirmButton
+              role="ADMIN"
+              color="red"
+              variant="light"
+              title={`Delete ${s.name}?`}
+              message="It never fires again. Its run history stays readable."
+              confirmLabel="Delete"
+              onConfirm={async () => {
+                await remove.mutateAsync(id);
+                navigate('/schedules');
+              }}
+            >
+              Delete
+            </ConfirmButton>
+          </>
+        )}
+      </PageHeader>
+      <QueryState isPending={schedule.isPending} error={schedule.error}>
+        {s && (
+          <Grid>
+            <Grid.Col span={{ base: 12, md: 6 }}>
+              <Paper withBorder p="md">
+                {s.deleted_at && (
+                  <Alert color="gray" mb="sm">
+                    Deleted <RelativeTime iso={s.deleted_at} />.
+                  </Alert>
+                )}
+                <Table variant="vertical" fz="sm" aria-label="Schedule fields">
+                  <Table.Tbody>
+                    <Row label="State">{s.paused ? <Badge color="yellow">paused</Badge> : <Badge color="green">active</Badge>}</Row>
+                    <Row label="Handler"><Code>{s.handler}</Code></Row>
+                    <Row label="Cron">
+                      <Code>{s.cron}</Code>
+                      <Text size="sm">{describeCron(s.cron)}</Text>
+                    </Row>
+                    <Row label="Time zone">{s.timezone}</Row>
+                    <Row label="Next run">{s.paused ? '— (paused)' : <ScheduleTime iso={s.next_run_at} timeZone={s.timezone} />}</Row>
+                    <Row label="Last run"><ScheduleTime iso={s.last_run_at} timeZone={s.timezone} /></Row>
+                    <Row label="Priority">{s.priority}</Row>
+                    <Row label="Max attempts">{s.max_attempts}</Row>
+                    <Row label="Timeout">{s.timeout_seconds ? `${s.timeout_seconds} s` : 'handler default'}</Row>
+                    <Row label="Overlap">{s.overlap}</Row>
+                    <Row label="Misfire">{s.misfire}</Row>
+                    <Row label="Version">{s.version}</Row>
+                    <Row label="Updated"><RelativeTime iso={s.updated_at} /></Row>
+                  </Table.Tbody>
+                </Table>
+                {s.description && <Text mt="sm">{s.description}</Text>}
+              </Paper>
+            </Grid.Col>
+            <Grid.Col span={{ base: 12, md: 6 }}>
+              <Paper withBorder p="md">
+                <Title order={2} size="h5" mb="xs">Payload</Title>
+                <JsonBlock value={s.payload} label="Payload" />
+              </Paper>
+            </Grid.Col>
+          </Grid>
+        )}
+      </QueryState>
+      <Paper withBorder p="md" component="section" aria-label="Run history">
+        <Title order={2} size="h4" mb="sm">Run history</Title>
+        <QueryState isPending={runs.isPending} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
+          <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" />
+        </QueryState>
+        <CursorPager cursor={cursor} nextCursor={runs.data?.next_cursor} onChange={setCursor} />
+      </Paper>
+    </Stack>
+  );
+}
+
+function Row({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <Table.Tr>
+      <Table.Th w={130}>{label}</Table.Th>
+      <Table.Td>{children}</Table.Td>
+    </Table.Tr>
+  );
+}

@@ -1,0 +1,11 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+import type { ScheduleCreate } from '../../../api/types';
+
+export const useCreateSchedule = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ScheduleCreate) => unwrap(api.POST('/schedules', { body })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
+  });
+};

@@ -1,0 +1,10 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export const useDeleteSchedule = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => unwrap(api.DELETE('/schedules/{schedule_id}', { params: { path: { schedule_id: id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
+  });
+};

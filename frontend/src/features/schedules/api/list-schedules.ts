@@ -1,0 +1,19 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+export interface ScheduleFilters {
+  q?: string;
+  paused?: boolean;
+  include_deleted?: boolean;
+  cursor?: string;
+}
+
+export const listSchedulesQueryOptions = (filters: ScheduleFilters) =>
+  queryOptions({
+    queryKey: ['schedules', 'list', filters],
+    queryFn: () => unwrap(api.GET('/schedules', { params: { query: filters } })),
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });
+
+export const useSchedules = (filters: ScheduleFilters) => useQuery(listSchedulesQueryOptions(filters));

@@ -1,0 +1,16 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+
+/** "Run now": a fresh Idempotency-Key per confirmed click, so a retried request cannot start two runs. */
+export const useTriggerSchedule = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, idempotencyKey = crypto.randomUUID() }: { id: number; idempotencyKey?: string }) =>
+      unwrap(
+        api.POST('/schedules/{schedule_id}/trigger', {
+          params: { path: { schedule_id: id }, header: { 'Idempotency-Key': idempotencyKey } },
+        }),
+      ),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
+  });
+};

@@ -1,0 +1,96 @@
+import type { Schedule, ScheduleCreate } from '../../api/types';
+import { checkCron } from '../../lib/cron-syntax';
+import { checkPayloadText, type JsonSchema } from '../../lib/json-schema';
+import { isValidTimeZone, VIEWER_TIME_ZONE } from '../../lib/time';
+
+export interface ScheduleFormValues {
+  name: string;
+  description: string;
+  handler: string;
+  payload: string; // JSON text as typed
+  cron: string;
+  timezone: string;
+  paused: boolean;
+  priority: number | string;
+  max_attempts: number | string;
+  timeout_seconds: number | string;
+  overlap: 'forbid' | 'allow';
+  misfire: 'skip' | 'fire_once';
+}
+
+export function emptyScheduleForm(): ScheduleFormValues {
+  return {
+    name: '',
+    description: '',
+    handler: '',
+    payload: '{}',
+    cron: '0 0 9 * * *',
+    timezone: VIEWER_TIME_ZONE,
+    paused: false,
+    priority: 0,
+    max_attempts: 3,
+    timeout_seconds: '',
+    overlap: 'forbid',
+    misfire: 'skip',
+  };
+}
+
+export function formFromSchedule(s: Schedule): ScheduleFormValues {
+  return {
+    name: s.name,
+    description: s.description ?? '',
+    handler: s.handler,
+    payload: JSON.stringify(s.payload ?? {}, null, 2),
+    cron: s.cron,
+    timezone: s.timezone,
+    paused: s.paused,
+    priority: s.priority,
+    max_attempts: s.max_attempts,
+    timeout_seconds: s.timeout_seconds ?? '',
+    overlap: s.overlap,
+    misfire: s.misfire,
+  };
+}
+
+export type ScheduleFormErrors = Partial<Record<keyof ScheduleFormValues, string>>;
+
+const intIn = (v: number | string, min: number, max: number) => {
+  const n = Number(v);
+  return v !== '' && Number.isInteger(n) && n >= min && n <= max;
+};
+
+/** What the form can tell before asking the server; the server's 422 field errors are shown the same way. */
+export function validateScheduleForm(v: ScheduleFormValues, payloadSchema?: JsonSchema): ScheduleFormErrors {
+  const errors: ScheduleFormErrors = {};
+  if (!v.name.trim()) errors.name = 'Name is required';
+  else if (v.name.length > 200) errors.name = 'Name is at most 200 characters';
+  if (!v.handler) errors.handler = 'Choose a handler';
+  const cron = checkCron(v.cron);
+  if (!cron.valid) errors.cron = cron.message;
+  if (!isValidTimeZone(v.timezone)) errors.timezone = `${v.timezone} is not an IANA time zone`;
+  const payload = checkPayloadText(v.payload, payloadSchema);
+  if (payload.errors.length) errors.payload = payload.errors.join('; ');
+  if (!intIn(v.priority, -100, 100)) errors.priority = 'Priority is a whole number from −100 to 100';
+  if (!intIn(v.max_attempts, 1, 100)) errors.max_attempts = 'Max attempts is a whole number from 1 to 100';
+  if (v.timeout_seconds !== '' && !intIn(v.timeout_seconds, 1, 86400))
+    errors.timeout_seconds = 'Timeout is a whole number of seconds from 1 to 86400 (or empty for the handler default)';
+  return errors;
+}
+
+export function toScheduleBody(v: ScheduleFormValues): ScheduleCreate {
+  const cron = checkCron(v.cron);
+  return {
+    name: v.name.trim(),
+    description: v.description,
+    handler: v.handler,
+    payload: JSON.parse(v.payload.trim() || '{}') as Record<string, unknown>,
+    cron: cron.valid ? cron.canonical : v.cron,
+    timezone: v.timezone,
+    paused: v.paused,
+    priority: Number(v.priority),
+    max_attempts: Number(v.max_attempts),
+    ...(v.timeout_seconds !== '' && { timeout_seconds: Number(v.timeout_seconds) }),
+    overlap: v.overlap,
+    misfire: v.misfire,
+  };
+}

@@ -1,0 +1,160 @@
+import { Badge, Button, Group, Paper, PasswordInput, Select, Stack, Table, TextInput, Title } from '@mantine/core';
+import { useState, type FormEvent } from 'react';
+import { ApiError } from '../../api/problem';
+import { ROLES, type Role, type User } from '../../api/types';
+import { ConfirmButton } from '../../components/ConfirmButton';
+import { ErrorAlert } from '../../components/ErrorAlert';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { RequireRole } from '../../components/RequireRole';
+import { useSession } from '../../lib/session';
+import { useCreateUser } from './api/create-user';
+import { useDisableUser } from './api/disable-user';
+import { useEnableUser } from './api/enable-user';
+import { useUsers } from './api/list-users';
+import { useLockUser } from './api/lock-user';
+import { useUnlockUser } from './api/unlock-user';
+import { useUpdateUserRole } from './api/update-user-role';
+
+// The API may report account state as booleans or as a status word; read either.
+type UserState = User & { locked?: boolean; disabled?: boolean; status?: string };
+const isLocked = (u: UserState) => u.locked === true || u.status === 'locked';
+const isDisabled = (u: UserState) => u.disabled === true || u.status === 'disabled';
+
+function CreateUserForm() {
+  const create = useCreateUser();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [role, setRole] = useState<Role>('VIEWER');
+  const fields = create.error instanceof ApiError ? create.error.fieldErrors : {};
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate(
+      { username, password, role },
+      {
+        onSuccess: () => {
+          setUsername('');
+          setPassword('');
+        },
+      },
+    );
+  };
+  return (
+    <Paper withBorder p="md">
+      <Title order={2} size="h5" mb="sm">
+        Create user
+      </Title>
+      <form onSubmit={submit} aria-label="Create user">
+        <Group align="flex-start">
+          <TextInput label="Username" required value={username} onChange={(e) => setUsername(e.currentTarget.value)} error={fields.username} />
+          <PasswordInput label="Password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fields.password} w={220} autoComplete="new-password" />
+          <Select label="Role" allowDeselect={false} data={ROLES} value={role} onChange={(r) => r && setRole(r as Role)} w={140} error={fields.role} />
+          <Button type="submit" mt={25} loading={create.isPending}>
+            Create
+          </Button>
+        </Group>
+        <ErrorAlert error={create.error} hideFields />
+      </form>
+    </Paper>
+  );
+}
+
+function UserRow({ u, self }: { u: UserState; self: boolean }) {
+  const setRole = useUpdateUserRole();
+  const lock = useLockUser();
+  const unlock = useUnlockUser();
+  const disable = useDisableUser();
+  const enable = useEnableUser();
+  const locked = isLocked(u);
+  const disabled = isDisabled(u);
+  return (
+    <Table.Tr>
+      <Table.Td>
+        {u.username} {self && <Badge size="xs">you</Badge>}
+      </Table.Td>
+      <Table.Td>
+        <Select
+          aria-label={`Role of ${u.username}`}
+          size="xs"
+          w={130}
+          allowDeselect={false}
+          data={ROLES}
+          value={u.role}
+          disabled={self || setRole.isPending}
+          onChange={(r) => r && r !== u.role && setRole.mutate({ id: u.id, role: r as Role })}
+        />
+        {setRole.error != null && <ErrorAlert error={setRole.error} />}
+      </Table.Td>
+      <Table.Td>
+        {disabled ? <Badge color="gray">disabled</Badge> : locked ? <Badge color="orange">locked</Badge> : <Badge color="green">active</Badge>}
+      </Table.Td>
+      <Table.Td>
+        <RelativeTime iso={(u as { created_at?: string }).created_at} />
+      </Table.Td>
+      <Table.Td>
+        <Group gap="xs">
+          <ConfirmButton
+            role="ADMIN"
+            size="compact-sm"
+            variant="light"
+            color={locked ? 'green' : 'orange'}
+            disabled={self}
+            aria-label={`${locked ? 'Unlock' : 'Lock'} ${u.username}`}
+            title={`${locked ? 'Unlock' : 'Lock'} ${u.username}?`}
+            message={locked ? 'They can sign in again.' : 'Their sessions and tokens stop working at once and they cannot sign in.'}
+            confirmLabel={locked ? 'Unlock' : 'Lock'}
+            onConfirm={() => (locked ? unlock : lock).mutateAsync(u.id)}
+          >
+            {locked ? 'Unlock' : 'Lock'}
+          </ConfirmButton>
+          <ConfirmButton
+            role="ADMIN"
+            size="compact-sm"
+            variant="light"
+            color={disabled ? 'green' : 'red'}
+            disabled={self}
+            aria-label={`${disabled ? 'Enable' : 'Disable'} ${u.username}`}
+            title={`${disabled ? 'Enable' : 'Disable'} ${u.username}?`}
+            message={disabled ? 'The account becomes usable again.' : 'Their sessions and tokens stop working at once; the account is kept for the audit trail.'}
+            confirmLabel={disabled ? 'Enable' : 'Disable'}
+            onConfirm={() => (disabled ? enable : disable).mutateAsync(u.id)}
+          >
+            {disabled ? 'Enable' : 'Disable'}
+          </ConfirmButton>
+        </Group>
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
+export function UsersPage() {
+  const { user } = useSession();
+  const users = useUsers();
+  return (
+    <RequireRole role="ADMIN">
+      <Stack>
+        <PageHeader title="Users" />
+        <CreateUserForm />
+        <QueryState isPending={users.isPending} error={users.error} isEmpty={users.data?.length === 0} empty="No users.">
+          <Table striped withTableBorder fz="sm" aria-label="Users">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Username</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>State</Table.Th>
+                <Table.Th>Created</Table.Th>
+                <Table.Th>Actions</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {(users.data ?? []).map((u) => (
+                <UserRow key={u.id} u={u} self={u.id === user?.id} />
+              ))}
+            </Table.Tbody>
+          </Table>
+        </QueryState>
+      </Stack>
+    </RequireRole>
+  );
+}

@@ -1,0 +1,12 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+import type { UserCreate } from '../../../api/types';
+import { usersQueryKey } from './list-users';
+
+export const useCreateUser = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (body: UserCreate) => unwrap(api.POST('/users', { body })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
+  });
+};

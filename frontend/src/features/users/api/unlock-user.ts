@@ -1,0 +1,11 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
+import { usersQueryKey } from './list-users';
+
+export const useUnlockUser = () => {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => unwrap(api.POST('/users/{user_id}/unlock', { params: { path: { user_id: id } } })),
+    onSettled: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
+  });
+};

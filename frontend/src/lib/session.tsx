@@ -1,0 +1,70 @@
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { onSessionEnded } from '../api/client';
+import { meQueryKey, useMe } from '../api/queries/get-me';
+import type { Role, User } from '../api/types';
+import { roleAtLeast } from './roles';
+
+export const SESSION_ENDED_MESSAGE = 'Your session ended (signed out or revoked) — sign in again';
+
+interface Session {
+  user: User | null;
+  loading: boolean;
+  /** Why the user is looking at the login page, when it is not their first visit. */
+  endedMessage: string | null;
+  clearEndedMessage: () => void;
+  can: (needed: Role) => boolean;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const qc = useQueryClient();
+  const me = useMe();
+  const [endedMessage, setEndedMessage] = useState<string | null>(null);
+
+  useEffect(
+    () =>
+      onSessionEnded(() => {
+        // Only a session the user had can "end"; a first visit just shows the login page.
+        if (qc.getQueryData(meQueryKey)) setEndedMessage(SESSION_ENDED_MESSAGE);
+        qc.clear();
+        qc.setQueryData(meQueryKey, null);
+      }),
+    [qc],
+  );
+
+  const user = me.data ?? null;
+  const value = useMemo<Session>(
+    () => ({
+      user,
+      loading: me.isPending,
+      endedMessage,
+      clearEndedMessage: () => setEndedMessage(null),
+      can: (needed) => roleAtLeast(user?.role, needed),
+    }),
+    [user, me.isPending, endedMessage],
+  );
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside SessionProvider');
+  return s;
+}
+
+/** For tests and stories: a fixed session without the API. */
+export function StaticSessionProvider({ user, children }: { user: User | null; children: ReactNode }) {
+  const value = useMemo<Session>(
+    () => ({
+      user,
+      loading: false,
+      endedMessage: null,
+      clearEndedMessage: () => {},
+      can: (needed) => roleAtLeast(user?.role, needed),
+    }),
+    [user],
+  );
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}

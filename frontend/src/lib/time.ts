@@ -1,0 +1,75 @@
+/** Time display helpers: the API speaks RFC 3339 UTC; people read relative times and their own zones. */
+
+export const VIEWER_TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+export function allTimeZones(): string[] {
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  return zones.includes('UTC') ? zones : ['UTC', ...zones];
+}
+
+export function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Exact UTC, as the API stores it: 2026-03-29 01:00:00 UTC. */
+export function formatUtc(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** Wall-clock time in a zone with its offset: "Sun 29 Mar 2026, 03:00:00 GMT+02:00". */
+export function formatInZone(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    weekday: 'short',
+    day: '2-digit',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'longOffset',
+  }).format(new Date(iso));
+}
+
+/** The UTC offset a zone has at an instant, e.g. "GMT+01:00". */
+export function offsetAt(iso: string, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en', { timeZone, timeZoneName: 'longOffset' }).formatToParts(new Date(iso));
+  return parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+const rtf = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** "3 minutes ago", "in 20 seconds". */
+export function formatRelative(iso: string, now: number = Date.now()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === 'second') {
+      return rtf.format(Math.trunc(seconds / size), unit);
+    }
+  }
+  return '';
+}
+
+/** "12 s", "3 min 5 s" — for ages and remaining lease time. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
