@@ -34,6 +34,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "graceful_timeout": 35,
             "keepalive": 5,
             "accesslog": None,
+            # Several cronplane servers may share a host (tests, scale-out): no shared control socket.
+            "control_socket_disable": True,
             "post_fork": self._post_fork,
             "worker_exit": self._worker_exit,
             "when_ready": self._when_ready,

@@ -45,3 +45,4 @@ def configure_logging(level: str = "INFO") -> None:
         logging.getLogger(name).propagate = True
     # Alembic announces every plugin at INFO; operators only need its warnings.
     logging.getLogger("alembic").setLevel(max(logging.WARNING, root.level))
+    logging.getLogger("pgserver").setLevel(max(logging.WARNING, root.level))
