@@ -88,9 +88,7 @@ def describe(expression: CronExpression) -> str:
     return describe_fields(expression.fields)
 
 
-def next_runs(
-    expression: CronExpression, tz: ZoneInfo, count: int, after: datetime
-) -> list[datetime]:
+def next_runs(expression: CronExpression, tz: ZoneInfo, count: int, after: datetime) -> list[datetime]:
     """The next ``count`` fire instants strictly after ``after`` (aware UTC datetimes)."""
     runs: list[datetime] = []
     if count <= 0:

@@ -34,10 +34,7 @@ _MONTH_NAMES = {
         start=1,
     )
 }
-_DAY_NAMES = {
-    name: number
-    for number, name in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))
-}
+_DAY_NAMES = {name: number for number, name in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))}
 
 # Leap years exist, so 29 February is a day that can fire.
 _MAX_DAYS_IN_MONTH = {month: calendar.monthrange(2024, month)[1] for month in range(1, 13)}
@@ -182,9 +179,7 @@ def _check_can_fire(fields: CronFields) -> None:
         return
     longest = max(_MAX_DAYS_IN_MONTH[month] for month in fields.months)
     if min(fields.days_of_month) > longest:
-        raise CronError(
-            f"never fires: no chosen month has day {min(fields.days_of_month)}"
-        )
+        raise CronError(f"never fires: no chosen month has day {min(fields.days_of_month)}")
 
 
 def _expand(token: str, spec: _FieldSpec) -> tuple[int, ...]:
@@ -238,15 +233,11 @@ def _expand_item(item: str, spec: _FieldSpec) -> range:
 def _value(text: str, spec: _FieldSpec) -> int:
     if spec.names is not None and text.isalpha():
         if text not in spec.names:
-            raise CronError(
-                f"unknown name {text!r} (use {', '.join(spec.names)})", field=spec.index
-            )
+            raise CronError(f"unknown name {text!r} (use {', '.join(spec.names)})", field=spec.index)
         return spec.names[text]
     value = _number(text, spec, what="value", low=spec.low)
     if not spec.low <= value <= spec.high:
-        raise CronError(
-            f"{value} is out of range {spec.low}{_TO}{spec.high}", field=spec.index
-        )
+        raise CronError(f"{value} is out of range {spec.low}{_TO}{spec.high}", field=spec.index)
     return value
 
 

@@ -112,15 +112,23 @@ def _next_interval_fire(fields: CronFields, start: datetime, tz: ZoneInfo) -> da
 
 
 def _next_wall_clock_fire(fields: CronFields, start: datetime, tz: ZoneInfo) -> datetime:
+    # Fire instants are f(w) for matching wall times w, with f non-decreasing (see
+    # _instant_of), so find the smallest wall time w0 with f(w0) >= start and match from it.
     local = start.replace(tzinfo=UTC).astimezone(tz)
-    wall = local.replace(tzinfo=None, fold=0)
-    if local.fold:
-        # start lies in the second copy of a repeated hour, whose wall-clock times
-        # already fired in the first copy: resume where the repetition ends.
-        first_offset = local.replace(fold=0).utcoffset()
-        second_offset = local.utcoffset()
-        if first_offset is not None and second_offset is not None:
-            wall += first_offset - second_offset
+    offset, first_offset = local.utcoffset(), local.replace(fold=0).utcoffset()
+    assert offset is not None and first_offset is not None
+    if local.fold and first_offset != offset:
+        # start lies in the second copy of a repeated hour, whose wall-clock times already
+        # fired in the first copy: resume at the wall time where the repetition ends.
+        transition = _next_transition(tz, start - (first_offset - offset), start)
+        assert transition is not None, "a repeated hour implies a transition"
+        wall = transition + first_offset
+    else:
+        # One second before start, then step forward: if start is exactly the end of a
+        # spring-forward gap this lands on the gap's first wall time (f = start), not past it.
+        wall = (start - _ONE_SECOND).replace(tzinfo=UTC).astimezone(tz).replace(
+            tzinfo=None, fold=0
+        ) + _ONE_SECOND
     return _instant_of(next_wall_match(fields, wall), tz).replace(tzinfo=UTC)
 
 
@@ -175,9 +183,7 @@ def _transitions(tz: ZoneInfo, year: int) -> tuple[datetime, ...]:
     return tuple(found)
 
 
-def _bisect_transition(
-    tz: ZoneInfo, low: datetime, high: datetime, low_offset: timedelta
-) -> datetime:
+def _bisect_transition(tz: ZoneInfo, low: datetime, high: datetime, low_offset: timedelta) -> datetime:
     # Invariant: offset(low) == low_offset != offset(high).
     while high - low > _ONE_SECOND:
         middle = low + (high - low) // 2
@@ -204,9 +210,7 @@ def _next_day(fields: CronFields, year: int, month: int, day: int) -> int | None
 
 
 def _day_matches(fields: CronFields, day: int, days_in_month: int, weekday: int) -> bool:
-    dom_matches = (
-        day == days_in_month if fields.last_day_of_month else day in fields.days_of_month
-    )
+    dom_matches = day == days_in_month if fields.last_day_of_month else day in fields.days_of_month
     dow_matches = weekday in fields.days_of_week
     if fields.dom_restricted and fields.dow_restricted:
         # Vixie cron: when both day fields are restricted, either one may match.

@@ -1,0 +1,42 @@
+"""describe(): plain-English sentences for expressions."""
+
+from __future__ import annotations
+
+import pytest
+
+from cronplane.domain.cron import CronExpression, describe
+
+
+@pytest.mark.parametrize(
+    ("expression", "english"),
+    [
+        ("0 30 9 * * MON-FRI", "At 09:30:00, Monday through Friday"),
+        ("*/5 * * * * *", "Every 5 seconds"),
+        ("* * * * * *", "Every second"),
+        ("0 * * * * *", "Every minute"),
+        ("0 */15 * * * *", "Every 15 minutes"),
+        ("0 0 * * * *", "Every hour"),
+        ("0 0 */2 * * *", "Every 2 hours"),
+        ("0 30 * * * *", "At minute 30 past the hour"),
+        ("0 0 9-17 * * *", "Every hour, between 09:00 and 17:59"),
+        ("0 */5 9 * * *", "Every 5 minutes, between 09:00 and 09:59"),
+        ("0 0 9,17 * * *", "At 09:00:00 and 17:00:00"),
+        ("0 0 0 L * *", "At 00:00:00, on the last day of the month"),
+        (
+            "0 0 0 1 1,4,7,10 *",
+            "At 00:00:00, on day 1 of the month, only in January, April, July and October",
+        ),
+        ("0 0 12 * * 0", "At 12:00:00, only on Sunday"),
+        ("0 0 12 * * 7", "At 12:00:00, only on Sunday"),
+        ("0 0 0 13 * FRI", "At 00:00:00, on day 13 of the month or only on Friday"),
+        ("0 0 0 1 */3 *", "At 00:00:00, on day 1 of the month, every 3 months"),
+    ],
+)
+def test_description_reads_as_plain_english(expression: str, english: str) -> None:
+    assert describe(CronExpression.parse(expression)) == english
+
+
+def test_descriptions_start_with_a_capital_letter_for_every_fixture_shape() -> None:
+    for text in ("0-10/5,30 5/10 9-17/4 1,15 */3 *", "15 * * * * *", "0 0 1-3,5 * * SAT,SUN"):
+        sentence = describe(CronExpression.parse(text))
+        assert sentence[0].isupper(), sentence
