@@ -7,6 +7,8 @@ the master and never at import; a thread started before fork would not exist in 
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -39,6 +41,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "post_fork": self._post_fork,
             "worker_exit": self._worker_exit,
             "when_ready": self._when_ready,
+            "child_exit": self._child_exit,
         }
         for key, value in config.items():
             self.cfg.set(key, value)
@@ -61,6 +64,13 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         self.runner = ExecutionRunner(self.settings, db, kind="serve")
         self.runner.start()
 
+    def _child_exit(self, _server: Any, worker: Any) -> None:
+        try:
+            from prometheus_client import multiprocess
+        except ImportError:  # pragma: no cover
+            return
+        multiprocess.mark_process_dead(worker.pid)
+
     def _worker_exit(self, _server: Any, _worker: Any) -> None:
         if self.runner is not None:
             self.runner.stop(timeout=30)
@@ -72,4 +82,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
 
 
 def run_gunicorn(settings: Settings, database_url: str) -> None:
+    # Metrics from every gunicorn worker are aggregated through files in this directory; it must
+    # exist before prometheus_client is first imported in any process.
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cronplane-metrics-")
     _Gunicorn(settings, database_url).run()
