@@ -98,6 +98,9 @@ class RefreshFamily(Base):
     id: Mapped[str] = mapped_column(Text, primary_key=True)
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     current_jti: Mapped[str] = mapped_column(Text)
+    # The refresh token spent by the last rotation: accepted again only within a short grace
+    # window (two tabs refreshing at once); anything older is reuse.
+    previous_jti: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     last_used_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     expires_at: Mapped[datetime] = mapped_column(TZ)
