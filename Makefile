@@ -31,10 +31,12 @@ $(FRONTEND_STAMP): frontend/package.json frontend/package-lock.json
 frontend: $(FRONTEND_STAMP)
 	cd frontend && npm run build
 
-# Debian packages the test suites need (Caddy for config validation, Chromium for end-to-end).
+# Debian packages the test suites need (Caddy and ShellCheck for the deploy files, Chromium for
+# end-to-end).
 system-deps:
 	@missing=""; \
 	command -v caddy >/dev/null || missing="$$missing caddy"; \
+	command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
