@@ -89,9 +89,9 @@ def next_fire(fields: CronFields, after: datetime, tz: ZoneInfo) -> datetime:
     """The first fire instant strictly after ``after`` (aware), as an aware UTC datetime."""
     if after.tzinfo is None or after.utcoffset() is None:
         raise ValueError("after must be timezone-aware")
-    # Fire times are whole seconds, so "strictly after" starts at the next whole second.
-    start = after.astimezone(UTC).replace(microsecond=0, tzinfo=None) + _ONE_SECOND
     try:
+        # Fire times are whole seconds, so "strictly after" starts at the next whole second.
+        start = after.astimezone(UTC).replace(microsecond=0, tzinfo=None) + _ONE_SECOND
         if fields.every_hour:
             return _next_interval_fire(fields, start, tz)
         return _next_wall_clock_fire(fields, start, tz)
@@ -105,6 +105,10 @@ def _next_interval_fire(fields: CronFields, start: datetime, tz: ZoneInfo) -> da
     while True:
         offset = _offset_at(tz, start)
         candidate = next_wall_match(fields, start + offset) - offset
+        if candidate - start <= _TRANSITION_SAMPLE and _offset_at(tz, candidate) == offset:
+            # Hot path: at most one offset change fits in this window, and the offset is
+            # unchanged at its end, so there was none; no transition table needed.
+            return candidate.replace(tzinfo=UTC)
         transition = _next_transition(tz, start, candidate)
         if transition is None:
             return candidate.replace(tzinfo=UTC)
@@ -120,8 +124,7 @@ def _next_wall_clock_fire(fields: CronFields, start: datetime, tz: ZoneInfo) -> 
     if local.fold and first_offset != offset:
         # start lies in the second copy of a repeated hour, whose wall-clock times already
         # fired in the first copy: resume at the wall time where the repetition ends.
-        transition = _next_transition(tz, start - (first_offset - offset), start)
-        assert transition is not None, "a repeated hour implies a transition"
+        transition = _bisect_transition(tz, start - (first_offset - offset), start, first_offset)
         wall = transition + first_offset
     else:
         # One second before start, then step forward: if start is exactly the end of a
@@ -141,9 +144,7 @@ def _instant_of(wall: datetime, tz: ZoneInfo) -> datetime:
         # Unambiguous, or repeated (fold=0 is the first occurrence): the earlier instant.
         return wall - earlier
     # Skipped by spring-forward: the transition is the first valid instant after the gap.
-    transition = _next_transition(tz, wall - later, wall - earlier)
-    assert transition is not None, "a gap implies a transition"
-    return transition
+    return _bisect_transition(tz, wall - later, wall - earlier, earlier)
 
 
 def _offset_at(tz: ZoneInfo, instant: datetime) -> timedelta:
@@ -184,7 +185,10 @@ def _transitions(tz: ZoneInfo, year: int) -> tuple[datetime, ...]:
 
 
 def _bisect_transition(tz: ZoneInfo, low: datetime, high: datetime, low_offset: timedelta) -> datetime:
-    # Invariant: offset(low) == low_offset != offset(high).
+    """The first instant in ``(low, high]`` whose offset is not ``low_offset``.
+
+    Requires offset(low) == low_offset != offset(high) and a single change in between.
+    """
     while high - low > _ONE_SECOND:
         middle = low + (high - low) // 2
         middle = middle.replace(microsecond=0)
