@@ -7,6 +7,7 @@ backend's sentence is what the API returns, the fixture's ``english`` is cronstr
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cronplane.domain.cron_parse import CronFields
 
@@ -19,136 +20,154 @@ _DAY_NUMBERS = {name[:3].upper(): number for number, name in enumerate(_DAY_NAME
 _MONTH_NUMBERS = {name[:3].upper(): number for number, name in enumerate(_MONTH_NAMES, 1)}
 
 
+@dataclass(frozen=True)
+class _Unit:
+    """How one field's values, ranges, lists and step starts read in a sentence."""
+
+    singular: str
+    plural: str
+    name: Callable[[str], str]
+    one: Callable[[str], str]
+    many: Callable[[str], str]
+    span: Callable[[str, str], str]
+    start: Callable[[str], str]
+    # Month and weekday names read alone in a mixed list ("Monday through Friday and Sunday").
+    bare_in_lists: bool = False
+
+
+def _clock(token: str) -> str:
+    return f"{int(token):02d}:00"
+
+
+def _day_name(token: str) -> str:
+    return _DAY_NAMES[_DAY_NUMBERS[token] if token.isalpha() else int(token) % 7]
+
+
+def _month_name(token: str) -> str:
+    return _MONTH_NAMES[(_MONTH_NUMBERS[token] if token.isalpha() else int(token)) - 1]
+
+
+_SECOND = _Unit(
+    "second",
+    "seconds",
+    str,
+    lambda v: f"at second {v} past the minute",
+    lambda vs: f"at seconds {vs} past the minute",
+    lambda a, b: f"seconds {a} through {b} past the minute",
+    lambda a: f"starting at second {a} past the minute",
+)
+_MINUTE = _Unit(
+    "minute",
+    "minutes",
+    str,
+    lambda v: f"at minute {v} past the hour",
+    lambda vs: f"at minutes {vs} past the hour",
+    lambda a, b: f"minutes {a} through {b} past the hour",
+    lambda a: f"starting at minute {a} past the hour",
+)
+_HOUR = _Unit(
+    "hour",
+    "hours",
+    _clock,
+    lambda v: f"between {v} and {v[:2]}:59",
+    lambda vs: f"at {vs}",
+    lambda a, b: f"between {a} and {b[:2]}:59",
+    lambda a: f"starting at {a}",
+)
+_DAY_OF_MONTH = _Unit(
+    "day",
+    "days",
+    str,
+    lambda v: f"on day {v} of the month",
+    lambda vs: f"on days {vs} of the month",
+    lambda a, b: f"on days {a} through {b} of the month",
+    lambda a: f"starting on day {a} of the month",
+)
+_MONTH = _Unit(
+    "month",
+    "months",
+    _month_name,
+    lambda v: f"only in {v}",
+    lambda vs: f"only in {vs}",
+    lambda a, b: f"{a} through {b}",
+    lambda a: f"starting in {a}",
+    bare_in_lists=True,
+)
+_DAY_OF_WEEK = _Unit(
+    "day of the week",
+    "days of the week",
+    _day_name,
+    lambda v: f"only on {v}",
+    lambda vs: f"only on {vs}",
+    lambda a, b: f"{a} through {b}",
+    lambda a: f"starting on {a}",
+    bare_in_lists=True,
+)
+
+
 def describe_fields(fields: CronFields) -> str:
     second, minute, hour, dom, month, dow = fields.tokens
-    parts = [*_time_parts(fields, second, minute, hour)]
-    day_parts = []
-    if fields.last_day_of_month:
-        day_parts.append("on the last day of the month")
-    elif dom != "*":
-        day_parts.append(_day_of_month_phrase(dom))
-    if dow != "*":
-        day_parts.append(_list_phrase(dow, _day_name, unit="day of the week", prefix="on"))
-    if len(day_parts) == 2:
+    parts = _time_parts(fields, second, minute, hour)
+    dom_phrase = "on the last day of the month" if fields.last_day_of_month else _phrase(dom, _DAY_OF_MONTH)
+    dow_phrase = _phrase(dow, _DAY_OF_WEEK)
+    if dom_phrase and dow_phrase:
         # Both restricted: either may match (see cron_schedule._day_matches).
-        parts.append(f"{day_parts[0]} or {day_parts[1]}")
+        parts.append(f"{dom_phrase} or {dow_phrase.removeprefix('only ')}")
     else:
-        parts.extend(day_parts)
-    if month != "*":
-        parts.append(_list_phrase(month, _month_name, unit="month", prefix="in"))
+        parts.extend(phrase for phrase in (dom_phrase, dow_phrase) if phrase)
+    if month_phrase := _phrase(month, _MONTH):
+        parts.append(month_phrase)
     sentence = ", ".join(parts)
     return sentence[0].upper() + sentence[1:]
 
 
 def _time_parts(fields: CronFields, second: str, minute: str, hour: str) -> list[str]:
-    single = [_is_number(token) for token in (second, minute, hour)]
-    if all(single):
-        return [f"at {int(hour):02d}:{int(minute):02d}:{int(second):02d}"]
-    if single[0] and single[1] and _is_plain_list(hour):
+    if second.isdigit() and minute.isdigit() and _is_plain_list(hour):
         times = [f"{h:02d}:{int(minute):02d}:{int(second):02d}" for h in fields.hours]
         return [f"at {_join(times)}"]
     parts: list[str] = []
     if second == "*":
         parts.append("every second")
     elif second != "0":
-        parts.append(_unit_phrase(second, "second", "past the minute"))
+        parts.append(_phrase(second, _SECOND))
     on_the_hour = second == "0" and minute == "0"
     if minute == "*":
         if second == "0":
             parts.append("every minute")
     elif not on_the_hour:
-        parts.append(_unit_phrase(minute, "minute", "past the hour"))
-    if hour == "*":
-        if on_the_hour:
-            parts.append("every hour")
-    elif _is_number(hour):
-        parts.append(f"between {int(hour):02d}:00 and {int(hour):02d}:59")
-    elif "-" in hour and "/" not in hour and "," not in hour:
-        if on_the_hour:
-            parts.append("every hour")
-        first, last = hour.split("-")
-        parts.append(f"between {int(first):02d}:00 and {int(last):02d}:59")
-    else:
-        parts.append(_unit_phrase(hour, "hour", "of the day", clock=True))
+        parts.append(_phrase(minute, _MINUTE))
+    if on_the_hour and "/" not in hour:
+        parts.append("every hour")
+    if hour != "*":
+        parts.append(_phrase(hour, _HOUR))
     return parts
 
 
-def _unit_phrase(token: str, unit: str, suffix: str, *, clock: bool = False) -> str:
-    if token.startswith("*/") and "," not in token:
-        every = int(token[2:])
-        return f"every {unit}" if every == 1 else f"every {every} {unit}s"
-    items = token.split(",")
-    if len(items) == 1 and "/" in token:
-        base, step = token.split("/")
-        if "-" in base:
-            first, last = base.split("-")
-            return f"every {step} {unit}s, {unit}s {first} through {last} {suffix}"
-        return f"every {step} {unit}s, starting at {unit} {base} {suffix}"
-    if len(items) == 1 and "-" in token:
-        first, last = token.split("-")
-        return f"{unit}s {first} through {last} {suffix}"
-    render: Callable[[str], str] = _clock_hour if clock else str
-    described = [_item_phrase(item, unit, render) for item in items]
-    noun = "" if clock else (f"{unit} " if len(items) == 1 and _is_number(token) else f"{unit}s ")
-    return f"at {noun}{_join(described)}" + ("" if clock else f" {suffix}")
+def _phrase(field_text: str, unit: _Unit) -> str:
+    """The phrase for one field; empty for ``*``."""
+    if field_text == "*":
+        return ""
+    items = field_text.split(",")
+    if _is_plain_list(field_text) and len(items) > 1:
+        return unit.many(_join([unit.name(item) for item in items]))
+    return _join([_item_phrase(item, unit, in_list=len(items) > 1) for item in items])
 
 
-def _item_phrase(item: str, unit: str, render: Callable[[str], str]) -> str:
-    if "/" in item:
-        base, step = item.split("/")
-        return f"every {step} {unit}s from {base.replace('-', ' through ')}"
-    if "-" in item:
-        first, last = item.split("-")
-        return f"{render(first)} through {render(last)}"
-    return render(item)
-
-
-def _day_of_month_phrase(dom: str) -> str:
-    if _is_number(dom):
-        return f"on day {int(dom)} of the month"
-    if dom.startswith("*/"):
-        return f"every {int(dom[2:])} days"
-    return f"on days {_join([_item_phrase(i, 'day', str) for i in dom.split(',')])} of the month"
-
-
-def _list_phrase(token: str, name: Callable[[str], str], *, unit: str, prefix: str) -> str:
-    items = token.split(",")
-    described: list[str] = []
-    for item in items:
-        if "/" in item:
-            base, step = item.split("/")
-            if base == "*":
-                described.append(f"every {step} {unit}s")
-            else:
-                described.append(f"every {step} {unit}s from {name(base.split('-')[0])}")
-        elif "-" in item:
-            first, last = item.split("-")
-            described.append(f"{name(first)} through {name(last)}")
-        else:
-            described.append(name(item))
-    if len(items) == 1 and "-" in token and "/" not in token:
-        return described[0]
-    if all("every" in phrase for phrase in described):
-        return _join(described)
-    return f"only {prefix} {_join(described)}"
-
-
-def _clock_hour(token: str) -> str:
-    return f"{int(token):02d}:00"
-
-
-def _day_name(token: str) -> str:
-    number = _DAY_NUMBERS[token] if token.isalpha() else int(token) % 7
-    return _DAY_NAMES[number]
-
-
-def _month_name(token: str) -> str:
-    number = _MONTH_NUMBERS[token] if token.isalpha() else int(token)
-    return _MONTH_NAMES[number - 1]
-
-
-def _is_number(token: str) -> bool:
-    return token.isdigit()
+def _item_phrase(item: str, unit: _Unit, *, in_list: bool) -> str:
+    base, _, step = item.partition("/")
+    first, _, last = base.partition("-")
+    if step:
+        every = f"every {unit.singular}" if int(step) == 1 else f"every {int(step)} {unit.plural}"
+        if base == "*":
+            return every
+        if last:
+            return f"{every}, {unit.span(unit.name(first), unit.name(last))}"
+        return f"{every}, {unit.start(unit.name(first))}"
+    if last:
+        return unit.span(unit.name(first), unit.name(last))
+    if in_list and unit.bare_in_lists:
+        return unit.name(first)
+    return unit.one(unit.name(first))
 
 
 def _is_plain_list(token: str) -> bool:
