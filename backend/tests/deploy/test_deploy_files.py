@@ -399,7 +399,8 @@ def test_production_stack_runs_caddy_on_80_and_443_with_persistent_certificates(
 
 def test_production_stack_takes_its_secrets_from_env_and_refuses_to_start_without_them() -> None:
     text = (REPO / "docker-compose.yml").read_text()
-    for name in ("POSTGRES_PASSWORD", "CRONPLANE_SECRET_KEY", "CRONPLANE_DOMAIN"):
+    for name in ("POSTGRES_PASSWORD", "CRONPLANE_DB_PASSWORD", "CRONPLANE_SECRET_KEY",
+                 "CRONPLANE_DOMAIN"):
         assert re.search(r"\$\{" + name + r":\?", text), f"{name} should be required (${{{name}:?…}})"
     api = load_yaml("docker-compose.yml")["services"]["api"]
     assert api["environment"]["CRONPLANE_ENV"] == "production"
@@ -443,6 +444,74 @@ def test_compose_bind_mounts_exist(relative: str) -> None:
         build = service.get("build")
         if build:
             assert (base / build["context"] / build["dockerfile"]).exists()
+
+
+@pytest.mark.parametrize("relative", COMPOSE_FILES)
+def test_the_application_connects_as_its_own_role_not_the_superuser(relative: str) -> None:
+    services = load_yaml(relative)["services"]
+    superuser = services["postgres"]["environment"]["POSTGRES_USER"]
+    assert superuser != "cronplane", "the app role must not be the image's superuser"
+    for name, service in cronplane_services(load_yaml(relative)).items():
+        url = service["environment"]["DATABASE_URL"]
+        assert url.startswith("postgresql://cronplane:"), f"{name}: {url}"
+    mounts = " ".join(services["postgres"]["volumes"])
+    assert "init-app-role.sh:/docker-entrypoint-initdb.d/" in mounts
+
+
+def psql_binary() -> str:
+    try:
+        import pgserver
+
+        bundled = Path(pgserver.__file__).parent / "pginstall" / "bin" / "psql"
+        if bundled.exists():
+            return str(bundled)
+    except ImportError:
+        pass
+    return require_tool("psql", "apt-get install -y postgresql-client")
+
+
+def test_postgres_init_script_creates_an_ordinary_role_that_owns_and_migrates_its_database(
+        pg: Any) -> None:
+    import secrets
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+
+    from cronplane.storage import migrator
+
+    role, database = f"cp_role_{secrets.token_hex(4)}", f"cp_init_{secrets.token_hex(4)}"
+    password = secrets.token_hex(12)
+    admin = conninfo_to_dict(pg.admin_url)
+    # The script calls `psql` as the image's entrypoint does: found on PATH, server from PG*.
+    env = {"PATH": f"{Path(psql_binary()).parent}:{os.environ['PATH']}",
+           "POSTGRES_USER": str(admin["user"]), "CRONPLANE_DB_USER": role,
+           "CRONPLANE_DB_NAME": database, "CRONPLANE_DB_PASSWORD": password}
+    for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("password", "PGPASSWORD")):
+        if admin.get(key):
+            env[var] = str(admin[key])
+    try:
+        assert_ok(run(["sh", str(REPO / "deploy/postgres/init-app-role.sh")], env=env),
+                  "init-app-role.sh")
+        with psycopg.connect(pg.admin_url, autocommit=True) as conn:
+            attributes = conn.execute(
+                "SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s",
+                (role,)).fetchone()
+            owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database "
+                                 "WHERE datname = %s", (database,)).fetchone()
+        assert attributes == (False, False, False), f"{role} has extra powers: {attributes}"
+        assert owner == (role,)
+        parts = urlsplit(pg.url(database))
+        host = parts.netloc.rsplit("@", 1)[-1]
+        url = urlunsplit(parts._replace(netloc=f"{role}:{password}@{host}"))
+        migrator.upgrade(url)
+        assert migrator.schema_state(url).up_to_date, "migrations did not reach head as the app role"
+    finally:
+        with psycopg.connect(pg.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                         .format(sql.Identifier(database)))
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
 # --- monitoring ---------------------------------------------------------------------------------
