@@ -129,9 +129,7 @@ def _next_wall_clock_fire(fields: CronFields, start: datetime, tz: ZoneInfo) -> 
     else:
         # One second before start, then step forward: if start is exactly the end of a
         # spring-forward gap this lands on the gap's first wall time (f = start), not past it.
-        wall = (start - _ONE_SECOND).replace(tzinfo=UTC).astimezone(tz).replace(
-            tzinfo=None, fold=0
-        ) + _ONE_SECOND
+        wall = _wall_clock_at(tz, start - _ONE_SECOND) + _ONE_SECOND
     return _instant_of(next_wall_match(fields, wall), tz).replace(tzinfo=UTC)
 
 
@@ -145,6 +143,11 @@ def _instant_of(wall: datetime, tz: ZoneInfo) -> datetime:
         return wall - earlier
     # Skipped by spring-forward: the transition is the first valid instant after the gap.
     return _bisect_transition(tz, wall - later, wall - earlier, earlier)
+
+
+def _wall_clock_at(tz: ZoneInfo, instant: datetime) -> datetime:
+    """The naive local wall-clock time in ``tz`` at the naive UTC ``instant``."""
+    return instant + _offset_at(tz, instant)
 
 
 def _offset_at(tz: ZoneInfo, instant: datetime) -> timedelta:
