@@ -79,7 +79,8 @@ export function createSessionFetch(baseFetch: typeof fetch = (...a) => globalThi
 
 export function createApiClient(baseFetch?: typeof fetch) {
   return createClient<paths>({
-    baseUrl: API_BASE,
+    // Absolute so the same client runs in the browser and under Node's fetch in tests.
+    baseUrl: `${globalThis.location?.origin ?? 'http://localhost'}${API_BASE}`,
     credentials: 'same-origin',
     fetch: createSessionFetch(baseFetch),
   });

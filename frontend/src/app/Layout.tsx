@@ -1,4 +1,4 @@
-import { ActionIcon, AppShell, Badge, Burger, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
+import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { useLogout } from '../api/queries/logout';
@@ -47,11 +47,9 @@ export function Layout() {
             {user && (
               <Menu position="bottom-end">
                 <Menu.Target>
-                  <ActionIcon variant="default" size="lg" w="auto" px="sm" aria-label={`Account: ${user.username} (${user.role})`}>
-                    <Text size="sm">
-                      {user.username} <Badge size="xs">{user.role}</Badge>
-                    </Text>
-                  </ActionIcon>
+                  <Button variant="default" aria-label={`Account: ${user.username} (${user.role})`} rightSection={<Badge size="xs">{user.role}</Badge>}>
+                    {user.username}
+                  </Button>
                 </Menu.Target>
                 <Menu.Dropdown>
                   <Menu.Item onClick={() => logout.mutate()}>Sign out</Menu.Item>

@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, json, problem } from '../test/render';
+import { createApiClient, onSessionEnded } from './client';
+import { ApiError } from './problem';
+
+function setCookie(name: string, value: string) {
+  document.cookie = `${name}=${value}; path=/`;
+}
+
+describe('API client session handling', () => {
+  beforeEach(() => {
+    setCookie('csrf_access_token', 'csrf-1');
+    setCookie('csrf_refresh_token', 'refresh-csrf-1');
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('sends the CSRF double-submit header on non-GET requests only', async () => {
+    const fake = fakeApi({ 'GET /jobs': () => json({ items: [], next_cursor: null }), 'POST /jobs/7/cancel': () => json({ id: 7 }) });
+    const api = createApiClient(fake.fetch);
+    await api.GET('/jobs');
+    await api.POST('/jobs/{job_id}/cancel', { params: { path: { job_id: 7 } } });
+    expect(fake.calls[0]?.headers.get('X-CSRF-TOKEN')).toBeNull();
+    expect(fake.calls[1]?.headers.get('X-CSRF-TOKEN')).toBe('csrf-1');
+  });
+
+  it('on a 401 refreshes once, silently, then retries with the rotated CSRF token', async () => {
+    let expired = true;
+    const fake = fakeApi({
+      'POST /jobs/7/retry': (req) =>
+        expired ? problem(401, 'token expired') : json({ id: 7, status: 'PENDING', csrf: req.headers.get('X-CSRF-TOKEN') }),
+      'POST /auth/refresh': (req) => {
+        expect(req.headers.get('X-CSRF-TOKEN'), 'refresh uses the refresh CSRF cookie').toBe('refresh-csrf-1');
+        expired = false;
+        setCookie('csrf_access_token', 'csrf-2');
+        return json({ user: { id: 1, username: 'a', role: 'ADMIN' } });
+      },
+    });
+    const api = createApiClient(fake.fetch);
+    const { data, response } = await api.POST('/jobs/{job_id}/retry', { params: { path: { job_id: 7 } } });
+    expect(response.status).toBe(200);
+    expect((data as unknown as { csrf: string }).csrf).toBe('csrf-2');
+    expect(fake.calls.map((c) => `${c.method} ${new URL(c.url).pathname}`)).toEqual([
+      'POST /api/v1/jobs/7/retry',
+      'POST /api/v1/auth/refresh',
+      'POST /api/v1/jobs/7/retry',
+    ]);
+  });
+
+  it('shares one refresh between concurrent 401s (a refresh token is single-use)', async () => {
+    let expired = true;
+    let refreshes = 0;
+    const fake = fakeApi({
+      'GET /stats': () => (expired ? problem(401, 'expired') : json({ ok: true })),
+      'GET /jobs': () => (expired ? problem(401, 'expired') : json({ items: [], next_cursor: null })),
+      'POST /auth/refresh': async () => {
+        refreshes++;
+        await new Promise((r) => setTimeout(r, 5));
+        expired = false;
+        return json({});
+      },
+    });
+    const api = createApiClient(fake.fetch);
+    const [a, b] = await Promise.all([api.GET('/stats'), api.GET('/jobs')]);
+    expect([a.response.status, b.response.status]).toEqual([200, 200]);
+    expect(refreshes).toBe(1);
+  });
+
+  it('when the refresh fails, reports the session as ended and returns the original 401', async () => {
+    const ended = vi.fn();
+    const off = onSessionEnded(ended);
+    const fake = fakeApi({
+      'GET /schedules': () => problem(401, 'revoked'),
+      'POST /auth/refresh': () => problem(401, 'refresh token spent'),
+    });
+    const api = createApiClient(fake.fetch);
+    const { response, error } = await api.GET('/schedules');
+    off();
+    expect(response.status).toBe(401);
+    expect((error as { detail: string }).detail).toBe('revoked');
+    expect(ended).toHaveBeenCalledTimes(1);
+  });
+
+  it('never tries to refresh a failed login', async () => {
+    const fake = fakeApi({ 'POST /auth/login': () => problem(401, 'Invalid credentials') });
+    const api = createApiClient(fake.fetch);
+    await api.POST('/auth/login', { body: { username: 'x', password: 'y' } });
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it('turns problem+json into ApiError with field errors', async () => {
+    const { unwrap } = await import('./client');
+    const fake = fakeApi({ 'POST /schedules': () => problem(422, 'Invalid schedule', { name: ['Missing data for required field.'] }) });
+    const api = createApiClient(fake.fetch);
+    const err = await unwrap(api.POST('/schedules', { body: { name: '', handler: 'noop', cron: '* * * * * *', timezone: 'UTC' } })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(422);
+    expect((err as ApiError).fieldErrors).toEqual({ name: 'Missing data for required field.' });
+  });
+});

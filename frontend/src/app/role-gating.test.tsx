@@ -1,0 +1,101 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Layout } from './Layout';
+import { JobDetailPage } from '../features/jobs/JobDetailPage';
+import { ScheduleDetailPage } from '../features/schedules/ScheduleDetailPage';
+import { UsersPage } from '../features/users/UsersPage';
+import { fakeApi, json, renderScreen } from '../test/render';
+import { GatedButton } from '../components/GatedButton';
+
+const deadJob = {
+  id: 5, handler: 'fail', payload: { message: 'x' }, status: 'DEAD', priority: 0, run_at: '2026-11-29T08:00:00Z',
+  attempt_count: 3, max_attempts: 3, timeout_seconds: null, schedule_id: null, trigger: 'api', idempotency_key: null,
+  requested_by: 'op', cancel_requested: false, result: null, error: 'boom', created_at: '2026-11-29T08:00:00Z',
+  started_at: '2026-11-29T08:00:01Z', finished_at: '2026-11-29T08:00:02Z', attempts: [],
+};
+const schedule = {
+  id: 3, name: 'nightly', description: null, handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'Europe/Berlin',
+  paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
+  next_run_at: '2026-11-30T01:00:00Z', last_run_at: null, version: 1, created_at: '2026-11-29T08:00:00Z',
+  updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
+};
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('role gating', () => {
+  it('a gated action is disabled for a lower role, stays focusable, and names the needed role', async () => {
+    const onClick = vi.fn();
+    renderScreen(<GatedButton role="OPERATOR" onClick={onClick}>Cancel</GatedButton>, { role: 'VIEWER' });
+    const button = screen.getByRole('button', { name: 'Cancel' });
+    expect(button).toHaveAttribute('aria-disabled', 'true');
+    expect(button).toHaveAttribute('title', 'Requires the OPERATOR role or higher');
+    await userEvent.click(button);
+    expect(onClick).not.toHaveBeenCalled();
+    await userEvent.hover(button);
+    expect(await screen.findByText('Requires the OPERATOR role or higher', { selector: '[role="tooltip"], .mantine-Tooltip-tooltip' })).toBeInTheDocument();
+  });
+
+  it('the same action is enabled for the role and above', async () => {
+    const onClick = vi.fn();
+    renderScreen(<GatedButton role="OPERATOR" onClick={onClick}>Cancel</GatedButton>, { role: 'ADMIN' });
+    const button = screen.getByRole('button', { name: 'Cancel' });
+    expect(button).not.toHaveAttribute('aria-disabled');
+    await userEvent.click(button);
+    expect(onClick).toHaveBeenCalledOnce();
+  });
+
+  it('a VIEWER sees a dead job but cannot retry it', async () => {
+    vi.stubGlobal('fetch', fakeApi({ 'GET /jobs/5': () => json(deadJob) }).fetch);
+    renderScreen(<JobDetailPage />, { role: 'VIEWER', path: '/jobs/:id', route: '/jobs/5' });
+    const retry = await screen.findByRole('button', { name: 'Retry' });
+    expect(retry).toHaveAttribute('aria-disabled', 'true');
+  });
+
+  it('an OPERATOR retries a dead job after confirming', async () => {
+    const fake = fakeApi({ 'GET /jobs/5': () => json(deadJob), 'POST /jobs/5/retry': () => json({ ...deadJob, status: 'PENDING' }) });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<JobDetailPage />, { role: 'OPERATOR', path: '/jobs/:id', route: '/jobs/5' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Retry' }));
+    expect(fake.calls.some((c) => c.url.endsWith('/jobs/5/retry')), 'nothing is sent before confirming').toBe(false);
+    await userEvent.click(screen.getByRole('button', { name: 'Retry job' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST' && c.url.endsWith('/jobs/5/retry'))).toBe(true));
+  });
+
+  it('on a schedule an OPERATOR may Run now but not edit, pause or delete', async () => {
+    vi.stubGlobal('fetch', fakeApi({ 'GET /schedules/3': () => json(schedule), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    renderScreen(<ScheduleDetailPage />, { role: 'OPERATOR', path: '/schedules/:id', route: '/schedules/3' });
+    expect(await screen.findByRole('button', { name: 'Run now' })).not.toHaveAttribute('aria-disabled');
+    for (const name of ['Edit', 'Pause', 'Delete']) {
+      expect(screen.getByRole('button', { name })).toHaveAttribute('aria-disabled', 'true');
+    }
+  });
+
+  it('Run now sends a fresh Idempotency-Key', async () => {
+    const fake = fakeApi({
+      'GET /schedules/3': () => json(schedule),
+      'GET /jobs': () => json({ items: [], next_cursor: null }),
+      'POST /schedules/3/trigger': () => json({ ...deadJob, id: 9, status: 'PENDING' }, 202),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<ScheduleDetailPage />, { role: 'OPERATOR', path: '/schedules/:id', route: '/schedules/3' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Run now' }));
+    const dialog = await screen.findByRole('dialog');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Run now' }));
+    await waitFor(() => expect(fake.calls.find((c) => c.url.endsWith('/trigger'))).toBeDefined());
+    const key = fake.calls.find((c) => c.url.endsWith('/trigger'))?.headers.get('Idempotency-Key') ?? '';
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('navigation hides pages a role may not open', () => {
+    renderScreen(<Layout />, { role: 'OPERATOR' });
+    expect(screen.getByRole('link', { name: 'Audit' })).toBeInTheDocument();
+    expect(screen.queryByRole('link', { name: 'Users' })).toBeNull();
+    expect(screen.queryByRole('link', { name: 'Chaos' })).toBeNull();
+  });
+
+  it('a deep link to an ADMIN page tells a lower role why it is not shown', () => {
+    renderScreen(<UsersPage />, { role: 'OPERATOR' });
+    expect(screen.getByRole('alert')).toHaveTextContent('Requires the ADMIN role');
+  });
+});

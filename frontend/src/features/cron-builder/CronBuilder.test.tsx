@@ -1,0 +1,137 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { useState } from 'react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, json, problem, renderScreen } from '../../test/render';
+import { CronBuilder } from './CronBuilder';
+import { markDstChanges } from './NextRuns';
+
+// Weekdays at 09:30 Berlin across the 2027 spring-forward (28 March): the offset changes between runs 3 and 4.
+const berlinRuns = ['2027-03-25T08:30:00Z', '2027-03-26T08:30:00Z', '2027-03-29T07:30:00Z', '2027-03-30T07:30:00Z', '2027-03-31T07:30:00Z'];
+
+function Harness({ initial = '0 0 9 * * *', zone = 'Europe/Berlin' }: { initial?: string; zone?: string }) {
+  const [value, setValue] = useState({ expression: initial, timezone: zone });
+  return (
+    <>
+      <CronBuilder expression={value.expression} timezone={value.timezone} onChange={setValue} />
+      <output aria-label="form value">{`${value.expression}|${value.timezone}`}</output>
+    </>
+  );
+}
+
+function describeApi() {
+  return fakeApi({
+    'POST /cron/describe': async (req) => {
+      const body = (await req.json()) as { expression: string; timezone: string };
+      return json({ expression: body.expression.trim(), description: '', next_runs: berlinRuns });
+    },
+  });
+}
+
+const expressionBox = () => screen.getByRole('textbox', { name: /Cron expression/ });
+const repeat = () => screen.getByRole('combobox', { name: 'Repeat' });
+
+async function choose(label: string, option: string) {
+  await userEvent.click(screen.getByRole('combobox', { name: label }));
+  await userEvent.click(await screen.findByRole('option', { name: option }));
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('CronBuilder', () => {
+  it('builds "weekdays at 09:30" from the dropdowns, with English and five next runs in both zones', async () => {
+    const fake = describeApi();
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<Harness />);
+    await choose('Repeat', 'Weekly on chosen days');
+    fireEvent.change(screen.getByLabelText('At time'), { target: { value: '09:30' } });
+    expect(expressionBox()).toHaveValue('0 30 9 * * MON-FRI');
+    expect(screen.getByLabelText('form value')).toHaveTextContent('0 30 9 * * MON-FRI|Europe/Berlin');
+    expect(screen.getByTestId('cron-english')).toHaveTextContent('At 09:30, Monday through Friday');
+    const table = await screen.findByRole('table', { name: 'Next runs' });
+    expect(within(table).getAllByRole('row')).toHaveLength(6);
+    expect(within(table).getByText(/In Europe\/Berlin/)).toBeInTheDocument();
+    expect(within(table).getByText(/In your zone/)).toBeInTheDocument();
+    expect(within(table).getAllByText('DST change')).toHaveLength(1);
+    await waitFor(async () => {
+      const sent = fake.calls.filter((c) => c.url.endsWith('/cron/describe'));
+      expect(await sent.at(-1)?.clone().json()).toEqual({ expression: '0 30 9 * * MON-FRI', timezone: 'Europe/Berlin', count: 5 });
+    });
+  });
+
+  it('unticking a weekday rewrites the expression', async () => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness initial="0 30 9 * * MON-FRI" />);
+    expect(repeat()).toHaveValue('Weekly on chosen days');
+    await userEvent.click(screen.getByRole('checkbox', { name: 'Wed' }));
+    expect(expressionBox()).toHaveValue('0 30 9 * * MON,TUE,THU,FRI');
+  });
+
+  it('typing an expression sets the dropdowns it expresses, or Custom', async () => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness />);
+    expect(repeat()).toHaveValue('Daily at a time');
+    await userEvent.clear(expressionBox());
+    await userEvent.type(expressionBox(), '0 0 18 L * *');
+    expect(repeat()).toHaveValue('Monthly on a day');
+    expect(screen.getByRole('combobox', { name: 'Day of month' })).toHaveValue('Last day');
+    expect(screen.getByLabelText('At time')).toHaveValue('18:00');
+    await userEvent.clear(expressionBox());
+    await userEvent.type(expressionBox(), '0 0 9-17 * * *');
+    expect(repeat()).toHaveValue('Custom');
+    expect(screen.getByTestId('cron-english')).toHaveTextContent('Every hour, between 09:00 and 17:00');
+  });
+
+  it.each([
+    ['Every N seconds', '*/30 * * * * *'],
+    ['Every N minutes', '0 */5 * * * *'],
+    ['Every N hours', '0 0 * * * *'],
+    ['Daily at a time', '0 0 9 * * *'],
+    ['Weekly on chosen days', '0 0 9 * * MON-FRI'],
+    ['Monthly on a day', '0 0 9 1 * *'],
+    ['Yearly on a date', '0 0 9 1 JAN *'],
+  ])('choosing %s writes %s and keeps that pattern selected', async (label, expression) => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness initial="0 0 9-17 * * *" />);
+    await choose('Repeat', label);
+    expect(expressionBox()).toHaveValue(expression);
+    expect(repeat()).toHaveValue(label);
+  });
+
+  it('says what is wrong and where, before asking the server', async () => {
+    const fake = describeApi();
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<Harness />);
+    await userEvent.clear(expressionBox());
+    await userEvent.type(expressionBox(), '0 0 25 * * *');
+    expect(screen.getByText('field 3 (hour): 25 is out of range 0–23')).toBeInTheDocument();
+    expect(repeat()).toHaveValue('Custom');
+  });
+
+  it("shows the server's 422 detail when only the backend knows it is wrong", async () => {
+    vi.stubGlobal('fetch', fakeApi({ 'POST /cron/describe': () => problem(422, 'expression never fires in 2027') }).fetch);
+    renderScreen(<Harness />);
+    expect((await screen.findAllByText('expression never fires in 2027')).length).toBeGreaterThan(0);
+  });
+
+  it('changing the zone reaches the form value', async () => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness zone="UTC" />);
+    await userEvent.clear(screen.getByRole('combobox', { name: 'Time zone' }));
+    await userEvent.type(screen.getByRole('combobox', { name: 'Time zone' }), 'Tokyo');
+    await userEvent.click(await screen.findByRole('option', { name: 'Asia/Tokyo' }));
+    await waitFor(() => expect(screen.getByLabelText('form value')).toHaveTextContent('|Asia/Tokyo'));
+  });
+});
+
+describe('DST markers', () => {
+  it('marks a run whose UTC offset differs from the run before', () => {
+    const rows = markDstChanges(berlinRuns, 'Europe/Berlin', '2027-03-24T00:00:00Z');
+    expect(rows.map((r) => r.dstChange)).toEqual([false, false, true, false, false]);
+    expect(rows[2]?.offset).toBe('GMT+02:00');
+  });
+
+  it('marks nothing in a zone without DST', () => {
+    expect(markDstChanges(berlinRuns, 'UTC', '2027-03-24T00:00:00Z').some((r) => r.dstChange)).toBe(false);
+  });
+});

@@ -1,0 +1,82 @@
+import { act, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, json, problem, renderScreen } from '../../test/render';
+import { DashboardPage } from './DashboardPage';
+
+const stats = {
+  jobs_by_status: { PENDING: 4, RUNNING: 2, SUCCEEDED: 120, DEAD: 1, CANCELLED: 0 },
+  throughput: [{ minute: '2026-11-29T08:00:00Z', succeeded: 10, failed: 1 }],
+  leader: { owner: 'host:1:abc', fencing_token: 42, expires_at: new Date(Date.now() + 12_000).toISOString() },
+  workers: [{ id: 'host:1:abc', host: 'host', pid: 1, heartbeat_at: new Date().toISOString(), running: 2 }],
+};
+
+function setVisibility(state: 'visible' | 'hidden') {
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+describe('dashboard', () => {
+  beforeEach(() => localStorage.clear());
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    setVisibility('visible');
+  });
+
+  it('shows counts, leader and workers from /stats', async () => {
+    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    expect(await screen.findByLabelText('SUCCEEDED jobs')).toHaveTextContent('120');
+    expect(screen.getByText('42')).toBeInTheDocument();
+    expect(screen.getAllByText('host:1:abc').length).toBeGreaterThan(0);
+    expect(screen.getByText('No dead jobs.')).toBeInTheDocument();
+  });
+
+  it('says "Reconnecting…" and marks the numbers stale when a poll fails', async () => {
+    let up = true;
+    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => (up ? json(stats) : problem(503, 'down')), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    const { client } = renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    await screen.findByLabelText('SUCCEEDED jobs');
+    expect(screen.queryByText('Reconnecting…')).toBeNull();
+    up = false;
+    await act(() => client.refetchQueries({ queryKey: ['stats'] }));
+    expect(await screen.findByText('Reconnecting…')).toBeInTheDocument();
+    expect(screen.getByLabelText('SUCCEEDED jobs').closest('[data-stale]')).not.toBeNull();
+    up = true;
+    await act(() => client.refetchQueries({ queryKey: ['stats'] }));
+    await waitFor(() => expect(screen.queryByText('Reconnecting…')).toBeNull());
+    expect(screen.getByLabelText('SUCCEEDED jobs').closest('[data-stale]')).toBeNull();
+  });
+
+  it('has an interval picker with Pause, and says when polling pauses for a hidden tab', async () => {
+    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    for (const name of ['Pause', '1 s', '2 s', '5 s', '10 s']) expect(screen.getByRole('radio', { name })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('radio', { name: 'Pause' }));
+    expect(screen.getByText('Paused')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('radio', { name: '2 s' }));
+    act(() => setVisibility('hidden'));
+    expect(screen.getByText('Paused while the tab is hidden')).toBeInTheDocument();
+  });
+
+  it('polls /stats at the chosen interval and not while paused', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const fake = fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) });
+      vi.stubGlobal('fetch', fake.fetch);
+      localStorage.setItem('cronplane.pollInterval', '1000');
+      renderScreen(<DashboardPage />, { role: 'VIEWER' });
+      await screen.findByLabelText('SUCCEEDED jobs');
+      const count = () => fake.calls.filter((c) => c.url.endsWith('/stats')).length;
+      const before = count();
+      await act(() => vi.advanceTimersByTimeAsync(3100));
+      expect(count()).toBeGreaterThanOrEqual(before + 2);
+      act(() => setVisibility('hidden'));
+      const hidden = count();
+      await act(() => vi.advanceTimersByTimeAsync(5000));
+      expect(count(), 'no polls while hidden').toBe(hidden);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, json, renderScreen } from '../../test/render';
+import { NewJobPage } from './NewJobPage';
+
+const handlers = [
+  {
+    name: 'sleep',
+    description: 'Sleeps, cancellably',
+    payload_schema: { type: 'object', properties: { seconds: { type: 'number', minimum: 0, maximum: 3600 } }, required: ['seconds'], additionalProperties: false },
+    default_timeout_seconds: 60,
+  },
+];
+
+afterEach(() => vi.unstubAllGlobals());
+
+async function pickSleep() {
+  await userEvent.click(screen.getByRole('combobox', { name: 'Handler' }));
+  await userEvent.click(await screen.findByRole('option', { name: 'sleep' }));
+}
+
+const payloadBox = () => screen.getByRole('textbox', { name: 'Payload (JSON)' });
+
+describe('ad-hoc job form', () => {
+  it("checks the payload against the handler's payload_schema and sends nothing while it fails", async () => {
+    const fake = fakeApi({ 'GET /handlers': () => json(handlers) });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<NewJobPage />, { role: 'OPERATOR' });
+    await pickSleep();
+    expect(payloadBox()).toHaveValue('{\n  "seconds": 0\n}');
+    await userEvent.clear(payloadBox());
+    await userEvent.type(payloadBox(), '{{"seconds": "ten", "extra": 1}');
+    expect(await screen.findByText('seconds must be number, not string')).toBeInTheDocument();
+    expect(screen.getByText('extra is not an allowed property')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Create job' }));
+    expect(fake.calls.filter((c) => c.method === 'POST')).toHaveLength(0);
+
+    await userEvent.clear(payloadBox());
+    await userEvent.type(payloadBox(), '{{"seconds": 1');
+    expect(await screen.findByText(/Not valid JSON/)).toBeInTheDocument();
+  });
+
+  it('sends a valid job with an Idempotency-Key and opens it', async () => {
+    const fake = fakeApi({ 'GET /handlers': () => json(handlers), 'POST /jobs': () => json({ id: 77, status: 'PENDING' }, 202) });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<NewJobPage />, { role: 'OPERATOR' });
+    await pickSleep();
+    await userEvent.clear(payloadBox());
+    await userEvent.type(payloadBox(), '{{"seconds": 2}');
+    await userEvent.click(screen.getByRole('button', { name: 'Create job' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST')).toBe(true));
+    const post = fake.calls.find((c) => c.method === 'POST');
+    expect(post?.headers.get('Idempotency-Key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await post?.json()).toMatchObject({ handler: 'sleep', payload: { seconds: 2 }, priority: 0 });
+    expect(await screen.findByText('elsewhere')).toBeInTheDocument();
+  });
+});
