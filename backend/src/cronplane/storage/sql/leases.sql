@@ -1,0 +1,68 @@
+-- name: lease_set_lock_timeout
+-- A heartbeat must never queue behind a stuck transaction for longer than a renew interval:
+-- failing fast lets the elector notice (and step down by its local deadline) instead.
+SELECT set_config('lock_timeout', %(lock_timeout_ms)s, true);
+
+-- name: lease_ensure
+-- The first heartbeat ever for a name creates its row; everyone after that locks it.
+-- expires_at defaults to -infinity, so a fresh row is immediately claimable.
+INSERT INTO leases (name) VALUES (%(name)s) ON CONFLICT (name) DO NOTHING;
+
+-- name: lease_lock
+-- Lock the row and let the DATABASE clock make every comparison (clock_timestamp(), not now():
+-- the lock wait may have lasted, and now() is frozen at transaction start). The caller decides
+-- renew / claim / decline from these booleans (domain/lease.decide).
+-- nullif: a never-claimed row expires at -infinity, which Python datetimes cannot hold.
+SELECT owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at, barred_owner,
+       clock_timestamp() AS db_now,
+       expires_at <= clock_timestamp() AS expired,
+       (barred_owner IS NOT NULL AND barred_until > clock_timestamp()) AS barred
+  FROM leases
+ WHERE name = %(name)s
+   FOR UPDATE;
+
+-- name: lease_renew
+-- Only ever run after lease_lock showed a live lease that we own, in the same transaction;
+-- the owner/token predicate is a second guard, so a renewal can never extend someone else's term.
+UPDATE leases
+   SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s::float8),
+       renewed_at = clock_timestamp()
+ WHERE name = %(name)s AND owner = %(owner)s AND fencing_token = %(fencing_token)s
+RETURNING owner, fencing_token, expires_at, clock_timestamp() AS db_now;
+
+-- name: lease_claim
+-- Only ever run after lease_lock showed an expired lease. The fencing token strictly increases
+-- with every claim, including our own re-claim after our lease expired: writes fenced with an
+-- older token are rejected (see schedules.sql: schedule_fence).
+UPDATE leases
+   SET owner = %(owner)s,
+       fencing_token = fencing_token + 1,
+       acquired_at = clock_timestamp(),
+       renewed_at = clock_timestamp(),
+       expires_at = clock_timestamp() + make_interval(secs => %(ttl)s::float8)
+ WHERE name = %(name)s AND expires_at <= clock_timestamp()
+RETURNING owner, fencing_token, expires_at, clock_timestamp() AS db_now;
+
+-- name: lease_resign
+-- Graceful handoff: expire our own term now (the owner stays visible as the last holder), so a
+-- standby's next heartbeat claims it; the caller NOTIFYs the leader channel in this transaction.
+UPDATE leases
+   SET expires_at = clock_timestamp()
+ WHERE name = %(name)s AND owner = %(owner)s AND fencing_token = %(fencing_token)s
+   AND expires_at > clock_timestamp()
+RETURNING fencing_token;
+
+-- name: lease_current
+-- For /stats and the console: who leads, under which token, until when (null when expired).
+SELECT name, owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at,
+       acquired_at, renewed_at,
+       expires_at > clock_timestamp() AS live
+  FROM leases
+ WHERE name = %(name)s;
+
+-- name: lease_audit
+-- System audit events (leader.acquire / leader.lose). The execution plane cannot import the
+-- management plane's audit module, so it appends through the same table and the same
+-- hash-chain trigger with one statement.
+INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
+VALUES ('system', 'ADMIN', %(action)s, 'lease', %(name)s, %(details)s);
