@@ -1,5 +1,5 @@
-import { Center, Loader, Stack, Text, Title } from '@mantine/core';
-import { createBrowserRouter, Link, Navigate, Outlet, useLocation, type RouteObject } from 'react-router';
+import { Alert, Button, Center, Loader, Stack, Text, Title } from '@mantine/core';
+import { createBrowserRouter, Link, Navigate, Outlet, useLocation, useRouteError, type RouteObject } from 'react-router';
 import { AuditPage } from '../features/audit/AuditPage';
 import { LoginPage } from '../features/auth/LoginPage';
 import { ChaosPage } from '../features/chaos/ChaosPage';
@@ -42,15 +42,36 @@ function NotFound() {
   );
 }
 
+/** A render error in one page shows a message instead of a blank screen. */
+function RouteError() {
+  const error = useRouteError();
+  return (
+    <Center mih="60vh" p="md">
+      <Alert color="red" title="This page failed to render" maw={560}>
+        <Stack>
+          <Text size="sm">{error instanceof Error ? error.message : String(error)}</Text>
+          <Button variant="light" onClick={() => window.location.reload()}>
+            Reload
+          </Button>
+        </Stack>
+      </Alert>
+    </Center>
+  );
+}
+
 // The app is the only place that composes features: the schedule form gets the cron builder from here.
 export const routes: RouteObject[] = [
   { path: '/login', element: <LoginPage /> },
   {
     element: <RequireAuth />,
+    errorElement: <RouteError />,
     children: [
       {
         element: <Layout />,
         children: [
+          {
+            errorElement: <RouteError />,
+            children: [
           { index: true, element: <DashboardPage /> },
           { path: 'jobs', element: <JobsPage /> },
           { path: 'jobs/new', element: <NewJobPage /> },
@@ -63,6 +84,8 @@ export const routes: RouteObject[] = [
           { path: 'users', element: <UsersPage /> },
           { path: 'chaos', element: <ChaosPage /> },
           { path: '*', element: <NotFound /> },
+            ],
+          },
         ],
       },
     ],

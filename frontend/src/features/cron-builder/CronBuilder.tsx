@@ -70,7 +70,7 @@ export function CronBuilder({ expression, timezone, onChange, error }: CronField
           label="Cron expression (6 fields, seconds first)"
           description="second minute hour day-of-month month day-of-week"
           w={360}
-          ff="monospace"
+          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
           value={text}
           onChange={(e) => {
             setForceCustom(false);
