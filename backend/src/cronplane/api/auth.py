@@ -1,0 +1,241 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Sign-in endpoints and the request authenticator.
+
+Credentials, in the order tried: ``Authorization: Bearer cp_…`` (API token), ``Authorization:
+Bearer <JWT>`` (scripts), the ``access_token_cookie`` (the SPA; non-GET requests must echo the
+``csrf_access_token`` cookie in ``X-CSRF-TOKEN``). Whatever the credential, the database decides
+who the caller is and which role they have now (``management.auth.authenticate_*``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import Flask, Response, current_app, g, jsonify, request
+from flask.views import MethodView
+from flask_jwt_extended import (
+    get_jwt,
+    set_access_cookies,
+    set_refresh_cookies,
+    unset_jwt_cookies,
+    verify_jwt_in_request,
+)
+from flask_jwt_extended.exceptions import JWTExtendedException
+from flask_smorest import Api, Blueprint
+from jwt.exceptions import PyJWTError
+from marshmallow import fields, validate
+
+from cronplane.api.access import current_actor, requires, set_authenticator
+from cronplane.api.problems import problem
+from cronplane.domain.roles import Role
+from cronplane.management import auth
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Unauthenticated
+from cronplane.security import api_tokens, jwt_setup
+
+blp = Blueprint("auth", __name__, description="Sign in, token rotation, sign out, demo personas.")
+
+PUBLIC: dict[str, Any] = {"x-required-role": "PUBLIC", "security": []}
+INVALID = "Missing, invalid or expired credentials."
+ROLE_NAMES = [role.name for role in Role]
+
+
+def no_nul(value: str) -> None:
+    # Postgres text cannot hold NUL: refuse it here as a 422 rather than fail in the database.
+    if "\x00" in value:
+        raise ma.ValidationError("Must not contain NUL characters.")
+
+
+class LoginSchema(ma.Schema):
+    username = fields.String(required=True,
+                             validate=[validate.Length(min=1, max=256), no_nul])
+    password = fields.String(required=True, validate=[validate.Length(min=1, max=1024), no_nul],
+                             load_only=True)
+
+
+class IdentitySchema(ma.Schema):
+    id = fields.Integer(required=True)
+    username = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+    is_persona = fields.Boolean()
+
+
+class LoginResponseSchema(ma.Schema):
+    access_token = fields.String(required=True)
+    refresh_token = fields.String(required=True)
+    token_type = fields.String(required=True, metadata={"example": "Bearer"})
+    expires_in = fields.Integer(required=True, metadata={"description": "Seconds"})
+    user = fields.Nested(IdentitySchema, required=True)
+
+
+class PersonaSchema(ma.Schema):
+    name = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+    label = fields.String(required=True)
+
+
+def _context() -> ManagementContext:
+    context: ManagementContext = current_app.extensions["cronplane"]
+    return context
+
+
+def _origin() -> auth.Origin:
+    return auth.Origin(ip=request.remote_addr, user_agent=request.headers.get("User-Agent"),
+                       request_id=g.get("request_id"))
+
+
+def _verified_claims(*, refresh: bool) -> dict[str, Any]:
+    """Signature, algorithm, expiry, token type and (for cookies) CSRF, by flask-jwt-extended."""
+    try:
+        verify_jwt_in_request(refresh=refresh)
+    except (JWTExtendedException, PyJWTError):
+        raise Unauthenticated(INVALID) from None
+    claims: dict[str, Any] = get_jwt()
+    subject, session_id, version = claims.get("sub"), claims.get("sid"), claims.get("ver")
+    if not (isinstance(subject, str) and subject.isdigit() and isinstance(session_id, str)
+            and isinstance(version, int) and not isinstance(version, bool)):
+        raise Unauthenticated(INVALID)
+    return claims
+
+
+def _session_actor(claims: dict[str, Any]) -> Actor:
+    return auth.authenticate_session(
+        _context(), user_id=int(claims["sub"]), session_id=claims["sid"], version=claims["ver"],
+        request_id=g.get("request_id"), ip=request.remote_addr)
+
+
+def authenticate() -> Actor:
+    header = request.headers.get("Authorization", "").strip()
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() == "bearer" and api_tokens.looks_like_api_token(credential):
+        return auth.authenticate_api_token(_context(), credential,
+                                           request_id=g.get("request_id"),
+                                           ip=request.remote_addr)
+    return _session_actor(_verified_claims(refresh=False))
+
+
+def _token_response(grant: auth.Grant) -> Response:
+    ctx = _context()
+    pair = jwt_setup.issue_pair(user_id=grant.user.id, role=grant.user.role.name,
+                                version=grant.token_version, session_id=grant.session_id,
+                                jti=grant.refresh_jti,
+                                access_minutes=ctx.settings.access_token_minutes)
+    response = jsonify(LoginResponseSchema().dump({
+        "access_token": pair.access_token, "refresh_token": pair.refresh_token,
+        "token_type": "Bearer", "expires_in": pair.expires_in, "user": _identity(grant.user)}))
+    set_access_cookies(response, pair.access_token)
+    set_refresh_cookies(response, pair.refresh_token)
+    _no_store(response)
+    return response
+
+
+def _no_store(response: Response) -> None:
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Pragma"] = "no-cache"
+
+
+def _identity(identity: auth.Identity) -> dict[str, Any]:
+    return {"id": identity.id, "username": identity.username, "role": identity.role.name,
+            "is_persona": identity.is_persona}
+
+
+@blp.route("/auth/login")
+class Login(MethodView):
+    @blp.doc(**PUBLIC, summary="Sign in with a username and password",
+             description="Returns a token pair and sets HttpOnly cookies (CSRF double submit). "
+                         "Every failure is the same 401; repeated failures on one name → 429 "
+                         "with Retry-After.")
+    @blp.arguments(LoginSchema)
+    @blp.response(200, LoginResponseSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.alt_response(429, response="TOO_MANY_REQUESTS")
+    def post(self, body: dict[str, Any]) -> Response:
+        return _token_response(auth.login(_context(), body["username"], body["password"],
+                                          _origin()))
+
+
+@blp.route("/auth/refresh")
+class Refresh(MethodView):
+    @blp.doc(**PUBLIC, **{"x-credential": "refresh_token"},
+             summary="Exchange a refresh token for a new pair (the old one is spent)",
+             description="Refresh token as Bearer or the refresh cookie (with X-CSRF-TOKEN = "
+                         "csrf_refresh_token). Presenting a spent refresh token revokes the "
+                         "whole login.")
+    @blp.response(200, LoginResponseSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    def post(self) -> Response:
+        claims = _verified_claims(refresh=True)
+        jti = claims.get("jti")
+        if not isinstance(jti, str):
+            raise Unauthenticated(INVALID)
+        return _token_response(auth.refresh(
+            _context(), user_id=int(claims["sub"]), session_id=claims["sid"], jti=jti,
+            version=claims["ver"], origin=_origin()))
+
+
+@blp.route("/auth/logout")
+class Logout(MethodView):
+    @blp.doc(**{"x-required-role": Role.VIEWER.name,
+                "security": [{"bearerAuth": []}, {"cookieAuth": []}]},
+             summary="Sign out: this login's access and refresh tokens stop working at once",
+             description="Access token as Bearer or cookie; with an expired access token the "
+                         "refresh token (Bearer or cookie) is accepted too.")
+    @blp.response(204)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    def post(self) -> Response:
+        try:
+            actor = current_actor()
+        except Unauthenticated:
+            try:
+                actor = _session_actor(_verified_claims(refresh=True))
+            except Unauthenticated:
+                response = problem(401, INVALID)
+                unset_jwt_cookies(response)
+                return response
+        auth.logout(_context(), actor)
+        response = Response(status=204)
+        unset_jwt_cookies(response)
+        _no_store(response)
+        return response
+
+
+@blp.route("/auth/me")
+class Me(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(summary="The signed-in user, with the role in effect for this request")
+    @blp.response(200, IdentitySchema)
+    def get(self) -> dict[str, Any]:
+        return _identity(auth.me(_context(), current_actor()))
+
+
+@blp.route("/auth/personas")
+class Personas(MethodView):
+    @blp.doc(**PUBLIC, summary="Demo personas available for one-click sign-in (empty when off)")
+    @blp.response(200, PersonaSchema(many=True))
+    def get(self) -> list[dict[str, Any]]:
+        return [{"name": p.name, "role": p.role.name, "label": p.label}
+                for p in auth.personas(_context())]
+
+
+@blp.route("/auth/personas/<string:name>/login")
+class PersonaLogin(MethodView):
+    @blp.doc(**PUBLIC, summary="One-click sign-in as a demo persona",
+             description="404 when personas are disabled, unknown, or the account is locked.")
+    @blp.response(200, LoginResponseSchema)
+    @blp.alt_response(404, response="NOT_FOUND")
+    def post(self, name: str) -> Response:
+        return _token_response(auth.persona_login(_context(), name, _origin()))
+
+
+def init_app(app: Flask, api: Api) -> None:
+    settings = _settings_of(app)
+    jwt_setup.configure(app, settings, lambda detail: problem(401, detail))
+    set_authenticator(app, authenticate)
+
+
+def _settings_of(app: Flask) -> Any:
+    context: ManagementContext = app.extensions["cronplane"]
+    return context.settings

@@ -1,0 +1,313 @@
+"""Sign-in, token rotation, sign-out, and the per-request credential check.
+
+Throttling: failures are counted per lower-cased username in ``login_throttles`` whether the
+account exists or not, so a 429 reveals nothing. The first ``FREE_FAILURES - 1`` failures in a
+``FAILURE_WINDOW`` cost nothing; from then on each failure blocks the name for
+``BLOCK_BASE_SECONDS * 2^(n - FREE_FAILURES)`` seconds (capped at ``BLOCK_MAX_SECONDS``). The
+throttle row is locked for the duration of an attempt, so parallel guesses on one account are
+serialised instead of racing past the counter.
+
+One answer for every failure (unknown user, wrong password, locked, disabled): the caller sees the
+same 401 body after the same Argon2 work; the audit trail records the real reason.
+
+Refresh rotation (RFC 9700 §4.14): each login is a family; its row holds the current refresh
+token's ``jti``. Refreshing with the current token rotates it. Refreshing with the token spent by the
+last rotation within ``REFRESH_GRACE_SECONDS`` of it is treated as a concurrent refresh by the same
+client (two browser tabs share the cookie): it gets a new access token and a refresh token for the
+*current* jti, and nothing rotates. Any other spent token is reuse: the whole family is revoked and
+``auth.refresh_reuse`` is audited. See docs/adr/0004-token-storage.md.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session
+
+from cronplane.domain.roles import Role
+from cronplane.management.actor import Actor
+from cronplane.management.audit import record
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import NotFound, TooManyRequests, Unauthenticated
+from cronplane.security import api_tokens
+from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing
+from cronplane.storage.models import ApiToken, AuditEvent, RefreshFamily, User
+from cronplane.storage.queries import QUERIES
+
+FREE_FAILURES = 5
+FAILURE_WINDOW = timedelta(minutes=15)
+BLOCK_BASE_SECONDS = 15
+BLOCK_MAX_SECONDS = 15 * 60
+REFRESH_GRACE_SECONDS = 10
+GENERIC_FAILURE = "Invalid username or password."
+MAX_USERNAME = 64
+
+PERSONAS: dict[str, tuple[Role, str]] = {
+    "operator": (Role.OPERATOR, "Operator (demo)"),
+    "viewer": (Role.VIEWER, "Viewer (demo)"),
+}
+
+
+@dataclass(frozen=True)
+class Identity:
+    id: int
+    username: str
+    role: Role
+    is_persona: bool = False
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What the API turns into a token pair: a user, their login (family) and its refresh jti."""
+
+    user: Identity
+    session_id: str
+    refresh_jti: str
+    token_version: int
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    role: Role
+    label: str
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a sign-in request came from, for the audit trail and the family row."""
+
+    ip: str | None = None
+    user_agent: str | None = None
+    request_id: str | None = None
+
+
+def block_seconds(failures: int) -> int:
+    """How long a name is blocked after its ``failures``-th consecutive failure (0: not at all)."""
+    if failures < FREE_FAILURES:
+        return 0
+    return int(min(BLOCK_MAX_SECONDS, BLOCK_BASE_SECONDS * 2 ** (failures - FREE_FAILURES)))
+
+
+def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
+          hashing: PasswordHashing = DEFAULT_HASHING) -> Grant:
+    key = username.strip().lower()[:MAX_USERNAME * 2]
+    outcome: Grant | int | None = None  # grant, seconds to wait, or a plain failure
+    with ctx.db.transaction() as session:
+        session.execute(text("INSERT INTO login_throttles (username) VALUES (:u) "
+                             "ON CONFLICT (username) DO NOTHING"), {"u": key})
+        throttle = session.execute(text(
+            "SELECT failures, "
+            "       (last_failure_at IS NULL OR last_failure_at < now() - :window) AS stale, "
+            "       greatest(0, ceil(extract(epoch FROM blocked_until - now())))::int AS wait "
+            "  FROM login_throttles WHERE username = :u FOR UPDATE"),
+            {"u": key, "window": FAILURE_WINDOW}).one()
+        if throttle.wait > 0:
+            _failed(session, key, None, "throttled", origin)
+            outcome = int(throttle.wait)
+        else:
+            user = session.scalars(select(User).where(func.lower(User.username) == key)
+                                   .with_for_update()).one_or_none()
+            check = hashing.verify(user.password_hash if user else None, password)
+            reason = _refusal(user, check.ok)
+            if reason is None:
+                assert user is not None
+                session.execute(text("DELETE FROM login_throttles WHERE username = :u"), {"u": key})
+                if check.needs_rehash:
+                    user.password_hash = hashing.hash(password)
+                outcome = _grant(ctx, session, user, origin, method="password")
+            else:
+                failures = (0 if throttle.stale else throttle.failures) + 1
+                session.execute(text(
+                    "UPDATE login_throttles SET failures = :n, last_failure_at = now(), "
+                    "       blocked_until = CASE WHEN :block > 0 "
+                    "                            THEN now() + make_interval(secs => :block) END "
+                    " WHERE username = :u"), {"u": key, "n": failures, "block": block_seconds(failures)})
+                _failed(session, key, user, reason, origin)
+    if isinstance(outcome, Grant):
+        return outcome
+    if isinstance(outcome, int):
+        raise TooManyRequests("Too many failed sign-ins for this account; try again later.",
+                              retry_after=outcome)
+    raise Unauthenticated(GENERIC_FAILURE)
+
+
+def _refusal(user: User | None, password_ok: bool) -> str | None:
+    if user is None:
+        return "unknown_user"
+    if not password_ok:
+        return "bad_password"
+    if user.locked:
+        return "locked"
+    if user.disabled:
+        return "disabled"
+    return None
+
+
+def _failed(session: Session, key: str, user: User | None, reason: str, origin: Origin) -> None:
+    # The actor of a failed sign-in is nobody yet: the name typed is a claim, not an identity.
+    session.add(AuditEvent(
+        actor="anonymous", actor_role=None, action="auth.login_failed",
+        target_type="user", target_id=None if user is None else str(user.id),
+        details={"username": key, "reason": reason},
+        request_id=origin.request_id, ip=origin.ip))
+    session.flush()
+
+
+def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin, *,
+           method: str) -> Grant:
+    family = RefreshFamily(
+        id=secrets.token_urlsafe(24), user_id=user.id, current_jti=secrets.token_urlsafe(24),
+        expires_at=func.now() + timedelta(days=ctx.settings.refresh_token_days),
+        user_agent=(origin.user_agent or "")[:512] or None, ip=origin.ip)
+    session.add(family)
+    user.last_login_at = func.now()
+    session.flush()
+    identity = Identity(id=user.id, username=user.username, role=Role.parse(user.role),
+                        is_persona=user.is_persona)
+    actor = Actor(username=user.username, role=identity.role, user_id=user.id,
+                  session_id=family.id, request_id=origin.request_id, ip=origin.ip)
+    record(session, actor, "auth.login", target_type="user", target_id=user.id,
+           details={"method": method, "session": family.id})
+    return Grant(user=identity, session_id=family.id, refresh_jti=family.current_jti,
+                 token_version=user.token_version)
+
+
+def personas(ctx: ManagementContext) -> list[Persona]:
+    """The one-click demo accounts that can sign in now: none when personas are off."""
+    if not ctx.settings.demo_personas:
+        return []
+    with ctx.db.read_session() as session:
+        names = set(session.scalars(select(User.username).where(
+            User.is_persona, ~User.locked, ~User.disabled,
+            User.username.in_(list(PERSONAS)))))
+    return [Persona(name=name, role=role, label=label)
+            for name, (role, label) in PERSONAS.items() if name in names]
+
+
+def persona_login(ctx: ManagementContext, name: str, origin: Origin) -> Grant:
+    """Sign in as a demo persona without a password; 404 when off, unknown or locked."""
+    if not ctx.settings.demo_personas or name not in PERSONAS:
+        raise NotFound("No such persona.")
+    with ctx.db.transaction() as session:
+        user = session.scalars(select(User).where(
+            User.username == name, User.is_persona).with_for_update()).one_or_none()
+        if user is None or user.locked or user.disabled:
+            raise NotFound("No such persona.")
+        return _grant(ctx, session, user, origin, method="persona")
+
+
+def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, version: int,
+            origin: Origin) -> Grant:
+    """Rotate the refresh token of a login (see the module docstring for the policy)."""
+    reused = False
+    grant: Grant | None = None
+    with ctx.db.transaction() as session:
+        row = session.execute(
+            select(RefreshFamily, User, (RefreshFamily.expires_at > func.now()).label("live"),
+                   (RefreshFamily.last_used_at > func.now()
+                    - timedelta(seconds=REFRESH_GRACE_SECONDS)).label("in_grace"))
+            .join(User, User.id == RefreshFamily.user_id)
+            .where(RefreshFamily.id == session_id)
+            .with_for_update(of=RefreshFamily)).one_or_none()
+        if row is None:
+            raise Unauthenticated("This session has ended; sign in again.")
+        family, user, live, in_grace = row
+        usable = (family.user_id == user_id and family.revoked_at is None and live
+                  and not user.locked and not user.disabled and user.token_version == version)
+        if not usable:
+            raise Unauthenticated("This session has ended; sign in again.")
+        identity = Identity(id=user.id, username=user.username, role=Role.parse(user.role),
+                            is_persona=user.is_persona)
+        if jti == family.current_jti:
+            family.previous_jti, family.current_jti = family.current_jti, secrets.token_urlsafe(24)
+            family.last_used_at = func.now()
+            grant = Grant(identity, family.id, family.current_jti, user.token_version)
+        elif jti == family.previous_jti and in_grace:
+            grant = Grant(identity, family.id, family.current_jti, user.token_version)
+        else:
+            family.revoked_at = func.now()
+            family.revoked_reason = "refresh_reuse"
+            actor = Actor(username=user.username, role=identity.role, user_id=user.id,
+                          session_id=family.id, request_id=origin.request_id, ip=origin.ip)
+            record(session, actor, "auth.refresh_reuse", target_type="session",
+                   target_id=family.id, details={"user_id": user.id})
+            reused = True
+    if reused or grant is None:
+        raise Unauthenticated("This session has ended; sign in again.")
+    return grant
+
+
+def logout(ctx: ManagementContext, actor: Actor) -> None:
+    """End the caller's login: its access and refresh tokens stop working at once."""
+    if actor.session_id is None:
+        raise Unauthenticated("Sign out needs a session token; revoke API tokens with "
+                              "DELETE /tokens/{id}.")
+    with ctx.db.transaction() as session:
+        session.execute(update(RefreshFamily)
+                        .where(RefreshFamily.id == actor.session_id,
+                               RefreshFamily.revoked_at.is_(None))
+                        .values(revoked_at=func.now(), revoked_reason="logout"))
+        record(session, actor, "auth.logout", target_type="session", target_id=actor.session_id)
+
+
+def revoke_sessions(session: Session, user_id: int, reason: str) -> None:
+    """Invalidate every outstanding session token of a user (inside the caller's transaction)."""
+    session.execute(update(User).where(User.id == user_id)
+                    .values(token_version=User.token_version + 1, updated_at=func.now()))
+    session.execute(update(RefreshFamily)
+                    .where(RefreshFamily.user_id == user_id, RefreshFamily.revoked_at.is_(None))
+                    .values(revoked_at=func.now(), revoked_reason=reason))
+
+
+def revoke_api_tokens(session: Session, user_id: int, *, above: Role | None = None) -> None:
+    """Revoke a user's API tokens (all, or only those whose role is above ``above``)."""
+    statement = update(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+    if above is not None:
+        statement = statement.where(ApiToken.role.in_([r.name for r in Role if r > above]))
+    session.execute(statement.values(revoked_at=func.now()))
+
+
+def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: str, version: int,
+                         request_id: str | None = None, ip: str | None = None) -> Actor:
+    """The caller behind a verified session JWT, or ``Unauthenticated``: one query."""
+    with ctx.db.connection() as conn:
+        row: dict[str, Any] | None = conn.execute(
+            QUERIES["authenticate_session"], {"user_id": user_id, "session_id": session_id},
+            prepare=True).fetchone()
+    if (row is None or not row["session_live"] or row["locked"] or row["disabled"]
+            or row["token_version"] != version):
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    return Actor(username=row["username"], role=Role.parse(row["role"]), user_id=row["id"],
+                 session_id=session_id, request_id=request_id, ip=ip)
+
+
+def authenticate_api_token(ctx: ManagementContext, credential: str, *,
+                           request_id: str | None = None, ip: str | None = None) -> Actor:
+    """The caller behind an API token, or ``Unauthenticated``: one query."""
+    token_hash = api_tokens.parse(credential)
+    row: dict[str, Any] | None = None
+    if token_hash is not None:
+        with ctx.db.connection() as conn:
+            row = conn.execute(QUERIES["authenticate_api_token"], {"token_hash": token_hash},
+                               prepare=True).fetchone()
+    if row is None:
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    return Actor(username=row["username"], role=Role.parse(row["token_role"]),
+                 user_id=row["user_id"], token_id=row["token_id"], request_id=request_id, ip=ip)
+
+
+def me(ctx: ManagementContext, actor: Actor) -> Identity:
+    if actor.user_id is None:
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    with ctx.db.read_session() as session:
+        user = session.get(User, actor.user_id)
+    if user is None:
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    # The role is the request's effective one (an API token may carry less than its creator).
+    return Identity(id=user.id, username=user.username, role=actor.role,
+                    is_persona=user.is_persona)

@@ -1,0 +1,121 @@
+"""API tokens for automation: list your own, create one (role no higher than yours, optional
+expiry), delete one.
+
+The secret is returned once, at creation, and stored only as a hash. Tokens are managed from a
+signed-in session, never with another API token: a leaked token must not be able to mint more.
+Deleting marks the row revoked rather than removing it, so audit events that name the token
+(``details.via_token``) keep pointing at something.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+
+from cronplane.domain.roles import Role
+from cronplane.management.actor import Actor
+from cronplane.management.audit import record
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.security import api_tokens
+from cronplane.storage.models import ApiToken
+
+MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class TokenView:
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True)
+class CreatedToken:
+    view: TokenView
+    token: str  # the secret: shown once
+
+
+def _view(row: ApiToken) -> TokenView:
+    return TokenView(id=row.id, name=row.name, role=row.role, prefix=row.prefix,
+                     created_at=row.created_at, expires_at=row.expires_at,
+                     last_used_at=row.last_used_at)
+
+
+def _require_session(actor: Actor, doing: str) -> int:
+    if actor.user_id is None:
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    if actor.token_id is not None:
+        raise Forbidden(f"API tokens cannot {doing} API tokens; sign in instead.")
+    return actor.user_id
+
+
+def list_tokens(ctx: ManagementContext, actor: Actor, *, limit: int | None = None,
+                cursor: str | None = None) -> Page[TokenView]:
+    if actor.user_id is None:
+        raise Unauthenticated("Missing, invalid or expired credentials.")
+    size = check_limit(limit)
+    after = decode_cursor(cursor)
+    statement = (select(ApiToken)
+                 .where(ApiToken.user_id == actor.user_id, ApiToken.revoked_at.is_(None))
+                 .order_by(ApiToken.id).limit(size + 1))
+    if after is not None:
+        statement = statement.where(ApiToken.id > after["id"])
+    with ctx.db.read_session() as session:
+        rows = [_view(row) for row in session.scalars(statement)]
+    return page_by_id(rows, size)
+
+
+def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str | None = None,
+                 expires_at: datetime | None = None,
+                 now: datetime | None = None) -> CreatedToken:
+    user_id = _require_session(actor, "create")
+    errors: dict[str, list[str]] = {}
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_NAME:
+        errors["name"] = [f"Must be 1–{MAX_NAME} characters."]
+    granted = actor.role
+    if role is not None:
+        try:
+            granted = Role.parse(role)
+        except ValueError:
+            errors["role"] = ["Must be one of VIEWER, OPERATOR, ADMIN."]
+        else:
+            if granted > actor.role:
+                errors["role"] = [f"Cannot exceed your own role ({actor.role.name})."]
+    if expires_at is not None and expires_at <= (now or datetime.now(UTC)):
+        errors["expires_at"] = ["Must be in the future."]
+    if errors:
+        raise InvalidInput("Invalid token: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
+                           errors=errors)
+    secret = api_tokens.generate()
+    with ctx.db.transaction() as session:
+        row = ApiToken(user_id=user_id, name=name, role=granted.name, token_hash=secret.token_hash,
+                       prefix=secret.prefix, expires_at=expires_at)
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+        record(session, actor, "token.create", target_type="token", target_id=row.id,
+               details={"name": name, "role": granted.name, "prefix": secret.prefix,
+                        "expires_at": None if expires_at is None else expires_at.isoformat()})
+        return CreatedToken(view=_view(row), token=secret.token)
+
+
+def delete_token(ctx: ManagementContext, actor: Actor, token_id: int) -> None:
+    user_id = _require_session(actor, "delete")
+    with ctx.db.transaction() as session:
+        row = session.scalars(select(ApiToken).where(
+            ApiToken.id == token_id, ApiToken.user_id == user_id,
+            ApiToken.revoked_at.is_(None)).with_for_update()).one_or_none()
+        if row is None:
+            raise NotFound(f"Token {token_id} does not exist.")
+        row.revoked_at = func.now()
+        record(session, actor, "token.delete", target_type="token", target_id=row.id,
+               details={"name": row.name, "prefix": row.prefix})

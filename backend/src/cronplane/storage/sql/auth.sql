@@ -1,0 +1,32 @@
+-- name: authenticate_session
+-- Every request with a session JWT: the user and the login (refresh family) in one primary-key
+-- join, so logout, lock, disable, role and password changes take effect on the very next request
+-- and the effective role is the database's, not the token's.
+SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled,
+       (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live
+  FROM users u
+  JOIN refresh_families f ON f.user_id = u.id
+ WHERE u.id = %(user_id)s AND f.id = %(session_id)s;
+
+-- name: authenticate_api_token
+-- Every request with an API token: one index probe on the hash, joined to the creator, so a token
+-- stops working when deleted, expired, or when its creator is locked, disabled or demoted below
+-- it. last_used_at is written at most once a minute per token, so a busy script does not turn
+-- every read into a write.
+WITH hit AS (
+  SELECT t.id AS token_id, t.role AS token_role, u.id AS user_id, u.username
+    FROM api_tokens t
+    JOIN users u ON u.id = t.user_id
+   WHERE t.token_hash = %(token_hash)s
+     AND t.revoked_at IS NULL
+     AND (t.expires_at IS NULL OR t.expires_at > now())
+     AND NOT u.locked AND NOT u.disabled
+     AND array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], t.role)
+         <= array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], u.role)
+), touched AS (
+  UPDATE api_tokens SET last_used_at = now()
+   WHERE id = (SELECT token_id FROM hit)
+     AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+  RETURNING id
+)
+SELECT token_id, token_role, user_id, username FROM hit;
