@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -124,53 +123,50 @@ def test_cli_offers_every_subcommand_the_deploy_files_use() -> None:
 
 
 class Stage:
+    """One FROM stage and its instructions, as Docker's own parser reads them."""
+
     def __init__(self, image: str, name: str | None) -> None:
         self.image = image
         self.name = name
-        self.instructions: list[tuple[str, str]] = []
+        self.commands: list[Any] = []  # dockerfile.Command
 
-    def all(self, keyword: str) -> list[str]:
-        return [args for kw, args in self.instructions if kw == keyword]
+    def all(self, keyword: str) -> list[Any]:
+        return [command for command in self.commands if command.cmd == keyword]
 
-    def last(self, keyword: str) -> str | None:
+    def last(self, keyword: str) -> Any:
         found = self.all(keyword)
         return found[-1] if found else None
 
+    def text(self, keyword: str) -> str:
+        return "\n".join(" ".join((*c.flags, *c.value)) for c in self.all(keyword))
+
 
 def parse_dockerfile(path: Path) -> list[Stage]:
-    """FROM stages with their instructions; continuation lines joined, global ARGs resolved."""
-    logical: list[str] = []
-    pending = ""
-    for raw in path.read_text().splitlines():
-        stripped = raw.strip()
-        if not pending and (not stripped or stripped.startswith("#")):
-            continue
-        if pending and stripped.startswith("#"):
-            continue  # comment lines inside a continuation are dropped by Docker too
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        logical.append(pending + stripped)
-        pending = ""
-    assert not pending, "the Dockerfile ends inside a line continuation"
-
+    """FROM stages with their instructions; global ARG defaults substituted into FROM."""
+    try:
+        import dockerfile
+    except ImportError:
+        pytest.fail(f"the `dockerfile` parser is not installed; {PIP_HINT}", pytrace=False)
+    try:
+        commands = dockerfile.parse_file(str(path))
+    except dockerfile.GoParseError as exc:
+        pytest.fail(f"{path.name} does not parse: {exc}", pytrace=False)
     global_args: dict[str, str] = {}
     stages: list[Stage] = []
-    for line in logical:
-        keyword, _, args = line.partition(" ")
-        keyword, args = keyword.upper(), args.strip()
-        if keyword == "ARG" and not stages:
-            name, _, default = args.partition("=")
+    for command in commands:
+        if command.cmd == "ARG" and not stages:
+            name, _, default = command.value[0].partition("=")
             global_args[name] = default
-        elif keyword == "FROM":
-            words = [w for w in args.split() if not w.startswith("--")]
+        elif command.cmd == "FROM":
             image = re.sub(r"\$\{(\w+)\}|\$(\w+)",
-                           lambda m: global_args.get(m.group(1) or m.group(2), ""), words[0])
+                           lambda m: global_args.get(m.group(1) or m.group(2), ""),
+                           command.value[0])
+            words = command.value
             alias = words[2] if len(words) >= 3 and words[1].upper() == "AS" else None
             stages.append(Stage(image, alias))
         else:
-            assert stages, f"instruction before the first FROM: {line}"
-            stages[-1].instructions.append((keyword, args))
+            assert stages, f"{command.original} comes before the first FROM"
+            stages[-1].commands.append(command)
     return stages
 
 
@@ -183,27 +179,28 @@ def stages() -> dict[str, Stage]:
     return named
 
 
-def exec_form(args: str) -> list[str]:
-    value = json.loads(args)
-    assert isinstance(value, list), f"expected the JSON (exec) form, got {args}"
-    return value
+def exec_form(command: Any, keyword: str) -> list[str]:
+    assert command is not None, f"the runtime stage has no {keyword}"
+    assert command.json, f"{keyword} should use the JSON (exec) form: {command.original}"
+    return list(command.value)
 
 
 def test_dockerfile_builds_the_spa_with_node_20_and_installs_into_python_3_11_slim(
         stages: dict[str, Stage]) -> None:
     assert stages["frontend"].image.startswith("node:20"), stages["frontend"].image
-    assert "npm run build" in " ".join(stages["frontend"].all("RUN"))
+    assert "npm run build" in stages["frontend"].text("RUN")
     assert stages["runtime"].image.startswith("python:3.11-slim"), stages["runtime"].image
     assert stages["caddy"].image.startswith("caddy:2"), stages["caddy"].image
-    copies = " ".join(stages["runtime"].all("COPY"))
-    assert "--from=frontend" in copies, "the runtime image should carry the built SPA"
-    assert "--from=frontend" in " ".join(stages["caddy"].all("COPY")), (
+    assert "--from=frontend" in stages["runtime"].text("COPY"), (
+        "the runtime image should carry the built SPA")
+    assert "--from=frontend" in stages["caddy"].text("COPY"), (
         "the caddy image serves the SPA files, so it must copy them from the frontend stage")
 
 
 def dockerfile_uid(stages: dict[str, Stage]) -> int:
-    user = stages["runtime"].last("USER")
-    assert user, "the runtime stage sets no USER, so it would run as root"
+    command = stages["runtime"].last("USER")
+    assert command, "the runtime stage sets no USER, so it would run as root"
+    user = command.value[0]
     uid = user.split(":")[0]
     assert uid.isdigit(), (
         f"USER {user}: use a numeric uid so Kubernetes' runAsNonRoot can verify it")
@@ -217,16 +214,15 @@ def test_image_runs_as_a_non_root_numeric_user(stages: dict[str, Stage]) -> None
 def test_image_entrypoint_is_the_cronplane_cli(stages: dict[str, Stage],
                                                 cli_subcommands: frozenset[str]) -> None:
     runtime = stages["runtime"]
-    assert exec_form(runtime.last("ENTRYPOINT") or "null") == ["cronplane"]
-    command = exec_form(runtime.last("CMD") or "null")
+    assert exec_form(runtime.last("ENTRYPOINT"), "ENTRYPOINT") == ["cronplane"]
+    command = exec_form(runtime.last("CMD"), "CMD")
     assert command[0] in cli_subcommands, f"CMD {command} is not a cronplane subcommand"
 
 
 def healthcheck_command(stages: dict[str, Stage]) -> list[str]:
-    check = stages["runtime"].last("HEALTHCHECK")
-    assert check, "the runtime image has no HEALTHCHECK"
-    _, _, command = check.partition("CMD ")
-    return exec_form(command.strip())
+    check = exec_form(stages["runtime"].last("HEALTHCHECK"), "HEALTHCHECK")
+    assert check[0] == "CMD", f"HEALTHCHECK {check}"
+    return check[1:]
 
 
 def test_healthcheck_probes_healthz_without_curl_unless_installed(
@@ -234,7 +230,7 @@ def test_healthcheck_probes_healthz_without_curl_unless_installed(
     command = healthcheck_command(stages)
     assert "/healthz" in " ".join(command)
     if command[0] == "curl":
-        assert "curl" in " ".join(stages["runtime"].all("RUN")), (
+        assert "curl" in stages["runtime"].text("RUN"), (
             "HEALTHCHECK uses curl, which python:3.11-slim does not have")
 
 
@@ -315,11 +311,10 @@ def test_dockerignore_matcher_understands_the_patterns_used() -> None:
 
 def test_every_copied_path_exists_and_is_in_the_build_context(stages: dict[str, Stage]) -> None:
     for stage in stages.values():
-        for args in stage.all("COPY"):
-            words = [w for w in shlex.split(args) if not w.startswith("--")]
-            if "--from=" in args:
+        for command in stage.all("COPY"):
+            if any(flag.startswith("--from=") for flag in command.flags):
                 continue
-            for source in words[:-1]:
+            for source in command.value[:-1]:
                 assert (REPO / source).exists(), f"COPY {source}: no such path in the repository"
                 assert not dockerignore_excludes(source), (
                     f"COPY {source}: .dockerignore keeps it out of the build context")
@@ -616,6 +611,20 @@ def test_caddy_sets_the_security_headers(caddy_config: dict[str, Any]) -> None:
     assert not missing, f"Caddyfile lacks {missing}"
     assert "frame-ancestors 'none'" in headers["Content-Security-Policy"][0]
     assert "max-age=" in headers["Strict-Transport-Security"][0]
+
+
+def test_caddy_gives_the_console_the_same_csp_as_the_app(caddy_config: dict[str, Any]) -> None:
+    try:
+        from cronplane.api.app import CSP
+    except Exception as exc:
+        pytest.fail(f"cannot import cronplane.api.app.CSP ({exc!r})", pytrace=False)
+    site = caddy_config["apps"]["http"]["servers"]["srv0"]["routes"][0]["handle"][0]["routes"]
+    [spa] = [route for route in site if "match" not in route and any(
+        node.get("handler") == "file_server" for node in walk(route))]
+    policies = [node["response"]["set"]["Content-Security-Policy"][0] for node in walk(spa)
+                if node.get("handler") == "headers"
+                and "Content-Security-Policy" in node.get("response", {}).get("set", {})]
+    assert policies == [CSP], "Caddy and the app would give the console different policies"
 
 
 def test_caddy_hides_metrics(caddy_config: dict[str, Any]) -> None:
