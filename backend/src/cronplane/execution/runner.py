@@ -42,6 +42,10 @@ def new_identity() -> ProcessIdentity:
 
 def default_builders() -> list[ServiceBuilder]:
     builders: list[ServiceBuilder] = []
+    # Leader election last: the scheduler it starts should find this process's workers running.
+    from cronplane.execution.elector import leadership_services
+
+    builders.append(leadership_services)
     return builders
 
 

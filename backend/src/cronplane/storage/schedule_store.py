@@ -1,0 +1,127 @@
+"""The leader's fire path: due schedules → jobs, fenced, in one transaction per batch.
+
+``fire_due`` locks up to ``limit`` due schedules (SKIP LOCKED), asks ``domain/firing`` which
+fire times to enqueue, inserts one job per fire time with the key ``schedule:{id}:{fire time}``
+(``ON CONFLICT DO NOTHING``), advances ``next_run_at`` and the counters, and sends one NOTIFY on
+the jobs channel, all in a transaction that first re-checks the caller's fencing token against
+the lease row. A caller whose term is over gets :class:`FencedOut` and has written nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from cronplane.domain.cron import CronError, CronExpression, validate_timezone
+from cronplane.domain.firing import DEFAULT_GRACE, FirePlan, plan_fires
+from cronplane.domain.keys import schedule_fire_key
+from cronplane.storage import notify
+from cronplane.storage.database import Database
+from cronplane.storage.lease_store import LEADER_LEASE
+from cronplane.storage.queries import QUERIES
+
+log = logging.getLogger(__name__)
+
+
+class FencedOut(Exception):
+    """The fencing token is no longer the live one: this process is not the leader any more."""
+
+
+@dataclass
+class FireResult:
+    scanned: int = 0  # due schedules locked in this batch
+    enqueued: int = 0  # jobs inserted
+    duplicates: int = 0  # fire keys that already had a job (nothing inserted)
+    missed: int = 0
+    overlap_skipped: int = 0
+    jobs: list[tuple[int, int, datetime]] = field(default_factory=list)  # (job, schedule, fire)
+
+
+@lru_cache(maxsize=4096)
+def _expression(text: str) -> CronExpression:
+    return CronExpression.parse(text)
+
+
+@lru_cache(maxsize=1024)
+def _zone(name: str) -> ZoneInfo:
+    return validate_timezone(name)
+
+
+class ScheduleStore:
+    def __init__(self, db: Database, *, lease_name: str = LEADER_LEASE) -> None:
+        self.db = db
+        self.lease_name = lease_name
+
+    def fire_due(self, owner: str, fencing_token: int, *, limit: int = 500,
+                 grace: timedelta = DEFAULT_GRACE, idle_timeout_seconds: float = 1.0) -> FireResult:
+        """Fire one batch of due schedules as the leader ``owner`` holding ``fencing_token``."""
+        result = FireResult()
+        with self.db.connection() as conn, conn.transaction():
+            timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
+            conn.execute(QUERIES["schedule_fire_guards"],
+                         {"idle_timeout_ms": timeout, "lock_timeout_ms": timeout})
+            fenced = conn.execute(QUERIES["schedule_fence"], {
+                "lease": self.lease_name, "owner": owner,
+                "fencing_token": fencing_token}).fetchone()
+            if fenced is None:
+                raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
+            rows = conn.execute(QUERIES["schedules_due"], {"limit": limit}).fetchall()
+            result.scanned = len(rows)
+            if not rows:
+                return result
+            fire_ids: list[int] = []
+            fire_times: list[datetime] = []
+            keys: list[str] = []
+            advance: dict[str, list[Any]] = {"ids": [], "next_run_ats": [], "last_run_ats": [],
+                                             "missed": [], "overlap_skipped": []}
+            for row in rows:
+                plan = self._plan(row, grace)
+                advance["ids"].append(row["id"])
+                advance["next_run_ats"].append(plan.next_run_at if plan else None)
+                advance["last_run_ats"].append(plan.last_fire if plan else None)
+                advance["missed"].append(plan.missed if plan else 0)
+                advance["overlap_skipped"].append(plan.overlap_skipped if plan else 0)
+                if plan is None:
+                    continue
+                result.missed += plan.missed
+                result.overlap_skipped += plan.overlap_skipped
+                for fire_time in plan.fire_times:
+                    fire_ids.append(row["id"])
+                    fire_times.append(fire_time)
+                    keys.append(schedule_fire_key(row["id"], fire_time))
+            if fire_ids:
+                inserted = conn.execute(QUERIES["schedule_fire_jobs"], {
+                    "schedule_ids": fire_ids, "fire_times": fire_times, "keys": keys}).fetchall()
+                result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
+                result.enqueued = len(inserted)
+                result.duplicates = len(fire_ids) - len(inserted)
+            conn.execute(QUERIES["schedule_advance"], advance)
+            if result.enqueued:
+                # One wake-up per fire transaction, however many jobs it created.
+                conn.execute(notify.NOTIFY_SQL, {"channel": notify.JOBS, "payload": ""})
+        return result
+
+    def seconds_until_next_due(self) -> float | None:
+        """Seconds (database clock) until the earliest live schedule is due; None if none."""
+        with self.db.connection() as conn:
+            row = conn.execute(QUERIES["schedules_next_due"]).fetchone()
+        return None if row is None or row["seconds"] is None else float(row["seconds"])
+
+    @staticmethod
+    def _plan(row: dict[str, Any], grace: timedelta) -> FirePlan | None:
+        try:
+            expression = _expression(row["cron"])
+            zone = _zone(row["timezone"])
+        except CronError:
+            # Validated on every write, so only a tzdata change can get here. Parking the
+            # schedule (next_run_at NULL) beats failing the whole batch on every tick.
+            log.error("schedule %s has an unusable cron %r / timezone %r; parked",
+                      row["id"], row["cron"], row["timezone"])
+            return None
+        return plan_fires(expression, zone, next_run_at=row["next_run_at"], now=row["db_now"],
+                          misfire=row["misfire"], overlap=row["overlap"],
+                          running=row["running"], grace=grace)

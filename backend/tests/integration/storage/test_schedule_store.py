@@ -1,0 +1,163 @@
+"""The fire transaction against a real Postgres: fenced, one job per fire time, one NOTIFY."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from cronplane.domain.keys import schedule_fire_key
+from cronplane.storage import notify
+from cronplane.storage.database import Database
+from cronplane.storage.lease_store import LeaseStore
+from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+
+LEASE = "scheduler"
+
+
+def add_schedule(db: Database, *, cron: str = "* * * * * *", due_seconds_ago: int = 0,
+                 **columns: Any) -> int:
+    values = {"name": f"s-{secrets.token_hex(4)}", "handler": "noop", "cron": cron,
+              "overlap": "forbid", **columns}
+    names = ", ".join(values)
+    placeholders = ", ".join(f"%({k})s" for k in values)
+    with db.connection() as conn:
+        row = conn.execute(
+            f"INSERT INTO schedules ({names}, next_run_at) VALUES ({placeholders}, "
+            f"date_trunc('second', clock_timestamp()) - make_interval(secs => {due_seconds_ago})) "
+            "RETURNING id", values).fetchone()
+    assert row is not None
+    return int(row["id"])
+
+
+def schedule_row(db: Database, schedule_id: int) -> dict[str, Any]:
+    with db.connection() as conn:
+        row = conn.execute("SELECT * FROM schedules WHERE id = %s", (schedule_id,)).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+def jobs_of(db: Database, schedule_id: int) -> list[dict[str, Any]]:
+    with db.connection() as conn:
+        return conn.execute("SELECT * FROM jobs WHERE schedule_id = %s ORDER BY fire_time",
+                            (schedule_id,)).fetchall()
+
+
+@pytest.fixture
+def leader(fresh_db: Database) -> tuple[str, int]:
+    outcome = LeaseStore(fresh_db).heartbeat(LEASE, "leader-a", 30)
+    return "leader-a", outcome.fencing_token
+
+
+def test_a_due_schedule_gets_one_job_keyed_by_its_fire_time(fresh_db: Database,
+                                                            leader: tuple[str, int]) -> None:
+    sid = add_schedule(fresh_db, payload=psycopg.types.json.Jsonb({"x": 1}), priority=7,
+                       max_attempts=4, timeout_seconds=9)
+    due = schedule_row(fresh_db, sid)["next_run_at"]
+    result = ScheduleStore(fresh_db).fire_due(*leader)
+    assert result.enqueued == 1
+    [job] = jobs_of(fresh_db, sid)
+    assert job["idempotency_key"] == schedule_fire_key(sid, due)
+    assert (job["trigger"], job["fire_time"], job["run_at"]) == ("schedule", due, due)
+    assert (job["handler"], job["payload"], job["priority"], job["max_attempts"],
+            job["timeout_seconds"]) == ("noop", {"x": 1}, 7, 4, 9)
+    assert job["exclusive"] is True, "overlap=forbid schedules enqueue exclusive jobs"
+    after = schedule_row(fresh_db, sid)
+    assert after["next_run_at"] > due and after["last_run_at"] == due
+    assert after["version"] == 1, "the scheduler's progress is not a definition change"
+
+
+def test_a_stale_fencing_token_writes_nothing(fresh_db: Database,
+                                              leader: tuple[str, int]) -> None:
+    sid = add_schedule(fresh_db)
+    before = schedule_row(fresh_db, sid)
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE leases SET expires_at = clock_timestamp() WHERE name = %s", (LEASE,))
+    newer = LeaseStore(fresh_db).heartbeat(LEASE, "leader-b", 30)
+    assert newer.fencing_token == leader[1] + 1
+    with pytest.raises(FencedOut):
+        ScheduleStore(fresh_db).fire_due(*leader)
+    assert jobs_of(fresh_db, sid) == [], "a stale leader's fire transaction must write nothing"
+    assert schedule_row(fresh_db, sid)["next_run_at"] == before["next_run_at"]
+    assert ScheduleStore(fresh_db).fire_due("leader-b", newer.fencing_token).enqueued == 1
+
+
+def test_an_expired_lease_fences_out_even_its_own_owner(fresh_db: Database,
+                                                        leader: tuple[str, int]) -> None:
+    add_schedule(fresh_db)
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE leases SET expires_at = clock_timestamp() WHERE name = %s", (LEASE,))
+    with pytest.raises(FencedOut):
+        ScheduleStore(fresh_db).fire_due(*leader)
+
+
+def test_a_fire_key_that_already_has_a_job_is_not_inserted_twice(
+        fresh_db: Database, leader: tuple[str, int]) -> None:
+    sid = add_schedule(fresh_db)
+    due = schedule_row(fresh_db, sid)["next_run_at"]
+    with fresh_db.connection() as conn:
+        conn.execute("INSERT INTO jobs (handler, schedule_id, trigger, idempotency_key) "
+                     "VALUES ('noop', %s, 'schedule', %s)", (sid, schedule_fire_key(sid, due)))
+    result = ScheduleStore(fresh_db).fire_due(*leader)
+    assert (result.enqueued, result.duplicates) == (0, 1)
+    assert len(jobs_of(fresh_db, sid)) == 1
+    assert schedule_row(fresh_db, sid)["next_run_at"] > due, "the schedule still advances"
+
+
+def test_paused_and_deleted_schedules_never_fire(fresh_db: Database,
+                                                 leader: tuple[str, int]) -> None:
+    paused = add_schedule(fresh_db, paused=True)
+    deleted = add_schedule(fresh_db)
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE schedules SET deleted_at = now() WHERE id = %s", (deleted,))
+    assert ScheduleStore(fresh_db).fire_due(*leader).scanned == 0
+    assert jobs_of(fresh_db, paused) == [] and jobs_of(fresh_db, deleted) == []
+
+
+def test_forbid_skips_a_fire_while_a_run_is_running(fresh_db: Database,
+                                                    leader: tuple[str, int]) -> None:
+    sid = add_schedule(fresh_db)
+    with fresh_db.connection() as conn:
+        conn.execute("INSERT INTO jobs (handler, schedule_id, trigger, status, exclusive) "
+                     "VALUES ('noop', %s, 'manual', 'RUNNING', true)", (sid,))
+    result = ScheduleStore(fresh_db).fire_due(*leader)
+    assert (result.enqueued, result.overlap_skipped) == (0, 1)
+    assert schedule_row(fresh_db, sid)["overlap_skipped_count"] == 1
+
+
+def test_skip_counts_fires_missed_in_an_outage(fresh_db: Database,
+                                               leader: tuple[str, int]) -> None:
+    sid = add_schedule(fresh_db, cron="0 * * * * *", due_seconds_ago=0)
+    with fresh_db.connection() as conn:  # pretend the cluster was down for ten minutes
+        conn.execute("UPDATE schedules SET next_run_at = date_trunc('minute', now()) "
+                     "- interval '10 minutes' WHERE id = %s", (sid,))
+    ScheduleStore(fresh_db).fire_due(*leader, grace=timedelta(seconds=5))
+    row = schedule_row(fresh_db, sid)
+    assert row["missed_count"] >= 10
+    assert len(jobs_of(fresh_db, sid)) <= 1, "skip never floods the queue after downtime"
+
+
+def test_one_notify_on_the_jobs_channel_per_fire_transaction(fresh_db: Database,
+                                                             leader: tuple[str, int]) -> None:
+    for _ in range(5):
+        add_schedule(fresh_db, due_seconds_ago=1)
+    with psycopg.connect(fresh_db.url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {notify.JOBS}")
+        result = ScheduleStore(fresh_db).fire_due(*leader)
+        notes = list(listener.notifies(timeout=0.5))
+    assert result.enqueued >= 5
+    assert len(notes) == 1, f"expected one NOTIFY for {result.enqueued} jobs, got {len(notes)}"
+
+
+def test_seconds_until_next_due_follows_the_earliest_live_schedule(fresh_db: Database) -> None:
+    store = ScheduleStore(fresh_db)
+    assert store.seconds_until_next_due() is None
+    sid = add_schedule(fresh_db)
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE schedules SET next_run_at = now() + interval '30 seconds' "
+                     "WHERE id = %s", (sid,))
+    seconds = store.seconds_until_next_due()
+    assert seconds is not None and 29 < seconds <= 30
