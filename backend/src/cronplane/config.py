@@ -34,6 +34,7 @@ class Settings:
     lease_ttl_seconds: float = 15.0
     attempt_lease_seconds: float = 30.0
     worker_concurrency: int = 8
+    shutdown_grace_seconds: float = 10.0
     execution: bool = True
     shell_commands: bool = False
     data_dir: Path = Path(DEFAULT_DATA_DIR)
@@ -76,6 +77,8 @@ class Settings:
             attempt_lease_seconds=reader.number("CRONPLANE_ATTEMPT_LEASE_SECONDS", 30.0,
                                                 low=1, high=86400),
             worker_concurrency=reader.integer("CRONPLANE_WORKER_CONCURRENCY", 8, low=1, high=256),
+            shutdown_grace_seconds=reader.number("CRONPLANE_SHUTDOWN_GRACE_SECONDS", 10.0,
+                                                 low=0, high=3600),
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
             shell_commands=reader.boolean("CRONPLANE_SHELL_COMMANDS", False),
             data_dir=data_dir,

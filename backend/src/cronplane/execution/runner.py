@@ -42,6 +42,9 @@ def new_identity() -> ProcessIdentity:
 
 def default_builders() -> list[ServiceBuilder]:
     builders: list[ServiceBuilder] = []
+    from cronplane.execution.queue_plane import build_queue_services
+
+    builders.append(build_queue_services)
     # Leader election last: the scheduler it starts should find this process's workers running.
     from cronplane.execution.elector import leadership_services
 

@@ -1,0 +1,157 @@
+"""Buffers attempt outcomes and writes them in batches: one statement per flush.
+
+Guarantees: an outcome is written at most ``max_delay`` seconds (≤ 50 ms) after it was submitted
+while the database is reachable, or as soon as ``max_batch`` outcomes are waiting; outcomes are
+never dropped on a failed flush (they are retried, in order); a late outcome of an attempt that
+is no longer its job's current one is rejected by the store's compare-and-set and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cronplane.storage.job_store import Applied, JobStore, Outcome, TransientConflict
+
+MAX_DELAY_LIMIT = 0.05
+
+
+@dataclass(frozen=True)
+class CompleterConfig:
+    max_delay: float = 0.02
+    max_batch: int = 1000
+    retry_delay: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.max_delay <= MAX_DELAY_LIMIT:
+            raise ValueError("completer max_delay must be in (0, 0.05] seconds")
+        if self.max_batch < 1:
+            raise ValueError("completer max_batch must be at least 1")
+
+
+class Completer:
+    name = "completer"
+
+    def __init__(self, store: JobStore, config: CompleterConfig | None = None, *,
+                 logger: logging.Logger | None = None) -> None:
+        self.store = store
+        self.config = config or CompleterConfig()
+        self.log = logger or logging.getLogger("cronplane.completer")
+        self._buffer: list[Outcome] = []
+        self._first_at = 0.0
+        self._cond = threading.Condition()
+        self._flush_lock = threading.Lock()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self.applied = 0
+        self.rejected = 0
+        self.flushes = 0
+        # Called with each flush's results (tests, metrics); runs on the completer thread.
+        self.on_flushed: Callable[[list[Applied]], None] | None = None
+        self.flushed = threading.Condition()
+
+    # -- service -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="cronplane-completer", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        thread = self._thread
+        if thread is None:
+            return True
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        thread.join(timeout)
+        stopped = not thread.is_alive()
+        if stopped:
+            self._thread = None
+            self.flush()  # whatever arrived after the loop's last flush
+        return stopped
+
+    # -- API ---------------------------------------------------------------------------------
+    def submit(self, outcome: Outcome) -> None:
+        with self._cond:
+            if not self._buffer:
+                self._first_at = time.monotonic()
+            self._buffer.append(outcome)
+            if len(self._buffer) == 1 or len(self._buffer) >= self.config.max_batch:
+                self._cond.notify()
+
+    @property
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._buffer)
+
+    def flush(self) -> list[Applied]:
+        """Write everything buffered now (shutdown, tests). Retries until written or raises."""
+        with self._flush_lock:
+            with self._cond:
+                batch, self._buffer = self._buffer, []
+            if not batch:
+                return []
+            try:
+                results = self._write(batch)
+            except Exception:
+                with self._cond:
+                    self._buffer[:0] = batch
+                raise
+            return results
+
+    def wait_flushed(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until at least ``count`` outcomes have been applied or rejected (tests)."""
+        with self.flushed:
+            return self.flushed.wait_for(lambda: self.applied + self.rejected >= count, timeout)
+
+    # -- loop --------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._buffer and not self._stop:
+                    self._cond.wait()
+                if self._stop and not self._buffer:
+                    return
+                if not self._stop:
+                    deadline = self._first_at + self.config.max_delay
+                    while (len(self._buffer) < self.config.max_batch and not self._stop
+                           and (remaining := deadline - time.monotonic()) > 0):
+                        self._cond.wait(remaining)
+            try:
+                self.flush()
+            except Exception:
+                self.log.exception("completion flush failed; retrying in %.1fs",
+                                   self.config.retry_delay)
+                time.sleep(self.config.retry_delay)
+                if self._stop:
+                    return
+
+    def _write(self, batch: list[Outcome]) -> list[Applied]:
+        for attempt in range(10):
+            try:
+                results = self.store.complete(batch)
+                break
+            except TransientConflict:
+                # Lost a lock-order race with the watchdog or a release: the CAS makes a
+                # retry safe.
+                if attempt == 9:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        rejected = [r for r in results if r.rejected]
+        for r in rejected:
+            self.log.warning("late completion rejected: attempt %s of job %s is no longer "
+                             "current (reclaimed or released)", r.attempt_id, r.job_id,
+                             extra={"job_id": r.job_id})
+        with self.flushed:
+            self.flushes += 1
+            self.applied += len(results) - len(rejected)
+            self.rejected += len(rejected)
+            self.flushed.notify_all()
+        if self.on_flushed is not None:
+            self.on_flushed(results)
+        return results

@@ -1,0 +1,10 @@
+"""Imports every built-in handler module so each registers itself."""
+
+from cronplane.execution.handlers import (  # noqa: F401
+    fail,
+    http_request,
+    noop,
+    purge_history,
+    shell_command,
+    sleep,
+)

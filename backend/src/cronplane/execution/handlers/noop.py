@@ -1,0 +1,12 @@
+"""``noop``: does nothing, successfully. The benchmark's and smoke tests' job type."""
+
+from __future__ import annotations
+
+from cronplane.execution.handlers.context import HandlerContext
+from cronplane.execution.handlers.registry import handler
+
+
+@handler("noop", schema={"type": "object"}, timeout=60,
+         description="Does nothing and succeeds.")
+def noop(ctx: HandlerContext) -> None:
+    return None

@@ -1,0 +1,153 @@
+"""The handler registry: what job types exist, their payload schema, timeout and retry policy.
+
+Built-in handlers register with ``@handler(...)`` when their module is imported; third-party
+packages publish callables (or modules) under the entry-point group ``cronplane.handlers`` and are
+loaded once, on first use of ``default_registry()``. Payloads are validated against the handler's
+JSON Schema at submission (management) so a bad payload is a 422, never a run-time failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from cronplane.domain.backoff import DEFAULT_BACKOFF, Backoff
+from cronplane.execution.handlers.context import HandlerContext
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "cronplane.handlers"
+DEFAULT_TIMEOUT_SECONDS = 300
+HandlerFn = Callable[[HandlerContext], Any]
+OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+
+
+@dataclass(frozen=True)
+class HandlerSpec:
+    name: str
+    fn: HandlerFn
+    schema: dict[str, Any]
+    timeout: int = DEFAULT_TIMEOUT_SECONDS
+    description: str = ""
+    backoff: Backoff = DEFAULT_BACKOFF
+    max_attempts: int = 3
+    # Name of a boolean Settings field that must be true for this handler to exist at all
+    # (shell.command needs CRONPLANE_SHELL_COMMANDS=true).
+    requires_setting: str | None = None
+
+    def enabled(self, settings: Any) -> bool:
+        if self.requires_setting is None:
+            return True
+        return bool(getattr(settings, self.requires_setting, False))
+
+    def validate(self, payload: Any) -> list[str]:
+        """Every schema violation as '<path>: <message>'; empty when the payload is valid."""
+        validator = _validator(self.schema)
+        messages = []
+        for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path)):
+            path = "/".join(str(p) for p in error.absolute_path)
+            messages.append(f"{path}: {error.message}" if path else error.message)
+        return messages
+
+
+_VALIDATORS: dict[int, Draft202012Validator] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    key = id(schema)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        validator = Draft202012Validator(schema)
+        _VALIDATORS[key] = validator
+    return validator
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._specs: dict[str, HandlerSpec] = {}
+        self._lock = threading.Lock()
+
+    def register(self, spec: HandlerSpec) -> HandlerSpec:
+        Draft202012Validator.check_schema(spec.schema)
+        if not 1 <= spec.timeout <= 86400:
+            raise ValueError(f"handler {spec.name!r}: timeout must be 1..86400 seconds")
+        with self._lock:
+            existing = self._specs.get(spec.name)
+            if existing is not None and existing.fn is not spec.fn:
+                raise ValueError(f"handler {spec.name!r} is already registered")
+            self._specs[spec.name] = spec
+        return spec
+
+    def get(self, name: str) -> HandlerSpec | None:
+        return self._specs.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[HandlerSpec]:
+        return iter(sorted(self._specs.values(), key=lambda s: s.name))
+
+    def available(self, settings: Any) -> list[HandlerSpec]:
+        return [spec for spec in self if spec.enabled(settings)]
+
+    def handler(self, name: str, *, schema: dict[str, Any] | None = None,
+                timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
+                backoff: Backoff | None = None, max_attempts: int = 3,
+                requires_setting: str | None = None) -> Callable[[HandlerFn], HandlerFn]:
+        def register(fn: HandlerFn) -> HandlerFn:
+            self.register(HandlerSpec(
+                name=name, fn=fn, schema=schema if schema is not None else OBJECT_SCHEMA,
+                timeout=timeout, description=description or (fn.__doc__ or "").strip(),
+                backoff=backoff or DEFAULT_BACKOFF, max_attempts=max_attempts,
+                requires_setting=requires_setting))
+            return fn
+        return register
+
+
+REGISTRY = Registry()
+
+
+def handler(name: str, *, schema: dict[str, Any] | None = None,
+            timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
+            backoff: Backoff | None = None, max_attempts: int = 3,
+            requires_setting: str | None = None) -> Callable[[HandlerFn], HandlerFn]:
+    """Register a handler in the process-wide registry."""
+    return REGISTRY.handler(name, schema=schema, timeout=timeout, description=description,
+                            backoff=backoff, max_attempts=max_attempts,
+                            requires_setting=requires_setting)
+
+
+_loaded = False
+_load_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry with the built-ins and every installed entry point loaded."""
+    global _loaded  # noqa: PLW0603 - one lazy load per process
+    if _loaded:
+        return REGISTRY
+    with _load_lock:
+        if not _loaded:
+            from cronplane.execution.handlers import builtin  # noqa: F401 - registers built-ins
+
+            _load_entry_points(REGISTRY)
+            _loaded = True
+    return REGISTRY
+
+
+def _load_entry_points(registry: Registry) -> None:
+    # An entry point names a module (which registers with @handler on import) or a HandlerSpec.
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = ep.load()
+        except Exception:
+            log.exception("could not load handler entry point %s", ep.name)
+            continue
+        if isinstance(loaded, HandlerSpec):
+            registry.register(loaded)

@@ -1,0 +1,63 @@
+"""Builds the queue's services for one process (registered in ``runner.default_builders``).
+
+Start order (the runner stops in reverse): listener → process registry → completer →
+heartbeater → worker → watchdog. So at shutdown the worker stops claiming and releases its
+attempts while the heartbeater still renews their leases and the completer still writes.
+Shared with other services through ``RunnerContext.shared``: ``listener`` (subscribe to any
+channel), ``worker``, ``job_store``, ``faults`` (the chaos service installs its injector there).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cronplane.execution.completer import Completer
+from cronplane.execution.faults import faults_of
+from cronplane.execution.handlers.registry import default_registry
+from cronplane.execution.heartbeater import Heartbeater
+from cronplane.execution.listener import Listener
+from cronplane.execution.process_registry import ProcessRegistry
+from cronplane.execution.service import Service
+from cronplane.execution.watchdog import Watchdog
+from cronplane.execution.worker import Worker, WorkerConfig
+from cronplane.storage.job_store import JobStore
+from cronplane.storage.notify import JOBS
+
+if TYPE_CHECKING:
+    from cronplane.execution.runner import RunnerContext
+
+
+def watchdog_interval(lease_seconds: float) -> float:
+    """Half a lease, between 0.5 s and 5 s: a dead worker's attempt is LOST within
+    lease + interval, and an idle cluster runs one cheap index probe per process per interval."""
+    return max(0.5, min(5.0, lease_seconds / 2))
+
+
+def build_queue_services(ctx: RunnerContext) -> list[Service]:
+    settings = ctx.settings
+    faults = faults_of(ctx.shared)
+    store = JobStore(ctx.db)
+    listener = ctx.shared.get("listener")
+    services: list[Service] = []
+    if not isinstance(listener, Listener):
+        listener = Listener(ctx.db)
+        ctx.shared["listener"] = listener
+        services.append(listener)
+    completer = Completer(store)
+    worker = Worker(
+        store, completer, default_registry(), ctx.identity,
+        WorkerConfig(concurrency=settings.worker_concurrency,
+                     lease_seconds=settings.attempt_lease_seconds,
+                     shutdown_grace=settings.shutdown_grace_seconds),
+        db=ctx.db, settings=settings, faults=faults, clock=ctx.clock)
+    listener.subscribe(JOBS, worker.notify)
+    heartbeater = Heartbeater(store, worker, lease_seconds=settings.attempt_lease_seconds,
+                              faults=faults, clock=ctx.clock)
+    registry = ProcessRegistry(ctx.db, ctx.identity, kind=ctx.kind,
+                               concurrency=settings.worker_concurrency,
+                               running=lambda: worker.running_count, clock=ctx.clock)
+    watchdog = Watchdog(store, interval=watchdog_interval(settings.attempt_lease_seconds),
+                        clock=ctx.clock)
+    ctx.shared.update({"worker": worker, "job_store": store, "completer": completer})
+    services.extend([registry, completer, heartbeater, worker, watchdog])
+    return services

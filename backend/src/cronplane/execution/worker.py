@@ -1,0 +1,370 @@
+"""The worker: claims ready jobs in batches and runs them on a fixed pool of executor threads.
+
+Guarantees:
+- It claims at most as many jobs as it has free executor slots, in one statement per claim
+  (``JobStore.claim``), so a claimed job never waits in a local queue behind a busy thread.
+- Every claimed attempt ends in exactly one outcome submitted to the completer (SUCCEEDED,
+  FAILED, TIMED_OUT, CANCELLED), unless it was reclaimed or released, in which case nothing is
+  reported and the database's compare-and-set would reject it anyway.
+- Wake-ups come from NOTIFY (``wake``); it also polls at ``poll_interval`` (≤ 1 s) so a lost
+  notification delays work by at most that.
+
+Timeouts: at the deadline the attempt is reported TIMED_OUT at once and its context's
+``cancelled`` event is set. Python cannot kill a thread: a handler that does not cooperate keeps
+running, *abandoned*. Its slot is handed to a new executor thread so capacity stays at
+``concurrency``, its eventual result is discarded (and would be rejected by the database's CAS),
+and the abandoned thread exits when the handler finally returns.
+
+Graceful stop: stop claiming, wait up to ``shutdown_grace`` for running attempts, then release the
+rest (attempt LOST, job PENDING now, see ``release_attempts``) so another worker starts them at
+once, and tell their handlers to stop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from cronplane.domain.backoff import DEFAULT_BACKOFF
+from cronplane.domain.clock import Clock
+from cronplane.domain.identity import ProcessIdentity
+from cronplane.domain.states import AttemptStatus
+from cronplane.execution.completer import Completer
+from cronplane.execution.faults import FaultInjector, NoFaults
+from cronplane.execution.handlers.context import Cancelled, HandlerContext
+from cronplane.execution.handlers.registry import HandlerSpec, Registry
+from cronplane.execution.service import LoopService
+from cronplane.storage.database import Database
+from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
+
+MAX_ERROR_CHARS = 4000
+CANCEL_PREFIX = "cancel:"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    concurrency: int = 8
+    lease_seconds: float = 30.0
+    poll_interval: float = 1.0
+    shutdown_grace: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("worker concurrency must be at least 1")
+        if not 0 < self.poll_interval <= 1.0:
+            raise ValueError("worker poll_interval must be in (0, 1] seconds")
+        if self.lease_seconds < 1:
+            raise ValueError("attempt lease must be at least 1 second")
+        if self.shutdown_grace < 0:
+            raise ValueError("shutdown grace must not be negative")
+
+
+@dataclass(eq=False)
+class Task:
+    claim: ClaimedAttempt
+    spec: HandlerSpec | None
+    ctx: HandlerContext
+    deadline: float
+    started: float = 0.0
+    abandoned: bool = False  # timed out or released: its result is no longer wanted
+    lost: bool = False  # the database no longer considers this attempt current
+    finished: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_STOP_THREAD = object()
+
+
+class Worker(LoopService):
+    name = "worker"
+
+    def __init__(self, store: JobStore, completer: Completer, registry: Registry,
+                 identity: ProcessIdentity, config: WorkerConfig | None = None, *,
+                 db: Database | None = None, settings: Any = None,
+                 faults: FaultInjector | None = None, clock: Clock | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        super().__init__(clock=clock, logger=logger)
+        self.store = store
+        self.completer = completer
+        self.registry = registry
+        self.identity = identity
+        self.config = config or WorkerConfig()
+        self.db = db
+        self.settings = settings
+        self.faults: FaultInjector = faults or NoFaults()
+        self._lock = threading.Condition()
+        self._running: dict[int, Task] = {}  # attempt id → task
+        self._by_job: dict[int, Task] = {}
+        self._free = self.config.concurrency
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._thread_names = itertools.count(1)
+        self._idle = False  # the last claim found nothing: slot frees need not wake the loop
+        self.claimed = 0
+        self.started_attempts = 0
+        # Called in the executor thread right before a handler runs (benchmarks, tests).
+        self.on_handler_start: Any = None
+
+    # -- introspection -------------------------------------------------------------------------
+    @property
+    def running_count(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def running_attempts(self) -> list[tuple[int, int, int]]:
+        with self._lock:
+            return [(t.claim.attempt_id, t.claim.job_id, t.claim.number)
+                    for t in self._running.values() if not t.lost]
+
+    def running_attempt_ids(self) -> list[int]:
+        with self._lock:
+            return [a for a, t in self._running.items() if not t.lost]
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._running, timeout)
+
+    # -- signals from other services -----------------------------------------------------------
+    def notify(self, payload: str) -> None:
+        """A NOTIFY on the jobs channel: new work, or ``cancel:<job id>``."""
+        if payload.startswith(CANCEL_PREFIX):
+            try:
+                job_id = int(payload[len(CANCEL_PREFIX):])
+            except ValueError:
+                return
+            self.cancel_job(job_id)
+            return
+        self._idle = False
+        self.wake()
+
+    def cancel_job(self, job_id: int) -> None:
+        with self._lock:
+            task = self._by_job.get(job_id)
+        if task is not None:
+            task.ctx.cancel("cancel requested")
+
+    def attempts_lost(self, attempt_ids: list[int]) -> None:
+        """The heartbeat found these attempts no longer RUNNING (reclaimed): stop their handlers."""
+        with self._lock:
+            tasks = [self._running[a] for a in attempt_ids if a in self._running]
+            for task in tasks:
+                task.lost = True
+        for task in tasks:
+            self.log.warning("attempt %s of job %s was reclaimed while running; stopping it",
+                             task.claim.number, task.claim.job_id,
+                             extra={"job_id": task.claim.job_id})
+            task.ctx.cancel("attempt reclaimed")
+
+    def cancels_requested(self, attempt_ids: list[int]) -> None:
+        with self._lock:
+            tasks = [self._running[a] for a in attempt_ids if a in self._running]
+        for task in tasks:
+            task.ctx.cancel("cancel requested")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def on_start(self) -> None:
+        with self._lock:
+            for _ in range(self.config.concurrency - len(self._threads)):
+                self._spawn_thread()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        started = time.monotonic()
+        loop_stopped = super().stop(timeout)
+        grace = min(self.config.shutdown_grace, max(0.0, timeout - 2.0))
+        with self._lock:
+            self._lock.wait_for(lambda: not self._running, grace)
+            leftover = [t for t in self._running.values() if not t.abandoned]
+            for task in leftover:
+                task.abandoned = True
+        try:
+            self.completer.flush()
+        except Exception:
+            self.log.exception("could not flush completions at shutdown")
+        if leftover:
+            try:
+                released = self.store.release([(t.claim.attempt_id, t.claim.job_id,
+                                                t.claim.number) for t in leftover])
+                self.log.info("released %d running attempt(s) at shutdown", len(released))
+            except Exception:
+                self.log.exception("could not release attempts; their leases will expire")
+            for task in leftover:
+                task.ctx.cancel("worker shutting down")
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(_STOP_THREAD)
+        remaining = max(0.1, timeout - (time.monotonic() - started))
+        for thread in threads:
+            thread.join(min(remaining, 1.0))
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._running.clear()
+            self._by_job.clear()
+            self._free = self.config.concurrency
+        return loop_stopped
+
+    # -- the loop ------------------------------------------------------------------------------
+    def tick(self) -> float:
+        now = time.monotonic()
+        next_deadline = self._expire_timeouts(now)
+        with self._lock:
+            free = self._free
+        delay = self.config.poll_interval
+        if free > 0 and not self.stopping:
+            claims = self.store.claim(self.identity.id, free, self.config.lease_seconds)
+            self._idle = not claims
+            if claims:
+                self.claimed += len(claims)
+                self._dispatch(claims)
+                if len(claims) == free:
+                    delay = 0.0 if self._free_now() else delay
+        if next_deadline is not None:
+            delay = min(delay, max(0.0, next_deadline - time.monotonic()))
+        return delay
+
+    def _free_now(self) -> bool:
+        with self._lock:
+            return self._free > 0
+
+    def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
+        now = time.monotonic()
+        tasks = []
+        for claim in claims:
+            spec = self.registry.get(claim.handler)
+            timeout = claim.timeout_seconds or (spec.timeout if spec else 60)
+            deadline = now + timeout
+            ctx = HandlerContext(
+                job_id=claim.job_id, attempt=claim.number, payload=claim.payload,
+                cancelled=threading.Event(), deadline=deadline,
+                log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
+                settings=self.settings,
+                connect=self.db.connection if self.db is not None else None)
+            if claim.cancel_requested:
+                ctx.cancel("cancel requested")
+            tasks.append(Task(claim=claim, spec=spec, ctx=ctx, deadline=deadline))
+        with self._lock:
+            for task in tasks:
+                self._running[task.claim.attempt_id] = task
+                self._by_job[task.claim.job_id] = task
+            self._free -= len(tasks)
+        for task in tasks:
+            self._queue.put(task)
+
+    def _expire_timeouts(self, now: float) -> float | None:
+        expired: list[Task] = []
+        next_deadline: float | None = None
+        with self._lock:
+            for task in self._running.values():
+                if task.abandoned:
+                    continue
+                if task.deadline <= now:
+                    expired.append(task)
+                elif next_deadline is None or task.deadline < next_deadline:
+                    next_deadline = task.deadline
+            for task in expired:
+                task.abandoned = True
+                self._forget(task)
+                self._free += 1
+                # The stuck thread keeps its handler; a new thread takes over its slot.
+                self._spawn_thread()
+        for task in expired:
+            task.ctx.cancel("timed out")
+            self.log.warning("attempt %s of job %s timed out; abandoning its thread",
+                             task.claim.number, task.claim.job_id,
+                             extra={"job_id": task.claim.job_id})
+            if not task.lost:
+                self._report(task, AttemptStatus.TIMED_OUT,
+                             error=f"timed out after {task.deadline - task.started:.0f}s"
+                             if task.started else "timed out")
+        return next_deadline
+
+    # -- executor threads ----------------------------------------------------------------------
+    def _spawn_thread(self) -> None:
+        thread = threading.Thread(target=self._executor_loop, daemon=True,
+                                  name=f"cronplane-exec-{next(self._thread_names)}")
+        self._threads.append(thread)
+        thread.start()
+
+    def _executor_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP_THREAD:
+                return
+            assert isinstance(item, Task)
+            if not self._execute(item):
+                return  # killed by fault injection, or abandoned: a replacement exists
+
+    def _execute(self, task: Task) -> bool:
+        """Run one attempt; returns False when this thread must exit (its slot was replaced)."""
+        handler = task.claim.handler
+        if self.faults.should_kill_thread(handler):
+            # Simulate a thread that died: no outcome, no more heartbeats for its attempt, so the
+            # watchdog reclaims it after the lease; a new thread takes over the slot.
+            with self._lock:
+                self._forget(task)
+                self._free += 1
+                self._spawn_thread()
+                self._lock.notify_all()
+            self.log.warning("fault injection: executor thread killed running job %s",
+                             task.claim.job_id, extra={"job_id": task.claim.job_id})
+            self._after_slot_freed()
+            return False
+        task.started = time.monotonic()
+        status, result, error = AttemptStatus.SUCCEEDED, None, None
+        try:
+            if task.spec is None:
+                raise LookupError(f"no handler named {handler!r} on worker {self.identity.id}")
+            if self.on_handler_start is not None:
+                self.on_handler_start(task)
+            self.faults.before_attempt(handler)
+            task.ctx.raise_if_cancelled()
+            result = task.spec.fn(task.ctx)
+        except Cancelled as exc:
+            status, error = AttemptStatus.CANCELLED, str(exc) or "cancelled"
+        except BaseException as exc:  # noqa: BLE001 - a handler's failure is data, not our crash
+            status = AttemptStatus.FAILED
+            error = _describe(exc)
+            if task.ctx.cancelled.is_set() and task.ctx.reason[:1] == ["cancel requested"]:
+                status = AttemptStatus.CANCELLED
+        with self._lock:
+            task.finished = True
+            if task.abandoned:
+                return False
+            self._forget(task)
+            self._free += 1
+            self._lock.notify_all()
+        if not task.lost:
+            self._report(task, status, result=result, error=error)
+        self._after_slot_freed()
+        return True
+
+    def _after_slot_freed(self) -> None:
+        if not self._idle and not self.stopping:
+            self.wake()
+
+    def _forget(self, task: Task) -> None:
+        self._running.pop(task.claim.attempt_id, None)
+        if self._by_job.get(task.claim.job_id) is task:
+            del self._by_job[task.claim.job_id]
+
+    def _report(self, task: Task, status: AttemptStatus, *, result: Any = None,
+                error: str | None = None) -> None:
+        delay = 0.0
+        if status is not AttemptStatus.SUCCEEDED:
+            backoff = task.spec.backoff if task.spec is not None else DEFAULT_BACKOFF
+            delay = backoff.delay(task.claim.number)
+        self.completer.submit(Outcome(attempt_id=task.claim.attempt_id, job_id=task.claim.job_id,
+                                      number=task.claim.number, status=status.value,
+                                      result=result, error=error, retry_delay=delay))
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    tail = "".join(traceback.format_exception(exc)[-3:])
+    return (text + "\n" + tail)[:MAX_ERROR_CHARS]

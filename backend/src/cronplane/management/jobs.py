@@ -1,0 +1,315 @@
+"""Job use cases: enqueue (one, idempotent, bulk), cancel, retry, read, and the handler catalogue.
+
+Each public function owns its transaction and writes its audit event in it; at most one NOTIFY
+per transaction tells workers there is work (a lost one only costs them a poll interval).
+
+Decision (``shell.command``): when ``CRONPLANE_SHELL_COMMANDS`` is off the handler does not exist
+as far as users can tell: it is absent from the catalogue and submitting it is an unknown-handler
+422, exactly like a misspelt name. Workers where it is off also refuse to run it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from cronplane.domain import keys, states
+from cronplane.execution.handlers import HandlerSpec, default_registry
+from cronplane.management import audit
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage.database import Database
+from cronplane.storage.job_store import JobStore, NewJob
+from cronplane.storage.models import Attempt, Job
+from cronplane.storage.notify import JOBS
+
+PRIORITY_RANGE = (-100, 100)
+MAX_ATTEMPTS_RANGE = (1, 100)
+TIMEOUT_RANGE = (1, 86400)
+TRIGGERS = ("schedule", "manual", "api", "retry")
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    handler: str
+    payload: dict[str, Any]
+    priority: int = 0
+    run_at: datetime | None = None
+    max_attempts: int | None = None
+    timeout_seconds: int | None = None
+    trigger: str = "api"
+    schedule_id: int | None = None
+    exclusive: bool = False
+
+    def fingerprint(self) -> str:
+        # What the client asked for, before defaults: a repeat of the same body matches even if
+        # a handler's defaults changed in between.
+        return keys.request_fingerprint({
+            "handler": self.handler, "payload": self.payload, "priority": self.priority,
+            "run_at": self.run_at, "max_attempts": self.max_attempts,
+            "timeout_seconds": self.timeout_seconds, "schedule_id": self.schedule_id,
+        })
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    job: Job
+    created: bool
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    job: Job
+    immediate: bool  # True: CANCELLED now (HTTP 200); False: cancel requested (HTTP 202)
+
+
+@dataclass(frozen=True)
+class HandlerInfo:
+    name: str
+    description: str
+    payload_schema: dict[str, Any]
+    default_timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    job: Job
+    attempts: list[Attempt]
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    statuses: Sequence[str] = ()
+    schedule_id: int | None = None
+    handler: str | None = None
+    q: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+# -- validation ----------------------------------------------------------------------------------
+def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]:
+    """Validate a request; returns (spec, max_attempts, timeout). Raises InvalidInput."""
+    errors: dict[str, list[str]] = {}
+    spec = default_registry().get(request.handler)
+    if spec is None or not spec.enabled(settings):
+        raise InvalidInput(f"unknown handler {request.handler!r}",
+                           errors={"handler": [f"Unknown handler {request.handler!r}."]})
+    if not isinstance(request.payload, dict):
+        errors["payload"] = ["Must be an object."]
+    else:
+        problems = spec.validate(request.payload)
+        if problems:
+            errors["payload"] = problems
+    _check_range(errors, "priority", request.priority, PRIORITY_RANGE)
+    max_attempts = request.max_attempts if request.max_attempts is not None else spec.max_attempts
+    _check_range(errors, "max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)
+    timeout = request.timeout_seconds if request.timeout_seconds is not None else spec.timeout
+    _check_range(errors, "timeout_seconds", timeout, TIMEOUT_RANGE)
+    if request.run_at is not None and (request.run_at.tzinfo is None
+                                       or request.run_at.utcoffset() is None):
+        errors["run_at"] = ["Must include a time zone offset."]
+    if request.trigger not in TRIGGERS:
+        errors["trigger"] = [f"Must be one of {', '.join(TRIGGERS)}."]
+    if errors:
+        field = next(iter(errors))
+        raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
+    return spec, max_attempts, timeout
+
+
+def _check_range(errors: dict[str, list[str]], name: str, value: object,
+                 bounds: tuple[int, int]) -> None:
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        errors[name] = [f"Must be an integer between {low} and {high}."]
+
+
+def _check_key(key: str, *, allow_reserved: bool) -> None:
+    if not key or len(key) > keys.MAX_KEY_LENGTH:
+        raise InvalidInput("Idempotency-Key must be 1 to 255 characters",
+                           errors={"idempotency_key": ["Must be 1 to 255 characters."]})
+    if not allow_reserved and keys.is_reserved_key(key):
+        raise InvalidInput("Idempotency-Key may not start with 'schedule:' (reserved)",
+                           errors={"idempotency_key": ["The prefix 'schedule:' is reserved."]})
+
+
+# -- enqueue -------------------------------------------------------------------------------------
+def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
+            idempotency_key: str | None = None) -> EnqueueResult:
+    with ctx.db.transaction() as session:
+        return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
+                                  settings=ctx.settings)
+
+
+def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
+                       idempotency_key: str | None = None, audit_action: str = "job.create",
+                       settings: Any = None, allow_reserved_key: bool = False) -> EnqueueResult:
+    """Enqueue inside the caller's transaction (audit event and NOTIFY included)."""
+    _spec, max_attempts, timeout = _resolve(request, settings)
+    if idempotency_key is not None:
+        _check_key(idempotency_key, allow_reserved=allow_reserved_key)
+    fingerprint = request.fingerprint() if idempotency_key is not None else None
+    values: dict[str, Any] = {
+        "handler": request.handler, "payload": request.payload, "priority": request.priority,
+        "max_attempts": max_attempts, "timeout_seconds": timeout, "trigger": request.trigger,
+        "schedule_id": request.schedule_id, "exclusive": request.exclusive,
+        "idempotency_key": idempotency_key, "request_fingerprint": fingerprint,
+        "requested_by": actor.username,
+    }
+    if request.run_at is not None:
+        values["run_at"] = request.run_at
+    statement = insert(Job).values(**values)
+    if idempotency_key is not None:
+        # Under concurrency the UNIQUE constraint decides: the loser waits for the winner's
+        # commit, inserts nothing, and reads the winner's job below.
+        statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"])
+    job_id = session.execute(statement.returning(Job.id)).scalar_one_or_none()
+    if job_id is None:
+        existing = session.execute(
+            select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
+        if existing.request_fingerprint != fingerprint:
+            raise InvalidInput(
+                "Idempotency-Key was already used with a different request body",
+                errors={"idempotency_key": ["Already used with a different request body."]})
+        return EnqueueResult(job=existing, created=False)
+    job = session.get(Job, job_id)
+    assert job is not None
+    audit.record(session, actor, audit_action, target_type="job", target_id=job_id,
+                 details={"handler": request.handler, "schedule_id": request.schedule_id,
+                          "idempotency_key": idempotency_key})
+    # Postgres folds identical notifications of one transaction into one, so a caller that
+    # enqueues several jobs in its transaction still sends a single wake-up.
+    session.execute(_NOTIFY, {"channel": JOBS, "payload": ""})
+    return EnqueueResult(job=job, created=True)
+
+
+def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any = None,
+                 requested_by: str | None = None) -> list[int]:
+    """Bulk enqueue from Python: validated, one INSERT statement, one NOTIFY, no audit rows
+    (a programmatic bulk load is not a person's action; callers that need one record it)."""
+    rows: list[NewJob] = []
+    for index, request in enumerate(requests):
+        try:
+            _spec, max_attempts, timeout = _resolve(request, settings)
+        except InvalidInput as exc:
+            raise InvalidInput(f"request {index}: {exc.detail}", errors=exc.errors) from None
+        rows.append(NewJob(handler=request.handler, payload=request.payload,
+                           priority=request.priority, run_at=request.run_at,
+                           max_attempts=max_attempts, timeout_seconds=timeout,
+                           trigger=request.trigger, schedule_id=request.schedule_id,
+                           exclusive=request.exclusive, requested_by=requested_by))
+    return JobStore(db).insert_many(rows)
+
+
+# -- cancel and retry ------------------------------------------------------------------------------
+def _locked_job(session: Session, job_id: int) -> Job:
+    job = session.execute(select(Job).where(Job.id == job_id).with_for_update()).scalar_one_or_none()
+    if job is None:
+        raise NotFound(f"job {job_id} not found")
+    return job
+
+
+def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
+    with ctx.db.transaction() as session:
+        # FOR UPDATE: a worker's claim (SKIP LOCKED) cannot take the job while we decide.
+        job = _locked_job(session, job_id)
+        status = states.JobStatus(job.status)
+        if not states.can_cancel(status):
+            raise Conflict(f"job {job_id} is already {job.status}")
+        if status is states.JobStatus.PENDING:
+            job.status = states.JobStatus.CANCELLED.value
+            job.finished_at = session.execute(select(func.now())).scalar_one()
+            immediate = True
+        else:
+            job.cancel_requested = True
+            immediate = False
+        session.flush()
+        audit.record(session, actor, "job.cancel", target_type="job", target_id=job_id,
+                     details={"from_status": status.value, "immediate": immediate})
+        if not immediate:
+            # Tells the worker running it to signal the handler now, not at its next heartbeat.
+            session.execute(_NOTIFY,
+                            {"channel": JOBS, "payload": f"cancel:{job_id}"})
+        return CancelResult(job=job, immediate=immediate)
+
+
+def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
+    with ctx.db.transaction() as session:
+        job = _locked_job(session, job_id)
+        if not states.can_retry(job.status):
+            raise Conflict(f"job {job_id} is {job.status}; only DEAD or CANCELLED jobs can be retried")
+        if job.attempt_count + 1 > MAX_ATTEMPTS_RANGE[1]:
+            raise Conflict(f"job {job_id} has used all {MAX_ATTEMPTS_RANGE[1]} attempts a job may have")
+        previous = job.status
+        now = session.execute(select(func.now())).scalar_one()
+        job.status = states.JobStatus.PENDING.value
+        job.max_attempts = job.attempt_count + 1
+        job.run_at = now
+        job.finished_at = None
+        job.cancel_requested = False
+        session.flush()
+        audit.record(session, actor, "job.retry", target_type="job", target_id=job_id,
+                     details={"from_status": previous, "attempt": job.attempt_count + 1})
+        session.execute(_NOTIFY,
+                        {"channel": JOBS, "payload": ""})
+        return job
+
+
+# -- reads ---------------------------------------------------------------------------------------
+def get_job(ctx: ManagementContext, job_id: int) -> JobDetail:
+    with ctx.db.read_session() as session:
+        job = session.get(Job, job_id)
+        if job is None:
+            raise NotFound(f"job {job_id} not found")
+        attempts = list(session.execute(
+            select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)).scalars())
+        session.expunge_all()
+        return JobDetail(job=job, attempts=attempts)
+
+
+def list_jobs(ctx: ManagementContext, filters: JobFilter | None = None, *,
+              limit: int | None = None, cursor: str | None = None) -> Page[Job]:
+    """Newest first, keyset-paginated by id."""
+    size = check_limit(limit)
+    after = decode_cursor(cursor)
+    f = filters or JobFilter()
+    query = select(Job)
+    if f.statuses:
+        unknown = [s for s in f.statuses if s not in states.JobStatus.__members__]
+        if unknown:
+            raise InvalidInput(f"unknown status {unknown[0]!r}",
+                               errors={"status": [f"Unknown status {unknown[0]!r}."]})
+        query = query.where(Job.status.in_(list(f.statuses)))
+    if f.schedule_id is not None:
+        query = query.where(Job.schedule_id == f.schedule_id)
+    if f.handler:
+        query = query.where(Job.handler == f.handler)
+    if f.q:
+        query = query.where(Job.search.op("@@")(func.plainto_tsquery("simple", f.q)))
+    if f.created_after is not None:
+        query = query.where(Job.created_at >= f.created_after)
+    if f.created_before is not None:
+        query = query.where(Job.created_at < f.created_before)
+    if after is not None:
+        query = query.where(Job.id < after["id"])
+    query = query.order_by(Job.id.desc()).limit(size + 1)
+    with ctx.db.read_session() as session:
+        rows = list(session.execute(query).scalars())
+        session.expunge_all()
+    return page_by_id(rows, size)
+
+
+def handler_catalogue(settings: Any) -> list[HandlerInfo]:
+    return [HandlerInfo(name=spec.name, description=spec.description,
+                        payload_schema=spec.schema, default_timeout_seconds=spec.timeout)
+            for spec in default_registry().available(settings)]
+

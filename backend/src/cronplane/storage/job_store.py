@@ -1,0 +1,214 @@
+"""The job queue's storage: every hot-path statement of ``sql/jobs.sql``, called by name.
+
+One method per statement, each its own short transaction on a pooled psycopg connection. The
+store knows nothing about threads or handlers; the services in ``execution/`` decide when to call
+it. Statements that can race with each other on the exclusive-run index or by lock order raise
+``ClaimConflict`` / ``TransientConflict`` so callers retry instead of dying.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from cronplane.storage.database import Database
+from cronplane.storage.notify import JOBS
+from cronplane.storage.queries import QUERIES
+
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.LockNotAvailable)
+
+
+class TransientConflict(Exception):
+    """A statement lost a race (deadlock, serialization); retrying it is correct."""
+
+
+@dataclass(frozen=True)
+class ClaimedAttempt:
+    job_id: int
+    attempt_id: int
+    number: int
+    handler: str
+    payload: dict[str, Any]
+    max_attempts: int
+    timeout_seconds: int | None
+    cancel_requested: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one attempt ended, as the worker reports it. ``status`` is an attempt status."""
+
+    attempt_id: int
+    job_id: int
+    number: int
+    status: str
+    result: Any = None
+    error: str | None = None
+    retry_delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Applied:
+    attempt_id: int
+    job_id: int
+    job_status: str | None  # None: rejected (the attempt was no longer the job's current one)
+
+    @property
+    def rejected(self) -> bool:
+        return self.job_status is None
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    job_id: int
+    attempt_id: int
+    number: int
+    job_status: str
+
+
+@dataclass(frozen=True)
+class NewJob:
+    handler: str
+    payload: dict[str, Any]
+    priority: int = 0
+    run_at: datetime | None = None
+    max_attempts: int = 3
+    timeout_seconds: int | None = None
+    trigger: str = "api"
+    schedule_id: int | None = None
+    exclusive: bool = False
+    requested_by: str | None = None
+
+
+class JobStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- claim -------------------------------------------------------------------------------
+    def claim(self, worker_id: str, limit: int, lease_seconds: float) -> list[ClaimedAttempt]:
+        """Claim up to ``limit`` ready jobs. A trip of the exclusive-run index (two claims racing
+        for one forbid-overlap schedule) is retried, so the caller never sees it."""
+        if limit <= 0:
+            return []
+        for _ in range(5):
+            try:
+                with self.db.connection() as conn:
+                    rows = conn.execute(QUERIES["claim_jobs"], {
+                        "limit": limit, "worker_id": worker_id,
+                        "lease_seconds": lease_seconds}).fetchall()
+            except pg_errors.UniqueViolation:
+                continue
+            except TRANSIENT_ERRORS:
+                continue
+            return [ClaimedAttempt(job_id=r["job_id"], attempt_id=r["attempt_id"],
+                                   number=r["number"], handler=r["handler"],
+                                   payload=r["payload"], max_attempts=r["max_attempts"],
+                                   timeout_seconds=r["timeout_seconds"],
+                                   cancel_requested=r["cancel_requested"]) for r in rows]
+        return []
+
+    # -- complete ----------------------------------------------------------------------------
+    def complete(self, outcomes: Sequence[Outcome]) -> list[Applied]:
+        if not outcomes:
+            return []
+        params = {
+            "attempt_ids": [o.attempt_id for o in outcomes],
+            "job_ids": [o.job_id for o in outcomes],
+            "numbers": [o.number for o in outcomes],
+            "outcomes": [o.status for o in outcomes],
+            "results": [None if o.result is None else json.dumps(o.result, default=str)
+                        for o in outcomes],
+            "errors": [o.error for o in outcomes],
+            "delays": [float(o.retry_delay) for o in outcomes],
+        }
+        try:
+            with self.db.connection() as conn:
+                rows = conn.execute(QUERIES["complete_attempts"], params).fetchall()
+        except TRANSIENT_ERRORS as exc:
+            raise TransientConflict(str(exc)) from exc
+        return [Applied(r["attempt_id"], r["job_id"], r["job_status"]) for r in rows]
+
+    # -- leases ------------------------------------------------------------------------------
+    def heartbeat(self, attempt_ids: Sequence[int], lease_seconds: float) -> dict[int, bool]:
+        """Extend leases; returns {attempt_id: cancel_requested} for attempts still RUNNING."""
+        if not attempt_ids:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(QUERIES["heartbeat_attempts"], {
+                "attempt_ids": list(attempt_ids), "lease_seconds": lease_seconds}).fetchall()
+        return {r["attempt_id"]: r["cancel_requested"] for r in rows}
+
+    def reclaim_expired(self, limit: int) -> tuple[int, list[Reclaimed]]:
+        """One page of the watchdog: (attempts scanned, jobs actually reset)."""
+        try:
+            with self.db.connection() as conn:
+                rows = conn.execute(QUERIES["reclaim_expired_attempts"],
+                                    {"limit": limit}).fetchall()
+        except TRANSIENT_ERRORS as exc:
+            raise TransientConflict(str(exc)) from exc
+        scanned = int(rows[0]["scanned"]) if rows else 0
+        return scanned, [Reclaimed(r["job_id"], r["attempt_id"], r["number"], r["job_status"])
+                         for r in rows if r["job_id"] is not None]
+
+    def release(self, attempts: Sequence[tuple[int, int, int]]) -> list[int]:
+        """Give back (attempt_id, job_id, number) at shutdown; returns the job ids released."""
+        if not attempts:
+            return []
+        with self.db.connection() as conn:
+            rows = conn.execute(QUERIES["release_attempts"], {
+                "attempt_ids": [a[0] for a in attempts], "job_ids": [a[1] for a in attempts],
+                "numbers": [a[2] for a in attempts]}).fetchall()
+            if rows:
+                conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": ""})
+        return [r["job_id"] for r in rows]
+
+    # -- enqueue -----------------------------------------------------------------------------
+    def insert_many(self, jobs: Sequence[NewJob], *, notify: bool = True) -> list[int]:
+        """Insert any number of jobs in one statement and send one NOTIFY, in one transaction."""
+        if not jobs:
+            return []
+        params = {
+            "handlers": [j.handler for j in jobs],
+            "payloads": [json.dumps(j.payload) for j in jobs],
+            "priorities": [j.priority for j in jobs],
+            "run_ats": [j.run_at for j in jobs],
+            "max_attempts": [j.max_attempts for j in jobs],
+            "timeouts": [j.timeout_seconds for j in jobs],
+            "triggers": [j.trigger for j in jobs],
+            "schedule_ids": [j.schedule_id for j in jobs],
+            "exclusive": [j.exclusive for j in jobs],
+            "requested_by": [j.requested_by for j in jobs],
+        }
+        with self.db.connection() as conn:
+            ids = [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"], params).fetchall()]
+            if notify:
+                conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": ""})
+        return ids
+
+    def notify_jobs(self, payload: str = "") -> None:
+        with self.db.connection() as conn:
+            conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": payload})
+
+    # -- maintenance -------------------------------------------------------------------------
+    def purge_finished(self, conn: psycopg.Connection[Any], older_than_days: int,
+                       batch: int) -> int:
+        cursor = conn.execute(QUERIES["purge_finished_jobs"],
+                              {"older_than_days": older_than_days, "batch": batch})
+        return cursor.rowcount
+
+    def prune_throughput(self, conn: psycopg.Connection[Any]) -> int:
+        return conn.execute(QUERIES["prune_throughput"]).rowcount
+
+    def running_attempts_of(self, worker_id: str) -> list[tuple[int, int, int]]:
+        with self.db.connection() as conn:
+            rows = conn.execute(QUERIES["running_attempts_of_worker"],
+                                {"worker_id": worker_id}).fetchall()
+        return [(r["attempt_id"], r["job_id"], r["number"]) for r in rows]
+

@@ -1,0 +1,222 @@
+-- The job queue's hot path. Lock order everywhere: jobs row first, then its attempt row, so a
+-- completion, a reclaim and a release of the same attempt queue on the job row instead of
+-- deadlocking. Every transition is compare-and-set on (jobs.status = 'RUNNING',
+-- jobs.attempt_count = attempt number): only the job's current attempt can move it.
+
+-- name: claim_jobs
+-- One statement claims up to %(limit)s ready jobs and inserts their attempt rows. The inner SELECT
+-- is exactly the partial index ix_jobs_ready (status = 'PENDING', ORDER BY priority DESC, run_at,
+-- id), so it is an index scan over the backlog; SKIP LOCKED lets any number of workers claim
+-- concurrently without waiting on each other. Exclusive jobs (schedule overlap=forbid) are skipped
+-- while their schedule has a RUNNING exclusive job, or an earlier ready one (so one claim never
+-- takes two of the same schedule); uq_jobs_running_exclusive is the backstop for the remaining
+-- race, and the caller retries the claim when it trips. Lease times come from the database clock.
+WITH claimed AS (
+  UPDATE jobs j
+     SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = now()
+   WHERE j.id IN (
+     SELECT c.id FROM jobs c
+      WHERE c.status = 'PENDING' AND c.run_at <= now()
+        AND (NOT c.exclusive OR (
+              NOT EXISTS (SELECT 1 FROM jobs r
+                           WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
+                             AND r.exclusive)
+          AND NOT EXISTS (SELECT 1 FROM jobs e
+                           WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
+                             AND e.exclusive AND e.run_at <= now() AND e.id <> c.id
+                             AND (e.priority > c.priority
+                                  OR (e.priority = c.priority
+                                      AND (e.run_at, e.id) < (c.run_at, c.id))))))
+      ORDER BY c.priority DESC, c.run_at, c.id
+      LIMIT %(limit)s
+      FOR UPDATE SKIP LOCKED)
+  RETURNING j.id, j.handler, j.payload, j.attempt_count, j.max_attempts, j.timeout_seconds,
+            j.cancel_requested, j.priority, j.run_at
+), attempt AS (
+  INSERT INTO attempts (job_id, number, status, worker_id, started_at, lease_expires_at)
+  SELECT id, attempt_count, 'RUNNING', %(worker_id)s, now(),
+         now() + make_interval(secs => %(lease_seconds)s)
+    FROM claimed
+  RETURNING id AS attempt_id, job_id
+)
+SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS number,
+       c.max_attempts, c.timeout_seconds, c.cancel_requested
+  FROM claimed c JOIN attempt a ON a.job_id = c.id
+ ORDER BY c.priority DESC, c.run_at, c.id;
+
+-- name: complete_attempts
+-- A batch of attempt outcomes in one statement. Applied only where the job is RUNNING with this
+-- attempt as its current one and the attempt itself is still RUNNING: a late result from an
+-- attempt the watchdog reclaimed (or that was released) matches nothing and is reported back as
+-- rejected. Outcome → job: SUCCEEDED wins; a requested cancel wins over a retry; a failure with
+-- attempts left goes back to PENDING after its backoff delay; otherwise DEAD (dead-letter).
+WITH input AS (
+  SELECT * FROM unnest(%(attempt_ids)s::bigint[], %(job_ids)s::bigint[], %(numbers)s::int[],
+                       %(outcomes)s::text[], %(results)s::jsonb[], %(errors)s::text[],
+                       %(delays)s::float8[])
+         AS i(attempt_id, job_id, number, outcome, result, error, delay)
+), done AS (
+  UPDATE jobs j
+     SET status = CASE
+           WHEN i.outcome = 'SUCCEEDED' THEN 'SUCCEEDED'
+           WHEN j.cancel_requested OR i.outcome = 'CANCELLED' THEN 'CANCELLED'
+           WHEN j.attempt_count < j.max_attempts THEN 'PENDING'
+           ELSE 'DEAD' END,
+         run_at = CASE
+           WHEN i.outcome <> 'SUCCEEDED' AND NOT j.cancel_requested AND i.outcome <> 'CANCELLED'
+                AND j.attempt_count < j.max_attempts
+           THEN now() + make_interval(secs => i.delay) ELSE j.run_at END,
+         finished_at = CASE
+           WHEN i.outcome <> 'SUCCEEDED' AND NOT j.cancel_requested AND i.outcome <> 'CANCELLED'
+                AND j.attempt_count < j.max_attempts
+           THEN NULL ELSE now() END,
+         result = CASE WHEN i.outcome = 'SUCCEEDED' THEN i.result ELSE j.result END,
+         error = CASE WHEN i.outcome = 'SUCCEEDED' THEN NULL ELSE i.error END
+    FROM input i
+   WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
+     AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = i.attempt_id AND a.status = 'RUNNING')
+  RETURNING j.id, j.status, j.cancel_requested
+), closed AS (
+  UPDATE attempts a
+     SET status = CASE WHEN i.outcome <> 'SUCCEEDED' AND d.cancel_requested THEN 'CANCELLED'
+                       ELSE i.outcome END,
+         finished_at = now(), error = i.error
+    FROM input i JOIN done d ON d.id = i.job_id
+   WHERE a.id = i.attempt_id
+  RETURNING a.id
+)
+SELECT i.attempt_id, i.job_id, d.status AS job_status
+  FROM input i LEFT JOIN done d ON d.id = i.job_id;
+
+-- name: heartbeat_attempts
+-- Extend the leases of this process's running attempts in one statement. Returns the attempts
+-- still RUNNING (any missing one was reclaimed: its handler is told to stop) and whether a cancel
+-- was requested (the fallback path when the cancel NOTIFY was missed).
+UPDATE attempts a
+   SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => %(lease_seconds)s)
+  FROM jobs j
+ WHERE a.id = ANY(%(attempt_ids)s::bigint[]) AND a.status = 'RUNNING' AND j.id = a.job_id
+RETURNING a.id AS attempt_id, j.cancel_requested;
+
+-- name: reclaim_expired_attempts
+-- The watchdog: attempts whose lease expired (claimed and never heartbeated counts from the claim,
+-- whose lease_expires_at was set then) → LOST, their jobs → PENDING, or DEAD when no attempt is
+-- left, or CANCELLED if a cancel was requested. The job UPDATE re-checks status and attempt number
+-- on the latest row version (READ COMMITTED re-evaluation), so a job completed between the scan
+-- and the update stays completed; the attempt is only marked LOST when its job was reset. One
+-- page per statement (LIMIT) so a backlog cannot make one statement unbounded. The audit row
+-- (actor 'system') is written in the same statement; the table's trigger chains it.
+WITH expired AS (
+  SELECT a.id, a.job_id, a.number, a.worker_id, a.lease_expires_at
+    FROM attempts a
+   WHERE a.status = 'RUNNING' AND a.lease_expires_at < now()
+   ORDER BY a.lease_expires_at
+   LIMIT %(limit)s
+), reset AS (
+  UPDATE jobs j
+     SET status = CASE WHEN j.cancel_requested THEN 'CANCELLED'
+                       WHEN j.attempt_count < j.max_attempts THEN 'PENDING'
+                       ELSE 'DEAD' END,
+         run_at = now(),
+         finished_at = CASE WHEN NOT j.cancel_requested AND j.attempt_count < j.max_attempts
+                            THEN NULL ELSE now() END,
+         error = 'attempt ' || e.number || ' lost: lease expired (worker ' || e.worker_id || ')'
+    FROM expired e
+   WHERE j.id = e.job_id AND j.status = 'RUNNING' AND j.attempt_count = e.number
+  RETURNING j.id, j.status, e.id AS attempt_id, e.number, e.worker_id, e.lease_expires_at
+), lost AS (
+  -- Also closes an expired attempt whose job has already moved on (should not exist; if it
+  -- did, the page would scan it forever). A job completed meanwhile still shows this attempt as
+  -- current in the statement's snapshot, so its attempt is left to the completion.
+  UPDATE attempts a
+     SET status = 'LOST', finished_at = now(), error = 'lease expired'
+    FROM expired e
+   WHERE a.id = e.id AND a.status = 'RUNNING'
+     AND (e.id IN (SELECT attempt_id FROM reset)
+          OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.status = 'RUNNING'
+                                                AND j.attempt_count = e.number))
+  RETURNING a.id
+), audit AS (
+  INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
+  SELECT 'system', NULL, 'attempt.reclaim', 'job', r.id::text,
+         jsonb_build_object('attempt', r.number, 'worker_id', r.worker_id,
+                            'job_status', r.status,
+                            'lease_expired_at', r.lease_expires_at)
+    FROM reset r ORDER BY r.id
+  RETURNING id
+)
+SELECT (SELECT count(*) FROM expired) AS scanned, r.id AS job_id, r.attempt_id, r.number,
+       r.status AS job_status
+  FROM (SELECT 1) one LEFT JOIN reset r ON true;
+
+-- name: expired_attempts
+-- What the watchdog would reclaim now (for tests that interleave the scan and the update).
+SELECT a.id AS attempt_id, a.job_id, a.number FROM attempts a
+ WHERE a.status = 'RUNNING' AND a.lease_expires_at < now()
+ ORDER BY a.lease_expires_at LIMIT %(limit)s;
+
+-- name: release_attempts
+-- Graceful shutdown: give the still-running attempts of this process back at once instead of
+-- letting their leases run out. The attempt is closed LOST ("released"); the job returns to
+-- PENDING runnable now, and gets one more allowed attempt (capped by the schema's 100), because
+-- the interruption was ours, not the job's: a deploy must not push jobs into the dead-letter queue.
+WITH input AS (
+  SELECT * FROM unnest(%(attempt_ids)s::bigint[], %(job_ids)s::bigint[], %(numbers)s::int[])
+         AS i(attempt_id, job_id, number)
+), released AS (
+  UPDATE jobs j
+     SET status = CASE WHEN j.cancel_requested THEN 'CANCELLED'
+                       WHEN j.attempt_count < LEAST(j.max_attempts + 1, 100) THEN 'PENDING'
+                       ELSE 'DEAD' END,
+         max_attempts = LEAST(j.max_attempts + 1, 100),
+         run_at = now(),
+         finished_at = CASE WHEN j.cancel_requested
+                              OR j.attempt_count >= LEAST(j.max_attempts + 1, 100)
+                            THEN now() END,
+         error = 'attempt ' || i.number || ' released: worker shut down'
+    FROM input i
+   WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
+  RETURNING j.id, j.status
+), closed AS (
+  UPDATE attempts a
+     SET status = 'LOST', finished_at = now(), error = 'released: worker shut down'
+    FROM input i JOIN released r ON r.id = i.job_id
+   WHERE a.id = i.attempt_id AND a.status = 'RUNNING'
+  RETURNING a.id
+)
+SELECT r.id AS job_id, r.status AS job_status FROM released r;
+
+-- name: insert_jobs_bulk
+-- Bulk enqueue: one statement for any number of jobs (arrays unnested server-side), one round
+-- trip, and one statement-level trigger run for the status counters.
+INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds, trigger,
+                  schedule_id, exclusive, requested_by)
+SELECT handler, payload::jsonb, priority, coalesce(run_at, now()), max_attempts, timeout_seconds,
+       trigger, schedule_id, exclusive, requested_by
+  FROM unnest(%(handlers)s::text[], %(payloads)s::text[], %(priorities)s::smallint[],
+              %(run_ats)s::timestamptz[], %(max_attempts)s::int[], %(timeouts)s::int[],
+              %(triggers)s::text[], %(schedule_ids)s::bigint[], %(exclusive)s::bool[],
+              %(requested_by)s::text[])
+       AS t(handler, payload, priority, run_at, max_attempts, timeout_seconds, trigger,
+            schedule_id, exclusive, requested_by)
+RETURNING id;
+
+-- name: notify
+SELECT pg_notify(%(channel)s, %(payload)s);
+
+-- name: purge_finished_jobs
+-- maintenance.purge_history: one small batch of finished jobs older than the cutoff (attempts
+-- cascade). Small batches keep locks and WAL bursts short next to the hot path.
+DELETE FROM jobs WHERE id IN (
+  SELECT id FROM jobs
+   WHERE finished_at IS NOT NULL AND finished_at < now() - make_interval(days => %(older_than_days)s)
+     AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+   ORDER BY finished_at
+   LIMIT %(batch)s);
+
+-- name: prune_throughput
+DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
+
+-- name: running_attempts_of_worker
+SELECT a.id AS attempt_id, a.job_id, a.number FROM attempts a
+ WHERE a.worker_id = %(worker_id)s AND a.status = 'RUNNING';

@@ -1,0 +1,256 @@
+"""The queue's statements against a real Postgres: claim order, CAS, watchdog races, release."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+
+from cronplane.storage.database import Database
+from cronplane.storage.job_store import JobStore, NewJob, Outcome
+from cronplane.storage.queries import QUERIES
+
+W = "host:1:aaaa"
+
+
+@pytest.fixture
+def store(fresh_db: Database) -> JobStore:
+    return JobStore(fresh_db)
+
+
+def job_row(db: Database, job_id: int) -> dict:
+    with db.connection() as conn:
+        return conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,)).fetchone()
+
+
+def attempts_of(db: Database, job_id: int) -> list[dict]:
+    with db.connection() as conn:
+        return conn.execute("SELECT * FROM attempts WHERE job_id = %s ORDER BY number",
+                            (job_id,)).fetchall()
+
+
+def expire_leases(db: Database) -> None:
+    with db.connection() as conn:
+        conn.execute("UPDATE attempts SET lease_expires_at = now() - interval '1 second' "
+                     "WHERE status = 'RUNNING'")
+
+
+def test_claim_takes_priority_then_run_at_then_id_and_skips_future_jobs(store: JobStore) -> None:
+    now = datetime.now(UTC)
+    ids = store.insert_many([
+        NewJob("noop", {"n": 0}, priority=0, run_at=now - timedelta(seconds=10)),
+        NewJob("noop", {"n": 1}, priority=5, run_at=now - timedelta(seconds=1)),
+        NewJob("noop", {"n": 2}, priority=0, run_at=now - timedelta(seconds=20)),
+        NewJob("noop", {"n": 3}, priority=100, run_at=now + timedelta(hours=1)),
+        NewJob("noop", {"n": 4}, priority=-3, run_at=now - timedelta(seconds=30)),
+    ])
+    claimed = store.claim(W, 10, 30)
+    assert [c.job_id for c in claimed] == [ids[1], ids[2], ids[0], ids[4]], \
+        "claim order must be priority DESC, run_at, id, and never a job whose run_at is ahead"
+    assert all(c.number == 1 for c in claimed)
+    assert job_row(store.db, ids[3])["status"] == "PENDING"
+    rows = attempts_of(store.db, ids[1])
+    assert rows[0]["status"] == "RUNNING" and rows[0]["worker_id"] == W
+    assert rows[0]["lease_expires_at"] > rows[0]["started_at"]
+
+
+def test_claim_respects_the_limit_and_never_hands_out_a_job_twice(store: JobStore) -> None:
+    store.insert_many([NewJob("noop", {}) for _ in range(25)])
+    first = store.claim(W, 10, 30)
+    second = store.claim("other:2:bbbb", 100, 30)
+    assert len(first) == 10 and len(second) == 15
+    assert not {c.job_id for c in first} & {c.job_id for c in second}
+
+
+def test_claim_plan_uses_the_ready_index(store: JobStore) -> None:
+    store.insert_many([NewJob("noop", {}) for _ in range(50)])
+    with store.db.connection() as conn:
+        conn.execute("ANALYZE jobs")
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
+            "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 8, "worker_id": W,
+                                                  "lease_seconds": 30}).fetchall())
+        conn.rollback()
+    assert "ix_jobs_ready" in plan, plan
+
+
+def test_completion_moves_job_and_attempt_once(store: JobStore) -> None:
+    (job_id,) = store.insert_many([NewJob("noop", {})])
+    (c,) = store.claim(W, 1, 30)
+    applied = store.complete([Outcome(c.attempt_id, job_id, c.number, "SUCCEEDED",
+                                      result={"ok": True})])
+    assert applied[0].job_status == "SUCCEEDED"
+    row = job_row(store.db, job_id)
+    assert row["status"] == "SUCCEEDED" and row["result"] == {"ok": True}
+    assert row["finished_at"] is not None
+    again = store.complete([Outcome(c.attempt_id, job_id, c.number, "FAILED", error="x")])
+    assert again[0].rejected, "a second outcome for the same attempt must be rejected"
+    assert job_row(store.db, job_id)["status"] == "SUCCEEDED"
+
+
+def test_failure_retries_with_backoff_then_dead_letters(store: JobStore) -> None:
+    (job_id,) = store.insert_many([NewJob("fail", {}, max_attempts=2)])
+    (c,) = store.claim(W, 1, 30)
+    (a,) = store.complete([Outcome(c.attempt_id, job_id, 1, "FAILED", error="boom",
+                                   retry_delay=3600)])
+    assert a.job_status == "PENDING"
+    row = job_row(store.db, job_id)
+    assert row["run_at"] > datetime.now(UTC) + timedelta(minutes=59), "backoff delay not applied"
+    assert store.claim(W, 1, 30) == [], "a backed-off job must not be claimable before run_at"
+    with store.db.connection() as conn:
+        conn.execute("UPDATE jobs SET run_at = now() WHERE id = %s", (job_id,))
+    (c2,) = store.claim(W, 1, 30)
+    assert c2.number == 2
+    (b,) = store.complete([Outcome(c2.attempt_id, job_id, 2, "TIMED_OUT", error="slow")])
+    assert b.job_status == "DEAD"
+    assert [r["status"] for r in attempts_of(store.db, job_id)] == ["FAILED", "TIMED_OUT"]
+
+
+def test_late_completion_of_a_reclaimed_attempt_is_rejected(store: JobStore) -> None:
+    (job_id,) = store.insert_many([NewJob("noop", {})])
+    (old,) = store.claim(W, 1, 30)
+    expire_leases(store.db)
+    _, reclaimed = store.reclaim_expired(100)
+    assert [r.job_id for r in reclaimed] == [job_id]
+    (new,) = store.claim("other:2:bbbb", 1, 30)
+    assert new.number == 2
+    (late,) = store.complete([Outcome(old.attempt_id, job_id, 1, "SUCCEEDED")])
+    assert late.rejected, "the reclaimed attempt's late success must not be applied"
+    row = job_row(store.db, job_id)
+    assert row["status"] == "RUNNING" and row["attempt_count"] == 2
+    (ok,) = store.complete([Outcome(new.attempt_id, job_id, 2, "SUCCEEDED")])
+    assert ok.job_status == "SUCCEEDED"
+    assert [r["status"] for r in attempts_of(store.db, job_id)] == ["LOST", "SUCCEEDED"]
+
+
+def test_watchdog_writes_a_system_audit_event_and_dead_letters_exhausted_jobs(
+        store: JobStore) -> None:
+    (job_id,) = store.insert_many([NewJob("noop", {}, max_attempts=1)])
+    store.claim(W, 1, 30)
+    expire_leases(store.db)
+    _, reclaimed = store.reclaim_expired(100)
+    assert reclaimed[0].job_status == "DEAD"
+    with store.db.connection() as conn:
+        events = conn.execute("SELECT actor, action, target_id, details FROM audit_events "
+                              "WHERE action = 'attempt.reclaim'").fetchall()
+    assert events == [{"actor": "system", "action": "attempt.reclaim", "target_id": str(job_id),
+                       "details": events[0]["details"]}]
+    assert events[0]["details"]["attempt"] == 1
+
+
+def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
+        fresh_database_url: str, store: JobStore) -> None:
+    """The completion commits while the watchdog's statement waits on the job row: the watchdog
+    re-checks the latest row version and leaves the job SUCCEEDED."""
+    (job_id,) = store.insert_many([NewJob("noop", {})])
+    (c,) = store.claim(W, 1, 30)
+    expire_leases(store.db)
+    completer = psycopg.connect(fresh_database_url, autocommit=False)
+    watchdog = psycopg.connect(fresh_database_url, autocommit=False)
+    try:
+        # 1. The completion takes the job row lock (and the attempt's) but has not committed.
+        completer.execute(QUERIES["complete_attempts"], {
+            "attempt_ids": [c.attempt_id], "job_ids": [job_id], "numbers": [1],
+            "outcomes": ["SUCCEEDED"], "results": [None], "errors": [None], "delays": [0.0]})
+        # 2. The watchdog scans (sees the attempt expired and the job RUNNING) and blocks on
+        #    the job row.
+        watchdog_sent = watchdog.cursor()
+        import threading
+
+        result: list = []
+
+        def run_watchdog() -> None:
+            result.extend(watchdog_sent.execute(QUERIES["reclaim_expired_attempts"],
+                                                {"limit": 10}).fetchall())
+            watchdog.commit()
+
+        thread = threading.Thread(target=run_watchdog)
+        thread.start()
+        with psycopg.connect(fresh_database_url, autocommit=True) as probe:
+            for _ in range(500):
+                waiting = probe.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()").fetchone()[0]
+                if waiting:
+                    break
+                thread.join(0.01)
+            assert waiting, "the watchdog should be waiting on the completion's row lock"
+        # 3. The completion commits; the watchdog proceeds.
+        completer.commit()
+        thread.join(10)
+        assert not thread.is_alive()
+    finally:
+        completer.close()
+        watchdog.close()
+    assert all(row[1] is None for row in result), f"watchdog reset a completed job: {result}"
+    row = job_row(store.db, job_id)
+    assert row["status"] == "SUCCEEDED"
+    assert [a["status"] for a in attempts_of(store.db, job_id)] == ["SUCCEEDED"]
+
+
+def test_watchdog_is_paginated(store: JobStore) -> None:
+    store.insert_many([NewJob("noop", {}) for _ in range(25)])
+    store.claim(W, 25, 30)
+    expire_leases(store.db)
+    scanned, page = store.reclaim_expired(10)
+    assert scanned == 10 and len(page) == 10
+    assert len(store.reclaim_expired(10)[1]) == 10
+    scanned, page = store.reclaim_expired(10)
+    assert scanned == 5 and len(page) == 5
+
+
+def test_heartbeat_extends_running_leases_and_reports_cancels(store: JobStore) -> None:
+    ids = store.insert_many([NewJob("noop", {}) for _ in range(3)])
+    claims = store.claim(W, 3, 2)
+    with store.db.connection() as conn:
+        before = {r["id"]: r["lease_expires_at"] for r in
+                  conn.execute("SELECT id, lease_expires_at FROM attempts").fetchall()}
+        conn.execute("UPDATE jobs SET cancel_requested = true WHERE id = %s", (ids[0],))
+    expire_leases(store.db)
+    store.reclaim_expired(1)  # one of them is reclaimed
+    alive = store.heartbeat([c.attempt_id for c in claims], 60)
+    assert len(alive) == 2, "a reclaimed attempt must not be heartbeated back to life"
+    with store.db.connection() as conn:
+        after = {r["id"]: r["lease_expires_at"] for r in
+                 conn.execute("SELECT id, lease_expires_at FROM attempts").fetchall()}
+    for attempt_id in alive:
+        assert after[attempt_id] > before[attempt_id]
+    by_job = {c.attempt_id: c.job_id for c in claims}
+    assert {by_job[a]: v for a, v in alive.items()}.get(ids[0], True) is True
+
+
+def test_release_returns_jobs_at_once_without_burning_an_attempt(store: JobStore) -> None:
+    (job_id,) = store.insert_many([NewJob("noop", {}, max_attempts=1)])
+    (c,) = store.claim(W, 1, 30)
+    assert store.release([(c.attempt_id, job_id, 1)]) == [job_id]
+    row = job_row(store.db, job_id)
+    assert row["status"] == "PENDING" and row["max_attempts"] == 2
+    (again,) = store.claim(W, 1, 30)
+    assert again.number == 2
+    assert [a["status"] for a in attempts_of(store.db, job_id)] == ["LOST", "RUNNING"]
+
+
+def test_exclusive_jobs_of_one_schedule_never_run_together(store: JobStore) -> None:
+    with store.db.connection() as conn:
+        sid = conn.execute(
+            "INSERT INTO schedules (name, handler, cron) VALUES ('s', 'noop', '* * * * * *') "
+            "RETURNING id").fetchone()["id"]
+    ids = store.insert_many([NewJob("noop", {}, schedule_id=sid, exclusive=True)
+                             for _ in range(3)] + [NewJob("noop", {})])
+    first = store.claim(W, 10, 30)
+    assert sorted(c.job_id for c in first) == [ids[0], ids[3]], \
+        "one claim must take at most one exclusive job per schedule"
+    assert store.claim(W, 10, 30) == [], "no exclusive job while one of its schedule runs"
+    c0 = next(c for c in first if c.job_id == ids[0])
+    store.complete([Outcome(c0.attempt_id, ids[0], 1, "SUCCEEDED")])
+    assert [c.job_id for c in store.claim(W, 10, 30)] == [ids[1]]
+
+
+def test_purge_deletes_old_finished_jobs_only(store: JobStore) -> None:
+    ids = store.insert_many([NewJob("noop", {}) for _ in range(3)])
+    with store.db.connection() as conn:
+        conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
+                     "'10 days' WHERE id = ANY(%s)", (ids[:2],))
+        assert store.purge_finished(conn, 5, 500) == 2
+    assert job_row(store.db, ids[2]) is not None
