@@ -28,8 +28,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       onSessionEnded(() => {
         // Only a session the user had can "end"; a first visit just shows the login page.
         if (qc.getQueryData(meQueryKey)) setEndedMessage(SESSION_ENDED_MESSAGE);
-        qc.clear();
         qc.setQueryData(meQueryKey, null);
+        // Drop everything the old session loaded; keep the auth queries, which may be mid-flight.
+        qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'auth' });
       }),
     [qc],
   );

@@ -9,8 +9,8 @@ export const useLogout = () => {
       await api.POST('/auth/logout');
     },
     onSettled: () => {
-      qc.clear();
       qc.setQueryData(meQueryKey, null);
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'auth' });
     },
   });
 };
