@@ -64,6 +64,11 @@ def requires(role: Role) -> Callable[[F], F]:
         manual = dict(apidoc.get("manual_doc", {}))
         manual["x-required-role"] = role.name
         manual.setdefault("security", [{"bearerAuth": []}, {"cookieAuth": []}])
+        # Every role-gated operation can answer 401 and 403 (problem+json response components).
+        responses = dict(manual.get("responses", {}))
+        responses.setdefault("401", "UNAUTHORIZED")
+        responses.setdefault("403", "FORBIDDEN")
+        manual["responses"] = responses
         wrapper._apidoc = {**apidoc, "manual_doc": manual}  # type: ignore[attr-defined]
         wrapper.required_role = role  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]

@@ -17,6 +17,7 @@ from flask_smorest import Api
 
 from cronplane.api import problems
 from cronplane.api.health import blueprint as health_blueprint
+from cronplane.api.schemas_common import ErrorSchema, register_problem_responses
 from cronplane.api.spa import spa_blueprint
 from cronplane.config import Settings
 from cronplane.management.context import ManagementContext
@@ -31,6 +32,11 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
 
 class CronplaneApi(Api):  # type: ignore[misc]
     """flask-smorest's Api with problem+json instead of its default error body."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def _register_responses(self) -> None:
+        register_problem_responses(self)
 
     def handle_http_exception(self, error: Any) -> Response:
         return problems.http_exception_problem(error)

@@ -53,7 +53,7 @@ def http_exception_problem(error: HTTPException) -> Response:
     status = error.code or 500
     data = getattr(error, "data", None) or {}
     messages = data.get("messages") if isinstance(data, Mapping) else None
-    headers = dict(data.get("headers", {})) if isinstance(data, Mapping) else {}
+    headers = dict(data.get("headers") or {}) if isinstance(data, Mapping) else {}
     if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
         headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
     if messages:

@@ -1,0 +1,36 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Handlers (job types): what ``POST /jobs`` and schedules may name, with their payload schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import current_app
+from flask.views import MethodView
+from marshmallow import fields
+
+from cronplane.api.access import requires
+from cronplane.api.schemas_common import ApiBlueprint
+from cronplane.domain.roles import Role
+
+blp = ApiBlueprint("handlers", __name__, description="Handlers: the job types this build runs")
+
+
+class HandlerSchema(ma.Schema):
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    payload_schema = fields.Dict(required=True, metadata={"description": "JSON Schema"})
+    default_timeout_seconds = fields.Integer(required=True, allow_none=True)
+
+
+@blp.route("/handlers")
+class Handlers(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listHandlers", summary="The handler catalogue")
+    @blp.response(200, HandlerSchema(many=True))
+    def get(self) -> Any:
+        # Imported at call time: the catalogue lands with the execution use cases.
+        from cronplane.management.jobs import handler_catalogue
+
+        return handler_catalogue(current_app.extensions["cronplane"].settings)

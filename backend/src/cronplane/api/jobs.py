@@ -1,0 +1,202 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Jobs (executions): list and read history, submit ad-hoc jobs, cancel and retry.
+
+Reads go to ``management.history``; writes to the execution use cases in ``management.jobs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import current_app
+from flask.views import MethodView
+from marshmallow import fields, pre_dump, validate
+
+from cronplane.api.access import current_actor, requires
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    LINK_HEADER_DOC,
+    ApiBlueprint,
+    JsonObject,
+    ListArgsSchema,
+    SafeString,
+    UtcDateTime,
+    id_field,
+    list_schema,
+    next_link,
+    problem_responses,
+    strict_int,
+)
+from cronplane.domain.roles import Role
+from cronplane.management import history
+from cronplane.management.context import ManagementContext
+
+blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
+
+JOB_STATUSES = ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")
+ATTEMPT_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED")
+TRIGGERS = ("schedule", "manual", "api", "retry")
+MAX_IDEMPOTENCY_KEY = 255
+JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
+              "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
+              "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
+              "finished_at")
+
+
+def _ctx() -> ManagementContext:
+    context: ManagementContext = current_app.extensions["cronplane"]
+    return context
+
+
+class JobSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    handler = fields.String(required=True)
+    payload = fields.Dict(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
+    priority = fields.Integer(required=True)
+    run_at = UtcDateTime(required=True)
+    attempt_count = fields.Integer(required=True)
+    max_attempts = fields.Integer(required=True)
+    timeout_seconds = fields.Integer(required=True, allow_none=True)
+    schedule_id = fields.Integer(required=True, allow_none=True)
+    trigger = fields.String(required=True, validate=validate.OneOf(TRIGGERS))
+    idempotency_key = fields.String(required=True, allow_none=True)
+    requested_by = fields.String(required=True, allow_none=True)
+    cancel_requested = fields.Boolean(required=True)
+    result = fields.Raw(required=True, allow_none=True)
+    error = fields.String(required=True, allow_none=True)
+    created_at = UtcDateTime(required=True)
+    started_at = UtcDateTime(required=True, allow_none=True)
+    finished_at = UtcDateTime(required=True, allow_none=True)
+
+
+class AttemptSchema(ma.Schema):
+    number = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(ATTEMPT_STATUSES))
+    worker_id = fields.String(required=True)
+    started_at = UtcDateTime(required=True)
+    heartbeat_at = UtcDateTime(required=True, allow_none=True)
+    lease_expires_at = UtcDateTime(required=True)
+    finished_at = UtcDateTime(required=True, allow_none=True)
+    error = fields.String(required=True, allow_none=True)
+
+
+class JobDetailSchema(JobSchema):
+    attempts = fields.List(fields.Nested(AttemptSchema), required=True)
+
+    @pre_dump
+    def flatten(self, detail: history.JobDetail, **_: Any) -> dict[str, Any]:
+        data = {name: getattr(detail.job, name) for name in JOB_FIELDS}
+        data["attempts"] = list(detail.attempts)
+        return data
+
+
+JobListSchema = list_schema(JobSchema, "JobList")
+
+
+class JobCreateSchema(ma.Schema):
+    """An ad-hoc job. The payload is checked against the handler's JSON Schema at submission."""
+
+    handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
+    payload = JsonObject(load_default=dict)
+    priority = strict_int(-100, 100, load_default=None,
+                          metadata={"description": "−100…100, larger runs first (default 0)"})
+    run_at = UtcDateTime(load_default=None, allow_none=True,
+                         metadata={"description": "Not before this instant (default now)"})
+    max_attempts = strict_int(1, 100, load_default=None, allow_none=True)
+    timeout_seconds = strict_int(1, 86_400, load_default=None, allow_none=True,
+                                 metadata={"description": "Default: the handler's"})
+
+
+class IdempotencyHeaderSchema(ma.Schema):
+    idempotency_key = SafeString(
+        data_key="Idempotency-Key", load_default=None,
+        validate=validate.Length(min=1, max=MAX_IDEMPOTENCY_KEY),
+        metadata={"description": "A repeat with the same key and body returns the same job "
+                                 "(200); the same key with a different body is 422."})
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+class JobListArgsSchema(ListArgsSchema):
+    status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)),
+                         load_default=list, metadata={"description": "Repeatable"})
+    schedule_id = id_field(load_default=None)
+    handler = SafeString(load_default=None, validate=validate.Length(max=200))
+    q = SafeString(load_default=None, validate=validate.Length(max=200),
+                   metadata={"description": "Full-text search over handler, idempotency key "
+                                            "and error"})
+    created_after = UtcDateTime(load_default=None)
+    created_before = UtcDateTime(load_default=None)
+
+
+def _jobs_module() -> Any:
+    # Imported at call time: the execution use cases land separately from this resource.
+    from cronplane.management import jobs
+
+    return jobs
+
+
+@blp.route("/jobs")
+class Jobs(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listJobs", summary="List jobs, newest first")
+    @blp.arguments(JobListArgsSchema, location="query")
+    @blp.response(200, JobListSchema, headers=LINK_HEADER_DOC)
+    def get(self, args: dict[str, Any]) -> Any:
+        page = history.list_jobs(
+            _ctx(), statuses=args["status"], schedule_id=args["schedule_id"],
+            handler=args["handler"], q=args["q"], created_after=args["created_after"],
+            created_before=args["created_before"], limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)
+
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="createJob", summary="Submit an ad-hoc job")
+    @blp.arguments(IdempotencyHeaderSchema, location="headers")
+    @blp.arguments(JobCreateSchema)
+    @blp.response(202, JobSchema, description="The job is committed (not yet run)")
+    @blp.alt_response(200, schema=JobSchema, success=True,
+                      description="Idempotent replay: the job created by the first request")
+    @problem_responses(blp, 400, 413, 415)
+    def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
+        jobs = _jobs_module()
+        request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
+        result = jobs.enqueue(_ctx(), current_actor(), request,
+                              idempotency_key=headers["idempotency_key"])
+        return result.job, 202 if result.created else 200
+
+
+@blp.route(f"/jobs/<{ID_CONVERTER}:job_id>")
+class JobById(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getJob", summary="A job with its attempts")
+    @blp.response(200, JobDetailSchema)
+    @problem_responses(blp, 404)
+    def get(self, job_id: int) -> Any:
+        return history.get_job(_ctx(), job_id)
+
+
+@blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/cancel")
+class JobCancel(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="cancelJob", summary="Cancel a pending or running job")
+    @blp.response(200, JobSchema, description="It was PENDING: CANCELLED at once")
+    @blp.alt_response(202, schema=JobSchema, success=True,
+                      description="It is RUNNING: cancel_requested, CANCELLED when the attempt "
+                                  "ends")
+    @problem_responses(blp, 404, 409)
+    def post(self, job_id: int) -> Any:
+        result = _jobs_module().cancel(_ctx(), current_actor(), job_id)
+        return result.job, 200 if result.immediate else 202
+
+
+@blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/retry")
+class JobRetry(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="retryJob", summary="Retry a DEAD or CANCELLED job")
+    @blp.response(200, JobSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, job_id: int) -> Any:
+        return _jobs_module().retry(_ctx(), current_actor(), job_id)

@@ -1,0 +1,48 @@
+"""``GET /metrics`` (Prometheus text format, outside /api/v1, like the probes) and the HTTP
+latency histogram every request feeds."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+
+from cronplane.management.context import ManagementContext
+from cronplane.management.stats import state_snapshot
+from cronplane.observability.metrics import ClusterState, observe_http_request, render
+
+
+def _cluster_state() -> ClusterState:
+    ctx: ManagementContext = current_app.extensions["cronplane"]
+    snapshot = state_snapshot(ctx)
+    leader = snapshot.leader
+    return ClusterState(jobs_by_status=snapshot.jobs_by_status,
+                        leader_owner=leader.owner if leader else None,
+                        fencing_token=leader.fencing_token if leader else None)
+
+
+def init_app(app: Flask, api: Any) -> None:
+    blueprint = Blueprint("metrics", __name__)
+
+    @blueprint.get("/metrics")
+    def metrics() -> Response:
+        body, content_type = render(_cluster_state)
+        return Response(body, content_type=content_type)
+
+    @app.before_request
+    def start_timer() -> None:
+        g.metrics_started = time.perf_counter()
+
+    @app.after_request
+    def observe(response: Response) -> Response:
+        started = g.get("metrics_started")
+        if started is not None:
+            # The route template, never the raw path: /jobs/<job_id> is one series, not one
+            # per job.
+            rule = request.url_rule.rule if request.url_rule is not None else "unmatched"
+            observe_http_request(request.method, rule, response.status_code,
+                                 time.perf_counter() - started)
+        return response
+
+    app.register_blueprint(blueprint)

@@ -1,0 +1,233 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Schedules (the task registry): CRUD with optimistic concurrency, pause/resume, manual trigger.
+
+Semantics (cron and time zone validation, the unique live name, soft delete, versioning, the
+trigger's idempotency) live in ``management.schedules``; this module is the HTTP shape only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import marshmallow as ma
+from flask import current_app
+from flask.views import MethodView
+from marshmallow import fields, validate
+
+from cronplane.api.access import current_actor, requires
+from cronplane.api.jobs import IdempotencyHeaderSchema, JobSchema
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    LINK_HEADER_DOC,
+    ApiBlueprint,
+    JsonObject,
+    ListArgsSchema,
+    SafeString,
+    UtcDateTime,
+    list_schema,
+    next_link,
+    problem_responses,
+    strict_int,
+)
+from cronplane.domain.roles import Role
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import PreconditionFailed
+
+blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
+
+OVERLAP = ("forbid", "allow")
+MISFIRE = ("skip", "fire_once")
+_VERSION = re.compile(r'^(?:W/)?"?(\d{1,9})"?$')
+
+
+def _ctx() -> ManagementContext:
+    context: ManagementContext = current_app.extensions["cronplane"]
+    return context
+
+
+def _schedules() -> Any:
+    # Imported at call time: the scheduler's use cases land separately from this resource.
+    from cronplane.management import schedules
+
+    return schedules
+
+
+class ScheduleSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    handler = fields.String(required=True)
+    payload = fields.Dict(required=True)
+    cron = fields.String(required=True, metadata={"description": "Six fields, seconds first"})
+    timezone = fields.String(required=True)
+    paused = fields.Boolean(required=True)
+    priority = fields.Integer(required=True)
+    max_attempts = fields.Integer(required=True)
+    timeout_seconds = fields.Integer(required=True, allow_none=True)
+    overlap = fields.String(required=True, validate=validate.OneOf(OVERLAP))
+    misfire = fields.String(required=True, validate=validate.OneOf(MISFIRE))
+    next_run_at = UtcDateTime(required=True, allow_none=True)
+    last_run_at = UtcDateTime(required=True, allow_none=True)
+    missed_count = fields.Integer(metadata={"description": "Fires skipped by the misfire policy"})
+    overlap_skipped_count = fields.Integer(
+        metadata={"description": "Fires skipped because a run was still RUNNING (forbid)"})
+    version = fields.Integer(required=True)
+    created_at = UtcDateTime(required=True)
+    updated_at = UtcDateTime(required=True)
+    deleted_at = UtcDateTime(required=True, allow_none=True)
+
+
+ScheduleListSchema = list_schema(ScheduleSchema, "ScheduleList")
+
+
+class ScheduleUpdateSchema(ma.Schema):
+    """Fields to change; absent fields keep their value."""
+
+    name = SafeString(validate=validate.Length(min=1, max=200))
+    description = SafeString(validate=validate.Length(max=2000))
+    handler = SafeString(validate=validate.Length(min=1, max=200))
+    payload = JsonObject()
+    cron = SafeString(validate=validate.Length(min=1, max=200),
+                      metadata={"description": "6 fields (sec min hour dom month dow) or 5 "
+                                               "(normalised to 0 …)"})
+    timezone = SafeString(validate=validate.Length(min=1, max=64),
+                          metadata={"description": "IANA time zone, e.g. Europe/Paris"})
+    paused = fields.Boolean(truthy={True}, falsy={False})
+    priority = strict_int(-100, 100)
+    max_attempts = strict_int(1, 100)
+    timeout_seconds = strict_int(1, 86_400, allow_none=True)
+    overlap = fields.String(validate=validate.OneOf(OVERLAP))
+    misfire = fields.String(validate=validate.OneOf(MISFIRE))
+
+
+class ScheduleCreateSchema(ScheduleUpdateSchema):
+    name = SafeString(required=True, validate=validate.Length(min=1, max=200))
+    handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
+    cron = SafeString(required=True, validate=validate.Length(min=1, max=200),
+                      metadata={"description": "6 fields (sec min hour dom month dow) or 5 "
+                                               "(normalised to 0 …)"})
+    timezone = SafeString(load_default="UTC", validate=validate.Length(min=1, max=64),
+                          metadata={"description": "IANA time zone (default UTC)"})
+
+
+class ScheduleListArgsSchema(ListArgsSchema):
+    q = SafeString(load_default=None, validate=validate.Length(max=200),
+                   metadata={"description": "Full-text search over name, handler, description"})
+    paused = fields.Boolean(load_default=None)
+    include_deleted = fields.Boolean(load_default=False)
+
+
+class IfMatchHeaderSchema(ma.Schema):
+    if_match = fields.String(data_key="If-Match", load_default=None,
+                             metadata={"description": 'The version last read: 3 or "3"'})
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+def parse_if_match(value: str | None) -> int | None:
+    """``If-Match`` as a version: bare (``3``), quoted (``"3"``) or weak (``W/"3"``); ``*`` and
+    absent mean "any". Anything else can never match the current version: 412."""
+    if value is None or value.strip() in ("", "*"):
+        return None
+    match = _VERSION.match(value.strip())
+    if match is None:
+        raise PreconditionFailed("If-Match does not name a version of this schedule.")
+    return int(match.group(1))
+
+
+def _etag(schedule: Any) -> dict[str, str]:
+    return {"ETag": f'"{schedule.version}"'}
+
+
+ETAG_DOC = {"ETag": {"description": 'The schedule\'s version, quoted: "3"',
+                     "schema": {"type": "string"}}}
+
+
+@blp.route("/schedules")
+class Schedules(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listSchedules", summary="List schedules (deleted ones hidden)")
+    @blp.arguments(ScheduleListArgsSchema, location="query")
+    @blp.response(200, ScheduleListSchema, headers=LINK_HEADER_DOC)
+    def get(self, args: dict[str, Any]) -> Any:
+        page = _schedules().list_schedules(
+            _ctx(), q=args["q"], paused=args["paused"], include_deleted=args["include_deleted"],
+            limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)
+
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="createSchedule", summary="Create a schedule")
+    @blp.arguments(ScheduleCreateSchema)
+    @blp.response(201, ScheduleSchema, headers=ETAG_DOC)
+    @problem_responses(blp, 400, 409, 413, 415)
+    def post(self, body: dict[str, Any]) -> Any:
+        schedule = _schedules().create(_ctx(), current_actor(), body)
+        return schedule, _etag(schedule)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>")
+class ScheduleById(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getSchedule", summary="A schedule, with its version as ETag")
+    @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
+    @problem_responses(blp, 404)
+    def get(self, schedule_id: int) -> Any:
+        schedule = _schedules().get(_ctx(), schedule_id)
+        return schedule, _etag(schedule)
+
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="updateSchedule", summary="Edit a schedule (If-Match for safety)")
+    @blp.arguments(IfMatchHeaderSchema, location="headers")
+    @blp.arguments(ScheduleUpdateSchema)
+    @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
+    @problem_responses(blp, 400, 404, 409, 412, 413, 415)
+    def patch(self, headers: dict[str, Any], body: dict[str, Any], schedule_id: int) -> Any:
+        schedule = _schedules().update(_ctx(), current_actor(), schedule_id, body,
+                                       if_match=parse_if_match(headers["if_match"]))
+        return schedule, _etag(schedule)
+
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="deleteSchedule",
+             summary="Soft-delete: it never fires again; its history stays readable")
+    @blp.response(204)
+    @problem_responses(blp, 404)
+    def delete(self, schedule_id: int) -> None:
+        _schedules().delete(_ctx(), current_actor(), schedule_id)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/pause")
+class SchedulePause(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="pauseSchedule", summary="Stop firing until resumed")
+    @blp.response(200, ScheduleSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, schedule_id: int) -> Any:
+        return _schedules().pause(_ctx(), current_actor(), schedule_id)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/resume")
+class ScheduleResume(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="resumeSchedule", summary="Fire again from the next fire time")
+    @blp.response(200, ScheduleSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, schedule_id: int) -> Any:
+        return _schedules().resume(_ctx(), current_actor(), schedule_id)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/trigger")
+class ScheduleTrigger(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="triggerSchedule", summary="Run the schedule's definition now (ad hoc)")
+    @blp.arguments(IdempotencyHeaderSchema, location="headers")
+    @blp.response(202, JobSchema, description="The job is committed (not yet run)")
+    @blp.alt_response(200, schema=JobSchema, success=True,
+                      description="Idempotent replay: the job created by the first request")
+    @problem_responses(blp, 404, 409)
+    def post(self, headers: dict[str, Any], schedule_id: int) -> Any:
+        result = _schedules().trigger(_ctx(), current_actor(), schedule_id,
+                                      idempotency_key=headers["idempotency_key"])
+        job = getattr(result, "job", result)
+        return job, 202 if getattr(result, "created", True) else 200

@@ -1,0 +1,240 @@
+"""Shared HTTP-layer building blocks: the request parser, the field types every resource uses,
+list envelopes and their ``Link`` header, the problem+json schema and role/error documentation.
+
+Why a custom parser and fields: everything a client can send must end in a 4xx problem, never a
+500 and never a half-written row. Postgres rejects NUL characters in text and ``NaN``/``Infinity``
+in jsonb, Python's ``json`` accepts both and raises ``RecursionError``/``ValueError`` (not
+``JSONDecodeError``) on absurd nesting or 5,000-digit integers, and ``bigint`` overflows past
+2**63 - 1. Each of those is stopped here, at the edge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+import marshmallow as ma
+from flask import request
+from flask_smorest import Blueprint
+from marshmallow import fields, validate
+from webargs import core
+from webargs.flaskparser import FlaskParser, abort, is_json_request
+
+from cronplane.management.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
+
+F = TypeVar("F", bound=Callable[..., Any])
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+MAX_BIGINT = 2**63 - 1
+MAX_JSON_DEPTH = 32
+# Flask's int converter accepts any number of digits; a bound keeps ids inside bigint, so an
+# absurd id is a 404 from routing rather than an overflow in the database.
+ID_CONVERTER = f"int(max={MAX_BIGINT})"
+
+
+# -- request parsing ---------------------------------------------------------------------------
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError("number out of range")
+    return number
+
+
+class CronplaneParser(FlaskParser):
+    """webargs' Flask parser, strict about media types and hostile JSON."""
+
+    def _raw_load_json(self, req: Any) -> Any:
+        data = req.get_data(cache=True)
+        if not is_json_request(req):
+            if data:
+                abort(415, message="Request bodies must be application/json.")
+            return core.missing
+        if not data:
+            return core.missing
+        try:
+            text = data.decode("utf-8")
+            return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        except json.JSONDecodeError:
+            raise
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            # Not valid UTF-8, NaN/Infinity, integers beyond Python's digit limit, or nesting
+            # deep enough to exhaust the recursion limit: all "not acceptable JSON".
+            abort(400, messages={"json": ["Invalid JSON body."]})
+
+
+class ApiBlueprint(Blueprint):  # type: ignore[misc]
+    ARGUMENTS_PARSER = CronplaneParser()
+
+
+# -- fields ------------------------------------------------------------------------------------
+class UtcDateTime(fields.DateTime):
+    """RFC 3339 in UTC with ``Z`` on the way out; on the way in, an offset is required."""
+
+    default_error_messages = {"naive": "Must include a UTC offset (e.g. 2026-01-01T00:00:00Z).",
+                              "range": "Date is out of range."}
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        text: str = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+        return text
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
+        if isinstance(value, str) and "\x00" in value:
+            raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE)
+        parsed: datetime = super()._deserialize(value, attr, data, **kwargs)
+        if parsed.tzinfo is None or parsed.utcoffset() is None:
+            raise self.make_error("naive")
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise self.make_error("range") from None
+
+
+class SafeString(fields.String):
+    """A string Postgres can store: no NUL characters."""
+
+    default_error_messages = {"nul": "Must not contain NUL characters."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text: str = super()._deserialize(value, attr, data, **kwargs)
+        if "\x00" in text:
+            raise self.make_error("nul")
+        return text
+
+
+class JsonObject(fields.Dict):
+    """A JSON object that jsonb accepts: no NUL characters, finite numbers, bounded nesting."""
+
+    default_error_messages = {"nul": "Must not contain NUL characters.",
+                              "depth": f"Must not nest deeper than {MAX_JSON_DEPTH} levels.",
+                              "number": "Numbers must be finite."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any,
+                     **kwargs: Any) -> dict[str, Any]:
+        result: dict[str, Any] = super()._deserialize(  # type: ignore[no-untyped-call]
+            value, attr, data, **kwargs)
+        self._check(result, 0)
+        return result
+
+    def _check(self, value: Any, depth: int) -> None:
+        if depth > MAX_JSON_DEPTH:
+            raise self.make_error("depth")
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise self.make_error("nul")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.make_error("number")
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                if "\x00" in str(key):
+                    raise self.make_error("nul")
+                self._check(item, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                self._check(item, depth + 1)
+
+
+def strict_int(low: int, high: int, **kwargs: Any) -> fields.Integer:
+    """An integer in [low, high]; JSON floats and strings are refused, not coerced."""
+    return fields.Integer(strict=True, validate=validate.Range(min=low, max=high), **kwargs)
+
+
+def id_field(**kwargs: Any) -> fields.Integer:
+    return fields.Integer(validate=validate.Range(min=1, max=MAX_BIGINT), **kwargs)
+
+
+# -- schemas -----------------------------------------------------------------------------------
+class ErrorSchema(ma.Schema):
+    """RFC 9457 problem details: the body of every error response (``application/problem+json``).
+
+    Registered as the OpenAPI ``Error`` component in place of flask-smorest's default."""
+
+    type = fields.String(required=True, metadata={"description": "URI naming the problem type"})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    errors = fields.Dict(
+        keys=fields.String(), values=fields.Raw(),
+        metadata={"description": "Field errors, keyed by the request field's name"})
+
+
+class ListArgsSchema(ma.Schema):
+    """``limit`` and ``cursor``, shared by every list."""
+
+    limit = fields.Integer(load_default=DEFAULT_LIMIT,
+                           validate=validate.Range(min=1, max=MAX_LIMIT),
+                           metadata={"description": f"Page size, 1–{MAX_LIMIT}"})
+    cursor = SafeString(load_default=None, validate=validate.Length(max=512),
+                        metadata={"description": "Opaque cursor from a previous page's next_cursor"})
+
+
+def list_schema(item: type[ma.Schema], name: str) -> type[ma.Schema]:
+    """The ``{items, next_cursor}`` envelope around ``item``, named for the OpenAPI document."""
+    return type(name, (ma.Schema,), {
+        "items": fields.List(fields.Nested(item), required=True),
+        "next_cursor": fields.String(required=True, allow_none=True),
+        "__doc__": f"A page of {item.__name__.removesuffix('Schema')}; next_cursor is null on "
+                   "the last page.",
+    })
+
+
+def next_link(page: Page[Any]) -> dict[str, str]:
+    """``Link: <…?cursor=…>; rel="next"`` for a page that has a successor (RFC 8288)."""
+    if page.next_cursor is None:
+        return {}
+    args = [(k, v) for k, v in request.args.items(multi=True) if k != "cursor"]
+    args.append(("cursor", page.next_cursor))
+    return {"Link": f'<{request.path}?{urlencode(args)}>; rel="next"'}
+
+
+LINK_HEADER_DOC = {"Link": {"description": 'RFC 8288 link to the next page (rel="next")',
+                            "schema": {"type": "string"}}}
+
+
+# -- OpenAPI documentation of roles and errors --------------------------------------------------
+def register_problem_responses(api: Any) -> None:
+    """Register every status's response component with the problem+json body.
+
+    flask-smorest's default documents errors as ``application/json`` with its own schema; ours
+    are RFC 9457 problems, and clients (and schemathesis) check the media type."""
+    problem = {PROBLEM_CONTENT_TYPE: {"schema": ErrorSchema}}
+    for status in HTTPStatus:
+        response: dict[str, Any] = {"description": status.phrase}
+        if status >= 400:
+            response["content"] = problem
+        api.spec.components.response(status.name, response, lazy=True)
+    api.spec.components.response(
+        "DEFAULT_ERROR", {"description": "Error (problem+json)", "content": problem}, lazy=True)
+
+
+def problem_responses(blp: Blueprint, *codes: int) -> Callable[[F], F]:
+    """Document the error statuses an operation can answer with, besides 401 and 403 (which
+    ``requires`` documents) and 422 (which ``blp.arguments`` documents)."""
+
+    def decorate(view: F) -> F:
+        for code in sorted(set(codes), reverse=True):
+            view = blp.alt_response(code, response=HTTPStatus(code).name)(view)
+        return view
+
+    return decorate
+
+
+def public(view: F) -> F:
+    """Mark an operation as needing no credentials in the OpenAPI document."""
+    apidoc = dict(getattr(view, "_apidoc", {}))
+    manual = dict(apidoc.get("manual_doc", {}))
+    manual["x-required-role"] = "PUBLIC"
+    manual["security"] = []
+    apidoc["manual_doc"] = manual
+    view._apidoc = apidoc  # type: ignore[attr-defined]
+    return view

@@ -1,0 +1,124 @@
+"""Reading job history: the list behind ``GET /jobs`` and the detail behind ``GET /jobs/{id}``.
+
+Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching
+the rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
+handler ``ix_jobs_handler_id``, text search through the GIN index ``ix_jobs_search``
+(``plainto_tsquery('simple', q)``: full-text search is built into Postgres, so it works on the
+embedded server that has no pg_trgm), and otherwise the primary key backwards. Several statuses
+are one ``UNION ALL`` of per-status index scans, each already in id order and limited, so the
+database merges at most ``statuses × (limit + 1)`` rows instead of sorting a filtered history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, func, select, union_all
+from sqlalchemy.orm import aliased, defer
+
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import InvalidInput, NotFound
+from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage.models import JOB_STATUSES, Attempt, Job
+
+MAX_ID = 2**63 - 1
+MAX_QUERY_LENGTH = 200
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    """A job with its attempts, oldest attempt first."""
+
+    job: Job
+    attempts: Sequence[Attempt]
+
+
+def list_jobs(
+    ctx: ManagementContext,
+    *,
+    statuses: Iterable[str] = (),
+    schedule_id: int | None = None,
+    handler: str | None = None,
+    q: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Page[Job]:
+    size = check_limit(limit)
+    key = decode_cursor(cursor)
+    before = _cursor_id(key)
+    wanted = _statuses(statuses)
+    query = (q or "").strip()
+    if len(query) > MAX_QUERY_LENGTH:
+        raise InvalidInput("q is too long", errors={"q": [f"At most {MAX_QUERY_LENGTH} characters."]})
+    if schedule_id is not None and not 1 <= schedule_id <= MAX_ID:
+        return Page(items=[], next_cursor=None)
+
+    def scan(status: str | None) -> Select[Any]:
+        stmt = select(Job)
+        if status is not None:
+            stmt = stmt.where(Job.status == status)
+        if schedule_id is not None:
+            stmt = stmt.where(Job.schedule_id == schedule_id)
+        if handler:
+            stmt = stmt.where(Job.handler == handler)
+        if query:
+            stmt = stmt.where(Job.search.op("@@")(func.plainto_tsquery("simple", query)))
+        if created_after is not None:
+            stmt = stmt.where(Job.created_at > created_after)
+        if created_before is not None:
+            stmt = stmt.where(Job.created_at < created_before)
+        if before is not None:
+            stmt = stmt.where(Job.id < before)
+        return stmt.order_by(Job.id.desc()).limit(size + 1)
+
+    if len(wanted) <= 1:
+        stmt = scan(wanted[0] if wanted else None).options(defer(Job.search))
+    else:
+        merged = union_all(*(scan(status) for status in wanted)).subquery()
+        row = aliased(Job, merged)
+        stmt = (select(row).options(defer(row.search))
+                .order_by(merged.c.id.desc()).limit(size + 1))
+    with ctx.db.read_session() as session:
+        rows = list(session.scalars(stmt))
+    return page_by_id(rows, size)
+
+
+def get_job(ctx: ManagementContext, job_id: int) -> JobDetail:
+    if not 1 <= job_id <= MAX_ID:
+        raise NotFound(f"Job {job_id} does not exist.")
+    with ctx.db.read_session() as session:
+        job = session.scalars(select(Job).options(defer(Job.search))
+                              .where(Job.id == job_id)).one_or_none()
+        if job is None:
+            raise NotFound(f"Job {job_id} does not exist.")
+        attempts = list(session.scalars(
+            select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)))
+    return JobDetail(job=job, attempts=attempts)
+
+
+def _statuses(statuses: Iterable[str]) -> list[str]:
+    wanted: list[str] = []
+    for status in statuses:
+        name = status.upper()
+        if name not in JOB_STATUSES:
+            raise InvalidInput(f"unknown status {status!r}",
+                               errors={"status": [f"Must be one of {', '.join(JOB_STATUSES)}."]})
+        if name not in wanted:
+            wanted.append(name)
+    if len(wanted) == len(JOB_STATUSES):
+        return []  # every status: no filter at all
+    return wanted
+
+
+def _cursor_id(key: dict[str, Any] | None) -> int | None:
+    if key is None:
+        return None
+    value = int(key["id"])
+    if value > MAX_ID:
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    return value

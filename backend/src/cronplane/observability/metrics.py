@@ -1,0 +1,157 @@
+"""Prometheus metrics: what the process observes, plus the database's state at scrape time.
+
+Two kinds of series:
+
+- Observed in-process (claim latency, handler duration, fire lag, watchdog reclaims, HTTP
+  latency): the execution plane and the HTTP layer call the ``observe_*``/``count_*`` functions
+  below. Under gunicorn several worker processes observe independently; when
+  ``PROMETHEUS_MULTIPROC_DIR`` is set (``serving.py`` sets it before anything imports
+  prometheus_client), values go to per-process files and a scrape merges them, so any worker
+  answers for all of them.
+- Read from the database when scraped (jobs by status, queue depth, leader and fencing token):
+  a custom collector asks a ``state`` function, so every worker reports the same cluster-wide
+  truth and nothing needs to keep a gauge in sync.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+log = logging.getLogger(__name__)
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+_FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+_SLOW = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
+
+CLAIM_LATENCY = Histogram(
+    "cronplane_claim_latency_seconds",
+    "Time from a job becoming due (run_at) to an attempt claiming it.", buckets=_SLOW)
+HANDLER_DURATION = Histogram(
+    "cronplane_handler_duration_seconds", "Wall time of one attempt's handler call.",
+    ["handler"], buckets=_SLOW)
+FIRE_LAG = Histogram(
+    "cronplane_fire_lag_seconds",
+    "Delay between a schedule's fire time and the scheduler enqueueing its job.", buckets=_SLOW)
+WATCHDOG_RECLAIMS = Counter(
+    "cronplane_watchdog_reclaims",  # exposed as cronplane_watchdog_reclaims_total
+    "Attempts whose lease expired and that the watchdog reclaimed (marked LOST).")
+HTTP_REQUEST_DURATION = Histogram(
+    "cronplane_http_request_duration_seconds", "HTTP request latency by route template.",
+    ["method", "route", "status"], buckets=_FAST)
+
+
+def observe_claim_latency(seconds: float) -> None:
+    CLAIM_LATENCY.observe(max(0.0, seconds))
+
+
+def observe_handler_duration(handler: str, seconds: float) -> None:
+    HANDLER_DURATION.labels(handler=handler).observe(max(0.0, seconds))
+
+
+def observe_fire_lag(seconds: float) -> None:
+    FIRE_LAG.observe(max(0.0, seconds))
+
+
+def count_watchdog_reclaims(count: int = 1) -> None:
+    if count > 0:
+        WATCHDOG_RECLAIMS.inc(count)
+
+
+def observe_http_request(method: str, route: str, status: int, seconds: float) -> None:
+    HTTP_REQUEST_DURATION.labels(method=method, route=route, status=str(status)).observe(
+        max(0.0, seconds))
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """Database-derived state at scrape time."""
+
+    jobs_by_status: Mapping[str, int]
+    leader_owner: str | None
+    fencing_token: int | None
+
+
+class ClusterStateCollector:
+    """Yields the database-derived series; a failing read yields ``cronplane_state_up 0``."""
+
+    def __init__(self, state: Callable[[], ClusterState]) -> None:
+        self._state = state
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("cronplane_state_up",
+                               "1 when the scrape could read cluster state from the database.")
+        try:
+            state = self._state()
+        except Exception:
+            log.warning("metrics: could not read cluster state", exc_info=True)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        # A counter in spirit (jobs ever created, by current status) but it can decrease as jobs
+        # move between statuses, so it is exposed as a gauge named like the contract asks.
+        total = GaugeMetricFamily("cronplane_jobs_total", "Jobs by current status.",
+                                  labels=["status"])
+        depth = GaugeMetricFamily("cronplane_queue_depth",
+                                  "Jobs waiting (PENDING) or in flight (RUNNING).",
+                                  labels=["status"])
+        for status, count in sorted(state.jobs_by_status.items()):
+            total.add_metric([status], count)
+            if status in ("PENDING", "RUNNING"):
+                depth.add_metric([status], count)
+        yield total
+        yield depth
+        leader = GaugeMetricFamily("cronplane_leader",
+                                   "1 for the process holding the scheduler lease.",
+                                   labels=["owner"])
+        fencing = GaugeMetricFamily("cronplane_fencing_token",
+                                    "Fencing token of the current scheduler lease (0: none).")
+        if state.leader_owner is not None:
+            leader.add_metric([state.leader_owner], 1)
+        fencing.add_metric([], state.fencing_token or 0)
+        yield leader
+        yield fencing
+
+
+class _Scrape:
+    """The collectors of one scrape, in the shape ``generate_latest`` expects."""
+
+    def __init__(self, collectors: Iterable[object]) -> None:
+        self._collectors = list(collectors)
+
+    def collect(self) -> Iterator[Metric]:
+        for collector in self._collectors:
+            yield from collector.collect()  # type: ignore[attr-defined]
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
+def render(state: Callable[[], ClusterState] | None = None) -> tuple[bytes, str]:
+    """The exposition text for one scrape and its content type."""
+    collectors: list[object] = []
+    if multiprocess_dir():
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        collectors.append(registry)
+    else:
+        collectors.append(REGISTRY)
+    if state is not None:
+        collectors.append(ClusterStateCollector(state))
+    return generate_latest(_Scrape(collectors)), CONTENT_TYPE_LATEST
