@@ -6,6 +6,7 @@ Tests wait on the services' events and on database conditions, with timeouts.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -172,7 +173,7 @@ def test_every_fire_time_exactly_once_across_two_schedulers_and_a_handoff(
         assert not duplicates, f"schedule {sid} fired twice at {duplicates}"
         times = [r["fire_time"] for r in rows]
         assert times[0] == first, f"schedule {sid} missed its first fire"
-        gaps = [t for t, u in zip(times, times[1:], strict=False) if u - t != timedelta(seconds=1)]
+        gaps = [t for t, u in itertools.pairwise(times) if u - t != timedelta(seconds=1)]
         assert not gaps, f"schedule {sid} missed fires after {gaps}"
         assert len(times) >= expected - 1, f"schedule {sid}: {len(times)} of {expected} fires"
 

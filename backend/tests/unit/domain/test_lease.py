@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cronplane.domain.lease import (
     LeaseAction,
     LeaseState,
@@ -31,7 +33,7 @@ def test_our_own_expired_lease_is_claimed_again_never_silently_renewed() -> None
 
 
 def test_a_barred_owner_may_neither_claim_nor_renew_until_the_bar_ends() -> None:
-    barred = dict(barred_owner="a", barred=True)
+    barred: dict[str, Any] = {"barred_owner": "a", "barred": True}
     assert decide(LeaseState("a", 3, expired=True, **barred), "a") is LeaseAction.DECLINE
     assert decide(LeaseState("a", 3, expired=False, **barred), "a") is LeaseAction.DECLINE
     assert decide(LeaseState("a", 3, expired=True, **barred), "b") is LeaseAction.CLAIM

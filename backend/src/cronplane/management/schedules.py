@@ -1,0 +1,310 @@
+"""Schedule use cases (the task registry): create, read, list, edit, pause, resume, delete, trigger.
+
+Each public function is one transaction with its audit event, and NOTIFYs the schedules channel
+when it changes what the leader fires, so edits take effect at the scheduler's next tick (within
+a second). Decisions:
+
+* ``next_run_at`` is always computed from the database clock, strictly after "now": creating,
+  editing cron or time zone, resuming. Resume does not catch up fires missed while paused.
+* A deleted schedule stays readable (``get``, ``list(include_deleted=True)``) but every change to
+  it (update, pause, resume, trigger) is 409 Conflict: it exists, its state forbids the change.
+  Deleting it again is a no-op. Its name is free for a new live schedule.
+* Pausing a paused schedule (or resuming a running one) changes nothing: no version bump, no
+  audit event. So does a PATCH whose values equal the current ones.
+* ``version`` counts definition changes (edit, pause, resume, delete); the scheduler's progress
+  (``next_run_at``, ``last_run_at``, counters) never bumps it, so If-Match only fails on a real
+  concurrent edit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from cronplane.domain.cron import CronError, CronExpression, validate_timezone
+from cronplane.domain.firing import MISFIRE_POLICIES, OVERLAP_POLICIES
+from cronplane.management import audit
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from cronplane.management.jobs import EnqueueResult, JobRequest, _resolve, enqueue_in_session
+from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage.models import Schedule
+from cronplane.storage.notify import SCHEDULES
+
+EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
+            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
+DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
+                            "priority": 0, "max_attempts": 3, "timeout_seconds": None,
+                            "overlap": "forbid", "misfire": "skip"}
+MAX_NAME = 200
+MAX_DESCRIPTION = 2000
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_LIVE_NAME_INDEX = "uq_schedules_live_name"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# -- validation ----------------------------------------------------------------------------------
+def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
+    """The full definition, checked field by field; every problem at once, keyed by field."""
+    unknown = sorted(set(data) - set(EDITABLE))
+    if unknown:
+        raise InvalidInput(f"unknown field {unknown[0]!r}",
+                           errors={name: ["Unknown field."] for name in unknown})
+    values = {**DEFAULTS, **data}
+    errors: dict[str, list[str]] = {}
+    name = values.get("name")
+    if not isinstance(name, str) or not 1 <= len(name.strip()) <= MAX_NAME:
+        errors["name"] = [f"Must be 1 to {MAX_NAME} characters."]
+    else:
+        values["name"] = name.strip()
+    if not isinstance(values["description"], str) or len(values["description"]) > MAX_DESCRIPTION:
+        errors["description"] = [f"Must be at most {MAX_DESCRIPTION} characters."]
+    try:
+        values["cron"] = CronExpression.parse(str(values.get("cron") or "")).canonical
+    except CronError as exc:
+        errors["cron"] = [str(exc)]
+    try:
+        validate_timezone(str(values["timezone"]))
+    except CronError as exc:
+        errors["timezone"] = [str(exc)]
+    if not isinstance(values["paused"], bool):
+        errors["paused"] = ["Must be a boolean."]
+    if values["overlap"] not in OVERLAP_POLICIES:
+        errors["overlap"] = [f"Must be one of {', '.join(OVERLAP_POLICIES)}."]
+    if values["misfire"] not in MISFIRE_POLICIES:
+        errors["misfire"] = [f"Must be one of {', '.join(MISFIRE_POLICIES)}."]
+    # Handler, payload schema, priority, attempts and timeout: exactly the job queue's rules, so
+    # a schedule can never be saved that would enqueue a job the queue rejects.
+    try:
+        _resolve(JobRequest(handler=str(values.get("handler") or ""), payload=values["payload"],
+                            priority=values["priority"], max_attempts=values["max_attempts"],
+                            timeout_seconds=values["timeout_seconds"]), settings)
+    except InvalidInput as exc:
+        for field, messages in (exc.errors or {"handler": [exc.detail]}).items():
+            errors.setdefault(field, messages)
+    if errors:
+        field = next(iter(errors))
+        raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
+    return {name: values[name] for name in EDITABLE}
+
+
+def _next_run(session: Session, cron: str, timezone: str) -> datetime:
+    now = session.execute(select(func.clock_timestamp())).scalar_one()
+    return CronExpression.parse(cron).next_after(now, validate_timezone(timezone))
+
+
+def snapshot(schedule: Schedule) -> dict[str, Any]:
+    """The definition as JSON, for audit details (before/after)."""
+    data: dict[str, Any] = {name: getattr(schedule, name) for name in EDITABLE}
+    data["version"] = schedule.version
+    data["next_run_at"] = schedule.next_run_at.isoformat() if schedule.next_run_at else None
+    return data
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _locked(session: Session, schedule_id: int) -> Schedule:
+    schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
+                               .with_for_update()).scalar_one_or_none()
+    if schedule is None:
+        raise NotFound(f"schedule {schedule_id} does not exist")
+    return schedule
+
+
+def _live(schedule: Schedule, verb: str) -> None:
+    if schedule.deleted_at is not None:
+        raise Conflict(f"schedule {schedule.id} is deleted and cannot be {verb}")
+
+
+def _flush_unique_name(session: Session, name: str) -> None:
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError as exc:
+        if _LIVE_NAME_INDEX in str(exc.orig):
+            raise _duplicate(name) from None
+        raise
+
+
+def _duplicate(name: str) -> Conflict:
+    return Conflict(f"a live schedule named {name!r} already exists",
+                    errors={"name": ["A live schedule with this name already exists."]})
+
+
+def _changed(session: Session) -> None:
+    session.execute(_NOTIFY, {"channel": SCHEDULES, "payload": ""})
+
+
+def _touch(session: Session, schedule: Schedule) -> None:
+    schedule.version += 1
+    schedule.updated_at = session.execute(select(func.now())).scalar_one()
+
+
+def _finish(session: Session, schedule: Schedule) -> Schedule:
+    session.flush()
+    session.refresh(schedule)
+    return schedule
+
+
+# -- use cases -------------------------------------------------------------------------------------
+def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Schedule:
+    values = _validated(data, ctx.settings)
+    with ctx.db.transaction() as session:
+        taken = session.execute(select(Schedule.id).where(
+            Schedule.name == values["name"], Schedule.deleted_at.is_(None))).first()
+        if taken is not None:
+            raise _duplicate(values["name"])
+        schedule = Schedule(**values, created_by=actor.username,
+                            next_run_at=_next_run(session, values["cron"], values["timezone"]))
+        session.add(schedule)
+        _flush_unique_name(session, values["name"])  # the unique index settles a race
+        _finish(session, schedule)
+        audit.record(session, actor, "schedule.create", target_type="schedule",
+                     target_id=schedule.id, details={"after": snapshot(schedule)})
+        _changed(session)
+        return schedule
+
+
+def get(ctx: ManagementContext, schedule_id: int) -> Schedule:
+    with ctx.db.read_session() as session:
+        schedule = session.get(Schedule, schedule_id)
+        if schedule is None:
+            raise NotFound(f"schedule {schedule_id} does not exist")
+        session.expunge(schedule)
+        return schedule
+
+
+def list_schedules(ctx: ManagementContext, *, q: str | None = None, paused: bool | None = None,
+                   include_deleted: bool = False, limit: int | None = None,
+                   cursor: str | None = None) -> Page[Schedule]:
+    """Newest first, keyset by id. ``q`` matches whole words and word prefixes of the name,
+    handler and description through the ``search`` tsvector (GIN index)."""
+    size = check_limit(limit)
+    after = decode_cursor(cursor)
+    query = select(Schedule)
+    if not include_deleted:
+        query = query.where(Schedule.deleted_at.is_(None))
+    if paused is not None:
+        query = query.where(Schedule.paused.is_(paused))
+    words = _WORD.findall(q or "")
+    if words:
+        # Only word characters reach to_tsquery (no operators from the user), each a prefix.
+        tsquery = " & ".join(f"{word.lower()}:*" for word in words[:16])
+        query = query.where(Schedule.search.op("@@")(func.to_tsquery("simple", tsquery)))
+    if after is not None:
+        query = query.where(Schedule.id < after["id"])
+    query = query.order_by(Schedule.id.desc()).limit(size + 1)
+    with ctx.db.read_session() as session:
+        rows = list(session.execute(query).scalars())
+        session.expunge_all()
+    return page_by_id(rows, size)
+
+
+def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapping[str, Any],
+           if_match: int | None = None) -> Schedule:
+    with ctx.db.transaction() as session:
+        schedule = _locked(session, schedule_id)
+        if if_match is not None and if_match != schedule.version:
+            raise PreconditionFailed(
+                f"schedule {schedule_id} is at version {schedule.version}, not {if_match}")
+        _live(schedule, "edited")
+        current = {name: getattr(schedule, name) for name in EDITABLE}
+        values = _validated({**current, **changes}, ctx.settings)
+        changed = [name for name in EDITABLE if values[name] != current[name]]
+        if not changed:
+            return schedule
+        if "name" in changed:
+            taken = session.execute(select(Schedule.id).where(
+                Schedule.name == values["name"], Schedule.deleted_at.is_(None),
+                Schedule.id != schedule_id)).first()
+            if taken is not None:
+                raise _duplicate(values["name"])
+        before = snapshot(schedule)
+        # New cron, zone, or un-pausing: fire from the next time after now (no catch-up).
+        # Queried before any attribute changes, so no autoflush can hit the unique index early.
+        next_run = schedule.next_run_at
+        if {"cron", "timezone"} & set(changed) or ("paused" in changed and not values["paused"]):
+            next_run = _next_run(session, values["cron"], values["timezone"])
+        now = session.execute(select(func.now())).scalar_one()
+        for name in changed:
+            setattr(schedule, name, values[name])
+        schedule.next_run_at = next_run
+        schedule.version += 1
+        schedule.updated_at = now
+        _flush_unique_name(session, values["name"])
+        _finish(session, schedule)
+        audit.record(session, actor, "schedule.update", target_type="schedule",
+                     target_id=schedule_id,
+                     details={"before": before, "after": snapshot(schedule), "changed": changed})
+        _changed(session)
+        return schedule
+
+
+def pause(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
+    return _set_paused(ctx, actor, schedule_id, paused=True)
+
+
+def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
+    """Fire again from the first fire time after now; fires missed while paused are not run."""
+    return _set_paused(ctx, actor, schedule_id, paused=False)
+
+
+def _set_paused(ctx: ManagementContext, actor: Actor, schedule_id: int, *, paused: bool) -> Schedule:
+    verb = "paused" if paused else "resumed"
+    with ctx.db.transaction() as session:
+        schedule = _locked(session, schedule_id)
+        _live(schedule, verb)
+        if schedule.paused == paused:
+            return schedule
+        schedule.paused = paused
+        if not paused:
+            schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
+        _touch(session, schedule)
+        _finish(session, schedule)
+        audit.record(session, actor, "schedule.pause" if paused else "schedule.resume",
+                     target_type="schedule", target_id=schedule_id,
+                     details={"next_run_at": schedule.next_run_at.isoformat()
+                              if schedule.next_run_at else None})
+        _changed(session)
+        return schedule
+
+
+def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
+    """Soft delete: the row and its jobs stay readable; it never fires again."""
+    with ctx.db.transaction() as session:
+        schedule = _locked(session, schedule_id)
+        if schedule.deleted_at is not None:
+            return schedule
+        before = snapshot(schedule)
+        schedule.deleted_at = session.execute(select(func.now())).scalar_one()
+        schedule.next_run_at = None
+        _touch(session, schedule)
+        _finish(session, schedule)
+        audit.record(session, actor, "schedule.delete", target_type="schedule",
+                     target_id=schedule_id, details={"before": before})
+        _changed(session)
+        return schedule
+
+
+def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
+            idempotency_key: str | None = None) -> EnqueueResult:
+    """An ad-hoc run of the schedule's current definition (trigger ``manual``); it does not
+    move ``next_run_at``. A paused schedule can be triggered; a deleted one cannot (409)."""
+    with ctx.db.transaction() as session:
+        schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
+                                   .with_for_update(read=True)).scalar_one_or_none()
+        if schedule is None:
+            raise NotFound(f"schedule {schedule_id} does not exist")
+        _live(schedule, "triggered")
+        request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
+                             priority=schedule.priority, max_attempts=schedule.max_attempts,
+                             timeout_seconds=schedule.timeout_seconds, trigger="manual",
+                             schedule_id=schedule.id, exclusive=schedule.overlap == "forbid")
+        return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
+                                  audit_action="schedule.trigger", settings=ctx.settings)

@@ -1,0 +1,228 @@
+"""Schedule use cases against a real Postgres: validation, unique live names, If-Match,
+pause/resume/delete semantics, trigger, audit events in the same transaction."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from cronplane.config import Settings
+from cronplane.domain.roles import Role
+from cronplane.management import schedules
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from cronplane.storage.database import Database
+from cronplane.storage.lease_store import LeaseStore
+from cronplane.storage.schedule_store import ScheduleStore
+
+ADMIN = Actor(username="alice", role=Role.ADMIN, user_id=1)
+
+
+@pytest.fixture(scope="module")
+def ctx(db: Database) -> ManagementContext:
+    return ManagementContext(settings=Settings(secret_key="k" * 40), db=db)
+
+
+def unique(prefix: str = "job") -> str:
+    return f"{prefix}-{secrets.token_hex(4)}"
+
+
+def new(ctx: ManagementContext, **data: Any) -> Any:
+    return schedules.create(ctx, ADMIN, {"name": unique(), "handler": "noop",
+                                         "cron": "0 */5 * * * *", **data})
+
+
+def audit_of(ctx: ManagementContext, schedule_id: int) -> list[dict[str, Any]]:
+    with ctx.db.connection() as conn:
+        return conn.execute("SELECT actor, action, details FROM audit_events WHERE "
+                            "target_type = 'schedule' AND target_id = %s ORDER BY id",
+                            (str(schedule_id),)).fetchall()
+
+
+def test_create_normalises_cron_computes_next_run_and_audits(ctx: ManagementContext) -> None:
+    before = datetime.now(UTC)
+    schedule = new(ctx, cron="*/10 * * * *", timezone="Europe/Berlin")
+    assert schedule.id > 0 and schedule.version == 1
+    assert schedule.cron == "0 */10 * * * *", "5-field expressions are stored as 6 fields"
+    assert schedule.next_run_at is not None
+    assert before < schedule.next_run_at <= before + timedelta(minutes=10)
+    assert schedule.created_by == "alice" and schedule.created_at is not None
+    [event] = audit_of(ctx, schedule.id)
+    assert (event["actor"], event["action"]) == ("alice", "schedule.create")
+    assert event["details"]["after"]["cron"] == "0 */10 * * * *"
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"cron": "0 0 0 30 2 *"}, "cron"),
+    ({"cron": "1-100000000 * * * * *"}, "cron"),
+    ({"timezone": "Mars/Olympus"}, "timezone"),
+    ({"handler": "no.such.handler"}, "handler"),
+    ({"handler": "sleep", "payload": {"seconds": "long"}}, "payload"),
+    ({"priority": 101}, "priority"),
+    ({"max_attempts": 0}, "max_attempts"),
+    ({"overlap": "sometimes"}, "overlap"),
+    ({"misfire": "later"}, "misfire"),
+    ({"name": "  "}, "name"),
+])
+def test_invalid_definitions_are_422_naming_the_field(ctx: ManagementContext,
+                                                      data: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidInput) as error:
+        new(ctx, **data)
+    assert error.value.errors is not None and field in error.value.errors, error.value.errors
+
+
+def test_a_live_duplicate_name_is_409_and_a_deleted_name_is_free(ctx: ManagementContext) -> None:
+    name = unique("nightly")
+    first = new(ctx, name=name)
+    with pytest.raises(Conflict):
+        new(ctx, name=name)
+    schedules.delete(ctx, ADMIN, first.id)
+    again = new(ctx, name=name)
+    assert again.id != first.id
+
+
+def test_concurrent_creates_of_one_name_make_exactly_one_schedule(
+        fresh_database_url: str) -> None:
+    db = Database(fresh_database_url)
+    ctx = ManagementContext(settings=Settings(secret_key="k" * 40), db=db)
+    barrier = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def attempt() -> None:
+        barrier.wait()
+        try:
+            new(ctx, name="racy")
+            outcomes.append("created")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=attempt) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    db.close()
+    assert sorted(outcomes) == ["conflict"] * 3 + ["created"], outcomes
+
+
+def test_get_unknown_is_404_and_deleted_ones_stay_readable(ctx: ManagementContext) -> None:
+    with pytest.raises(NotFound):
+        schedules.get(ctx, 999_999_999)
+    schedule = new(ctx)
+    schedules.delete(ctx, ADMIN, schedule.id)
+    fetched = schedules.get(ctx, schedule.id)
+    assert fetched.deleted_at is not None and fetched.next_run_at is None
+
+
+def test_update_checks_if_match_bumps_version_and_recomputes_next_run(
+        ctx: ManagementContext) -> None:
+    schedule = new(ctx, cron="0 0 3 * * *")
+    with pytest.raises(PreconditionFailed):
+        schedules.update(ctx, ADMIN, schedule.id, {"priority": 5}, if_match=schedule.version + 1)
+    updated = schedules.update(ctx, ADMIN, schedule.id, {"cron": "0 30 4 * * *",
+                                                         "timezone": "Asia/Kolkata"},
+                               if_match=schedule.version)
+    assert updated.version == schedule.version + 1
+    assert updated.next_run_at is not None
+    local = updated.next_run_at.astimezone(schedules.validate_timezone("Asia/Kolkata"))
+    assert (local.hour, local.minute) == (4, 30), "editing cron/timezone recomputes next_run_at"
+    events = audit_of(ctx, schedule.id)
+    assert events[-1]["action"] == "schedule.update"
+    assert events[-1]["details"]["before"]["cron"] == "0 0 3 * * *"
+    assert events[-1]["details"]["after"]["cron"] == "0 30 4 * * *"
+    same = schedules.update(ctx, ADMIN, schedule.id, {"cron": "0 30 4 * * *"})
+    assert same.version == updated.version, "a PATCH that changes nothing is not a new version"
+
+
+def test_renaming_onto_a_live_name_is_409(ctx: ManagementContext) -> None:
+    taken = new(ctx)
+    other = new(ctx)
+    with pytest.raises(Conflict):
+        schedules.update(ctx, ADMIN, other.id, {"name": taken.name})
+
+
+def test_a_deleted_schedule_cannot_be_changed_or_triggered(ctx: ManagementContext) -> None:
+    schedule = new(ctx)
+    schedules.delete(ctx, ADMIN, schedule.id)
+    for change in (lambda: schedules.update(ctx, ADMIN, schedule.id, {"priority": 1}),
+                   lambda: schedules.pause(ctx, ADMIN, schedule.id),
+                   lambda: schedules.resume(ctx, ADMIN, schedule.id),
+                   lambda: schedules.trigger(ctx, ADMIN, schedule.id)):
+        with pytest.raises(Conflict):
+            change()
+    assert schedules.delete(ctx, ADMIN, schedule.id).deleted_at is not None, "delete is idempotent"
+    assert [e["action"] for e in audit_of(ctx, schedule.id)] == ["schedule.create",
+                                                                 "schedule.delete"]
+
+
+def test_pause_and_resume_recompute_from_now(ctx: ManagementContext) -> None:
+    schedule = new(ctx, cron="* * * * * *")
+    paused = schedules.pause(ctx, ADMIN, schedule.id)
+    assert paused.paused and paused.version == 2
+    with ctx.db.connection() as conn:  # a long pause: next_run_at is an hour in the past
+        conn.execute("UPDATE schedules SET next_run_at = now() - interval '1 hour' WHERE id = %s",
+                     (schedule.id,))
+    resumed = schedules.resume(ctx, ADMIN, schedule.id)
+    assert not resumed.paused and resumed.version == 3
+    assert resumed.next_run_at > datetime.now(UTC) - timedelta(seconds=1), (
+        "resume fires from now on, never catching up the pause")
+    assert [e["action"] for e in audit_of(ctx, schedule.id)][-2:] == ["schedule.pause",
+                                                                      "schedule.resume"]
+
+
+def test_list_filters_searches_by_prefix_and_pages(ctx: ManagementContext) -> None:
+    tag = secrets.token_hex(3)
+    made = [new(ctx, name=f"report{tag} {i}", description="nightly export") for i in range(5)]
+    schedules.pause(ctx, ADMIN, made[0].id)
+    schedules.delete(ctx, ADMIN, made[1].id)
+    hits = schedules.list_schedules(ctx, q=f"report{tag[:4]}", limit=200)
+    assert {s.id for s in hits.items} == {m.id for m in made} - {made[1].id}
+    paused = schedules.list_schedules(ctx, q=f"report{tag}", paused=True)
+    assert [s.id for s in paused.items] == [made[0].id]
+    everything = schedules.list_schedules(ctx, q=f"report{tag}", include_deleted=True)
+    assert len(everything.items) == 5
+    seen: list[int] = []
+    cursor = None
+    while True:
+        page = schedules.list_schedules(ctx, q=f"report{tag}", limit=2, cursor=cursor)
+        seen.extend(s.id for s in page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == sorted(seen, reverse=True) and len(seen) == 4
+
+
+def test_trigger_enqueues_an_ad_hoc_run_idempotently(ctx: ManagementContext) -> None:
+    schedule = new(ctx, handler="sleep", payload={"seconds": 1}, priority=3, overlap="forbid")
+    first = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=unique("key"))
+    assert first.created
+    job = first.job
+    assert (job.trigger, job.schedule_id, job.handler, job.priority, job.exclusive) == (
+        "manual", schedule.id, "sleep", 3, True)
+    key = unique("key")
+    one = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
+    two = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
+    assert (one.created, two.created, one.job.id) == (True, False, two.job.id)
+    with pytest.raises(NotFound):
+        schedules.trigger(ctx, ADMIN, 999_999_999)
+
+
+def test_soft_delete_and_pause_stop_firing_at_the_next_tick(fresh_database_url: str) -> None:
+    db = Database(fresh_database_url)
+    ctx = ManagementContext(settings=Settings(secret_key="k" * 40), db=db)
+    token = LeaseStore(db).heartbeat("scheduler", "leader", 30).fencing_token
+    kept, deleted, paused = (new(ctx, cron="* * * * * *") for _ in range(3))
+    schedules.delete(ctx, ADMIN, deleted.id)
+    schedules.pause(ctx, ADMIN, paused.id)
+    with db.connection() as conn:  # make everything due now
+        conn.execute("UPDATE schedules SET next_run_at = date_trunc('second', now())")
+    result = ScheduleStore(db).fire_due("leader", token)
+    with db.connection() as conn:
+        fired = {r["schedule_id"] for r in conn.execute("SELECT schedule_id FROM jobs")}
+    db.close()
+    assert result.enqueued == 1 and fired == {kept.id}
