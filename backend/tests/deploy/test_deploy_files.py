@@ -704,6 +704,17 @@ def test_cd_pushes_to_ghcr_then_pulls_migrates_and_restarts_over_ssh() -> None:
         "deploy must ssh, then pull, then migrate, then up -d")
 
 
+def test_cd_copies_every_file_the_host_compose_stack_mounts() -> None:
+    copy = next(step["run"] for step in steps(workflow("cd.yml")["jobs"]["deploy"])
+                if step.get("name") == "Copy the compose files")
+    for name, service in load_yaml("docker-compose.yml")["services"].items():
+        for volume in service.get("volumes", []):
+            source = str(volume).split(":")[0]
+            if source.startswith("./"):
+                top = "/".join(Path(source[2:]).parts[:2])
+                assert top in copy, f"cd.yml does not copy {source} (mounted by {name})"
+
+
 # --- Kubernetes ---------------------------------------------------------------------------------
 
 
@@ -822,10 +833,13 @@ def test_k8s_has_no_database_and_only_example_secrets() -> None:
 SEED = REPO / "scripts/seed-demo.sh"
 
 
-def test_seed_script_passes_shellcheck() -> None:
+@pytest.mark.parametrize("relative", ["scripts/seed-demo.sh", "deploy/postgres/init-app-role.sh"])
+def test_shell_scripts_pass_shellcheck_and_are_executable(relative: str) -> None:
     tool = require_tool("shellcheck", "apt-get install -y shellcheck (or: make system-deps)")
-    assert_ok(run([tool, "--shell=sh", str(SEED)]), "shellcheck")
-    assert os.access(SEED, os.X_OK), "scripts/seed-demo.sh should be executable"
+    assert_ok(run([tool, "--shell=sh", relative]), f"shellcheck {relative}")
+    # The postgres image sources a non-executable init script into its own shell, where this
+    # script's `set -u` would leak; executable, it runs in a child process.
+    assert os.access(REPO / relative, os.X_OK), f"{relative} should be executable"
 
 
 class FakeApi(BaseHTTPRequestHandler):
