@@ -17,8 +17,8 @@ describe('API client session handling', () => {
   it('sends the CSRF double-submit header on non-GET requests only', async () => {
     const fake = fakeApi({ 'GET /jobs': () => json({ items: [], next_cursor: null }), 'POST /jobs/7/cancel': () => json({ id: 7 }) });
     const api = createApiClient(fake.fetch);
-    await api.GET('/jobs');
-    await api.POST('/jobs/{job_id}/cancel', { params: { path: { job_id: 7 } } });
+    await api.GET('/api/v1/jobs');
+    await api.POST('/api/v1/jobs/{job_id}/cancel', { params: { path: { job_id: 7 } } });
     expect(fake.calls[0]?.headers.get('X-CSRF-TOKEN')).toBeNull();
     expect(fake.calls[1]?.headers.get('X-CSRF-TOKEN')).toBe('csrf-1');
   });
@@ -36,7 +36,7 @@ describe('API client session handling', () => {
       },
     });
     const api = createApiClient(fake.fetch);
-    const { data, response } = await api.POST('/jobs/{job_id}/retry', { params: { path: { job_id: 7 } } });
+    const { data, response } = await api.POST('/api/v1/jobs/{job_id}/retry', { params: { path: { job_id: 7 } } });
     expect(response.status).toBe(200);
     expect((data as unknown as { csrf: string }).csrf).toBe('csrf-2');
     expect(fake.calls.map((c) => `${c.method} ${new URL(c.url).pathname}`)).toEqual([
@@ -60,7 +60,7 @@ describe('API client session handling', () => {
       },
     });
     const api = createApiClient(fake.fetch);
-    const [a, b] = await Promise.all([api.GET('/stats'), api.GET('/jobs')]);
+    const [a, b] = await Promise.all([api.GET('/api/v1/stats'), api.GET('/api/v1/jobs')]);
     expect([a.response.status, b.response.status]).toEqual([200, 200]);
     expect(refreshes).toBe(1);
   });
@@ -73,7 +73,7 @@ describe('API client session handling', () => {
       'POST /auth/refresh': () => problem(401, 'refresh token spent'),
     });
     const api = createApiClient(fake.fetch);
-    const { response, error } = await api.GET('/schedules');
+    const { response, error } = await api.GET('/api/v1/schedules');
     off();
     expect(response.status).toBe(401);
     expect((error as { detail: string }).detail).toBe('revoked');
@@ -83,7 +83,7 @@ describe('API client session handling', () => {
   it('never tries to refresh a failed login', async () => {
     const fake = fakeApi({ 'POST /auth/login': () => problem(401, 'Invalid credentials') });
     const api = createApiClient(fake.fetch);
-    await api.POST('/auth/login', { body: { username: 'x', password: 'y' } });
+    await api.POST('/api/v1/auth/login', { body: { username: 'x', password: 'y' } });
     expect(fake.calls).toHaveLength(1);
   });
 
@@ -91,7 +91,7 @@ describe('API client session handling', () => {
     const { unwrap } = await import('./client');
     const fake = fakeApi({ 'POST /schedules': () => problem(422, 'Invalid schedule', { name: ['Missing data for required field.'] }) });
     const api = createApiClient(fake.fetch);
-    const err = await unwrap(api.POST('/schedules', { body: { name: '', handler: 'noop', cron: '* * * * * *', timezone: 'UTC' } })).catch((e: unknown) => e);
+    const err = await unwrap(api.POST('/api/v1/schedules', { body: { name: '', handler: 'noop', cron: '* * * * * *', timezone: 'UTC' } })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(422);
     expect((err as ApiError).fieldErrors).toEqual({ name: 'Missing data for required field.' });

@@ -79,8 +79,9 @@ export function createSessionFetch(baseFetch: typeof fetch = (...a) => globalThi
 
 export function createApiClient(baseFetch?: typeof fetch) {
   return createClient<paths>({
-    // Absolute so the same client runs in the browser and under Node's fetch in tests.
-    baseUrl: `${globalThis.location?.origin ?? 'http://localhost'}${API_BASE}`,
+    // The spec's paths carry /api/v1 themselves. Absolute so the same client runs in the browser and
+    // under Node's fetch in tests.
+    baseUrl: globalThis.location?.origin ?? 'http://localhost',
     credentials: 'same-origin',
     fetch: createSessionFetch(baseFetch),
   });

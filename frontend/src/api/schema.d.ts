@@ -4,62 +4,44 @@
  */
 
 export interface paths {
-    "/auth/login": {
+    "/api/v1/audit": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        post: operations["login"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/refresh": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+        get: {
+            parameters: {
+                query?: {
+                    actor?: string | null;
+                    action?: string | null;
+                    target_type?: string | null;
+                    target_id?: string | null;
+                    limit?: number | null;
+                    cursor?: string | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditList"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
         };
-        get?: never;
-        put?: never;
-        post: operations["refresh"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["logout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -68,14 +50,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/auth/personas": {
+    "/api/v1/audit/verify": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get: operations["listPersonas"];
+        /** Recompute the hash chain and name the first broken row */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditVerify"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         put?: never;
         post?: never;
         delete?: never;
@@ -84,7 +89,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/auth/personas/{name}/login": {
+    "/api/v1/auth/login": {
         parameters: {
             query?: never;
             header?: never;
@@ -93,127 +98,114 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post: operations["personaLogin"];
+        /**
+         * Sign in with a username and password
+         * @description Returns a token pair and sets HttpOnly cookies (CSRF double submit). Every failure is the same 401; repeated failures on one name → 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Login"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginResponse"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                429: components["responses"]["TOO_MANY_REQUESTS"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/schedules": {
+    "/api/v1/auth/logout": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get: operations["listSchedules"];
-        put?: never;
-        post: operations["createSchedule"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/schedules/{schedule_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        get: operations["getSchedule"];
-        put?: never;
-        post?: never;
-        delete: operations["deleteSchedule"];
-        options?: never;
-        head?: never;
-        patch: operations["updateSchedule"];
-        trace?: never;
-    };
-    "/schedules/{schedule_id}/pause": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
         get?: never;
         put?: never;
-        post: operations["pauseSchedule"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/schedules/{schedule_id}/resume": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
+        /**
+         * Sign out: this login's access and refresh tokens stop working at once
+         * @description Access token as Bearer or cookie; with an expired access token the refresh token (Bearer or cookie) is accepted too.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
             };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["resumeSchedule"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/schedules/{schedule_id}/trigger": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                default: components["responses"]["DEFAULT_ERROR"];
             };
-            cookie?: never;
         };
-        get?: never;
-        put?: never;
-        post: operations["triggerSchedule"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/jobs": {
+    "/api/v1/auth/me": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get: operations["listJobs"];
-        put?: never;
-        post: operations["createJob"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/jobs/{job_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
+        /** The signed-in user, with the role in effect for this request */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
             };
-            cookie?: never;
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Identity"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
         };
-        get: operations["getJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -222,50 +214,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/jobs/{job_id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["cancelJob"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/jobs/{job_id}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["retryJob"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/handlers": {
+    "/api/v1/auth/personas": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get: operations["listHandlers"];
+        /** Demo personas available for one-click sign-in (empty when off) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Persona"][];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         put?: never;
         post?: never;
         delete?: never;
@@ -274,185 +251,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/cron/describe": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["describeCron"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["getStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/audit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["listAudit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/audit/verify": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["verifyAudit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/users": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["listUsers"];
-        put?: never;
-        post: operations["createUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/users/{user_id}": {
+    "/api/v1/auth/personas/{name}/login": {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                user_id: number;
+                name: string;
             };
             cookie?: never;
         };
         get?: never;
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch: operations["updateUser"];
-        trace?: never;
-    };
-    "/users/{user_id}/lock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
+        /**
+         * One-click sign-in as a demo persona
+         * @description 404 when personas are disabled, unknown, or the account is locked.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                };
+                cookie?: never;
             };
-            cookie?: never;
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginResponse"];
+                    };
+                };
+                404: components["responses"]["NOT_FOUND"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
         };
-        get?: never;
-        put?: never;
-        post: operations["lockUser"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/users/{user_id}/unlock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["unlockUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/users/{user_id}/disable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["disableUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/users/{user_id}/enable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["enableUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/chaos/experiments": {
+    "/api/v1/auth/refresh": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a refresh token for a new pair (the old one is spent)
+         * @description Refresh token as Bearer or the refresh cookie (with X-CSRF-TOKEN = csrf_refresh_token). Presenting a spent refresh token revokes the whole login.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginResponse"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chaos/experiments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Experiments, newest first */
         get: operations["listChaos"];
         put?: never;
+        /** Start an experiment (at most 3 at once: else 409) */
         post: operations["startChaos"];
         delete?: never;
         options?: never;
@@ -460,7 +355,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/chaos/experiments/{experiment_id}": {
+    "/api/v1/chaos/experiments/{experiment_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -472,7 +367,705 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /** End an experiment early (idempotent) */
         delete: operations["stopChaos"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cron/describe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Explain a cron expression and list next runs */
+        post: operations["describeCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/handlers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The handler catalogue */
+        get: operations["listHandlers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List jobs, newest first */
+        get: operations["listJobs"];
+        put?: never;
+        /** Submit an ad-hoc job */
+        post: operations["createJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        /** A job with its attempts */
+        get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending or running job */
+        post: operations["cancelJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{job_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry a DEAD or CANCELLED job */
+        post: operations["retryJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List schedules (deleted ones hidden) */
+        get: operations["listSchedules"];
+        put?: never;
+        /** Create a schedule */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        /** A schedule, with its version as ETag */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /** Soft-delete: it never fires again; its history stays readable */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /** Edit a schedule (If-Match for safety) */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop firing until resumed */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fire again from the next fire time */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run the schedule's definition now (ad hoc) */
+        post: operations["triggerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Counts, throughput, leader and workers */
+        get: operations["getStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number | null;
+                    cursor?: string | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenList"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TokenCreate"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedToken"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number | null;
+                    cursor?: string | null;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UserList"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserCreate"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserUpdate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Disable a user */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable a user */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lock a user */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reset a user's password; their sessions end at once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordReset"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unlock a user */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    user_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                401: components["responses"]["UNAUTHORIZED"];
+                403: components["responses"]["FORBIDDEN"];
+                409: components["responses"]["CONFLICT"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -482,286 +1075,550 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Problem: {
-            type?: string;
-            title: string;
-            status: number;
-            detail?: string;
-            errors?: {
-                [key: string]: unknown;
-            };
-        };
-        User: {
-            id: number;
-            username: string;
-            /** @enum {string} */
-            role: "VIEWER" | "OPERATOR" | "ADMIN";
-            locked?: boolean;
-            disabled?: boolean;
-            /** Format: date-time */
-            created_at?: string;
-        };
-        LoginRequest: {
-            username: string;
-            password: string;
-        };
-        LoginResponse: {
-            access_token: string;
-            refresh_token: string;
-            token_type: string;
-            expires_in: number;
-            user: components["schemas"]["User"];
-        };
-        Persona: {
-            name: string;
-            /** @enum {string} */
-            role: "VIEWER" | "OPERATOR" | "ADMIN";
-            label: string;
-        };
-        Schedule: {
-            id: number;
-            name: string;
-            description: string | null;
-            handler: string;
-            payload: {
-                [key: string]: unknown;
-            };
-            cron: string;
-            timezone: string;
-            paused: boolean;
-            priority: number;
-            max_attempts: number;
-            timeout_seconds: number | null;
-            /** @enum {string} */
-            overlap: "forbid" | "allow";
-            /** @enum {string} */
-            misfire: "skip" | "fire_once";
-            /** Format: date-time */
-            next_run_at: string | null;
-            /** Format: date-time */
-            last_run_at: string | null;
-            version: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
-            deleted_at: string | null;
-        };
-        ScheduleCreate: {
-            name: string;
-            description?: string;
-            handler: string;
-            payload?: {
-                [key: string]: unknown;
-            };
-            cron: string;
-            timezone: string;
-            paused?: boolean;
-            priority?: number;
-            max_attempts?: number;
-            timeout_seconds?: number;
-            /** @enum {string} */
-            overlap?: "forbid" | "allow";
-            /** @enum {string} */
-            misfire?: "skip" | "fire_once";
-        };
-        ScheduleUpdate: {
-            name?: string;
-            description?: string;
-            handler?: string;
-            payload?: {
-                [key: string]: unknown;
-            };
-            cron?: string;
-            timezone?: string;
-            paused?: boolean;
-            priority?: number;
-            max_attempts?: number;
-            timeout_seconds?: number;
-            /** @enum {string} */
-            overlap?: "forbid" | "allow";
-            /** @enum {string} */
-            misfire?: "skip" | "fire_once";
-        };
-        ScheduleList: {
-            items: components["schemas"]["Schedule"][];
-            next_cursor: string | null;
-        };
         Attempt: {
-            number: number;
-            /** @enum {string} */
-            status: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED";
-            worker_id: string | null;
+            error: string | null;
             /** Format: date-time */
-            started_at: string | null;
+            finished_at: string | null;
             /** Format: date-time */
             heartbeat_at: string | null;
             /** Format: date-time */
-            lease_expires_at: string | null;
+            lease_expires_at: string;
+            number: number;
             /** Format: date-time */
-            finished_at: string | null;
-            error: string | null;
-        };
-        Job: {
-            id: number;
-            handler: string;
-            payload: {
-                [key: string]: unknown;
-            };
+            started_at: string;
             /** @enum {string} */
-            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
-            priority: number;
-            /** Format: date-time */
-            run_at: string;
-            attempt_count: number;
-            max_attempts: number;
-            timeout_seconds: number | null;
-            schedule_id: number | null;
-            /** @enum {string} */
-            trigger: "schedule" | "manual" | "api" | "retry";
-            idempotency_key: string | null;
-            requested_by: string | null;
-            cancel_requested: boolean;
-            result: unknown;
-            error: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            started_at: string | null;
-            /** Format: date-time */
-            finished_at: string | null;
-        };
-        JobDetail: components["schemas"]["Job"] & {
-            attempts: components["schemas"]["Attempt"][];
-        };
-        JobCreate: {
-            handler: string;
-            payload: {
-                [key: string]: unknown;
-            };
-            priority?: number;
-            /** Format: date-time */
-            run_at?: string;
-            max_attempts?: number;
-            timeout_seconds?: number;
-        };
-        JobList: {
-            items: components["schemas"]["Job"][];
-            next_cursor: string | null;
-        };
-        Handler: {
-            name: string;
-            description: string;
-            payload_schema: {
-                [key: string]: unknown;
-            };
-            default_timeout_seconds: number | null;
-        };
-        CronDescribeRequest: {
-            expression: string;
-            timezone: string;
-            count?: number;
-            /** Format: date-time */
-            after?: string;
-        };
-        CronDescription: {
-            expression: string;
-            description: string;
-            next_runs: string[];
-        };
-        Stats: {
-            jobs_by_status: {
-                [key: string]: number;
-            };
-            throughput: {
-                /** Format: date-time */
-                minute: string;
-                succeeded: number;
-                failed: number;
-            }[];
-            leader: components["schemas"]["Leader"] | null;
-            workers: components["schemas"]["Worker"][];
-        };
-        Leader: {
-            owner: string;
-            fencing_token: number;
-            /** Format: date-time */
-            expires_at: string;
-        };
-        Worker: {
-            id: string;
-            host: string;
-            pid: number;
-            /** Format: date-time */
-            heartbeat_at: string;
-            running: number;
+            status: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED";
+            worker_id: string;
         };
         AuditEvent: {
-            id: number;
+            /** @example schedule.create */
+            action: string;
+            /** @description A username, or system */
+            actor: string;
+            actor_role?: string | null;
             /** Format: date-time */
             at: string;
-            actor: string;
-            action: string;
-            target_type: string | null;
-            target_id: string | null;
             details: {
                 [key: string]: unknown;
             };
-            request_id: string | null;
-            ip: string | null;
+            id: number;
+            ip?: string | null;
+            request_id?: string | null;
+            target_id?: string | null;
+            target_type?: string | null;
         };
         AuditList: {
             items: components["schemas"]["AuditEvent"][];
             next_cursor: string | null;
         };
         AuditVerify: {
-            ok: boolean;
             checked: number;
             first_bad_id: number | null;
+            ok: boolean;
         };
-        UserCreate: {
-            username: string;
-            password: string;
+        ChaosCreate: {
+            duration_seconds: number;
             /** @enum {string} */
-            role: "VIEWER" | "OPERATOR" | "ADMIN";
-        };
-        UserUpdate: {
-            /** @enum {string} */
-            role?: "VIEWER" | "OPERATOR" | "ADMIN";
-        };
-        UserList: {
-            items: components["schemas"]["User"][];
-            next_cursor: string | null;
+            kind: "leader_stepdown" | "freeze_heartbeats" | "fail_handler" | "handler_latency" | "kill_worker_thread";
+            /** @description Per kind: leader_stepdown: {} — the current leader resigns and may not reclaim until the experiment ends; freeze_heartbeats: {} — workers stop renewing attempt leases, so the watchdog reclaims them; fail_handler: {handler, fraction} — that fraction (0 < f ≤ 1) of the handler's attempts fail; handler_latency: {handler, delay_ms} — each attempt of the handler is delayed by delay_ms (1–60000); kill_worker_thread: {} — one executor thread dies mid-attempt; its lease expires and the watchdog reclaims the attempt */
+            params?: {
+                [key: string]: unknown;
+            };
         };
         ChaosExperiment: {
+            created_by: string;
+            /** @description stopped, expired, …; null while active */
+            end_reason?: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            /** Format: date-time */
+            expires_at: string;
             id: number;
-            kind: string;
+            /** @enum {string} */
+            kind: "leader_stepdown" | "freeze_heartbeats" | "fail_handler" | "handler_latency" | "kill_worker_thread";
             params: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
             started_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            created_by: string | null;
-            /** Format: date-time */
-            ended_at: string | null;
-        };
-        ChaosCreate: {
-            /** @enum {string} */
-            kind: "leader_stepdown" | "freeze_heartbeats" | "fail_handler" | "handler_latency" | "kill_worker_thread";
-            duration_seconds: number;
-            params?: {
-                [key: string]: unknown;
-            };
         };
         ChaosList: {
             items: components["schemas"]["ChaosExperiment"][];
             next_cursor: string | null;
         };
+        CreatedToken: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            id: number;
+            /**
+             * Format: date-time
+             * @description Recorded with one-minute granularity
+             */
+            last_used_at?: string | null;
+            name: string;
+            /** @description The token's public part (cp_<prefix>_…), to recognise it */
+            prefix: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            /** @description The secret, shown only in this response */
+            token: string;
+        };
+        CronDescribeRequest: {
+            /**
+             * Format: date-time
+             * @description Fire times strictly after this (default now)
+             * @default null
+             */
+            after?: string | null;
+            /**
+             * @description How many fire times (1–50)
+             * @default 5
+             */
+            count?: number;
+            /** @description 6 fields (seconds first) or 5 */
+            expression: string;
+            /** @description IANA time zone */
+            timezone: string;
+        };
+        CronDescription: {
+            description: string;
+            /** @description Normalised, six fields */
+            expression: string;
+            next_runs: string[];
+        };
+        Error: {
+            detail: string;
+            /** @description Field errors, keyed by the request field's name */
+            errors?: {
+                [key: string]: unknown;
+            };
+            status: number;
+            title: string;
+            /** @description URI naming the problem type */
+            type: string;
+        };
+        Handler: {
+            default_timeout_seconds: number | null;
+            description: string;
+            name: string;
+            /** @description JSON Schema */
+            payload_schema: {
+                [key: string]: unknown;
+            };
+        };
+        Identity: {
+            id: number;
+            is_persona?: boolean;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            username: string;
+        };
+        Job: {
+            attempt_count: number;
+            cancel_requested: boolean;
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            handler: string;
+            id: number;
+            idempotency_key: string | null;
+            max_attempts: number;
+            payload: {
+                [key: string]: unknown;
+            };
+            priority: number;
+            requested_by: string | null;
+            result: unknown;
+            /** Format: date-time */
+            run_at: string;
+            schedule_id: number | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
+            timeout_seconds: number | null;
+            /** @enum {string} */
+            trigger: "schedule" | "manual" | "api" | "retry";
+        };
+        JobCreate: {
+            handler: string;
+            /** @default null */
+            max_attempts?: number | null;
+            payload?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description −100…100, larger runs first (default 0)
+             * @default null
+             */
+            priority?: number | null;
+            /**
+             * Format: date-time
+             * @description Not before this instant (default now)
+             * @default null
+             */
+            run_at?: string | null;
+            /**
+             * @description Default: the handler's
+             * @default null
+             */
+            timeout_seconds?: number | null;
+        };
+        JobDetail: {
+            attempt_count: number;
+            attempts: components["schemas"]["Attempt"][];
+            cancel_requested: boolean;
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            handler: string;
+            id: number;
+            idempotency_key: string | null;
+            max_attempts: number;
+            payload: {
+                [key: string]: unknown;
+            };
+            priority: number;
+            requested_by: string | null;
+            result: unknown;
+            /** Format: date-time */
+            run_at: string;
+            schedule_id: number | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
+            timeout_seconds: number | null;
+            /** @enum {string} */
+            trigger: "schedule" | "manual" | "api" | "retry";
+        };
+        JobList: {
+            items: components["schemas"]["Job"][];
+            next_cursor: string | null;
+        };
+        Leader: {
+            /** Format: date-time */
+            expires_at: string;
+            fencing_token: number;
+            owner: string;
+        };
+        Login: {
+            password: string;
+            username: string;
+        };
+        LoginResponse: {
+            access_token: string;
+            /** @description Seconds */
+            expires_in: number;
+            refresh_token: string;
+            /** @example Bearer */
+            token_type: string;
+            user: components["schemas"]["Identity"];
+        };
+        PaginationMetadata: {
+            /** @description First available page number. */
+            first_page?: number;
+            /** @description Last available page number. */
+            last_page?: number;
+            /** @description Next page number. */
+            next_page?: number;
+            /** @description Current page number. */
+            page?: number;
+            /** @description Previous page number. */
+            previous_page?: number;
+            /** @description Total number of items. */
+            total?: number;
+            /** @description Total number of pages. */
+            total_pages?: number;
+        };
+        PasswordReset: {
+            password: string;
+        };
+        Persona: {
+            label: string;
+            name: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+        };
+        Schedule: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Six fields, seconds first */
+            cron: string;
+            /** Format: date-time */
+            deleted_at: string | null;
+            description: string;
+            handler: string;
+            id: number;
+            /** Format: date-time */
+            last_run_at: string | null;
+            max_attempts: number;
+            /** @enum {string} */
+            misfire: "skip" | "fire_once";
+            /** @description Fires skipped by the misfire policy */
+            missed_count?: number;
+            name: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            /** @enum {string} */
+            overlap: "forbid" | "allow";
+            /** @description Fires skipped because a run was still RUNNING (forbid) */
+            overlap_skipped_count?: number;
+            paused: boolean;
+            payload: {
+                [key: string]: unknown;
+            };
+            priority: number;
+            timeout_seconds: number | null;
+            timezone: string;
+            /** Format: date-time */
+            updated_at: string;
+            version: number;
+        };
+        ScheduleCreate: {
+            /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
+            cron: string;
+            description?: string;
+            handler: string;
+            max_attempts?: number;
+            /** @enum {string} */
+            misfire?: "skip" | "fire_once";
+            name: string;
+            /** @enum {string} */
+            overlap?: "forbid" | "allow";
+            paused?: boolean;
+            payload?: {
+                [key: string]: unknown;
+            };
+            priority?: number;
+            timeout_seconds?: number | null;
+            /**
+             * @description IANA time zone (default UTC)
+             * @default UTC
+             */
+            timezone?: string;
+        };
+        ScheduleList: {
+            items: components["schemas"]["Schedule"][];
+            next_cursor: string | null;
+        };
+        ScheduleUpdate: {
+            /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
+            cron?: string;
+            description?: string;
+            handler?: string;
+            max_attempts?: number;
+            /** @enum {string} */
+            misfire?: "skip" | "fire_once";
+            name?: string;
+            /** @enum {string} */
+            overlap?: "forbid" | "allow";
+            paused?: boolean;
+            payload?: {
+                [key: string]: unknown;
+            };
+            priority?: number;
+            timeout_seconds?: number | null;
+            /** @description IANA time zone, e.g. Europe/Paris */
+            timezone?: string;
+        };
+        Stats: {
+            jobs_by_status: {
+                [key: string]: number;
+            };
+            leader: (Record<string, never> | null) | components["schemas"]["Leader"];
+            /** @description Per minute, oldest first, last hour */
+            throughput: components["schemas"]["Throughput"][];
+            /** @description Processes heartbeating in the last minute */
+            workers: components["schemas"]["Worker"][];
+        };
+        Throughput: {
+            /** @description Jobs that went DEAD */
+            failed: number;
+            /** Format: date-time */
+            minute: string;
+            succeeded: number;
+        };
+        Token: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            id: number;
+            /**
+             * Format: date-time
+             * @description Recorded with one-minute granularity
+             */
+            last_used_at?: string | null;
+            name: string;
+            /** @description The token's public part (cp_<prefix>_…), to recognise it */
+            prefix: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+        };
+        TokenCreate: {
+            /**
+             * Format: date-time
+             * @default null
+             */
+            expires_at?: string | null;
+            name: string;
+            /**
+             * @description At most your own role; defaults to it
+             * @default null
+             * @enum {string|null}
+             */
+            role?: "VIEWER" | "OPERATOR" | "ADMIN" | null;
+        };
+        TokenList: {
+            items: components["schemas"]["Token"][];
+            next_cursor: string | null;
+        };
+        User: {
+            /** Format: date-time */
+            created_at: string;
+            disabled: boolean;
+            id: number;
+            is_persona: boolean;
+            /** Format: date-time */
+            last_login_at?: string | null;
+            locked: boolean;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            /** Format: date-time */
+            updated_at: string;
+            username: string;
+        };
+        UserCreate: {
+            password: string;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            username: string;
+        };
+        UserList: {
+            items: components["schemas"]["User"][];
+            next_cursor: string | null;
+        };
+        UserUpdate: {
+            /** @enum {string} */
+            role?: "VIEWER" | "OPERATOR" | "ADMIN";
+        };
+        Worker: {
+            /** Format: date-time */
+            heartbeat_at: string;
+            host: string;
+            id: string;
+            pid: number;
+            running: number;
+        };
     };
-    responses: never;
+    responses: {
+        /** @description Bad Request */
+        BAD_REQUEST: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Conflict */
+        CONFLICT: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error (problem+json) */
+        DEFAULT_ERROR: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Forbidden */
+        FORBIDDEN: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not Found */
+        NOT_FOUND: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Precondition Failed */
+        PRECONDITION_FAILED: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Request Entity Too Large */
+        REQUEST_ENTITY_TOO_LARGE: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too Many Requests */
+        TOO_MANY_REQUESTS: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unauthorized */
+        UNAUTHORIZED: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unprocessable Entity */
+        UNPROCESSABLE_ENTITY: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unsupported Media Type */
+        UNSUPPORTED_MEDIA_TYPE: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -769,192 +1626,15 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    login: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LoginRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LoginResponse"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    refresh: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LoginResponse"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    logout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listPersonas: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Persona"][];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    personaLogin: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LoginResponse"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listSchedules: {
+    listChaos: {
         parameters: {
             query?: {
+                /** @description Page size, 1–200 */
                 limit?: number;
-                cursor?: string;
-                q?: string;
-                paused?: boolean;
-                include_deleted?: boolean;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+                /** @description Only active (true) or only ended (false) */
+                active?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -965,24 +1645,21 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScheduleList"];
+                    "application/json": components["schemas"]["ChaosList"];
                 };
             };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
         };
     };
-    createSchedule: {
+    startChaos: {
         parameters: {
             query?: never;
             header?: never;
@@ -991,415 +1668,51 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScheduleCreate"];
+                "application/json": components["schemas"]["ChaosCreate"];
             };
         };
         responses: {
-            /** @description OK */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Schedule"];
+                    "application/json": components["schemas"]["ChaosExperiment"];
                 };
             };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
         };
     };
-    getSchedule: {
+    stopChaos: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                schedule_id: number;
+                experiment_id: number;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    deleteSchedule: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
+            /** @description No Content */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateSchedule: {
-        parameters: {
-            query?: never;
-            header?: {
-                "If-Match"?: string;
-            };
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ScheduleUpdate"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    pauseSchedule: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    resumeSchedule: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Schedule"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    triggerSchedule: {
-        parameters: {
-            query?: never;
-            header?: {
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listJobs: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
-                schedule_id?: number;
-                handler?: string;
-                q?: string;
-                created_after?: string;
-                created_before?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobList"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createJob: {
-        parameters: {
-            query?: never;
-            header?: {
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["JobCreate"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobDetail"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    cancelJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    retryJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Job"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listHandlers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Handler"][];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
         };
     };
     describeCron: {
@@ -1424,15 +1737,463 @@ export interface operations {
                     "application/json": components["schemas"]["CronDescription"];
                 };
             };
-            /** @description Error */
-            default: {
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listHandlers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["Handler"][];
                 };
             };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+                /** @description Repeatable */
+                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
+                schedule_id?: number | null;
+                handler?: string | null;
+                /** @description Full-text search over handler, idempotency key and error */
+                q?: string | null;
+                created_after?: string | null;
+                created_before?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    createJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A repeat with the same key and body returns the same job (200); the same key with a different body is 422. */
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobCreate"];
+            };
+        };
+        responses: {
+            /** @description Idempotent replay: the job created by the first request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job is committed (not yet run) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description It was PENDING: CANCELLED at once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description It is RUNNING: cancel_requested, CANCELLED when the attempt ends */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    retryJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+                /** @description Full-text search over name, handler, description */
+                q?: string | null;
+                paused?: boolean | null;
+                include_deleted?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The schedule's version, quoted: "3" */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The schedule's version, quoted: "3" */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version last read: 3 or "3" */
+                "If-Match"?: string | null;
+            };
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The schedule's version, quoted: "3" */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            412: components["responses"]["PRECONDITION_FAILED"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    triggerSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A repeat with the same key and body returns the same job (200); the same key with a different body is 422. */
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Idempotent replay: the job created by the first request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job is committed (not yet run) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
         };
     };
     getStats: {
@@ -1453,398 +2214,9 @@ export interface operations {
                     "application/json": components["schemas"]["Stats"];
                 };
             };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listAudit: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                actor?: string;
-                action?: string;
-                target_type?: string;
-                target_id?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditList"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    verifyAudit: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditVerify"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listUsers: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UserList"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UserCreate"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UserUpdate"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    lockUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    unlockUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    disableUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    enableUser: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listChaos: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChaosList"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    startChaos: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChaosCreate"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChaosExperiment"];
-                };
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    stopChaos: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                experiment_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description No content */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
         };
     };
 }

@@ -3,7 +3,9 @@ import type { components } from './schema';
 
 type Schemas = components['schemas'];
 export type User = Schemas['User'];
-export type Role = User['role'];
+/** Who is signed in (`/auth/me`, and `user` in a login response). */
+export type Identity = Schemas['Identity'];
+export type Role = Identity['role'];
 export type Persona = Schemas['Persona'];
 export type Schedule = Schemas['Schedule'];
 export type ScheduleCreate = Schemas['ScheduleCreate'];

@@ -2,13 +2,13 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import { useQueryClient } from '@tanstack/react-query';
 import { onSessionEnded } from '../api/client';
 import { meQueryKey, useMe } from '../api/queries/get-me';
-import type { Role, User } from '../api/types';
+import type { Identity, Role } from '../api/types';
 import { roleAtLeast } from './roles';
 
 export const SESSION_ENDED_MESSAGE = 'Your session ended (signed out or revoked) — sign in again';
 
 interface Session {
-  user: User | null;
+  user: Identity | null;
   loading: boolean;
   /** Why the user is looking at the login page, when it is not their first visit. */
   endedMessage: string | null;
@@ -56,7 +56,7 @@ export function useSession(): Session {
 }
 
 /** For tests and stories: a fixed session without the API. */
-export function StaticSessionProvider({ user, children }: { user: User | null; children: ReactNode }) {
+export function StaticSessionProvider({ user, children }: { user: Identity | null; children: ReactNode }) {
   const value = useMemo<Session>(
     () => ({
       user,

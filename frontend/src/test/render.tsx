@@ -3,10 +3,10 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { MemoryRouter, Route, Routes } from 'react-router';
-import type { Role, User } from '../api/types';
+import type { Identity, Role } from '../api/types';
 import { StaticSessionProvider } from '../lib/session';
 
-export const userWith = (role: Role): User => ({ id: 1, username: role.toLowerCase(), role }) as User;
+export const userWith = (role: Role): Identity => ({ id: 1, username: role.toLowerCase(), role }) as Identity;
 
 /** Renders a screen as the app would, for a fixed signed-in user, at a route. */
 export function renderScreen(

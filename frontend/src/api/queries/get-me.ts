@@ -1,7 +1,7 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '../client';
 import { ApiError, toApiError } from '../problem';
-import type { User } from '../types';
+import type { Identity } from '../types';
 
 export const meQueryKey = ['auth', 'me'] as const;
 
@@ -9,8 +9,8 @@ export const meQueryKey = ['auth', 'me'] as const;
 export const meQueryOptions = () =>
   queryOptions({
     queryKey: meQueryKey,
-    queryFn: async (): Promise<User | null> => {
-      const { data, error, response } = await api.GET('/auth/me');
+    queryFn: async (): Promise<Identity | null> => {
+      const { data, error, response } = await api.GET('/api/v1/auth/me');
       if (response.status === 401) return null;
       if (!response.ok) throw toApiError(error, response);
       return data ?? null;

@@ -7,7 +7,7 @@ export const chaosQueryKey = ['chaos', 'experiments'] as const;
 export const listChaosQueryOptions = (refetchInterval: number | false = false, enabled = true) =>
   queryOptions({
     queryKey: chaosQueryKey,
-    queryFn: async (): Promise<ChaosExperiment[]> => itemsOf(await unwrap(api.GET('/chaos/experiments'))),
+    queryFn: async (): Promise<ChaosExperiment[]> => itemsOf(await unwrap(api.GET('/api/v1/chaos/experiments'))),
     refetchInterval,
     enabled,
   });

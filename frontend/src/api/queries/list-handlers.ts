@@ -4,7 +4,7 @@ import { api, unwrap } from '../client';
 export const listHandlersQueryOptions = () =>
   queryOptions({
     queryKey: ['handlers'],
-    queryFn: () => unwrap(api.GET('/handlers')),
+    queryFn: () => unwrap(api.GET('/api/v1/handlers')),
     staleTime: 5 * 60_000,
   });
 

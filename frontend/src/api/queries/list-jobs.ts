@@ -16,7 +16,7 @@ export const listJobsQueryOptions = (filters: JobFilters, refetchInterval: numbe
     queryKey: ['jobs', 'list', filters],
     queryFn: () =>
       unwrap(
-        api.GET('/jobs', {
+        api.GET('/api/v1/jobs', {
           params: { query: { ...filters, status: filters.status?.length ? filters.status : undefined } },
         }),
       ),

@@ -6,7 +6,7 @@ export const useLogout = () => {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: async () => {
-      await api.POST('/auth/logout');
+      await api.POST('/api/v1/auth/logout');
     },
     onSettled: () => {
       qc.setQueryData(meQueryKey, null);

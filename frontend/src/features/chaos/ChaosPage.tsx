@@ -47,7 +47,7 @@ function StartForm() {
         <Stack>
           <Group align="flex-start">
             <Select label="Kind" allowDeselect={false} data={KINDS} value={kind} onChange={(k) => k && setKind(k as Kind)} w={280} error={fields.kind} />
-            <NumberInput label="Duration (seconds, 1–600)" min={1} max={600} value={duration} onChange={setDuration} w={200} error={fields.duration_seconds} />
+            <NumberInput label="Duration (seconds, 1–600)" min={1} max={600} value={duration} onChange={setDuration} w={230} error={fields.duration_seconds} />
             {needsHandler && (
               <Select label="Handler" required data={(handlers.data ?? []).map((h) => h.name)} value={handler} onChange={setHandler} w={200} error={fields.params} />
             )}
@@ -104,7 +104,7 @@ function ChaosExperiments() {
                 <Table.Td>
                   <Code>{JSON.stringify(c.params ?? {})}</Code>
                 </Table.Td>
-                <Table.Td>{c.ended_at ? <Badge color="gray">ended</Badge> : <Badge color="grape">active</Badge>}</Table.Td>
+                <Table.Td>{c.ended_at ? <Badge color="gray">{c.end_reason ?? 'ended'}</Badge> : <Badge color="grape">active</Badge>}</Table.Td>
                 <Table.Td>
                   <RelativeTime iso={c.started_at} />
                 </Table.Td>

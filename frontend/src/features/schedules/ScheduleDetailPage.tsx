@@ -124,6 +124,11 @@ export function ScheduleDetailPage() {
                     <Row label="Timeout">{s.timeout_seconds ? `${s.timeout_seconds} s` : 'handler default'}</Row>
                     <Row label="Overlap">{s.overlap}</Row>
                     <Row label="Misfire">{s.misfire}</Row>
+                    {(s.missed_count !== undefined || s.overlap_skipped_count !== undefined) && (
+                      <Row label="Skipped fires">
+                        {s.missed_count ?? 0} missed (misfire policy), {s.overlap_skipped_count ?? 0} while a run was still going (overlap)
+                      </Row>
+                    )}
                     <Row label="Version">{s.version}</Row>
                     <Row label="Updated"><RelativeTime iso={s.updated_at} /></Row>
                   </Table.Tbody>

@@ -12,7 +12,7 @@ export interface AuditFilters {
 export const listAuditQueryOptions = (filters: AuditFilters) =>
   queryOptions({
     queryKey: ['audit', 'list', filters],
-    queryFn: () => unwrap(api.GET('/audit', { params: { query: filters } })),
+    queryFn: () => unwrap(api.GET('/api/v1/audit', { params: { query: filters } })),
     placeholderData: keepPreviousData,
   });
 

@@ -4,7 +4,7 @@ import { api, unwrap } from '../../../api/client';
 export const verifyAuditQueryOptions = () =>
   queryOptions({
     queryKey: ['audit', 'verify'],
-    queryFn: () => unwrap(api.GET('/audit/verify')),
+    queryFn: () => unwrap(api.GET('/api/v1/audit/verify')),
     staleTime: 30_000,
   });
 

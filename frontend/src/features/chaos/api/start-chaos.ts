@@ -6,7 +6,7 @@ import type { ChaosCreate } from '../../../api/types';
 export const useStartChaos = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (body: ChaosCreate) => unwrap(api.POST('/chaos/experiments', { body })),
+    mutationFn: (body: ChaosCreate) => unwrap(api.POST('/api/v1/chaos/experiments', { body })),
     onSettled: () => qc.invalidateQueries({ queryKey: chaosQueryKey }),
   });
 };

@@ -5,7 +5,7 @@ import { api, unwrap } from '../../../api/client';
 export const describeCronQueryOptions = (expression: string, timezone: string, count = 5) =>
   queryOptions({
     queryKey: ['cron', 'describe', expression, timezone, count],
-    queryFn: () => unwrap(api.POST('/cron/describe', { body: { expression, timezone, count } })),
+    queryFn: () => unwrap(api.POST('/api/v1/cron/describe', { body: { expression, timezone, count } })),
     staleTime: 30_000,
     retry: false,
     placeholderData: keepPreviousData,

@@ -4,7 +4,7 @@ import { api, unwrap } from '../../../api/client';
 export const statsQueryOptions = (refetchInterval: number | false) =>
   queryOptions({
     queryKey: ['stats'],
-    queryFn: () => unwrap(api.GET('/stats')),
+    queryFn: () => unwrap(api.GET('/api/v1/stats')),
     refetchInterval,
     // A failed poll must surface as "reconnecting", not be retried silently while old numbers look current.
     retry: false,

@@ -4,7 +4,7 @@ import { api, unwrap } from '../../../api/client';
 export const useCancelJob = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: number) => unwrap(api.POST('/jobs/{job_id}/cancel', { params: { path: { job_id: id } } })),
+    mutationFn: (id: number) => unwrap(api.POST('/api/v1/jobs/{job_id}/cancel', { params: { path: { job_id: id } } })),
     onSettled: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
   });
 };

@@ -7,7 +7,7 @@ export const useCreateJob = () => {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: ({ body, idempotencyKey }: { body: JobCreate; idempotencyKey: string }) =>
-      unwrap(api.POST('/jobs', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
+      unwrap(api.POST('/api/v1/jobs', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
   });
 };

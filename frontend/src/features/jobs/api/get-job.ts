@@ -6,7 +6,7 @@ const FINISHED = new Set(['SUCCEEDED', 'DEAD', 'CANCELLED']);
 export const jobQueryOptions = (id: number) =>
   queryOptions({
     queryKey: ['jobs', 'detail', id],
-    queryFn: () => unwrap(api.GET('/jobs/{job_id}', { params: { path: { job_id: id } } })),
+    queryFn: () => unwrap(api.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: id } } })),
     // A job still in flight is watched; a finished one does not change.
     refetchInterval: (q) => (q.state.data && FINISHED.has(q.state.data.status) ? false : 2000),
   });

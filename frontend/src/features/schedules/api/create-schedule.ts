@@ -5,7 +5,7 @@ import type { ScheduleCreate } from '../../../api/types';
 export const useCreateSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (body: ScheduleCreate) => unwrap(api.POST('/schedules', { body })),
+    mutationFn: (body: ScheduleCreate) => unwrap(api.POST('/api/v1/schedules', { body })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
   });
 };

@@ -4,7 +4,7 @@ import { api, unwrap } from '../../../api/client';
 export const useDeleteSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: number) => unwrap(api.DELETE('/schedules/{schedule_id}', { params: { path: { schedule_id: id } } })),
+    mutationFn: (id: number) => unwrap(api.DELETE('/api/v1/schedules/{schedule_id}', { params: { path: { schedule_id: id } } })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
   });
 };

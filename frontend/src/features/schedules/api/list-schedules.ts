@@ -11,7 +11,7 @@ export interface ScheduleFilters {
 export const listSchedulesQueryOptions = (filters: ScheduleFilters) =>
   queryOptions({
     queryKey: ['schedules', 'list', filters],
-    queryFn: () => unwrap(api.GET('/schedules', { params: { query: filters } })),
+    queryFn: () => unwrap(api.GET('/api/v1/schedules', { params: { query: filters } })),
     placeholderData: keepPreviousData,
     refetchInterval: 10_000,
   });

@@ -4,7 +4,7 @@ import { api, unwrap } from '../../../api/client';
 export const useResumeSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: number) => unwrap(api.POST('/schedules/{schedule_id}/resume', { params: { path: { schedule_id: id } } })),
+    mutationFn: (id: number) => unwrap(api.POST('/api/v1/schedules/{schedule_id}/resume', { params: { path: { schedule_id: id } } })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
   });
 };

@@ -7,7 +7,7 @@ export const useTriggerSchedule = () => {
   return useMutation({
     mutationFn: ({ id, idempotencyKey = crypto.randomUUID() }: { id: number; idempotencyKey?: string }) =>
       unwrap(
-        api.POST('/schedules/{schedule_id}/trigger', {
+        api.POST('/api/v1/schedules/{schedule_id}/trigger', {
           params: { path: { schedule_id: id }, header: { 'Idempotency-Key': idempotencyKey } },
         }),
       ),

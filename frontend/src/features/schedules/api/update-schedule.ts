@@ -8,7 +8,7 @@ export const useUpdateSchedule = () => {
   return useMutation({
     mutationFn: ({ id, version, body }: { id: number; version: number; body: ScheduleUpdate }) =>
       unwrap(
-        api.PATCH('/schedules/{schedule_id}', {
+        api.PATCH('/api/v1/schedules/{schedule_id}', {
           params: { path: { schedule_id: id }, header: { 'If-Match': `"${version}"` } },
           body,
         }),

@@ -6,7 +6,7 @@ import { usersQueryKey } from './list-users';
 export const useCreateUser = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (body: UserCreate) => unwrap(api.POST('/users', { body })),
+    mutationFn: (body: UserCreate) => unwrap(api.POST('/api/v1/users', { body })),
     onSuccess: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
   });
 };

@@ -6,7 +6,7 @@ export const usersQueryKey = ['users'] as const;
 export const listUsersQueryOptions = () =>
   queryOptions({
     queryKey: usersQueryKey,
-    queryFn: async () => itemsOf(await unwrap(api.GET('/users', { params: { query: { limit: 200 } } }))),
+    queryFn: async () => itemsOf(await unwrap(api.GET('/api/v1/users', { params: { query: { limit: 200 } } }))),
   });
 
 export const useUsers = () => useQuery(listUsersQueryOptions());

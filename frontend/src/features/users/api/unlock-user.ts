@@ -5,7 +5,7 @@ import { usersQueryKey } from './list-users';
 export const useUnlockUser = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: number) => unwrap(api.POST('/users/{user_id}/unlock', { params: { path: { user_id: id } } })),
+    mutationFn: (id: number) => unwrap(api.POST('/api/v1/users/{user_id}/unlock', { params: { path: { user_id: id } } })),
     onSettled: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
   });
 };

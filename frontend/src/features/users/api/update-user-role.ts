@@ -7,7 +7,7 @@ export const useUpdateUserRole = () => {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: ({ id, role }: { id: number; role: Role }) =>
-      unwrap(api.PATCH('/users/{user_id}', { params: { path: { user_id: id } }, body: { role } })),
+      unwrap(api.PATCH('/api/v1/users/{user_id}', { params: { path: { user_id: id } }, body: { role } })),
     onSettled: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
   });
 };
