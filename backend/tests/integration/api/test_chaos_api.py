@@ -10,14 +10,29 @@ from tests.integration.api.role_clients import RoleClient, make_app
 URL = "/api/v1/chaos/experiments"
 
 
+@pytest.fixture(scope="module")
+def module_setup(database_url: str) -> tuple[RoleClient, str]:
+    return RoleClient(make_app(database_url)), database_url
+
+
 @pytest.fixture
-def setup(fresh_database_url: str) -> tuple[RoleClient, str]:
-    return RoleClient(make_app(fresh_database_url)), fresh_database_url
+def setup(module_setup):
+    """One database for the module; every test starts and ends with no active experiment."""
+    yield module_setup
+    clients, _ = module_setup
+    for experiment in clients.admin.get(f"{URL}?active=true").json["items"]:
+        clients.admin.delete(f"{URL}/{experiment['id']}")
 
 
-def _audit(url: str) -> list[tuple[str, str]]:
+def _audit(url: str, ids: list[int]) -> list[tuple[str, str]]:
     with psycopg.connect(url) as conn:
-        return conn.execute("SELECT action, target_id FROM audit_events ORDER BY id").fetchall()
+        return conn.execute("SELECT action, target_id FROM audit_events WHERE target_id = ANY(%s) "
+                            "ORDER BY id", ([str(i) for i in ids],)).fetchall()
+
+
+def _experiments(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT count(*) FROM chaos_experiments").fetchone()[0]
 
 
 def test_start_list_and_stop(setup) -> None:
@@ -30,14 +45,15 @@ def test_start_list_and_stop(setup) -> None:
     assert body["ended_at"] is None and body["params"] == {}
     assert body["created_by"] == "test-admin"
     listed = clients.admin.get(URL).json
-    assert [e["id"] for e in listed["items"]] == [body["id"]]
+    assert listed["items"][0]["id"] == body["id"]
     assert clients.admin.get(f"{URL}?active=true").json["items"][0]["id"] == body["id"]
     stopped = clients.admin.delete(f"{URL}/{body['id']}")
     assert stopped.status_code == 204 and stopped.data == b""
     assert clients.admin.get(f"{URL}?active=true").json["items"] == []
     assert clients.admin.get(URL).json["items"][0]["ended_at"] is not None
     assert clients.admin.delete(f"{URL}/{body['id']}").status_code == 204, "DELETE is idempotent"
-    assert _audit(url) == [("chaos.start", str(body["id"])), ("chaos.stop", str(body["id"]))]
+    assert _audit(url, [body["id"]]) == [("chaos.start", str(body["id"])),
+                                         ("chaos.stop", str(body["id"]))]
 
 
 def test_duration_bounds_expires_at(setup) -> None:
@@ -56,9 +72,10 @@ def test_at_most_three_active_experiments(setup) -> None:
     for _ in range(3):
         assert clients.admin.post(URL, json={"kind": "kill_worker_thread",
                                              "duration_seconds": 60}).status_code == 201
+    before = _experiments(url)
     fourth = clients.admin.post(URL, json={"kind": "kill_worker_thread", "duration_seconds": 60})
     assert fourth.status_code == 409 and fourth.mimetype == "application/problem+json"
-    assert len(_audit(url)) == 3, "the refused start is not audited"
+    assert _experiments(url) == before, "the refused start writes nothing"
 
 
 @pytest.mark.parametrize("body", [
@@ -80,11 +97,11 @@ def test_at_most_three_active_experiments(setup) -> None:
 ])
 def test_out_of_bounds_is_422_and_writes_nothing(setup, body) -> None:
     clients, url = setup
+    before = _experiments(url)
     response = clients.admin.post(URL, json=body)
     assert response.status_code == 422, response.json
     assert response.mimetype == "application/problem+json" and response.json["errors"]
-    with psycopg.connect(url) as conn:
-        assert conn.execute("SELECT count(*) FROM chaos_experiments").fetchone()[0] == 0
+    assert _experiments(url) == before, "nothing written"
 
 
 def test_valid_per_kind_params(setup) -> None:

@@ -1,0 +1,135 @@
+"""Schedules over HTTP: 201 + ETag, 409 duplicate, If-Match 412, soft delete, trigger 202."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.integration.api.role_clients import RoleClient, make_app
+
+URL = "/api/v1/schedules"
+
+
+@pytest.fixture(scope="module")
+def clients(database_url: str) -> RoleClient:
+    return RoleClient(make_app(database_url))
+
+
+def _create(clients: RoleClient, name: str | None = None, **extra) -> dict:
+    name = name or f"s-{uuid.uuid4().hex[:10]}"
+    response = clients.admin.post(URL, json={"name": name, "handler": "noop",
+                                             "cron": "0 30 2 * * *", **extra})
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def test_create_get_and_etag(clients) -> None:
+    created = _create(clients, timezone="Europe/Paris")
+    assert created["version"] == 1 and created["next_run_at"].endswith("Z")
+    assert created["timezone"] == "Europe/Paris" and created["overlap"] == "forbid"
+    got = clients.viewer.get(f"{URL}/{created['id']}")
+    assert got.status_code == 200 and got.headers["ETag"] == '"1"'
+    assert got.json["id"] == created["id"]
+
+
+def test_five_field_cron_is_normalised(clients) -> None:
+    assert _create(clients, cron="*/5 * * * *")["cron"] == "0 */5 * * * *"
+
+
+def test_duplicate_live_name_is_409(clients) -> None:
+    _create(clients, "dup")
+    response = clients.admin.post(URL, json={"name": "dup", "handler": "noop",
+                                             "cron": "0 * * * * *"})
+    assert response.status_code == 409 and response.mimetype == "application/problem+json"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"name": "x", "handler": "noop", "cron": "0 0 30 2 *"}, "cron"),
+    ({"name": "x", "handler": "noop", "cron": "0 0 ? * *"}, "cron"),
+    ({"name": "x", "handler": "noop", "cron": "* * * * *", "timezone": "Nowhere/City"}, "timezone"),
+    ({"name": "x", "handler": "nope", "cron": "* * * * *"}, "handler"),
+    ({"name": "x", "handler": "noop", "cron": "* * * * *", "priority": 101}, "priority"),
+    ({"name": "x", "handler": "noop", "cron": "* * * * *", "overlap": "sometimes"}, "overlap"),
+    ({"name": "x", "handler": "noop", "cron": "* * * * *", "bogus": 1}, "bogus"),
+    ({"handler": "noop", "cron": "* * * * *"}, "name"),
+])
+def test_invalid_schedule_is_422_naming_the_field(clients, body, field) -> None:
+    response = clients.admin.post(URL, json=body)
+    assert response.status_code == 422, response.json
+    assert field in response.json["errors"], response.json
+    assert clients.admin.get(f"{URL}?q=x").json["items"] == [], "nothing written"
+
+
+def test_patch_with_if_match(clients) -> None:
+    created = _create(clients)
+    path = f"{URL}/{created['id']}"
+    ok = clients.admin.patch(path, json={"description": "v2"}, headers={"If-Match": '"1"'})
+    assert ok.status_code == 200 and ok.json["version"] == 2 and ok.headers["ETag"] == '"2"'
+    stale = clients.admin.patch(path, json={"description": "v3"}, headers={"If-Match": "1"})
+    assert stale.status_code == 412 and stale.mimetype == "application/problem+json"
+    bare = clients.admin.patch(path, json={"description": "v3"}, headers={"If-Match": "2"})
+    assert bare.status_code == 200 and bare.json["version"] == 3
+    garbage = clients.admin.patch(path, json={"description": "v4"}, headers={"If-Match": "abc"})
+    assert garbage.status_code == 412
+    unconditional = clients.admin.patch(path, json={"description": "v4"})
+    assert unconditional.status_code == 200
+
+
+def test_pause_resume_delete(clients) -> None:
+    created = _create(clients)
+    path = f"{URL}/{created['id']}"
+    paused = clients.admin.post(f"{path}/pause")
+    assert paused.status_code == 200 and paused.json["paused"] is True
+    assert created["id"] in [s["id"] for s in clients.viewer.get(f"{URL}?paused=true").json["items"]]
+    resumed = clients.admin.post(f"{path}/resume")
+    assert resumed.status_code == 200 and resumed.json["paused"] is False
+    deleted = clients.admin.delete(path)
+    assert deleted.status_code == 204 and deleted.data == b""
+    assert created["id"] not in [s["id"] for s in clients.viewer.get(f"{URL}?limit=200").json[
+        "items"]], "deleted schedules are hidden"
+    listed = clients.viewer.get(f"{URL}?include_deleted=true").json["items"]
+    assert next(s for s in listed if s["id"] == created["id"])["deleted_at"] is not None
+    assert clients.viewer.get(path).status_code == 200, "history stays readable"
+    assert clients.admin.post(f"{path}/pause").status_code == 409
+
+
+def test_trigger_is_202_with_a_manual_job_and_replays_with_200(clients) -> None:
+    created = _create(clients)
+    path = f"{URL}/{created['id']}/trigger"
+    first = clients.operator.post(path, headers={"Idempotency-Key": "t-1"})
+    assert first.status_code == 202, first.json
+    assert first.json["trigger"] == "manual" and first.json["schedule_id"] == created["id"]
+    again = clients.operator.post(path, headers={"Idempotency-Key": "t-1"})
+    assert again.status_code == 200 and again.json["id"] == first.json["id"]
+    assert clients.operator.post(f"{URL}/424242/trigger").status_code == 404
+
+
+def test_list_pagination_and_search(clients) -> None:
+    for i in range(5):
+        _create(clients, f"report-{i}", description="weekly revenue")
+    _create(clients, "cleanup")
+    first = clients.viewer.get(f"{URL}?limit=4&q=revenue")
+    assert len(first.json["items"]) == 4 and 'rel="next"' in first.headers["Link"]
+    rest = clients.viewer.get(f"{URL}?limit=4&q=revenue&cursor={first.json['next_cursor']}").json
+    assert len(rest["items"]) == 1 and rest["next_cursor"] is None
+    assert clients.viewer.get(f"{URL}?limit=0").status_code == 422
+
+
+def test_roles(clients) -> None:
+    created = _create(clients)
+    path = f"{URL}/{created['id']}"
+    body = {"name": "op", "handler": "noop", "cron": "* * * * *"}
+    assert clients.operator.post(URL, json=body).status_code == 403
+    assert clients.operator.patch(path, json={"description": "x"}).status_code == 403
+    assert clients.operator.post(f"{path}/pause").status_code == 403
+    assert clients.operator.delete(path).status_code == 403
+    assert clients.viewer.post(f"{path}/trigger").status_code == 403
+    assert clients.anonymous.get(URL).status_code == 401
+    assert clients.viewer.get(path).status_code == 200
+
+
+def test_unknown_schedule_is_404(clients) -> None:
+    assert clients.viewer.get(f"{URL}/424242").status_code == 404
+    assert clients.admin.patch(f"{URL}/424242", json={"description": "x"}).status_code == 404
+    assert clients.admin.delete(f"{URL}/424242").status_code == 404
