@@ -182,6 +182,31 @@ def openapi(output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+@main.group()
+def audit() -> None:
+    """The audit trail."""
+
+
+@audit.command("verify")
+def audit_verify() -> None:
+    """Recompute the audit hash chain; exit 1 naming the first broken row."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    from cronplane.management.audit_log import verify
+    from cronplane.management.context import ManagementContext
+
+    ctx = ManagementContext.build(settings, url)
+    try:
+        result = verify(ctx)
+    finally:
+        ctx.db.close()
+    if not result.ok:
+        fail(f"audit chain broken at event {result.first_bad_id} "
+             f"({result.checked} events checked)", 1)
+    click.echo(f"cronplane: audit chain ok ({result.checked} events checked)")
+
+
 def bootstrap(settings: Settings, url: str) -> None:
     """Create the bootstrap admin and demo personas when configured (idempotent)."""
     try:

@@ -7,8 +7,8 @@ request. Lock and disable also revoke the user's API tokens; a demotion revokes 
 role.
 
 Guards (409): an admin cannot lock, disable or demote itself, and no change may leave the system
-without an active admin. Active admins are locked ``FOR UPDATE`` before the check, so two admins
-demoting each other at once cannot both succeed.
+without an active admin. User changes are serialised by an advisory lock taken before the check,
+so two admins demoting each other at once cannot both succeed.
 """
 
 from __future__ import annotations
@@ -128,7 +128,14 @@ def create_user_cli(ctx: ManagementContext, *, username: str, password: str,
     return create_user(ctx, Actor.system(), username=username, password=password, role=role)
 
 
+# Changes to users are rare; serialising them all on one transaction-level lock makes the
+# last-admin check race-free without a lock-ordering puzzle (two admins demoting each other
+# would otherwise lock each other's rows in opposite orders and deadlock).
+USER_CHANGES_LOCK = 7317002
+
+
 def _load_for_change(session: Session, user_id: int) -> User:
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": USER_CHANGES_LOCK})
     user = session.scalars(select(User).where(User.id == user_id).with_for_update()).one_or_none()
     if user is None:
         raise NotFound(f"User {user_id} does not exist.")
@@ -143,7 +150,7 @@ def _guard_removal(session: Session, actor: Actor, user: User, verb: str) -> Non
         return
     others = session.scalars(
         select(User.id).where(User.role == Role.ADMIN.name, ~User.locked, ~User.disabled,
-                              User.id != user.id).with_for_update()).all()
+                              User.id != user.id)).all()
     if not others:
         raise Conflict(f"Cannot {verb} {user.username}: it is the last active admin.")
 

@@ -1,0 +1,156 @@
+"""User administration: validation, guards (self lock/disable/demote, last active admin → 409),
+and one audit event per change."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import text
+
+from cronplane.domain.roles import Role
+from cronplane.management import users
+from cronplane.management.actor import Actor
+from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.users import create_user_cli
+from tests.integration.security.harness import FAST_HASHING, add_user, context, make_app
+
+
+@pytest.fixture
+def app(fresh_database_url):
+    app = make_app(fresh_database_url)
+    yield app
+    context(app).db.close()
+
+
+def _actor(account) -> Actor:
+    return Actor(username=account.username, role=Role[account.role], user_id=account.id)
+
+
+def _events(app, action: str) -> int:
+    with context(app).db.read_session() as session:
+        return session.execute(text("SELECT count(*) FROM audit_events WHERE action = :a"),
+                               {"a": action}).scalar_one()
+
+
+@pytest.mark.parametrize("change", ["lock", "disable", "demote"])
+def test_an_admin_cannot_lock_disable_or_demote_itself(app, change) -> None:
+    me = add_user(app, "ADMIN")
+    add_user(app, "ADMIN")  # not the last admin: the self-guard alone must refuse
+    ctx, actor = context(app), _actor(me)
+    action = {"lock": lambda: users.lock_user(ctx, actor, me.id),
+              "disable": lambda: users.disable_user(ctx, actor, me.id),
+              "demote": lambda: users.change_role(ctx, actor, me.id, "OPERATOR")}[change]
+    with pytest.raises(Conflict, match="yourself"):
+        action()
+    assert users.get_user(ctx, actor, me.id).role == "ADMIN"
+
+
+@pytest.mark.parametrize("change", ["lock", "disable", "demote"])
+def test_the_last_active_admin_cannot_be_removed(app, change) -> None:
+    last = add_user(app, "ADMIN")
+    ctx, system = context(app), Actor.system()
+    action = {"lock": lambda: users.lock_user(ctx, system, last.id),
+              "disable": lambda: users.disable_user(ctx, system, last.id),
+              "demote": lambda: users.change_role(ctx, system, last.id, "VIEWER")}[change]
+    with pytest.raises(Conflict, match="last active admin"):
+        action()
+    other = add_user(app, "ADMIN")
+    users.lock_user(ctx, system, other.id)
+    with pytest.raises(Conflict, match="last active admin"):
+        action()  # a locked admin does not count
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(app) -> None:
+    a, b = add_user(app, "ADMIN"), add_user(app, "ADMIN")
+    ctx = context(app)
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def demote(actor_account, target_account) -> None:
+        barrier.wait()
+        try:
+            users.change_role(ctx, _actor(actor_account), target_account.id, "VIEWER")
+            outcomes.append("ok")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=demote, args=pair) for pair in ((a, b), (b, a))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    with ctx.db.read_session() as session:
+        admins = session.execute(text("SELECT count(*) FROM users WHERE role = 'ADMIN'")).scalar_one()
+    assert sorted(outcomes) == ["conflict", "ok"] and admins == 1
+
+
+def test_http_guards_answer_409(app) -> None:
+    from tests.integration.security.harness import bearer, tokens_for
+
+    admin = add_user(app, "ADMIN")
+    client = app.test_client(use_cookies=False)
+    token = tokens_for(client, admin)["access_token"]
+    for path in ("lock", "disable"):
+        response = client.post(f"/api/v1/users/{admin.id}/{path}", headers=bearer(token))
+        assert response.status_code == 409, path
+        assert response.mimetype == "application/problem+json"
+    response = client.patch(f"/api/v1/users/{admin.id}", json={"role": "VIEWER"},
+                            headers=bearer(token))
+    assert response.status_code == 409
+
+
+@pytest.mark.parametrize(("username", "password", "role", "field"), [
+    ("", "long enough", "VIEWER", "username"),
+    ("-dash-first", "long enough", "VIEWER", "username"),
+    ("has space", "long enough", "VIEWER", "username"),
+    ("x" * 65, "long enough", "VIEWER", "username"),
+    ("system", "long enough", "VIEWER", "username"),
+    ("fine", "short", "VIEWER", "password"),
+    ("fine", "long enough", "ROOT", "role"),
+])
+def test_create_user_validates_input(app, username, password, role, field) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        users.create_user(context(app), Actor.system(), username=username, password=password,
+                          role=role, hashing=FAST_HASHING)
+    assert field in (caught.value.errors or {})
+
+
+def test_usernames_are_unique_ignoring_case(app) -> None:
+    add_user(app, "VIEWER", username="Alice")
+    with pytest.raises(Conflict):
+        add_user(app, "VIEWER", username="alice")
+
+
+def test_each_change_is_audited_once_and_passwords_never_are(app) -> None:
+    ctx, system = context(app), Actor.system()
+    target = add_user(app, "VIEWER")
+    users.change_role(ctx, system, target.id, "OPERATOR")
+    users.lock_user(ctx, system, target.id)
+    users.unlock_user(ctx, system, target.id)
+    users.disable_user(ctx, system, target.id)
+    users.enable_user(ctx, system, target.id)
+    users.reset_password(ctx, system, target.id, "brand new password")
+    for action, count in (("user.create", 1), ("user.update", 2), ("user.lock", 1),
+                          ("user.unlock", 1), ("user.disable", 1), ("user.enable", 1)):
+        assert _events(app, action) == count, action
+    with ctx.db.read_session() as session:
+        dumped = session.execute(text("SELECT string_agg(details::text, ' ') FROM audit_events")
+                                 ).scalar_one()
+    assert "brand new password" not in dumped and "correct horse" not in dumped
+    assert "$argon2" not in dumped
+
+
+def test_missing_users_are_404(app) -> None:
+    with pytest.raises(NotFound):
+        users.lock_user(context(app), Actor.system(), 999_999)
+
+
+def test_cli_creates_users_as_the_system(app) -> None:
+    view = create_user_cli(context(app), username="cli-admin", password="long enough pw",
+                           role="ADMIN")
+    assert view.role == "ADMIN"
+    with context(app).db.read_session() as session:
+        actor = session.execute(text("SELECT actor FROM audit_events WHERE action = 'user.create' "
+                                     "AND target_id = :id"), {"id": str(view.id)}).scalar_one()
+    assert actor == "system"

@@ -1,0 +1,155 @@
+"""Sign-in: one generic 401 for every failure with the real reason in the audit trail, throttling
+per name (known or not) with exponential back-off, rehash on parameter change, cookies."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from cronplane.management import users
+from cronplane.management.actor import Actor
+from cronplane.management.auth import BLOCK_BASE_SECONDS, FREE_FAILURES, block_seconds
+from tests.integration.security.harness import (
+    FAST_HASHING,
+    add_user,
+    context,
+    login,
+    make_app,
+)
+
+LOGIN = "/api/v1/auth/login"
+
+
+@pytest.fixture(scope="module")
+def app(database_url):
+    app = make_app(database_url)
+    yield app
+    context(app).db.close()
+
+
+def _failures(app, username: str) -> list[dict]:
+    with context(app).db.read_session() as session:
+        return [row.details for row in session.execute(text(
+            "SELECT details FROM audit_events WHERE action = 'auth.login_failed' "
+            "AND details->>'username' = :u ORDER BY id"), {"u": username.lower()})]
+
+
+def _expire_block(app, username: str) -> None:
+    with context(app).db.transaction() as session:
+        session.execute(text("UPDATE login_throttles SET blocked_until = now() - interval '1 s' "
+                             "WHERE username = :u"), {"u": username.lower()})
+
+
+def test_every_refusal_has_the_same_body_and_the_audit_trail_has_the_reason(app) -> None:
+    client = app.test_client(use_cookies=False)
+    good = add_user(app, "VIEWER")
+    locked = add_user(app, "VIEWER")
+    disabled = add_user(app, "VIEWER")
+    admin = Actor.system()
+    users.lock_user(context(app), admin, locked.id)
+    users.disable_user(context(app), admin, disabled.id)
+    cases = {
+        "unknown_user": ("nobody-" + good.username, "whatever-password"),
+        "bad_password": (good.username, "wrong password!"),
+        "locked": (locked.username, locked.password),
+        "disabled": (disabled.username, disabled.password),
+    }
+    bodies = set()
+    for reason, (username, password) in cases.items():
+        response = client.post(LOGIN, json={"username": username, "password": password})
+        assert response.status_code == 401, reason
+        bodies.add(response.get_data(as_text=True))
+        assert [d["reason"] for d in _failures(app, username)] == [reason]
+    assert len(bodies) == 1, f"the 401 bodies differ, which leaks the reason: {bodies}"
+
+
+def test_login_returns_tokens_sets_cookies_and_is_not_cached(app) -> None:
+    client = app.test_client()
+    account = add_user(app, "OPERATOR")
+    response = login(client, account)
+    assert response.status_code == 200
+    body = response.json
+    assert body["token_type"] == "Bearer" and body["expires_in"] == 15 * 60
+    assert body["user"] == {"id": account.id, "username": account.username,
+                            "role": "OPERATOR", "is_persona": False}
+    assert response.headers["Cache-Control"] == "no-store"
+    cookies = response.headers.getlist("Set-Cookie")
+    by_name = {c.split("=", 1)[0]: c for c in cookies}
+    for name in ("access_token_cookie", "refresh_token_cookie"):
+        assert "HttpOnly" in by_name[name] and "SameSite=Strict" in by_name[name], by_name[name]
+    for name in ("csrf_access_token", "csrf_refresh_token"):
+        assert "HttpOnly" not in by_name[name], "the SPA must be able to read the CSRF cookie"
+    assert "password" not in response.get_data(as_text=True)
+
+
+def test_cookies_are_secure_in_production(database_url) -> None:
+    app = make_app(database_url, env="production")
+    try:
+        account = add_user(app, "VIEWER")
+        cookies = login(app.test_client(), account).headers.getlist("Set-Cookie")
+        assert cookies and all("Secure" in c for c in cookies)
+    finally:
+        context(app).db.close()
+
+
+def test_repeated_failures_throttle_the_name_with_exponential_back_off(app) -> None:
+    client = app.test_client(use_cookies=False)
+    account = add_user(app, "VIEWER")
+    for attempt in range(1, FREE_FAILURES + 1):
+        response = login(client, account, password="wrong password!")
+        assert response.status_code == 401, f"attempt {attempt} is a plain failure"
+    blocked = login(client, account)  # even the right password waits
+    assert blocked.status_code == 429
+    assert blocked.mimetype == "application/problem+json"
+    assert 1 <= int(blocked.headers["Retry-After"]) <= BLOCK_BASE_SECONDS
+    assert _failures(app, account.username)[-1]["reason"] == "throttled"
+
+    _expire_block(app, account.username)
+    assert login(client, account, password="wrong again!!").status_code == 401
+    again = login(client, account)
+    assert again.status_code == 429
+    assert BLOCK_BASE_SECONDS < int(again.headers["Retry-After"]) <= 2 * BLOCK_BASE_SECONDS, (
+        "each further failure doubles the block")
+
+    _expire_block(app, account.username)
+    assert login(client, account).status_code == 200
+    assert login(client, account, password="wrong password!").status_code == 401, (
+        "a success resets the count: one new failure is not blocked")
+    assert login(client, account).status_code == 200
+
+
+def test_unknown_names_are_throttled_exactly_like_known_ones(app) -> None:
+    client = app.test_client(use_cookies=False)
+    for _ in range(FREE_FAILURES):
+        assert client.post(LOGIN, json={"username": "Ghost", "password": "x" * 8}).status_code == 401
+    response = client.post(LOGIN, json={"username": "ghost", "password": "x" * 8})
+    assert response.status_code == 429 and "Retry-After" in response.headers, (
+        "the count is per lower-cased name")
+
+
+def test_block_schedule_is_bounded() -> None:
+    assert [block_seconds(n) for n in range(1, FREE_FAILURES)] == [0] * (FREE_FAILURES - 1)
+    assert block_seconds(FREE_FAILURES) == BLOCK_BASE_SECONDS
+    assert block_seconds(FREE_FAILURES + 1) == 2 * BLOCK_BASE_SECONDS
+    assert block_seconds(1000) == 15 * 60
+
+
+def test_login_rehashes_a_password_stored_with_weaker_parameters(app) -> None:
+    account = add_user(app, "VIEWER")  # stored with FAST_HASHING's parameters
+    with context(app).db.read_session() as session:
+        before = session.execute(text("SELECT password_hash FROM users WHERE id = :id"),
+                                 {"id": account.id}).scalar_one()
+    assert "m=1024" in before
+    assert login(app.test_client(use_cookies=False), account).status_code == 200
+    with context(app).db.read_session() as session:
+        after = session.execute(text("SELECT password_hash FROM users WHERE id = :id"),
+                                {"id": account.id}).scalar_one()
+    assert after.startswith("$argon2id$") and "m=19456,t=2" in after
+    assert FAST_HASHING.verify(after, account.password).ok
+
+
+@pytest.mark.parametrize("body", [{}, {"username": "a"}, {"username": "a\x00", "password": "x"},
+                                  {"username": "a", "password": 5}])
+def test_malformed_login_bodies_are_422(app, body) -> None:
+    response = app.test_client().post(LOGIN, json=body)
+    assert response.status_code == 422, response.get_data(as_text=True)
