@@ -39,8 +39,8 @@ export function LoginPage() {
           )}
           <form onSubmit={submit} aria-label="Sign in">
             <Stack>
-              <TextInput label="Username" autoComplete="username" required value={username} onChange={(e) => setUsername(e.currentTarget.value)} />
-              <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
+              <TextInput label="Username" autoComplete="username" required withAsterisk={false} value={username} onChange={(e) => setUsername(e.currentTarget.value)} />
+              <PasswordInput label="Password" autoComplete="current-password" required withAsterisk={false} value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
               <ErrorAlert error={login.error} title="Sign-in failed" />
               <Button type="submit" loading={login.isPending}>
                 Sign in
