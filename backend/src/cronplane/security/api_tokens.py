@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 
 TOKEN_PREFIX = "cp_"  # noqa: S105 - a marker, not a secret
-_SHAPE = re.compile(r"^cp_([0-9a-f]{8})_([A-Za-z0-9_-]{43})$")
+_SHAPE = re.compile(r"cp_([0-9a-f]{8})_([A-Za-z0-9_-]{43})")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def looks_like_api_token(credential: str) -> bool:
 
 def parse(credential: str) -> str | None:
     """The hash to look up, or None when the credential is not well-formed."""
-    if not _SHAPE.match(credential):
+    if not _SHAPE.fullmatch(credential):
         return None
     return hash_token(credential)
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import text
 
-from cronplane.management.actor import Actor
 from cronplane.management import users
+from cronplane.management.actor import Actor
 from tests.integration.security.harness import (
     add_user,
     bearer,

@@ -1,0 +1,93 @@
+"""The role matrix, generated from the live OpenAPI document: every operation states its role
+(``x-required-role``), and the server enforces exactly that for no one, VIEWER, OPERATOR and ADMIN.
+
+A new endpoint without ``x-required-role`` fails here: add ``@requires(Role.X)`` (or mark it
+public with ``x-required-role: PUBLIC``). Path parameters name things that do not exist, and bodies
+are empty, so an allowed call answers 404/422 (anything but 401/403) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cronplane.api.app import create_app
+from tests.integration.security.harness import (
+    add_user,
+    context,
+    make_app,
+    make_settings,
+    mint_session,
+)
+
+METHODS = ("get", "post", "put", "patch", "delete")
+RANKS = {"VIEWER": 1, "OPERATOR": 2, "ADMIN": 3}
+CALLERS = (None, "VIEWER", "OPERATOR", "ADMIN")
+
+
+def _operations() -> list[tuple[str, str, dict]]:
+    app = create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
+    spec = app.test_client().get("/api/v1/openapi.json").json
+    # Path parameters may be declared on the path item rather than on each operation.
+    return [(path, method, {**op, "parameters": item.get("parameters", []) + op.get("parameters", [])})
+            for path, item in sorted(spec["paths"].items())
+            for method, op in item.items() if method in METHODS]
+
+
+OPERATIONS = _operations()
+
+
+@pytest.fixture(scope="module")
+def app(database_url):
+    app = make_app(database_url)
+    yield app
+    context(app).db.close()
+
+
+@pytest.fixture(scope="module")
+def accounts(app):
+    return {role: add_user(app, role) for role in RANKS}
+
+
+def _url(path: str, op: dict) -> str:
+    url = path
+    for param in op.get("parameters", []):
+        if param.get("in") != "path":
+            continue
+        kind = param.get("schema", {}).get("type")
+        value = "999999999" if kind == "integer" else "no-such-thing"
+        url = url.replace("{" + param["name"] + "}", value)
+    return url
+
+
+def test_the_document_lists_operations() -> None:
+    assert len(OPERATIONS) >= 15, "the OpenAPI document looks empty"
+
+
+@pytest.mark.parametrize(("path", "method", "op"), OPERATIONS,
+                         ids=[f"{m.upper()} {p}" for p, m, _ in OPERATIONS])
+def test_operation_enforces_its_documented_role(app, accounts, path, method, op) -> None:
+    required = op.get("x-required-role")
+    assert required in ("PUBLIC", *RANKS), (
+        f"{method.upper()} {path} has no expected role (x-required-role={required!r}): "
+        "decorate the view with @requires(Role.X) or mark it PUBLIC")
+    client = app.test_client(use_cookies=False)
+    url = _url(path, op)
+    kwargs = {"json": {}} if "requestBody" in op else {}
+    for caller in CALLERS:
+        headers = {}
+        if caller is not None:
+            headers["Authorization"] = f"Bearer {mint_session(app, accounts[caller])}"
+        status = client.open(url, method=method.upper(), headers=headers, **kwargs).status_code
+        who = caller or "no one"
+        if required == "PUBLIC":
+            assert status != 403, f"{method.upper()} {path} is public but refused {who}"
+            if caller is None and "x-credential" not in op:
+                assert status != 401, f"{method.upper()} {path} is public but asked for credentials"
+        elif caller is None:
+            assert status == 401, f"{method.upper()} {path} answered {status} to no one"
+        elif RANKS[caller] < RANKS[required]:
+            assert status == 403, (f"{method.upper()} {path} needs {required} but answered "
+                                   f"{status} to {caller}")
+        else:
+            assert status not in (401, 403), (f"{method.upper()} {path} needs {required} but "
+                                               f"refused {caller} with {status}")
