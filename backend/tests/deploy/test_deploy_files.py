@@ -689,6 +689,132 @@ def test_caddy_proxies_api_and_health_and_falls_back_to_the_spa(
     assert try_files and try_files[0]["file"]["try_files"][-1] == "/index.html"
 
 
+class _StubApi(BaseHTTPRequestHandler):
+    """Stands in for `api:8080` behind a live Caddy; records the paths that reach it."""
+
+    seen: list[str]
+    API_CSP = "default-src 'self'; frame-ancestors 'none'"
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        body = json.dumps({"upstream": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Server", "stub/1.0")
+        if self.path == "/api/docs":
+            self.send_header("Content-Security-Policy", self.API_CSP)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def live_caddy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
+    """The real Caddyfile served by the real caddy on a free port, in front of a stub API."""
+    import socket
+    import urllib.request
+
+    caddy = require_tool("caddy", CADDY_HINT)
+    home = tmp_path_factory.mktemp("caddy-live")
+    site = home / "srv"
+    (site / "assets").mkdir(parents=True)
+    (site / "index.html").write_text("<!doctype html><div id=root>cronplane console</div>")
+    (site / "assets" / "app-1234.js").write_text("console.log('app')")
+    # The site block verbatim, behind a global block that only turns the admin API off, so
+    # this never collides with another Caddy on the machine.
+    config = home / "Caddyfile"
+    config.write_text("{\n\tadmin off\n}\n\n" + (REPO / "Caddyfile").read_text())
+    seen: list[str] = []
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), type("Stub", (_StubApi,), {"seen": seen}))
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**caddy_env(home, f":{port}"), "CRONPLANE_SPA_ROOT": str(site),
+           "CRONPLANE_UPSTREAM": f"127.0.0.1:{upstream.server_address[1]}"}
+    process = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(config)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    serving = threading.Event()
+    log: list[str] = []
+
+    def follow() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if "serving initial configuration" in line:
+                serving.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    try:
+        if not serving.wait(timeout=20):
+            pytest.fail("caddy did not start:\n" + "".join(log[-20:]), pytrace=False)
+        # Caddy logs before its listener accepts on every platform; one request proves it does.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        opener.open(f"http://127.0.0.1:{port}/index.html", timeout=10).read()
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        upstream.shutdown()
+        upstream.server_close()
+
+
+def fetch(url: str) -> tuple[int, Any, str]:
+    """(status, headers, body) without raising on 4xx/5xx and without any proxy."""
+    import urllib.error
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=10) as response:
+            return response.status, response.headers, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read().decode()
+
+
+def test_live_caddy_proxies_only_the_api_and_probes(live_caddy: tuple[str, list[str]]) -> None:
+    base, seen = live_caddy
+    for path in ("/healthz", "/readyz", "/api/v1/schedules?limit=5"):
+        status, _, body = fetch(base + path)
+        assert status == 200 and json.loads(body) == {"upstream": path}, (path, status, body)
+    for path in ("/metrics", "/metrics/extra"):
+        status, _, _ = fetch(base + path)
+        assert status == 404, f"{path} answered {status} through Caddy"
+    assert not [path for path in seen if path.startswith("/metrics")], "/metrics reached the API"
+
+
+def test_live_caddy_serves_the_console_with_history_fallback(
+        live_caddy: tuple[str, list[str]]) -> None:
+    base, seen = live_caddy
+    status, headers, body = fetch(base + "/jobs/42")
+    assert status == 200 and "cronplane console" in body, (status, body)
+    assert headers["Cache-Control"] == "no-cache", "index.html must be revalidated after deploys"
+    status, headers, body = fetch(base + "/assets/app-1234.js")
+    assert status == 200 and "console.log" in body
+    assert "immutable" in headers["Cache-Control"]
+    assert not [path for path in seen if path.startswith(("/jobs", "/assets"))]
+
+
+def test_live_caddy_sends_one_csp_and_the_security_headers_everywhere(
+        live_caddy: tuple[str, list[str]]) -> None:
+    base, _ = live_caddy
+    from cronplane.api.app import CSP
+
+    expected_csp = {"/jobs/42": CSP, "/api/docs": _StubApi.API_CSP,
+                    "/healthz": "default-src 'none'; frame-ancestors 'none'"}
+    for path, csp in expected_csp.items():
+        _, headers, _ = fetch(base + path)
+        assert headers.get_all("Content-Security-Policy") == [csp], (path, headers)
+        for name in SECURITY_HEADERS:
+            assert headers.get(name), f"{path} lacks {name}"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert "Server" not in headers, f"{path} reveals Server: {headers['Server']}"
+
+
 # --- GitHub workflows ---------------------------------------------------------------------------
 
 
