@@ -1,0 +1,151 @@
+"""The queue's services in one process against a real Postgres: run, retry, time out, cancel,
+release on graceful stop, wake-ups by NOTIFY."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from cronplane.config import Settings
+from cronplane.domain.roles import Role
+from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.runner import ExecutionRunner
+from cronplane.execution.worker import Worker
+from cronplane.management import jobs
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.storage.database import Database
+
+ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
+               message: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        pause.wait(0.02)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+@pytest.fixture
+def plane(fresh_database_url: str, settings: Settings) -> Iterator[
+        tuple[ManagementContext, ExecutionRunner]]:
+    db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=12)
+    tuned = dataclasses.replace(settings, worker_concurrency=4, attempt_lease_seconds=2,
+                                shutdown_grace_seconds=0.5)
+    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner.start()
+    ctx = ManagementContext(settings=tuned, db=db)
+    yield ctx, runner
+    runner.stop(timeout=10)
+    db.close()
+
+
+def status_of(ctx: ManagementContext, job_id: int) -> str:
+    return jobs.get_job(ctx, job_id).job.status
+
+
+def worker_of(runner: ExecutionRunner) -> Worker:
+    worker = runner.context.shared["worker"]
+    assert isinstance(worker, Worker)
+    return worker
+
+
+def test_jobs_run_to_succeeded_with_one_attempt_each(plane) -> None:
+    ctx, _ = plane
+    ids = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(200)])
+    with ctx.db.connection() as conn:
+        wait_until(lambda: conn.execute(
+            "SELECT count(*) AS n FROM jobs WHERE status = 'SUCCEEDED'").fetchone()["n"] == 200,
+            message="200 jobs SUCCEEDED")
+        rows = conn.execute("SELECT job_id, count(*) AS n, bool_and(status = 'SUCCEEDED') AS ok "
+                            "FROM attempts GROUP BY job_id").fetchall()
+    assert len(rows) == len(ids) and all(r["n"] == 1 and r["ok"] for r in rows)
+
+
+def test_failures_retry_then_dead_letter(plane) -> None:
+    ctx, _ = plane
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("fail", {"message": "nope"},
+                                                   max_attempts=2)).job
+    wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=15, message="job DEAD")
+    detail = jobs.get_job(ctx, job.id)
+    assert [a.status for a in detail.attempts] == ["FAILED", "FAILED"]
+    assert "nope" in (detail.job.error or "")
+
+
+def test_timeout_marks_the_attempt_timed_out_and_frees_the_slot(plane) -> None:
+    ctx, _runner = plane
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 30}, max_attempts=1,
+                                                   timeout_seconds=1)).job
+    wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=10, message="timed out")
+    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["TIMED_OUT"]
+    follow = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    wait_until(lambda: status_of(ctx, follow.id) == "SUCCEEDED", message="slot reused")
+
+
+def test_cancelling_a_running_sleep_ends_it_cancelled_quickly(plane) -> None:
+    ctx, _runner = plane
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
+    wait_until(lambda: status_of(ctx, job.id) == "RUNNING", message="running")
+    result = jobs.cancel(ctx, ALICE, job.id)
+    assert not result.immediate
+    wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", timeout=5, message="cancelled")
+    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["CANCELLED"]
+
+
+def test_graceful_stop_releases_running_attempts_for_immediate_retry(
+        fresh_database_url: str, settings: Settings) -> None:
+    db = Database(fresh_database_url, application_name="cronplane-test-worker")
+    tuned = dataclasses.replace(settings, worker_concurrency=2, attempt_lease_seconds=30,
+                                shutdown_grace_seconds=0.2)
+    ctx = ManagementContext(settings=tuned, db=db)
+    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner.start()
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60},
+                                                   max_attempts=1)).job
+    wait_until(lambda: worker_of(runner).running_count == 1, message="attempt started")
+    started = time.monotonic()
+    assert runner.stop(timeout=10)
+    assert time.monotonic() - started < 5
+    detail = jobs.get_job(ctx, job.id)
+    assert detail.job.status == "PENDING", "a released job must be runnable at once"
+    assert detail.job.max_attempts == 2, "a release must not burn the job's last attempt"
+    assert [a.status for a in detail.attempts] == ["LOST"]
+    second = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    second.start()
+    try:
+        wait_until(lambda: status_of(ctx, job.id) == "RUNNING", message="picked up again")
+    finally:
+        second.stop(timeout=10)
+        db.close()
+
+
+def test_notify_wakes_an_idle_worker_before_its_poll(plane) -> None:
+    ctx, runner = plane
+    worker = worker_of(runner)
+    listener = runner.context.shared["listener"]
+    wait_until(lambda: listener.connected.is_set(), message="listener connected")
+    started_at: list[float] = []
+    worker.on_handler_start = lambda task: started_at.append(time.monotonic())
+    for _ in range(5):
+        before = time.monotonic()
+        jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}))
+        wait_until(lambda: len(started_at) > 0, message="handler start")
+        assert started_at.pop() - before < 0.5, "pickup should come from NOTIFY, not the poll"
+
+
+def test_listener_reconnects_and_wakes_everyone(plane) -> None:
+    ctx, runner = plane
+    listener = runner.context.shared["listener"]
+    wait_until(lambda: listener.connected.is_set(), message="listener connected")
+    listener.interrupt_connection()
+    wait_until(lambda: listener.reconnects >= 1, timeout=10, message="reconnect")
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", message="job after reconnect")

@@ -1,0 +1,176 @@
+"""Job use cases against a real Postgres: validation, idempotency under concurrency, cancel,
+retry, bulk enqueue."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from cronplane.config import Settings
+from cronplane.domain.roles import Role
+from cronplane.management import jobs
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.storage.database import Database
+from cronplane.storage.job_store import JobStore, Outcome
+
+ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
+
+
+@pytest.fixture
+def ctx(fresh_db: Database, settings: Settings) -> ManagementContext:
+    return ManagementContext(settings=settings, db=fresh_db)
+
+
+def count(db: Database, sql: str, *args: object) -> int:
+    with db.connection() as conn:
+        return conn.execute(sql, args).fetchone()["count"]
+
+
+def test_enqueue_applies_handler_defaults_and_audits(ctx: ManagementContext) -> None:
+    result = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 1}, priority=7))
+    job = result.job
+    assert result.created and job.id and job.status == "PENDING"
+    assert job.max_attempts == 3 and job.timeout_seconds == 3600 and job.priority == 7
+    assert job.requested_by == "alice" and job.trigger == "api"
+    assert count(ctx.db, "SELECT count(*) FROM audit_events WHERE action = 'job.create' "
+                         "AND target_id = %s", str(job.id)) == 1
+
+
+@pytest.mark.parametrize(("request_", "field"), [
+    (jobs.JobRequest("nope", {}), "handler"),
+    (jobs.JobRequest("sleep", {}), "payload"),
+    (jobs.JobRequest("sleep", {"seconds": "x"}), "payload"),
+    (jobs.JobRequest("noop", {}, priority=101), "priority"),
+    (jobs.JobRequest("noop", {}, max_attempts=0), "max_attempts"),
+    (jobs.JobRequest("noop", {}, timeout_seconds=86401), "timeout_seconds"),
+    (jobs.JobRequest("shell.command", {"argv": ["true"]}), "handler"),  # disabled by default
+])
+def test_invalid_requests_write_nothing(ctx: ManagementContext, request_: jobs.JobRequest,
+                                        field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        jobs.enqueue(ctx, ALICE, request_)
+    assert caught.value.errors is not None and field in caught.value.errors
+    assert count(ctx.db, "SELECT count(*) FROM jobs") == 0
+    assert count(ctx.db, "SELECT count(*) FROM audit_events") == 0
+
+
+def test_user_idempotency_keys_are_bounded_and_schedule_prefix_is_reserved(
+        ctx: ManagementContext) -> None:
+    for key in ("x" * 256, "schedule:1:2026-01-01T00:00:00Z", ""):
+        with pytest.raises(InvalidInput):
+            jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}), idempotency_key=key)
+
+
+def test_32_concurrent_enqueues_with_one_key_create_one_job(ctx: ManagementContext) -> None:
+    barrier = threading.Barrier(32)
+    request = jobs.JobRequest("noop", {"a": 1})
+
+    def submit(_: int) -> jobs.EnqueueResult:
+        barrier.wait()
+        return jobs.enqueue(ctx, ALICE, request, idempotency_key="same-key")
+
+    with ThreadPoolExecutor(32) as pool:
+        results = list(pool.map(submit, range(32)))
+    assert len({r.job.id for r in results}) == 1, "every caller must get the same job"
+    assert sum(r.created for r in results) == 1, "exactly one caller creates it"
+    assert count(ctx.db, "SELECT count(*) FROM jobs") == 1
+    assert count(ctx.db, "SELECT count(*) FROM audit_events WHERE action = 'job.create'") == 1
+
+
+def test_same_key_other_body_is_rejected(ctx: ManagementContext) -> None:
+    jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {"a": 1}), idempotency_key="k")
+    again = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {"a": 1}), idempotency_key="k")
+    assert not again.created
+    with pytest.raises(InvalidInput) as caught:
+        jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {"a": 2}), idempotency_key="k")
+    assert caught.value.status == 422
+
+
+def test_cancel_pending_is_immediate(ctx: ManagementContext) -> None:
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    result = jobs.cancel(ctx, ALICE, job.id)
+    assert result.immediate and result.job.status == "CANCELLED"
+    assert result.job.finished_at is not None
+    with pytest.raises(Conflict):
+        jobs.cancel(ctx, ALICE, job.id)
+    with pytest.raises(NotFound):
+        jobs.cancel(ctx, ALICE, 999_999)
+    assert count(ctx.db, "SELECT count(*) FROM audit_events WHERE action = 'job.cancel'") == 1
+
+
+def test_cancel_running_requests_it_and_the_attempt_ends_cancelled(
+        ctx: ManagementContext) -> None:
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
+    store = JobStore(ctx.db)
+    (claim,) = store.claim("w:1:x", 1, 30)
+    result = jobs.cancel(ctx, ALICE, job.id)
+    assert not result.immediate and result.job.status == "RUNNING"
+    assert result.job.cancel_requested
+    # The handler observed the cancel and stopped: the worker reports CANCELLED.
+    (applied,) = store.complete([Outcome(claim.attempt_id, job.id, 1, "CANCELLED",
+                                         error="cancel requested")])
+    assert applied.job_status == "CANCELLED"
+    detail = jobs.get_job(ctx, job.id)
+    assert detail.job.status == "CANCELLED"
+    assert [a.status for a in detail.attempts] == ["CANCELLED"]
+
+
+def test_cancel_running_then_failure_still_ends_cancelled_not_retried(
+        ctx: ManagementContext) -> None:
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("fail", {})).job
+    store = JobStore(ctx.db)
+    (claim,) = store.claim("w:1:x", 1, 30)
+    jobs.cancel(ctx, ALICE, job.id)
+    (applied,) = store.complete([Outcome(claim.attempt_id, job.id, 1, "FAILED", error="x")])
+    assert applied.job_status == "CANCELLED"
+
+
+def test_retry_from_dead_or_cancelled_keeps_history(ctx: ManagementContext) -> None:
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("fail", {}, max_attempts=1)).job
+    store = JobStore(ctx.db)
+    (claim,) = store.claim("w:1:x", 1, 30)
+    store.complete([Outcome(claim.attempt_id, job.id, 1, "FAILED", error="boom")])
+    with pytest.raises(Conflict):
+        jobs.cancel(ctx, ALICE, job.id)
+    retried = jobs.retry(ctx, ALICE, job.id)
+    assert retried.status == "PENDING" and retried.max_attempts == 2
+    with pytest.raises(Conflict):
+        jobs.retry(ctx, ALICE, job.id)
+    (claim2,) = store.claim("w:1:x", 1, 30)
+    assert claim2.number == 2
+    store.complete([Outcome(claim2.attempt_id, job.id, 2, "SUCCEEDED")])
+    detail = jobs.get_job(ctx, job.id)
+    assert detail.job.status == "SUCCEEDED"
+    assert [(a.number, a.status) for a in detail.attempts] == [(1, "FAILED"), (2, "SUCCEEDED")]
+    cancelled = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    jobs.cancel(ctx, ALICE, cancelled.id)
+    assert jobs.retry(ctx, ALICE, cancelled.id).status == "PENDING"
+    assert count(ctx.db, "SELECT count(*) FROM audit_events WHERE action = 'job.retry'") == 2
+
+
+def test_bulk_enqueue_is_one_statement_with_one_notify(ctx: ManagementContext) -> None:
+    with ctx.db.dedicated() as listener:
+        listener.execute("LISTEN cronplane_jobs")
+        ids = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {"i": i}) for i in range(5000)])
+        notes = list(listener.notifies(timeout=0.5))
+    assert len(ids) == 5000 and len(set(ids)) == 5000
+    assert count(ctx.db, "SELECT count(*) FROM jobs WHERE status = 'PENDING'") == 5000
+    assert len(notes) == 1, "bulk enqueue must send exactly one NOTIFY"
+    with pytest.raises(InvalidInput):
+        jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}), jobs.JobRequest("nope", {})])
+
+
+def test_list_and_catalogue(ctx: ManagementContext) -> None:
+    for _ in range(3):
+        jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}))
+    page = jobs.list_jobs(ctx, jobs.JobFilter(statuses=["PENDING"]), limit=2)
+    assert len(page.items) == 2 and page.next_cursor
+    rest = jobs.list_jobs(ctx, jobs.JobFilter(statuses=["PENDING"]), limit=2,
+                          cursor=page.next_cursor)
+    assert len(rest.items) == 1 and rest.next_cursor is None
+    names = [h.name for h in jobs.handler_catalogue(ctx.settings)]
+    assert "noop" in names and "shell.command" not in names
