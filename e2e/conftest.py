@@ -1,0 +1,408 @@
+"""End-to-end fixtures: the real stack (Postgres, migrations, ``cronplane serve`` with the built
+console) started once per session, Debian's Chromium driven by Playwright, and API clients per role.
+
+Nothing here is mocked. One server serves the whole session; tests stay independent through
+unique names. Artifacts (screenshots, traces of failed tests, the server log) go to
+``e2e/artifacts/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+from api_client import ApiClient, login, persona_login
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO_ROOT = E2E_DIR.parent
+ARTIFACTS = E2E_DIR / "artifacts"
+FRONTEND_DIST = Path(os.environ.get("CRONPLANE_E2E_STATIC_DIR", REPO_ROOT / "frontend" / "dist"))
+CHROMIUM = os.environ.get("CRONPLANE_E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ADMIN_USERNAME = "admin"
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 15.0
+# UI waits: the console polls every 2-5 s, so a state change can take one poll to show.
+UI_TIMEOUT_MS = 15_000
+
+expect.set_options(timeout=UI_TIMEOUT_MS)
+
+
+def _fail_session(message: str) -> None:
+    """Stop the whole run with one clear line and a failing exit code (never a silent skip)."""
+    pytest.exit(f"e2e: {message}", returncode=1)
+
+
+# -- the stack -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    base_url: str
+    admin_username: str
+    admin_password: str
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no server log)"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _clean_environment() -> dict[str, str]:
+    """The caller's environment without anything that would point the server elsewhere."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("CRONPLANE_") and k not in ("DATABASE_URL", "PROMETHEUS_MULTIPROC_DIR")}
+
+
+def _fresh_external_database(admin_url: str) -> tuple[str, Callable[[], None]]:
+    """A new database on the server ``TEST_DATABASE_URL`` names; dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+
+    base = admin_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    base = base.replace("postgres://", "postgresql://", 1)
+    name = f"cp_e2e_{secrets.token_hex(5)}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = urlunsplit(urlsplit(base)._replace(path="/" + name))
+
+    def drop() -> None:
+        try:
+            with psycopg.connect(base, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                             .format(sql.Identifier(name)))
+        except Exception as exc:  # noqa: BLE001 - cleanup must not mask the test outcome
+            print(f"e2e: could not drop database {name}: {exc}", file=sys.stderr)
+
+    return url, drop
+
+
+def _cronplane(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cronplane.cli", *args]
+
+
+def _stop_embedded_postgres(pg_dir: Path) -> None:
+    """If the server was killed before it could stop its embedded Postgres, stop it here."""
+    pid_file = pg_dir / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    try:
+        os.kill(pid, signal.SIGINT)  # Postgres "fast" shutdown
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    for sub in ("screenshots", "traces", "failures"):
+        shutil.rmtree(ARTIFACTS / sub, ignore_errors=True)
+        (ARTIFACTS / sub).mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        _fail_session(f"Chromium not found at {CHROMIUM} — install it with `make system-deps` "
+                      "(apt-get install -y chromium) or set CRONPLANE_E2E_CHROMIUM")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _preflight(chromium_path: str) -> None:
+    """Fail fast, before starting anything, when the browser or the built console is missing."""
+    if not (FRONTEND_DIST / "index.html").is_file():
+        _fail_session(f"no built console at {FRONTEND_DIST} — run `make frontend` first")
+
+
+@pytest.fixture(scope="session")
+def server(artifacts: Path) -> Iterator[Server]:
+    workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
+    log_path = artifacts / "server.log"
+    admin_password = "e2e-" + secrets.token_urlsafe(12)
+    port = _free_port()
+    env = _clean_environment()
+    env.update({
+        "CRONPLANE_DATA_DIR": str(workdir),
+        "CRONPLANE_HOST": "127.0.0.1",
+        "CRONPLANE_PORT": str(port),
+        "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48),
+        "CRONPLANE_STATIC_DIR": str(FRONTEND_DIST),
+        "CRONPLANE_DEMO_PERSONAS": "true",
+        "CRONPLANE_ADMIN_USERNAME": ADMIN_USERNAME,
+        "CRONPLANE_ADMIN_PASSWORD": admin_password,
+        "CRONPLANE_LEASE_TTL_SECONDS": "2",
+        "CRONPLANE_ATTEMPT_LEASE_SECONDS": "5",
+        "PYTHONUNBUFFERED": "1",
+    })
+    # Serve a copy: frontend/dist may be rebuilt while the suite runs (other work in the checkout).
+    env["CRONPLANE_STATIC_DIR"] = str(_copy_console(workdir / "dist"))
+    drop_database: Callable[[], None] | None = None
+    if os.environ.get("TEST_DATABASE_URL"):
+        env["DATABASE_URL"], drop_database = _fresh_external_database(os.environ["TEST_DATABASE_URL"])
+
+    migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
+                             text=True, timeout=120, check=False)
+    if migrate.returncode != 0:
+        shutil.rmtree(workdir, ignore_errors=True)
+        _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
+                      f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
+
+    log = log_path.open("wb")
+    process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    running = Server(f"http://127.0.0.1:{port}", ADMIN_USERNAME, admin_password, log_path, process)
+    try:
+        _wait_ready(running)
+        yield running
+    finally:
+        _stop(process)
+        log.close()
+        _stop_embedded_postgres(workdir / "pg")
+        if drop_database:
+            drop_database()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _copy_console(target: Path) -> Path:
+    """A consistent copy of the built console (retried while a rebuild is half-way)."""
+    for _ in range(15):
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            shutil.copytree(FRONTEND_DIST, target)
+            index = (target / "index.html").read_text()
+        except (OSError, shutil.Error):
+            time.sleep(2)
+            continue
+        assets = re.findall(r'(?:src|href)="/(assets/[^"]+)"', index)
+        if all((target / asset).is_file() for asset in assets):
+            return target
+        time.sleep(2)
+    _fail_session(f"could not copy a complete console build from {FRONTEND_DIST}")
+    raise AssertionError("unreachable")
+
+
+def _wait_ready(server: Server) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            break
+        try:
+            response = requests.get(f"{server.base_url}/readyz", timeout=2)
+            if response.status_code == 200:
+                return
+            last = f"{response.status_code} {response.text[:200]}"
+        except requests.RequestException as exc:
+            last = type(exc).__name__
+        time.sleep(0.25)
+    state = (f"exited with {server.process.returncode}" if server.process.poll() is not None
+             else f"not ready after {READY_TIMEOUT:.0f} s (last /readyz: {last})")
+    _stop(server.process)
+    print(f"----- cronplane serve log ({server.log_path}) -----\n{server.log_tail(120)}",
+          file=sys.stderr)
+    _fail_session(f"`cronplane serve` {state}; its log is above and in {server.log_path}")
+
+
+@pytest.fixture(scope="session")
+def base_url(server: Server) -> str:
+    """Overrides pytest-base-url's fixture: every page.goto("/x") is relative to our server."""
+    return server.base_url
+
+
+# -- API clients -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def api_as(server: Server) -> Callable[[str], ApiClient]:
+    """``api_as("ADMIN"|"OPERATOR"|"VIEWER")``: a client signed in with that role (cached).
+
+    ADMIN uses the bootstrap admin's username/password login, the others the demo personas.
+    """
+    clients: dict[str, ApiClient] = {}
+
+    def get(role: str) -> ApiClient:
+        role = role.upper()
+        if role not in clients:
+            clients[role] = (login(server.base_url, server.admin_username, server.admin_password)
+                             if role == "ADMIN" else persona_login(server.base_url, role))
+        return clients[role]
+
+    return get
+
+
+@pytest.fixture
+def admin_api(api_as: Callable[[str], ApiClient]) -> ApiClient:
+    return api_as("ADMIN")
+
+
+@pytest.fixture
+def operator_api(api_as: Callable[[str], ApiClient]) -> ApiClient:
+    return api_as("OPERATOR")
+
+
+@pytest.fixture
+def viewer_api(api_as: Callable[[str], ApiClient]) -> ApiClient:
+    return api_as("VIEWER")
+
+
+@pytest.fixture
+def unique(request: pytest.FixtureRequest) -> str:
+    """A name no other test (or earlier run against the same server) uses."""
+    stem = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower().removeprefix("test_"))[:24]
+    return f"e2e-{stem.strip('-')}-{secrets.token_hex(3)}"
+
+
+# -- the browser -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(chromium_path: str) -> dict[str, Any]:
+    return {"executable_path": chromium_path, "headless": True, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright, browser_type_launch_args: dict[str, Any]) -> Iterator[Browser]:
+    try:
+        launched = playwright.chromium.launch(**browser_type_launch_args)
+    except Exception as exc:  # noqa: BLE001 - one clear line instead of an error per test
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        _fail_session(f"Chromium at {browser_type_launch_args['executable_path']} does not start: "
+                      f"{first}")
+    yield launched
+    launched.close()
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(base_url: str) -> dict[str, Any]:
+    return {"base_url": base_url, "viewport": {"width": 1400, "height": 1000},
+            "timezone_id": "UTC", "locale": "en-GB"}
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    setattr(item, f"_e2e_report_{report.when}", report)
+    return report
+
+
+def _test_went_wrong(node: pytest.Item) -> bool:
+    for when in ("setup", "call"):
+        report = getattr(node, f"_e2e_report_{when}", None)
+        if report is not None and (report.failed or hasattr(report, "wasxfail")):
+            return True
+    return False
+
+
+@pytest.fixture
+def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], artifacts: Path,
+                        request: pytest.FixtureRequest) -> Iterator[Callable[..., BrowserContext]]:
+    """Factory for browser contexts (one per simulated user); each is traced, and the trace is
+    kept under ``e2e/artifacts/traces/`` when the test fails."""
+    opened: list[tuple[str, BrowserContext, list[str]]] = []
+
+    def open_context(label: str = "main", **overrides: Any) -> BrowserContext:
+        context = browser.new_context(**{**browser_context_args, **overrides})
+        context.set_default_timeout(UI_TIMEOUT_MS)
+        context.tracing.start(title=f"{request.node.name} [{label}]", screenshots=True,
+                              snapshots=True)
+        console: list[str] = []
+        context.on("console", lambda m: console.append(f"console.{m.type}: {m.text}")
+                   if m.type in ("error", "warning") else None)
+        context.on("weberror", lambda e: console.append(f"page error: {e.error}"))
+        opened.append((label, context, console))
+        return context
+
+    yield open_context
+
+    keep = _test_went_wrong(request.node)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    for label, context, console in opened:
+        try:
+            if keep:
+                for n, open_page in enumerate(context.pages):
+                    try:
+                        open_page.screenshot(
+                            path=str(artifacts / "failures" / f"{safe}-{label}-{n}.png"),
+                            full_page=True, timeout=5000)
+                    except Exception as exc:  # noqa: BLE001 - evidence is best effort
+                        print(f"e2e: no failure screenshot: {exc}", file=sys.stderr)
+                context.tracing.stop(path=str(artifacts / "traces" / f"{safe}-{label}.zip"))
+                (artifacts / "failures" / f"{safe}-{label}.console.txt").write_text(
+                    "\n".join(console) or "(no console errors)")
+            else:
+                context.tracing.stop()
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def context(new_browser_context: Callable[..., BrowserContext]) -> BrowserContext:
+    return new_browser_context("main")
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    return context.new_page()
+
+
+@pytest.fixture
+def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
+    """``screenshot(page, "dashboard")`` → e2e/artifacts/screenshots/dashboard.png (full page)."""
+
+    def take(page: Page, name: str) -> Path:
+        path = artifacts / "screenshots" / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take

@@ -1,0 +1,114 @@
+"""How a person works the console, in the words the console shows (roles, labels, texts).
+
+Selectors follow the frontend source (frontend/src/...): accessible roles and names first, so a
+renamed button or a lost label breaks a test the same way it breaks a screen-reader user.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from playwright.sync_api import Locator, Page, expect
+
+SESSION_ENDED_MESSAGE = "Your session ended (signed out or revoked) — sign in again"
+ROLE_TOOLTIP = re.compile(r"Requires the (VIEWER|OPERATOR|ADMIN) role")
+
+
+def labelled(scope: Page | Locator, label: str) -> Locator:
+    """The input labelled exactly ``label``; Mantine appends " *" to a required field's label."""
+    return scope.get_by_label(re.compile(rf"^{re.escape(label)}( \*)?$"))
+
+
+def sign_in_as_persona(page: Page, role: str) -> None:
+    """The one-click demo login: "Continue as Operator" / "Continue as Viewer"."""
+    page.goto("/login")
+    page.get_by_role("button", name=f"Continue as {role.capitalize()}").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def sign_in(page: Page, username: str, password: str) -> None:
+    page.goto("/login")
+    form = page.get_by_role("form", name="Sign in")
+    labelled(form, "Username").fill(username)
+    labelled(form, "Password").fill(password)
+    form.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def main_nav(page: Page) -> Locator:
+    return page.get_by_role("navigation", name="Main")
+
+
+def go_via_nav(page: Page, label: str) -> None:
+    """Client-side navigation (no reload), as a user clicks the sidebar."""
+    main_nav(page).get_by_role("link", name=label, exact=True).click()
+
+
+def header_button(page: Page, name: str) -> Locator:
+    """A page-level action button (outside any dialog)."""
+    return page.locator("main").get_by_role("button", name=name, exact=True)
+
+
+def dialog(page: Page) -> Locator:
+    return page.get_by_role("dialog")
+
+
+def confirm(page: Page, button: str) -> None:
+    """Press the confirm button of the open confirmation dialog and wait for it to close."""
+    box = dialog(page)
+    expect(box).to_be_visible()
+    box.get_by_role("button", name=button, exact=True).click()
+    expect(box).to_be_hidden()
+
+
+def assert_not_offered(button: Locator) -> None:
+    """A mutating action a role may not take: absent, or disabled with a tooltip naming the role."""
+    if button.count() == 0:
+        return
+    for i in range(button.count()):
+        one = button.nth(i)
+        expect(one).to_have_attribute("aria-disabled", "true")
+        expect(one).to_have_attribute("title", ROLE_TOOLTIP)
+
+
+def field_row(page: Page, table: str, label: str) -> Locator:
+    """The value cell of a vertical fields table ("Job fields", "Schedule fields")."""
+    return (page.get_by_role("table", name=table).get_by_role("row")
+            .filter(has=page.get_by_role("rowheader", name=label, exact=True))
+            .get_by_role("cell"))
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the Mantine select labelled ``label``."""
+    page.get_by_role("combobox", name=label, exact=True).click()
+    page.get_by_role("listbox").get_by_role("option", name=option, exact=True).click()
+    expect(page.get_by_role("listbox")).to_have_count(0)
+
+
+def select_value(page: Page, label: str) -> Locator:
+    """The input of a Mantine select: its value is the chosen option's label."""
+    return page.get_by_role("combobox", name=label, exact=True)
+
+
+def table_rows(page: Page, name: str) -> Locator:
+    """Body rows of a data table (header row excluded)."""
+    return page.get_by_role("table", name=name, exact=True).locator("tbody tr")
+
+
+def watch_text(locator: Locator, until: re.Pattern[str], timeout: float = 30.0,
+               interval: float = 0.05) -> list[str]:
+    """Every distinct text ``locator`` showed, in order, until one matches ``until``."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            text = locator.inner_text(timeout=1000).strip()
+        except Exception:  # noqa: BLE001 - a re-render between polls; look again
+            text = ""
+        if text and (not seen or seen[-1] != text):
+            seen.append(text)
+        if text and until.search(text):
+            return seen
+        time.sleep(interval)
+    raise AssertionError(f"never showed {until.pattern!r}; showed {seen}")

@@ -1,0 +1,107 @@
+"""The cron builder (issue 8): dropdowns → expression → English → next runs, and back again."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from api_client import ApiClient
+from conftest import Server
+from console_pages import choose, select_value, sign_in, table_rows
+from playwright.sync_api import Page, expect
+
+CRON_EXPRESSION = re.compile(r"^Cron expression")
+BERLIN = ZoneInfo("Europe/Berlin")
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
+
+
+def _parse_utc(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+def test_weekdays_at_0930_berlin_from_the_dropdowns(
+        page: Page, server: Server, admin_api: ApiClient, screenshot) -> None:
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto("/schedules/new")
+    expect(page.get_by_role("heading", name="New schedule")).to_be_visible()
+
+    choose(page, "Repeat", "Weekly on chosen days")
+    for day in WEEKDAYS:
+        page.get_by_role("checkbox", name=day, exact=True).check()
+    for day in ("Sat", "Sun"):
+        page.get_by_role("checkbox", name=day, exact=True).uncheck()
+    page.get_by_label("At time").fill("09:30")
+    zone = select_value(page, "Time zone")
+    zone.click()
+    zone.fill("Europe/Berlin")
+    page.get_by_role("option", name="Europe/Berlin", exact=True).click()
+    expect(zone).to_have_value("Europe/Berlin")
+
+    expect(page.get_by_role("textbox", name=CRON_EXPRESSION)).to_have_value("0 30 9 * * MON-FRI")
+    expect(page.get_by_test_id("cron-english")).to_have_text("At 09:30, Monday through Friday")
+    rows = table_rows(page, "Next runs")
+    expect(rows).to_have_count(5)
+    expect(page.get_by_role("columnheader", name="In Europe/Berlin")).to_be_visible()
+    screenshot(page, "cron-builder-weekdays-berlin")
+
+    # The runs shown are the backend's (the scheduler's own instants) in the schedule's zone. Ask
+    # from a minute back so the page's five are a window of these six even if a run just passed.
+    a_minute_ago = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    described = admin_api.post("/cron/describe", {"expression": "0 30 9 * * MON-FRI",
+                                                  "timezone": "Europe/Berlin", "count": 6,
+                                                  "after": a_minute_ago}, expect=200)
+    assert described["expression"] == "0 30 9 * * MON-FRI"
+    expected = [_as_shown(_parse_utc(iso).astimezone(BERLIN)) for iso in described["next_runs"]]
+    for local in (_parse_utc(iso).astimezone(BERLIN) for iso in described["next_runs"]):
+        assert local.strftime("%a") in WEEKDAYS and (local.hour, local.minute) == (9, 30), local
+    shown = [_as_shown_text(t) for t in rows.locator("td:nth-child(2)").all_inner_texts()]
+    assert shown in (expected[:5], expected[1:6]), (shown, expected)
+
+
+def _as_shown(local: datetime) -> tuple[str, str, str, str, str]:
+    return (local.strftime("%a"), local.strftime("%d"), local.strftime("%b"), str(local.year),
+            local.strftime("%H:%M:%S"))
+
+
+def _as_shown_text(text: str) -> tuple[str, ...]:
+    """The parts of the console's "Mon 30 Nov 2026, 09:30:00 GMT+01:00" (en-GB, the zone's time)."""
+    match = re.search(r"(\w{3}),? (\d{2}) (\w{3,4}) (\d{4}),? (\d{2}:\d{2}:\d{2})", text)
+    assert match, f"unexpected time format: {text!r}"
+    weekday, day, month, year, clock = match.groups()
+    return (weekday, day, month[:3], year, clock)  # en-GB writes "Sept"
+
+
+def test_typing_an_expression_moves_the_dropdowns(page: Page, server: Server) -> None:
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto("/schedules/new")
+    expression = page.get_by_role("textbox", name=CRON_EXPRESSION)
+    english = page.get_by_test_id("cron-english")
+
+    expression.fill("0 0 12 15 * *")
+    expect(select_value(page, "Repeat")).to_have_value("Monthly on a day")
+    expect(select_value(page, "Day of month")).to_have_value("15")
+    expect(page.get_by_label("At time")).to_have_value("12:00")
+    expect(english).to_have_text("At 12:00, on day 15 of the month")
+
+    expression.fill("*/10 * * * * *")
+    expect(select_value(page, "Repeat")).to_have_value("Every N seconds")
+    expect(select_value(page, "Every how many seconds")).to_have_value("every 10 seconds")
+    expect(english).to_have_text("Every 10 seconds")
+
+    expression.fill("0 0 6 * * SUN,SAT")
+    expect(select_value(page, "Repeat")).to_have_value("Weekly on chosen days")
+    expect(page.get_by_role("checkbox", name="Sun", exact=True)).to_be_checked()
+    expect(page.get_by_role("checkbox", name="Sat", exact=True)).to_be_checked()
+    expect(page.get_by_role("checkbox", name="Mon", exact=True)).not_to_be_checked()
+    expect(page.get_by_label("At time")).to_have_value("06:00")
+    expect(english).to_have_text("At 06:00, only on Sunday and Saturday")
+    expect(table_rows(page, "Next runs")).to_have_count(5)
+
+    # Something no pattern expresses is "Custom"; something invalid says what is wrong.
+    expression.fill("0 0 9 1,15 * *")
+    expect(select_value(page, "Repeat")).to_have_value("Custom")
+    expression.fill("0 0 25 * * *")
+    expect(select_value(page, "Repeat")).to_have_value("Custom")
+    expect(expression).to_have_attribute("aria-invalid", "true")
+    expect(english).to_have_text("—")

@@ -1,0 +1,142 @@
+"""Persona login as Operator: run a schedule now and watch it live, cancel a running job, and
+retry a dead job from the dead-letter view."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from api_client import ApiClient
+from console_pages import (
+    confirm,
+    field_row,
+    go_via_nav,
+    header_button,
+    main_nav,
+    sign_in_as_persona,
+    table_rows,
+    watch_text,
+)
+from playwright.sync_api import Page, expect
+
+STATUS_ORDER = ["PENDING", "RUNNING", "SUCCEEDED"]
+# Far from any test run: 1 January, 03:00 UTC, so only "Run now" starts this schedule's jobs.
+NEVER_DURING_TESTS = "0 0 3 1 1 *"
+
+
+def _status_word(text: str) -> str:
+    return text.split(maxsplit=1)[0]
+
+
+def test_operator_runs_a_schedule_now_and_watches_it_finish(
+        page: Page, admin_api: ApiClient, operator_api: ApiClient, unique: str, screenshot) -> None:
+    schedule = admin_api.create_schedule(name=unique, handler="sleep", payload={"seconds": 3},
+                                         cron=NEVER_DURING_TESTS)
+    sign_in_as_persona(page, "OPERATOR")
+    nav = main_nav(page)
+    expect(nav.get_by_role("link", name="Audit", exact=True)).to_be_visible()
+    expect(nav.get_by_role("link", name="Users", exact=True)).to_have_count(0)
+
+    go_via_nav(page, "Schedules")
+    page.get_by_role("search", name="Schedule filters").get_by_label("Search").fill(unique)
+    page.get_by_role("link", name=unique, exact=True).click()
+    expect(page.get_by_role("heading", name=unique)).to_be_visible()
+    page.evaluate("window.__e2eSamePage = true")
+
+    header_button(page, "Run now").click()
+    trigger_url = re.compile(rf"/api/v1/schedules/{schedule['id']}/trigger$")
+    with page.expect_response(lambda r: r.request.method == "POST"
+                              and bool(trigger_url.search(r.url))) as triggered:
+        confirm(page, "Run now")
+    response = triggered.value
+    assert response.status == 202, response.text()
+    assert response.request.header_value("Idempotency-Key"), "Run now must send an Idempotency-Key"
+    created = response.json()
+    assert created["status"] == "PENDING"  # what the page received: the job starts PENDING
+    job_id = created["id"]
+
+    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}$"))
+    status = field_row(page, "Job fields", "Status")
+    shown = [_status_word(t) for t in watch_text(status, re.compile("SUCCEEDED|DEAD|CANCELLED"))]
+    assert shown[-1] == "SUCCEEDED", shown
+    assert "RUNNING" in shown, f"RUNNING never shown live: {shown}"
+    assert shown == sorted(shown, key=STATUS_ORDER.index), f"out of order: {shown}"
+    assert page.evaluate("window.__e2eSamePage") is True, "the page reloaded"
+    expect(field_row(page, "Job fields", "Trigger")).to_have_text("manual")
+    expect(field_row(page, "Job fields", "Attempts")).to_have_text(re.compile(r"^1 / \d+$"))
+    screenshot(page, "job-detail")
+
+    job = operator_api.job(job_id)
+    assert job["status"] == "SUCCEEDED"
+    assert job["schedule_id"] == schedule["id"]
+    assert job["trigger"] == "manual"
+    assert job["requested_by"] == operator_api.username
+    assert [a["status"] for a in job["attempts"]] == ["SUCCEEDED"]
+    expect(field_row(page, "Job fields", "Requested by")).to_have_text(operator_api.username)
+    expect(page.get_by_role("link", name=f"#{schedule['id']}", exact=True)).to_be_visible()
+
+
+def test_operator_cancels_a_running_job(page: Page, operator_api: ApiClient) -> None:
+    job = operator_api.create_job("sleep", {"seconds": 60}, max_attempts=1)
+    operator_api.wait_for_job(job["id"], {"RUNNING"}, timeout=20)
+
+    sign_in_as_persona(page, "OPERATOR")
+    page.goto(f"/jobs/{job['id']}")
+    status = field_row(page, "Job fields", "Status")
+    expect(status).to_contain_text("RUNNING")
+    header_button(page, "Cancel").click()
+    cancelled_at = time.monotonic()
+    confirm(page, "Cancel job")
+    expect(status).to_contain_text("CANCELLED", timeout=20_000)
+
+    seen = operator_api.job(job["id"])
+    assert seen["status"] == "CANCELLED"
+    assert seen["cancel_requested"] is True
+    assert seen["finished_at"]
+    assert seen["attempts"][-1]["status"] == "CANCELLED"
+    # The 60 s sleep was interrupted, not waited out.
+    assert time.monotonic() - cancelled_at < 25
+    expect(header_button(page, "Retry")).to_be_visible()
+    expect(header_button(page, "Cancel")).to_have_count(0)
+
+
+def test_operator_retries_a_dead_job_from_the_dead_letter_view(
+        page: Page, operator_api: ApiClient, unique: str) -> None:
+    message = f"boom {unique}"
+    job = operator_api.create_job("fail", {"message": message}, max_attempts=1)
+    dead = operator_api.wait_for_job(job["id"], {"DEAD"}, timeout=30)
+    assert message in (dead["error"] or "")
+
+    sign_in_as_persona(page, "OPERATOR")
+    # The dashboard's DEAD count is the way into the dead-letter view.
+    page.get_by_role("link", name="DEAD", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/jobs\?status=DEAD$"))
+    expect(page.get_by_role("heading", name="Jobs")).to_be_visible()
+    rows = table_rows(page, "Jobs")
+    ours = rows.filter(has=page.get_by_role("link", name=f"#{job['id']}", exact=True))
+    expect(ours).to_have_count(1)
+    expect(ours).to_contain_text("DEAD")
+    statuses = [_status_word(t) for t in rows.locator("td:nth-child(3)").all_inner_texts()]
+    assert statuses and set(statuses) == {"DEAD"}, statuses
+    api_dead = {j["id"] for j in operator_api.items("/jobs", status="DEAD", limit=200)}
+    assert job["id"] in api_dead
+
+    ours.get_by_role("link", name=f"#{job['id']}", exact=True).click()
+    expect(page.get_by_role("heading", name=f"Job #{job['id']}")).to_be_visible()
+    expect(field_row(page, "Job fields", "Status")).to_contain_text("DEAD")
+    expect(field_row(page, "Job fields", "Attempts")).to_have_text("1 / 1")
+    expect(page.get_by_text(message).first).to_be_visible()
+
+    header_button(page, "Retry").click()
+    with page.expect_response(lambda r: r.request.method == "POST"
+                              and r.url.endswith(f"/jobs/{job['id']}/retry")) as retried:
+        confirm(page, "Retry job")
+    assert retried.value.status == 200, retried.value.text()
+    # `fail` always fails: one more attempt, then dead again — shown without a reload.
+    expect(field_row(page, "Job fields", "Attempts")).to_have_text("2 / 2", timeout=20_000)
+    expect(field_row(page, "Job fields", "Status")).to_contain_text("DEAD")
+
+    seen = operator_api.wait_for_job(job["id"], {"DEAD"}, timeout=20)
+    assert seen["attempt_count"] == 2 and seen["max_attempts"] == 2
+    assert len(seen["attempts"]) == 2
+    assert all(a["status"] == "FAILED" for a in seen["attempts"]), seen["attempts"]

@@ -1,0 +1,76 @@
+"""The stack itself: the console is served (with deep links), signing in is required, the live
+dashboard shows what the API returns. And the suite's own promise: no Chromium, no silent skip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+from api_client import ApiClient
+from conftest import Server
+from console_pages import sign_in_as_persona
+from playwright.sync_api import Page, Response, expect
+
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def test_console_is_served_and_deep_links_need_a_sign_in(page: Page, server: Server) -> None:
+    for path in ("/healthz", "/readyz", "/api/v1/openapi.json"):
+        assert requests.get(server.base_url + path, timeout=10).status_code == 200, path
+    deep = requests.get(server.base_url + "/jobs/12345", timeout=10)
+    assert deep.status_code == 200 and "<div id=\"root\"" in deep.text.replace("'", '"')
+    personas = requests.get(server.base_url + "/api/v1/auth/personas", timeout=10).json()
+    personas = personas["items"] if isinstance(personas, dict) else personas
+    assert {p["role"] for p in personas} >= {"OPERATOR", "VIEWER"}
+
+    page.goto("/schedules")
+    expect(page).to_have_url(server.base_url + "/login")
+    expect(page.get_by_role("heading", name="Sign in to cronplane")).to_be_visible()
+    expect(page.get_by_role("button", name="Continue as Operator")).to_be_visible()
+    expect(page.get_by_role("button", name="Continue as Viewer")).to_be_visible()
+    assert requests.get(server.base_url + "/api/v1/schedules", timeout=10).status_code == 401
+
+
+def test_dashboard_shows_what_the_api_returns(page: Page, operator_api: ApiClient,
+                                              screenshot) -> None:
+    bodies: list[dict] = []
+
+    def keep(response: Response) -> None:
+        if response.url.endswith("/api/v1/stats") and response.status == 200:
+            bodies.append(response.json())
+
+    page.on("response", keep)
+    sign_in_as_persona(page, "OPERATOR")
+    expect(page.get_by_role("region", name="Leader")).to_be_visible()
+    picker = page.get_by_role("radiogroup", name="Refresh")
+    picker.get_by_text("1 s", exact=True).click()
+    count_before = len(bodies)
+    page.wait_for_timeout(2500)
+    assert len(bodies) > count_before, "the 1 s refresh did not poll"
+    picker.get_by_text("Pause", exact=True).click()
+    expect(page.get_by_text("Paused", exact=True)).to_be_visible()
+    page.wait_for_timeout(1500)  # the poll in flight when pausing lands
+    shown = bodies[-1]
+    for status, count in shown["jobs_by_status"].items():
+        if status in ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"):
+            expect(page.get_by_label(f"{status} jobs", exact=True)).to_have_text(str(count))
+    leader = shown["leader"]
+    api_stats = operator_api.get("/stats")
+    assert api_stats["workers"], "the API lists no workers"
+    if leader:
+        expect(page.get_by_role("region", name="Leader")).to_contain_text(leader["owner"])
+    screenshot(page, "dashboard")
+
+
+def test_without_chromium_the_suite_fails_in_one_line() -> None:
+    env = {**os.environ, "CRONPLANE_E2E_CHROMIUM": "/nonexistent/chromium"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(E2E_DIR),
+         "-k", "console_is_served"],
+        env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "e2e: Chromium not found at /nonexistent/chromium" in run.stdout + run.stderr
+    assert " passed" not in run.stdout and " skipped" not in run.stdout

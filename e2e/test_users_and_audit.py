@@ -1,0 +1,155 @@
+"""User admin: locking a user ends that user's open session at its next request. Audit view:
+the trail shows who did what, the same as the API's."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable
+
+from api_client import ApiClient, login
+from conftest import Server
+from console_pages import (
+    SESSION_ENDED_MESSAGE,
+    choose,
+    confirm,
+    dialog,
+    go_via_nav,
+    labelled,
+    sign_in,
+    table_rows,
+)
+from playwright.sync_api import BrowserContext, Page, expect
+
+
+def _user_state(user: dict) -> str:
+    if user.get("disabled") is True or user.get("status") == "disabled":
+        return "disabled"
+    if user.get("locked") is True or user.get("status") == "locked":
+        return "locked"
+    return "active"
+
+
+def _audit_table_actions(page: Page) -> list[str]:
+    return [t.strip() for t in table_rows(page, "Audit events").locator("td:nth-child(3)")
+            .all_inner_texts()]
+
+
+def _filter_audit(page: Page, **filters: str) -> None:
+    """Type into the audit filters one at a time, each time waiting until the URL carries it."""
+    search = page.get_by_role("search", name="Audit filters")
+    labels = {"actor": "Actor", "action": "Action", "target_type": "Target type",
+              "target_id": "Target id"}
+    for key, label in labels.items():
+        value = filters.get(key, "")
+        box = search.get_by_label(label, exact=True)
+        if box.input_value() == value:
+            continue
+        box.fill(value)
+        if value:
+            expect(page).to_have_url(re.compile(rf"[?&]{key}={re.escape(value)}(&|$)"))
+        else:
+            expect(page).not_to_have_url(re.compile(rf"[?&]{key}="))
+
+
+def test_locking_a_user_ends_their_open_session(
+        page: Page, new_browser_context: Callable[..., BrowserContext], server: Server,
+        admin_api: ApiClient) -> None:
+    username = f"e2e_locked_{secrets.token_hex(3)}"
+    password = "pw-" + secrets.token_urlsafe(12)
+
+    # The admin creates the user in the user admin.
+    sign_in(page, server.admin_username, server.admin_password)
+    go_via_nav(page, "Users")
+    create = page.get_by_role("form", name="Create user")
+    labelled(create, "Username").fill(username)
+    labelled(create, "Password").fill(password)
+    choose(page, "Role", "OPERATOR")
+    create.get_by_role("button", name="Create").click()
+    row = table_rows(page, "Users").filter(has_text=username)
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("active")
+    created = [u for u in admin_api.items("/users", limit=200) if u["username"] == username]
+    assert len(created) == 1 and created[0]["role"] == "OPERATOR"
+    assert _user_state(created[0]) == "active"
+
+    # That user is signed in elsewhere: another browser, and a Bearer token.
+    theirs = new_browser_context("locked-user").new_page()
+    sign_in(theirs, username, password)
+    user_api = login(server.base_url, username, password)
+    assert user_api.get("/auth/me")["username"] == username
+
+    row.get_by_role("button", name=f"Lock {username}").click()
+    expect(dialog(page)).to_contain_text(f"Lock {username}?")
+    confirm(page, "Lock")
+    expect(row).to_contain_text("locked")
+    expect(row.get_by_role("button", name=f"Unlock {username}")).to_be_visible()
+
+    locked = next(u for u in admin_api.items("/users", limit=200) if u["username"] == username)
+    assert _user_state(locked) == "locked"
+    assert user_api.status("GET", "/auth/me") == 401, "the locked user's token still works"
+    again = ApiClient(server.base_url).status(
+        "POST", "/auth/login", json={"username": username, "password": password})
+    assert again == 401
+
+    # Their open console finds out at its next request: back to sign-in, with the reason.
+    go_via_nav(theirs, "Jobs")
+    expect(theirs.get_by_role("heading", name="Sign in to cronplane")).to_be_visible()
+    expect(theirs.get_by_role("alert")).to_contain_text(SESSION_ENDED_MESSAGE)
+    expect(theirs).to_have_url(re.compile(r"/login$"))
+
+    # The audit view shows what the admin did to that user.
+    go_via_nav(page, "Audit")
+    _filter_audit(page, target_type="user", target_id=str(locked["id"]))
+    expect(table_rows(page, "Audit events").filter(has_text="user.lock")).to_have_count(1)
+    expect(table_rows(page, "Audit events").filter(has_text="user.create")).to_have_count(1)
+    api_actions = {e["action"] for e in admin_api.items("/audit", target_type="user",
+                                                        target_id=locked["id"])}
+    assert {"user.create", "user.lock"} <= api_actions
+    assert set(_audit_table_actions(page)) == api_actions
+
+
+def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
+        page: Page, server: Server, admin_api: ApiClient, operator_api: ApiClient, unique: str,
+        screenshot) -> None:
+    schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
+    admin_api.post(f"/schedules/{schedule['id']}/pause", expect=200)
+    admin_api.post(f"/schedules/{schedule['id']}/resume", expect=200)
+    admin_api.delete(f"/schedules/{schedule['id']}")
+    job = operator_api.create_job("sleep", {"seconds": 30}, run_at="2099-01-01T00:00:00Z")
+    operator_api.post(f"/jobs/{job['id']}/cancel", expect=200)
+
+    sign_in(page, server.admin_username, server.admin_password)
+    go_via_nav(page, "Audit")
+    expect(page.get_by_role("heading", name="Audit trail")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Chain intact")).to_be_visible()
+    assert admin_api.get("/audit/verify")["ok"] is True
+
+    _filter_audit(page, target_type="schedule", target_id=str(schedule["id"]))
+    expected = ["schedule.create", "schedule.pause", "schedule.resume", "schedule.delete"]
+    rows = table_rows(page, "Audit events")
+    expect(rows).to_have_count(len(expected))
+    shown = _audit_table_actions(page)
+    assert sorted(shown) == sorted(expected), shown
+    for action in expected:
+        expect(rows.filter(has_text=action)).to_contain_text(server.admin_username)
+    api_events = admin_api.items("/audit", target_type="schedule", target_id=schedule["id"])
+    assert sorted(e["action"] for e in api_events) == sorted(expected)
+    assert {e["actor"] for e in api_events} == {server.admin_username}
+    screenshot(page, "audit")
+
+    created_row = rows.filter(has_text="schedule.create")
+    created_row.get_by_role("button", name=re.compile(r"^Details of event \d+$")).click()
+    expect(dialog(page)).to_contain_text(f"schedule.create by {server.admin_username}")
+    expect(dialog(page)).to_contain_text(unique)
+    page.keyboard.press("Escape")
+    expect(dialog(page)).to_have_count(0)
+
+    _filter_audit(page, target_type="job", target_id=str(job["id"]))
+    expect(table_rows(page, "Audit events")).to_have_count(2)
+    assert sorted(_audit_table_actions(page)) == ["job.cancel", "job.create"]
+    expect(table_rows(page, "Audit events").filter(has_text="job.cancel")) \
+        .to_contain_text(operator_api.username)
+    api_job_events = admin_api.items("/audit", target_type="job", target_id=job["id"])
+    assert {(e["action"], e["actor"]) for e in api_job_events} == \
+        {("job.create", operator_api.username), ("job.cancel", operator_api.username)}
