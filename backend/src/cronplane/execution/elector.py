@@ -230,8 +230,11 @@ class _Listener:
                 self._stop.wait(1.0)
 
 
-def leadership_services(ctx: RunnerContext) -> list[Service]:
-    """Runner builder: the elector, which starts and stops the scheduler as leadership moves."""
+def leadership_services(ctx: RunnerContext, *,
+                        schedule_store: ScheduleStore | None = None) -> list[Service]:
+    """Runner builder: the elector, which starts and stops the scheduler as leadership moves.
+
+    ``schedule_store`` lets a benchmark instrument the fire path; the runner passes nothing."""
     ttl = ctx.settings.lease_ttl_seconds
     # Share the process's LISTEN connection when the runner built one; else bring our own.
     shared_listener = ctx.shared.get("listener")
@@ -241,7 +244,7 @@ def leadership_services(ctx: RunnerContext) -> list[Service]:
     if listener is not None:
         listener.subscribe(notify.LEADER, elector.on_leader_notice)
         listener.subscribe(notify.SCHEDULES, elector.on_schedules_notice)
-    scheduler = Scheduler(ScheduleStore(ctx.db), elector.grant, grace=misfire_grace(ttl),
+    scheduler = Scheduler(schedule_store or ScheduleStore(ctx.db), elector.grant, grace=misfire_grace(ttl),
                           idle_timeout_seconds=renew_interval(ttl),
                           on_fenced=elector.wake, clock=ctx.clock)
     elector.leader_services.append(scheduler)

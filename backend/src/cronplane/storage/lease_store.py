@@ -64,7 +64,7 @@ class LeaseStore:
         lock_ms = int(1000 * (lock_timeout_seconds if lock_timeout_seconds is not None
                               else max(0.2, ttl_seconds / 3)))
         with self.db.connection() as conn, conn.transaction():
-            conn.execute(QUERIES["lease_set_lock_timeout"], {"lock_timeout_ms": f"{lock_ms}ms"})
+            conn.execute(QUERIES["lease_set_timeouts"], {"lock_timeout_ms": f"{lock_ms}ms"})
             conn.execute(QUERIES["lease_ensure"], {"name": name})
             row = conn.execute(QUERIES["lease_lock"], {"name": name}).fetchone()
             assert row is not None  # lease_ensure just made sure it exists

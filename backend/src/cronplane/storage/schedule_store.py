@@ -62,47 +62,39 @@ class ScheduleStore:
         result = FireResult()
         with self.db.connection() as conn, conn.transaction():
             timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
-            conn.execute(QUERIES["schedule_fire_guards"],
-                         {"idle_timeout_ms": timeout, "lock_timeout_ms": timeout})
             fenced = conn.execute(QUERIES["schedule_fence"], {
-                "lease": self.lease_name, "owner": owner,
-                "fencing_token": fencing_token}).fetchone()
+                "lease": self.lease_name, "owner": owner, "fencing_token": fencing_token,
+                "idle_timeout_ms": timeout, "lock_timeout_ms": timeout}).fetchone()
             if fenced is None:
                 raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
             rows = conn.execute(QUERIES["schedules_due"], {"limit": limit}).fetchall()
             result.scanned = len(rows)
             if not rows:
                 return result
-            fire_ids: list[int] = []
-            fire_times: list[datetime] = []
-            keys: list[str] = []
-            advance: dict[str, list[Any]] = {"ids": [], "next_run_ats": [], "last_run_ats": [],
-                                             "missed": [], "overlap_skipped": []}
+            batch: dict[str, list[Any]] = {
+                "schedule_ids": [], "fire_times": [], "keys": [], "ids": [], "next_run_ats": [],
+                "last_run_ats": [], "missed": [], "overlap_skipped": []}
             for row in rows:
                 plan = self._plan(row, grace)
-                advance["ids"].append(row["id"])
-                advance["next_run_ats"].append(plan.next_run_at if plan else None)
-                advance["last_run_ats"].append(plan.last_fire if plan else None)
-                advance["missed"].append(plan.missed if plan else 0)
-                advance["overlap_skipped"].append(plan.overlap_skipped if plan else 0)
+                batch["ids"].append(row["id"])
+                batch["next_run_ats"].append(plan.next_run_at if plan else None)
+                batch["last_run_ats"].append(plan.last_fire if plan else None)
+                batch["missed"].append(plan.missed if plan else 0)
+                batch["overlap_skipped"].append(plan.overlap_skipped if plan else 0)
                 if plan is None:
                     continue
                 result.missed += plan.missed
                 result.overlap_skipped += plan.overlap_skipped
                 for fire_time in plan.fire_times:
-                    fire_ids.append(row["id"])
-                    fire_times.append(fire_time)
-                    keys.append(schedule_fire_key(row["id"], fire_time))
-            if fire_ids:
-                inserted = conn.execute(QUERIES["schedule_fire_jobs"], {
-                    "schedule_ids": fire_ids, "fire_times": fire_times, "keys": keys}).fetchall()
-                result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
-                result.enqueued = len(inserted)
-                result.duplicates = len(fire_ids) - len(inserted)
-            conn.execute(QUERIES["schedule_advance"], advance)
-            if result.enqueued:
-                # One wake-up per fire transaction, however many jobs it created.
-                conn.execute(notify.NOTIFY_SQL, {"channel": notify.JOBS, "payload": ""})
+                    batch["schedule_ids"].append(row["id"])
+                    batch["fire_times"].append(fire_time)
+                    batch["keys"].append(schedule_fire_key(row["id"], fire_time))
+            # Jobs, progress and the one NOTIFY (only if a job was inserted) in one statement.
+            inserted = conn.execute(QUERIES["schedule_fire"],
+                                    {**batch, "channel": notify.JOBS}).fetchall()
+            result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
+            result.enqueued = len(inserted)
+            result.duplicates = len(batch["keys"]) - len(inserted)
         return result
 
     def seconds_until_next_due(self) -> float | None:

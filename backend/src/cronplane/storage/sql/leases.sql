@@ -1,7 +1,10 @@
--- name: lease_set_lock_timeout
+-- name: lease_set_timeouts
 -- A heartbeat must never queue behind a stuck transaction for longer than a renew interval:
--- failing fast lets the elector notice (and step down by its local deadline) instead.
-SELECT set_config('lock_timeout', %(lock_timeout_ms)s, true);
+-- failing fast lets the elector notice (and step down by its local deadline) instead. And a
+-- process frozen (SIGSTOP) in the middle of its heartbeat must not hold the lease row locked
+-- for everyone else: the server ends such a session after the same interval.
+SELECT set_config('lock_timeout', %(lock_timeout_ms)s, true),
+       set_config('idle_in_transaction_session_timeout', %(lock_timeout_ms)s, true);
 
 -- name: lease_ensure
 -- The first heartbeat ever for a name creates its row; everyone after that locks it.
