@@ -1,0 +1,339 @@
+"""Management API benchmark: history reads at scale, /stats, GET /jobs/{id} and POST /jobs.
+
+    python -m bench api [--jobs 1000000] [--requests 300] [--seconds 10] [--clients 8]
+    python -m bench.api ...                  (same thing)
+
+1. Bulk-loads ``--jobs`` finished jobs (SUCCEEDED / DEAD / CANCELLED, spread over 30 days, 70 % of
+   them from 20 schedules, DEAD ones with error text) and their attempts (one each, three per
+   DEAD job) with ``INSERT … SELECT generate_series`` in chunks, then ``VACUUM ANALYZE``.
+2. Starts a real ``cronplane serve`` (gunicorn, 2 workers × 8 threads, execution plane off so
+   only the API is measured) on a free port, and logs in as an OPERATOR over HTTP.
+3. Latency (one keep-alive client, sequential, ``--requests`` each after a warm-up): ``GET /jobs``
+   first page, by status, by schedule, text search (a common and a rare term), page 50 reached
+   through cursors, and ``GET /stats``.
+4. Throughput (``--clients`` concurrent keep-alive clients for ``--seconds``): ``GET /jobs/{id}``
+   of random ids, and ``POST /jobs`` (each commits a job and its audit event).
+
+Uses ``--database-url`` / ``DATABASE_URL`` (a role that may create databases) or the embedded
+Postgres in ``.cronplane/bench-pg``; the benchmark database is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import requests
+from psycopg import sql
+
+REPO = Path(__file__).resolve().parents[1]
+CRONPLANE = REPO / ".venv" / "bin" / "cronplane"
+SCHEDULES = 20
+CHUNK = 100_000
+PASSWORD = "bench-password-123"  # noqa: S105 - a throwaway user in a throwaway database
+
+
+# -- database ----------------------------------------------------------------------------------
+class Server:
+    def __init__(self, url: str | None) -> None:
+        if url:
+            from cronplane.storage.database import libpq_url
+
+            self.admin_url = libpq_url(url)
+            self.owner: str | None = None
+            self._url_for: Callable[[str], str] = self._replace
+        else:
+            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+
+            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
+            ensure_app_database(embedded, "cronplane_bench")
+            self.admin_url = embedded.admin_uri
+            self.owner = APP_ROLE
+            self._url_for = embedded.uri
+
+    def _replace(self, name: str) -> str:
+        return urlunsplit(urlsplit(self.admin_url)._replace(path="/" + name))
+
+    def create(self) -> tuple[str, str]:
+        from cronplane.storage import migrator
+
+        name = f"bench_api_{secrets.token_hex(4)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+            if self.owner:
+                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
+            conn.execute(statement)
+        url = self._url_for(name)
+        migrator.upgrade(url)
+        return name, url
+
+    def drop(self, name: str) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                         .format(sql.Identifier(name)))
+
+
+# One chunk of finished history: ids lo..hi. 90 % SUCCEEDED, 8 % DEAD (with error text that
+# text search can find), 2 % CANCELLED; 70 % belong to one of the schedules and carry the
+# scheduler's idempotency key; created over the last 30 days, oldest first.
+_JOBS = """
+INSERT INTO jobs (handler, payload, status, priority, run_at, attempt_count, max_attempts,
+                  schedule_id, fire_time, trigger, idempotency_key, requested_by, error,
+                  created_at, started_at, finished_at, result)
+SELECT (ARRAY['noop','sleep','http.request','fail','maintenance.purge_history','report'])[1 + i %% 6],
+       jsonb_build_object('n', i),
+       CASE WHEN i %% 50 = 7 THEN 'CANCELLED' WHEN i %% 100 < 8 THEN 'DEAD' ELSE 'SUCCEEDED' END,
+       0, t, CASE WHEN i %% 100 < 8 AND i %% 50 <> 7 THEN 3 ELSE 1 END, 3,
+       CASE WHEN i %% 10 < 7 THEN 1 + i %% %(schedules)s END,
+       CASE WHEN i %% 10 < 7 THEN t END,
+       CASE WHEN i %% 10 < 7 THEN 'schedule' ELSE 'api' END,
+       CASE WHEN i %% 10 < 7 THEN 'schedule:' || (1 + i %% %(schedules)s) || ':' || i END,
+       'bench',
+       CASE WHEN i %% 50 <> 7 AND i %% 100 < 8
+            THEN 'connection refused by upstream host-' || (i %% 1000) END,
+       t, t + interval '10 ms', t + interval '50 ms',
+       CASE WHEN i %% 100 >= 8 THEN '{"ok": true}'::jsonb END
+  FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS i,
+       LATERAL (SELECT now() - make_interval(secs => (%(total)s - i) * 2.5) AS t) AS at
+"""
+_ATTEMPTS = """
+INSERT INTO attempts (job_id, number, status, worker_id, started_at, heartbeat_at,
+                      lease_expires_at, finished_at, error)
+SELECT j.id, n.number,
+       CASE WHEN j.status = 'SUCCEEDED' THEN 'SUCCEEDED'
+            WHEN j.status = 'CANCELLED' THEN 'CANCELLED' ELSE 'FAILED' END,
+       'bench-host:1:abcd', j.started_at, j.started_at, j.started_at + interval '30 s',
+       j.finished_at, CASE WHEN j.status = 'DEAD' THEN j.error END
+  FROM jobs j, LATERAL generate_series(1, j.attempt_count) AS n(number)
+ WHERE j.id BETWEEN %(lo)s AND %(hi)s
+"""
+
+
+def bulk_load(url: str, total: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO schedules (name, handler, cron, description) "
+            "SELECT 'bench-' || s, 'noop', '0 * * * * *', 'benchmark schedule ' || s "
+            "FROM generate_series(1, %s) AS s", (SCHEDULES,))
+        for lo in range(1, total + 1, CHUNK):
+            hi = min(total, lo + CHUNK - 1)
+            with conn.transaction():
+                conn.execute(_JOBS, {"lo": lo, "hi": hi, "total": total,
+                                     "schedules": SCHEDULES})
+                first, last = conn.execute(
+                    "SELECT min(id), max(id) FROM jobs WHERE id > coalesce("
+                    "(SELECT max(job_id) FROM attempts), 0)").fetchone()  # type: ignore[misc]
+                conn.execute(_ATTEMPTS, {"lo": first, "hi": last})
+            print(f"  loaded {hi:,} jobs", file=sys.stderr, flush=True)
+        conn.execute("VACUUM ANALYZE jobs")
+        conn.execute("VACUUM ANALYZE attempts")
+        jobs, attempts = conn.execute(
+            "SELECT (SELECT count(*) FROM jobs), (SELECT count(*) FROM attempts)").fetchone()  # type: ignore[misc]
+        size = conn.execute("SELECT pg_size_pretty(pg_database_size(current_database()))"
+                            ).fetchone()[0]  # type: ignore[index]
+    return {"jobs": jobs, "attempts": attempts, "database_size": size,
+            "load_seconds": round(time.perf_counter() - started, 1)}
+
+
+# -- server ------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Serve:
+    """A real ``cronplane serve`` (gunicorn) process group."""
+
+    def __init__(self, url: str, port: int, workers: int) -> None:
+        env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_PORT": str(port),
+               "CRONPLANE_HOST": "127.0.0.1", "CRONPLANE_EXECUTION": "off",
+               "CRONPLANE_HTTP_WORKERS": str(workers), "CRONPLANE_HTTP_THREADS": "8",
+               "CRONPLANE_SECRET_KEY": "bench-" + "k" * 40, "CRONPLANE_LOG_LEVEL": "WARNING",
+               "CRONPLANE_ACCESS_TOKEN_MINUTES": "240"}
+        self.base = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen([str(CRONPLANE), "serve"], env=env,
+                                        start_new_session=True, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.base + "/readyz", timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            if self.process.poll() is not None:
+                raise SystemExit("cronplane serve exited during start-up")
+            time.sleep(0.2)
+        self.stop()
+        raise SystemExit("cronplane serve did not become ready in 60 s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def login(url: str, base: str, role: str) -> str:
+    from cronplane.config import Settings
+    from cronplane.management.context import ManagementContext
+    from cronplane.management.users import create_user_cli
+
+    ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
+    username = f"bench-{role.lower()}"
+    try:
+        create_user_cli(ctx, username=username, password=PASSWORD, role=role)
+    finally:
+        ctx.db.close()
+    response = requests.post(base + "/api/v1/auth/login",
+                             json={"username": username, "password": PASSWORD}, timeout=10)
+    response.raise_for_status()
+    return str(response.json()["access_token"])
+
+
+# -- measurements ------------------------------------------------------------------------------
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def latency(session: requests.Session, url: str, count: int) -> dict[str, float]:
+    for _ in range(20):
+        session.get(url, timeout=30).raise_for_status()
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        response = session.get(url, timeout=30)
+        times.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+    return {"p50_ms": round(percentile(times, 50), 1), "p99_ms": round(percentile(times, 99), 1),
+            "mean_ms": round(statistics.fmean(times), 1), "n": count}
+
+
+def throughput(base: str, token: str, clients: int, seconds: float,
+               request: Callable[[requests.Session, random.Random], requests.Response]
+               ) -> dict[str, float]:
+    done = [0] * clients
+    errors = [0] * clients
+    stop_at = time.monotonic() + seconds
+    barrier = threading.Barrier(clients + 1)
+
+    def client(index: int) -> None:
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {token}"
+        rng = random.Random(index)
+        barrier.wait()
+        while time.monotonic() < stop_at:
+            response = request(session, rng)
+            if response.status_code < 300:
+                done[index] += 1
+            else:
+                errors[index] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.monotonic()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    return {"requests_per_second": round(sum(done) / elapsed, 1), "ok": sum(done),
+            "errors": sum(errors), "clients": clients, "seconds": round(elapsed, 1)}
+
+
+def cursor_of_page(session: requests.Session, base: str, page: int) -> str:
+    cursor = ""
+    for _ in range(page - 1):
+        body = session.get(f"{base}/api/v1/jobs", params={"cursor": cursor} if cursor else {},
+                           timeout=30).json()
+        cursor = body["next_cursor"]
+    return cursor
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    server = Server(args.database_url or os.environ.get("DATABASE_URL"))
+    name, url = server.create()
+    serve: Serve | None = None
+    try:
+        print(f"bulk-loading {args.jobs:,} jobs into {name}", file=sys.stderr, flush=True)
+        loaded = bulk_load(url, args.jobs)
+        serve = Serve(url, free_port(), workers=2)
+        token = login(url, serve.base, "OPERATOR")
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {token}"
+        base = serve.base + "/api/v1"
+        page50 = cursor_of_page(session, serve.base, 50)
+        reads = {
+            "GET /jobs (first page)": f"{base}/jobs",
+            "GET /jobs?status=DEAD": f"{base}/jobs?status=DEAD",
+            "GET /jobs?status=CANCELLED&status=DEAD": f"{base}/jobs?status=CANCELLED&status=DEAD",
+            "GET /jobs?schedule_id=7": f"{base}/jobs?schedule_id=7",
+            "GET /jobs?q=refused (8 % of rows)": f"{base}/jobs?q=refused",
+            "GET /jobs?q=host-417 (rare)": f"{base}/jobs?q=host-417",
+            "GET /jobs page 50 (cursor)": f"{base}/jobs?cursor={page50}",
+            "GET /stats": f"{base}/stats",
+        }
+        latencies = {}
+        for label, target in reads.items():
+            latencies[label] = latency(session, target, args.requests)
+            print(f"  {label}: {latencies[label]}", file=sys.stderr, flush=True)
+        max_id = args.jobs
+        by_id = throughput(serve.base, token, args.clients, args.seconds,
+                           lambda s, rng: s.get(f"{base}/jobs/{rng.randint(1, max_id)}",
+                                                timeout=30))
+        print(f"  GET /jobs/{{id}}: {by_id}", file=sys.stderr, flush=True)
+        submit = throughput(serve.base, token, args.clients, args.seconds,
+                            lambda s, _rng: s.post(f"{base}/jobs", timeout=30,
+                                                   json={"handler": "noop", "payload": {}}))
+        print(f"  POST /jobs: {submit}", file=sys.stderr, flush=True)
+        return {"loaded": loaded, "latency": latencies, "get_job_by_id": by_id,
+                "post_jobs": submit,
+                "host": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    finally:
+        if serve is not None:
+            serve.stop()
+        if not args.keep:
+            server.drop(name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.api", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=1_000_000)
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--database-url")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    results = run(args)
+    text = json.dumps(results, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
