@@ -322,6 +322,29 @@ def test_every_copied_path_exists_and_is_in_the_build_context(stages: dict[str, 
                     f"COPY {source}: .dockerignore keeps it out of the build context")
 
 
+def test_the_wheel_built_like_the_image_carries_every_migration(tmp_path: Path) -> None:
+    """The backend stage copies backend/ and migrations/ (minus .dockerignore) and pip-installs
+    ./backend; `cronplane migrate` in the image depends on the wheel force-including ../migrations."""
+    import zipfile
+
+    for top in ("backend", "migrations"):
+        for source in (REPO / top).rglob("*"):
+            relative = str(source.relative_to(REPO))
+            if source.is_file() and not dockerignore_excludes(relative):
+                target = tmp_path / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+    result = run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+                  str(tmp_path / "dist"), "./backend"], cwd=tmp_path, timeout=300)
+    assert_ok(result, "pip wheel ./backend (as in the Dockerfile)")
+    [wheel] = (tmp_path / "dist").glob("cronplane-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"cronplane/_migrations/{p.relative_to(REPO / 'migrations')}"
+                for p in (REPO / "migrations").rglob("*.py") if "__pycache__" not in p.parts}
+    assert expected and expected <= names, f"missing from the wheel: {sorted(expected - names)}"
+    assert "cronplane/cli.py" in names
+
+
 # --- compose ------------------------------------------------------------------------------------
 
 
