@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ("lag", "burst", "failover", "handoff"))
     server = Server(args.database_url)
     results: dict[str, Any] = {}
+    # The host is shared (2 cores here): the load average says how quiet it was.
+    print(json.dumps({"loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}), flush=True)
     if "lag" in only:
         results["fire_lag"] = fire_lag(server, args.schedules, args.seconds,
                                        single_process=args.single_process)
@@ -336,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         results["graceful_handoff"] = takeover(server, ttl=args.ttl, rounds=args.rounds,
                                                graceful=True)
         print(json.dumps({"graceful_handoff": results["graceful_handoff"]}), flush=True)
+    print(json.dumps({"loadavg_at_end": [round(x, 2) for x in os.getloadavg()]}), flush=True)
     return 0
 
 
