@@ -1,0 +1,98 @@
+"""The compose `monitoring` profile: Prometheus' targets and the Grafana dashboard, checked
+against the metrics cronplane really exports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.deploy.harness import (
+    PIP_HINT,
+    REPO,
+    load_yaml,
+)
+
+DASHBOARD = REPO / "deploy/monitoring/grafana/dashboards/cronplane.json"
+DASHBOARD_METRICS = (
+    "cronplane_jobs_total",
+    "cronplane_queue_depth",
+    "cronplane_claim_latency_seconds",
+    "cronplane_handler_duration_seconds",
+    "cronplane_fire_lag_seconds",
+    "cronplane_leader",
+    "cronplane_fencing_token",
+    "cronplane_watchdog_reclaims_total",
+    "cronplane_http_request_duration_seconds",
+)
+# Exported too, and fine to chart, but not required on the dashboard.
+OTHER_METRICS = ("cronplane_state_up",)
+
+
+def test_monitoring_profile_scrapes_api_and_workers_inside_the_network() -> None:
+    services = load_yaml("docker-compose.yml")["services"]
+    for name in ("prometheus", "grafana"):
+        assert services[name]["profiles"] == ["monitoring"], f"{name} should be opt-in"
+    config = load_yaml("deploy/monitoring/prometheus.yml")
+    targets = {sd["names"][0]: sd["port"] for job in config["scrape_configs"]
+               for sd in job["dns_sd_configs"]}
+    assert targets == {"api": 8080, "worker": 8080}
+
+
+def test_grafana_dashboard_covers_every_cronplane_metric() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    datasource = load_yaml("deploy/monitoring/grafana/provisioning/datasources/prometheus.yml")
+    uid = datasource["datasources"][0]["uid"]
+    expressions = []
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == uid, f"panel {panel['title']} uses another datasource"
+        expressions += [target["expr"] for target in panel["targets"]]
+    text = "\n".join(expressions)
+    missing = [metric for metric in DASHBOARD_METRICS if metric not in text]
+    assert not missing, f"no dashboard panel shows {missing}"
+    unknown = {re.sub(r"_(bucket|sum|count)$", "", name)
+               for name in re.findall(r"\bcronplane_\w+", text)}
+    unknown -= {*DASHBOARD_METRICS, *OTHER_METRICS}
+    assert not unknown, f"the dashboard queries metrics cronplane does not export: {unknown}"
+
+
+def test_dashboard_metrics_are_the_ones_cronplane_exports() -> None:
+    try:
+        from prometheus_client.metrics import MetricWrapperBase
+
+        from cronplane.observability import metrics
+    except Exception as exc:
+        pytest.fail(f"cannot import cronplane.observability.metrics ({exc!r})", pytrace=False)
+    exported: set[str] = set()
+    for value in vars(metrics).values():
+        if isinstance(value, MetricWrapperBase):
+            for family in value.describe():
+                exported.add(family.name + ("_total" if family.type == "counter" else ""))
+    state = metrics.ClusterState(jobs_by_status={"PENDING": 1}, leader_owner="host:1:abc",
+                                 fencing_token=1)
+    exported |= {family.name for family in metrics.ClusterStateCollector(lambda: state).collect()}
+    missing = {*DASHBOARD_METRICS, *OTHER_METRICS} - exported
+    assert not missing, f"the dashboard expects metrics cronplane does not export: {missing}"
+
+
+def test_grafana_dashboard_queries_are_valid_promql() -> None:
+    try:
+        import promql_parser
+    except ImportError:
+        pytest.fail(f"promql-parser is not installed; {PIP_HINT}", pytrace=False)
+    dashboard = json.loads(DASHBOARD.read_text())
+    # Grafana substitutes its variables before Prometheus sees the query.
+    grafana_vars = {"$__rate_interval": "1m", "$__interval": "15s", "$handler": ".*"}
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            expr = target["expr"]
+            for name, value in grafana_vars.items():
+                expr = expr.replace(name, value)
+            try:
+                promql_parser.parse(expr)
+            except ValueError as exc:
+                pytest.fail(f"panel {panel['title']!r}: {exc}: {target['expr']}", pytrace=False)
+    provider = load_yaml("deploy/monitoring/grafana/provisioning/dashboards/cronplane.yml")
+    assert provider["providers"][0]["options"]["path"] == "/etc/grafana/dashboards"
