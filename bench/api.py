@@ -278,6 +278,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         print(f"bulk-loading {args.jobs:,} jobs into {name}", file=sys.stderr, flush=True)
         loaded = bulk_load(url, args.jobs)
+        # Other work on the machine skews every number below; the load average says how much.
+        load_at_start = [round(x, 1) for x in os.getloadavg()]
         serve = Serve(url, free_port(), workers=2)
         token = login(url, serve.base, "OPERATOR")
         session = requests.Session()
@@ -309,7 +311,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  POST /jobs: {submit}", file=sys.stderr, flush=True)
         return {"loaded": loaded, "latency": latencies, "get_job_by_id": by_id,
                 "post_jobs": submit,
-                "host": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+                "host": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                         "load_average_at_start": load_at_start,
+                         "load_average_at_end": [round(x, 1) for x in os.getloadavg()]}}
     finally:
         if serve is not None:
             serve.stop()

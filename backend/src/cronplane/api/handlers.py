@@ -13,6 +13,7 @@ from marshmallow import fields
 from cronplane.api.access import requires
 from cronplane.api.schemas_common import ApiBlueprint
 from cronplane.domain.roles import Role
+from cronplane.management.jobs import handler_catalogue
 
 blp = ApiBlueprint("handlers", __name__, description="Handlers: the job types this build runs")
 
@@ -30,7 +31,4 @@ class Handlers(MethodView):
     @blp.doc(operationId="listHandlers", summary="The handler catalogue")
     @blp.response(200, HandlerSchema(many=True))
     def get(self) -> Any:
-        # Imported at call time: the catalogue lands with the execution use cases.
-        from cronplane.management.jobs import handler_catalogue
-
         return handler_catalogue(current_app.extensions["cronplane"].settings)

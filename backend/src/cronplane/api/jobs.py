@@ -29,7 +29,7 @@ from cronplane.api.schemas_common import (
     strict_int,
 )
 from cronplane.domain.roles import Role
-from cronplane.management import history
+from cronplane.management import history, jobs
 from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
@@ -132,13 +132,6 @@ class JobListArgsSchema(ListArgsSchema):
     created_before = UtcDateTime(load_default=None)
 
 
-def _jobs_module() -> Any:
-    # Imported at call time: the execution use cases land separately from this resource.
-    from cronplane.management import jobs
-
-    return jobs
-
-
 @blp.route("/jobs")
 class Jobs(MethodView):
     @requires(Role.VIEWER)
@@ -161,7 +154,6 @@ class Jobs(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 400, 413, 415)
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
-        jobs = _jobs_module()
         request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
         result = jobs.enqueue(_ctx(), current_actor(), request,
                               idempotency_key=headers["idempotency_key"])
@@ -188,7 +180,7 @@ class JobCancel(MethodView):
                                   "ends")
     @problem_responses(blp, 404, 409)
     def post(self, job_id: int) -> Any:
-        result = _jobs_module().cancel(_ctx(), current_actor(), job_id)
+        result = jobs.cancel(_ctx(), current_actor(), job_id)
         return result.job, 200 if result.immediate else 202
 
 
@@ -199,4 +191,4 @@ class JobRetry(MethodView):
     @blp.response(200, JobSchema)
     @problem_responses(blp, 404, 409)
     def post(self, job_id: int) -> Any:
-        return _jobs_module().retry(_ctx(), current_actor(), job_id)
+        return jobs.retry(_ctx(), current_actor(), job_id)

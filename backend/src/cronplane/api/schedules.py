@@ -31,6 +31,7 @@ from cronplane.api.schemas_common import (
     strict_int,
 )
 from cronplane.domain.roles import Role
+from cronplane.management import schedules
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import PreconditionFailed
 
@@ -38,19 +39,12 @@ blp = ApiBlueprint("schedules", __name__, description="Schedules: the task regis
 
 OVERLAP = ("forbid", "allow")
 MISFIRE = ("skip", "fire_once")
-_VERSION = re.compile(r'^(?:W/)?"?(\d{1,9})"?$')
+_VERSION = re.compile(r'^(?:W/)?(?:"(\d{1,9})"|(\d{1,9}))$')
 
 
 def _ctx() -> ManagementContext:
     context: ManagementContext = current_app.extensions["cronplane"]
     return context
-
-
-def _schedules() -> Any:
-    # Imported at call time: the scheduler's use cases land separately from this resource.
-    from cronplane.management import schedules
-
-    return schedules
 
 
 class ScheduleSchema(ma.Schema):
@@ -134,7 +128,7 @@ def parse_if_match(value: str | None) -> int | None:
     match = _VERSION.match(value.strip())
     if match is None:
         raise PreconditionFailed("If-Match does not name a version of this schedule.")
-    return int(match.group(1))
+    return int(match.group(1) or match.group(2))
 
 
 def _etag(schedule: Any) -> dict[str, str]:
@@ -152,7 +146,7 @@ class Schedules(MethodView):
     @blp.arguments(ScheduleListArgsSchema, location="query")
     @blp.response(200, ScheduleListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
-        page = _schedules().list_schedules(
+        page = schedules.list_schedules(
             _ctx(), q=args["q"], paused=args["paused"], include_deleted=args["include_deleted"],
             limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
@@ -163,7 +157,7 @@ class Schedules(MethodView):
     @blp.response(201, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> Any:
-        schedule = _schedules().create(_ctx(), current_actor(), body)
+        schedule = schedules.create(_ctx(), current_actor(), body)
         return schedule, _etag(schedule)
 
 
@@ -174,7 +168,7 @@ class ScheduleById(MethodView):
     @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 404)
     def get(self, schedule_id: int) -> Any:
-        schedule = _schedules().get(_ctx(), schedule_id)
+        schedule = schedules.get(_ctx(), schedule_id)
         return schedule, _etag(schedule)
 
     @requires(Role.ADMIN)
@@ -184,7 +178,7 @@ class ScheduleById(MethodView):
     @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 400, 404, 409, 412, 413, 415)
     def patch(self, headers: dict[str, Any], body: dict[str, Any], schedule_id: int) -> Any:
-        schedule = _schedules().update(_ctx(), current_actor(), schedule_id, body,
+        schedule = schedules.update(_ctx(), current_actor(), schedule_id, body,
                                        if_match=parse_if_match(headers["if_match"]))
         return schedule, _etag(schedule)
 
@@ -194,7 +188,7 @@ class ScheduleById(MethodView):
     @blp.response(204)
     @problem_responses(blp, 404)
     def delete(self, schedule_id: int) -> None:
-        _schedules().delete(_ctx(), current_actor(), schedule_id)
+        schedules.delete(_ctx(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/pause")
@@ -204,7 +198,7 @@ class SchedulePause(MethodView):
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
     def post(self, schedule_id: int) -> Any:
-        return _schedules().pause(_ctx(), current_actor(), schedule_id)
+        return schedules.pause(_ctx(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/resume")
@@ -214,7 +208,7 @@ class ScheduleResume(MethodView):
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
     def post(self, schedule_id: int) -> Any:
-        return _schedules().resume(_ctx(), current_actor(), schedule_id)
+        return schedules.resume(_ctx(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/trigger")
@@ -227,7 +221,6 @@ class ScheduleTrigger(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 404, 409)
     def post(self, headers: dict[str, Any], schedule_id: int) -> Any:
-        result = _schedules().trigger(_ctx(), current_actor(), schedule_id,
-                                      idempotency_key=headers["idempotency_key"])
-        job = getattr(result, "job", result)
-        return job, 202 if getattr(result, "created", True) else 200
+        result = schedules.trigger(_ctx(), current_actor(), schedule_id,
+                                   idempotency_key=headers["idempotency_key"])
+        return result.job, 202 if result.created else 200

@@ -22,6 +22,7 @@ from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.jobs import handler_catalogue
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
 from cronplane.storage.models import CHAOS_KINDS, ChaosExperiment
@@ -156,8 +157,7 @@ def _check_params(kind: str, params: dict[str, Any], settings: Settings) -> str 
         handler = params["handler"]
         if not isinstance(handler, str) or not 1 <= len(handler) <= 200:
             return "handler must be a handler name."
-        known = _known_handlers(settings)
-        if known is not None and handler not in known:
+        if handler not in _known_handlers(settings):
             return f"Unknown handler {handler!r}."
     if kind == "fail_handler":
         fraction = params["fraction"]
@@ -171,14 +171,5 @@ def _check_params(kind: str, params: dict[str, Any], settings: Settings) -> str 
     return None
 
 
-def _known_handlers(settings: Settings) -> set[str] | None:
-    # The catalogue belongs to the execution side of management; before it exists (or if it
-    # cannot be built) the name is only checked for shape.
-    try:
-        from cronplane.management.jobs import handler_catalogue
-    except ImportError:
-        return None
-    try:
-        return {info.name for info in handler_catalogue(settings)}
-    except Exception:  # noqa: BLE001 - a broken catalogue must not block stopping chaos
-        return None
+def _known_handlers(settings: Settings) -> set[str]:
+    return {info.name for info in handler_catalogue(settings)}

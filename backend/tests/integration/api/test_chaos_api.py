@@ -88,6 +88,8 @@ def test_at_most_three_active_experiments(setup) -> None:
     {"kind": "fail_handler", "duration_seconds": 10, "params": {"handler": "noop", "fraction": 0}},
     {"kind": "fail_handler", "duration_seconds": 10, "params": {"handler": "noop", "fraction": 1.5}},
     {"kind": "fail_handler", "duration_seconds": 10, "params": {"handler": "", "fraction": 0.5}},
+    {"kind": "fail_handler", "duration_seconds": 10,
+     "params": {"handler": "teleport", "fraction": 0.5}},
     {"kind": "handler_latency", "duration_seconds": 10, "params": {"handler": "noop", "delay_ms": 0}},
     {"kind": "handler_latency", "duration_seconds": 10,
      "params": {"handler": "noop", "delay_ms": 60001}},

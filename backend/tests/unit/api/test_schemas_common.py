@@ -1,0 +1,73 @@
+"""The edge's field types: what Postgres cannot store never gets past them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import marshmallow as ma
+import pytest
+from marshmallow import fields
+
+from cronplane.api.schedules import parse_if_match
+from cronplane.api.schemas_common import MAX_JSON_DEPTH, JsonObject, SafeString, UtcDateTime
+from cronplane.management.errors import PreconditionFailed
+
+
+class Sample(ma.Schema):
+    at = UtcDateTime()
+    name = SafeString()
+    payload = JsonObject()
+    count = fields.Integer()
+
+
+def test_datetimes_serialise_as_utc_with_z() -> None:
+    paris = timezone(timedelta(hours=2))
+    out = Sample().dump({"at": datetime(2026, 6, 1, 12, 0, tzinfo=paris)})
+    assert out["at"] == "2026-06-01T10:00:00Z"
+
+
+def test_datetimes_load_to_utc_and_need_an_offset() -> None:
+    loaded = Sample().load({"at": "2026-06-01T12:00:00+02:00"})["at"]
+    assert loaded == datetime(2026, 6, 1, 10, 0, tzinfo=UTC) and loaded.tzinfo is UTC
+    for bad in ("2026-06-01T12:00:00", "0001-01-01T00:00:00+01:00", "nope", "2026-06-01\x00"):
+        with pytest.raises(ma.ValidationError) as error:
+            Sample().load({"at": bad})
+        assert "at" in error.value.messages, bad
+
+
+def test_strings_refuse_nul() -> None:
+    assert Sample().load({"name": "ok"})["name"] == "ok"
+    with pytest.raises(ma.ValidationError):
+        Sample().load({"name": "a\x00b"})
+
+
+@pytest.mark.parametrize("payload", [
+    {"a": "x\x00"}, {"k\x00": 1}, {"a": [{"b": float("nan")}]}, {"a": float("inf")},
+])
+def test_json_objects_refuse_what_jsonb_cannot_store(payload) -> None:
+    with pytest.raises(ma.ValidationError):
+        Sample().load({"payload": payload})
+
+
+def test_json_objects_bound_nesting() -> None:
+    deep: dict = {}
+    node = deep
+    for _ in range(MAX_JSON_DEPTH + 2):
+        node["n"] = {}
+        node = node["n"]
+    with pytest.raises(ma.ValidationError):
+        Sample().load({"payload": deep})
+    assert Sample().load({"payload": {"a": [1, 2.5, "s", None, True, {"b": {}}]}})
+
+
+@pytest.mark.parametrize(("header", "version"), [
+    (None, None), ("", None), ("*", None), ("3", 3), ('"3"', 3), ('W/"12"', 12), (" 7 ", 7),
+])
+def test_if_match_accepts_bare_quoted_and_weak_versions(header, version) -> None:
+    assert parse_if_match(header) == version
+
+
+@pytest.mark.parametrize("header", ["abc", '"3', "3.0", "-1", "9" * 20, '"1", "2"'])
+def test_if_match_that_names_no_version_fails_the_precondition(header) -> None:
+    with pytest.raises(PreconditionFailed):
+        parse_if_match(header)
