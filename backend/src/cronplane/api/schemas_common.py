@@ -178,10 +178,45 @@ class ListArgsSchema(ma.Schema):
                         metadata={"description": "Opaque cursor from a previous page's next_cursor"})
 
 
+class RowList(fields.List[Any]):
+    """``List(Nested(item))`` for ORM rows, serialised with a plan computed once.
+
+    A page is 50–200 rows of ~20 fields; marshmallow's generic per-field machinery costs more
+    than the database query. Rows from the database already hold JSON-native values, so the plan
+    copies each attribute and formats only datetimes; any other field type goes through its
+    marshmallow field. Documented exactly like ``List(Nested(item))``."""
+
+    def __init__(self, item: type[ma.Schema], **kwargs: Any) -> None:
+        super().__init__(fields.Nested(item), **kwargs)
+        native = (fields.Integer, fields.String, fields.Boolean, fields.Dict, fields.Raw)
+        self._plan: list[tuple[str, str, fields.Field[Any] | None]] = []
+        for name, field in item().dump_fields.items():
+            plain = type(field) in native and not isinstance(field, UtcDateTime)
+            self._plan.append((field.data_key or name, field.attribute or name,
+                               None if plain else field))
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any,
+                   **kwargs: Any) -> list[dict[str, Any]] | None:
+        if value is None:
+            return None
+        rows = []
+        for row in value:
+            out: dict[str, Any] = {}
+            for key, attribute, field in self._plan:
+                if field is None:
+                    out[key] = getattr(row, attribute)
+                elif isinstance(field, UtcDateTime):
+                    out[key] = field._serialize(getattr(row, attribute), attribute, row)
+                else:
+                    out[key] = field.serialize(attribute, row)
+            rows.append(out)
+        return rows
+
+
 def list_schema(item: type[ma.Schema], name: str) -> type[ma.Schema]:
     """The ``{items, next_cursor}`` envelope around ``item``, named for the OpenAPI document."""
     return type(name, (ma.Schema,), {
-        "items": fields.List(fields.Nested(item), required=True),
+        "items": RowList(item, required=True),
         "next_cursor": fields.String(required=True, allow_none=True),
         "__doc__": f"A page of {item.__name__.removesuffix('Schema')}; next_cursor is null on "
                    "the last page.",

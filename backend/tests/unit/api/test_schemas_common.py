@@ -71,3 +71,22 @@ def test_if_match_accepts_bare_quoted_and_weak_versions(header, version) -> None
 def test_if_match_that_names_no_version_fails_the_precondition(header) -> None:
     with pytest.raises(PreconditionFailed):
         parse_if_match(header)
+
+
+def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
+    from types import SimpleNamespace
+
+    from cronplane.api.jobs import JobListSchema, JobSchema
+    from cronplane.management.pagination import Page
+
+    now = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    row = SimpleNamespace(
+        id=1, handler="noop", payload={"n": 1}, status="DEAD", priority=-3, run_at=now,
+        attempt_count=3, max_attempts=3, timeout_seconds=None, schedule_id=None, trigger="api",
+        idempotency_key="k", requested_by="alice", cancel_requested=False, result=None,
+        error="boom", created_at=now, started_at=now, finished_at=None)
+    page = Page(items=[row, row], next_cursor=None)
+    generic = type("Generic", (ma.Schema,), {
+        "items": fields.List(fields.Nested(JobSchema)),
+        "next_cursor": fields.String(allow_none=True)})
+    assert JobListSchema().dump(page) == generic().dump(page)
