@@ -110,7 +110,7 @@ def serve() -> None:
 
 @main.command()
 def worker() -> None:
-    """The execution plane alone (no HTTP): worker, watchdog, scheduler when elected leader."""
+    """The execution plane alone (no API): worker, watchdog, scheduler when elected leader."""
     settings = load_settings()
     url = resolve_database(settings)
     check_database(url, require_current_schema=True)
@@ -128,10 +128,22 @@ def worker() -> None:
 
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
+    from cronplane.observability.probe_server import ProbeServer
+
+    probe = ProbeServer(settings.host, settings.port)
+    try:
+        probe.start()
+        where = f"/healthz and /metrics on http://{settings.host}:{settings.port}/"
+    except OSError as exc:
+        # Several workers on one host (or beside `serve`) share the default port; the probe is
+        # for orchestrators, where each worker has its own network namespace. Work goes on.
+        where = (f"no /healthz or /metrics: {settings.host}:{settings.port} is taken "
+                 f"({exc.strerror or exc}; set CRONPLANE_PORT)")
     runner.start()
-    click.echo(f"cronplane: worker {runner.identity.id} running", err=True)
+    click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
     stopped.wait()
     runner.stop(timeout=30)
+    probe.stop()
     db.close()
 
 

@@ -44,6 +44,7 @@ class Settings:
     log_level: str = "INFO"
     access_token_minutes: int = 15
     refresh_token_days: int = 7
+    trusted_proxies: int = 0
 
     @property
     def production(self) -> bool:
@@ -90,6 +91,7 @@ class Settings:
             access_token_minutes=reader.integer("CRONPLANE_ACCESS_TOKEN_MINUTES", 15,
                                                 low=1, high=24 * 60),
             refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),
+            trusted_proxies=reader.integer("CRONPLANE_TRUSTED_PROXIES", 0, low=0, high=5),
         )
         if settings.admin_username and not settings.admin_password:
             raise ConfigError(

@@ -67,6 +67,13 @@ def create_app(settings: Settings, context: ManagementContext | None = None,
         OPENAPI_JSON_PATH="openapi.json",
         PROPAGATE_EXCEPTIONS=False,
     )
+    if settings.trusted_proxies:
+        # Behind Caddy (or another proxy) the client address and scheme come from X-Forwarded-*;
+        # only as many hops as configured are trusted, so a client cannot forge its audit IP.
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies,  # type: ignore[method-assign]
+                                x_proto=settings.trusted_proxies)
     problems.register(app)
     _request_ids(app)
     _security_headers(app)
