@@ -72,7 +72,12 @@ class Completer:
         stopped = not thread.is_alive()
         if stopped:
             self._thread = None
-            self.flush()  # whatever arrived after the loop's last flush
+            try:
+                self.flush()  # whatever arrived after the loop's last flush
+            finally:
+                # The completer stops after the worker, heartbeater and watchdog (see
+                # queue_plane): nothing uses the store's per-thread connections any more.
+                self.store.close()
         return stopped
 
     # -- API ---------------------------------------------------------------------------------

@@ -8,8 +8,11 @@ it. Statements that can race with each other on the exclusive-run index or by lo
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -87,9 +90,53 @@ class NewJob:
     requested_by: str | None = None
 
 
+# Claims, completions, heartbeats, reclaims and releases commit without waiting for the WAL
+# flush (ADR 0004): a Postgres crash can lose the last few hundred milliseconds of them, which
+# the queue already survives (a lost claim or completion means the attempt is re-run, the same
+# at-least-once outcome as a worker crash) and the database stays consistent. Enqueues, cancels,
+# retries and everything audited by a person stay synchronous: a 202 means durable.
+#
+# Each of those statements is a single data-modifying statement, hence atomic on its own: they
+# run in autocommit on a connection owned by the calling service thread (the worker loop, the
+# completer, the heartbeater, the watchdog), so one claim or one flush is one round trip, with
+# no pool checkout check, no BEGIN and no COMMIT of its own.
+HOT_SESSION = "SET synchronous_commit = off"
+
+
 class JobStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, async_commit: bool = True) -> None:
         self.db = db
+        self.async_commit = async_commit
+        self._local = threading.local()
+        self._hot_lock = threading.Lock()
+        self._hot_conns: list[psycopg.Connection[Any]] = []
+
+    @contextmanager
+    def _hot(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's autocommit connection; dropped (and reopened next time) on failure."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self.db.dedicated(autocommit=True)
+            if self.async_commit:
+                conn.execute(HOT_SESSION)
+            self._local.conn = conn
+            with self._hot_lock:
+                self._hot_conns.append(conn)
+        try:
+            yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            self._local.conn = None
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise
+
+    def close(self) -> None:
+        """Close every hot connection (each service thread reopens its own on next use)."""
+        with self._hot_lock:
+            conns, self._hot_conns = self._hot_conns, []
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     # -- claim -------------------------------------------------------------------------------
     def claim(self, worker_id: str, limit: int, lease_seconds: float) -> list[ClaimedAttempt]:
@@ -99,7 +146,7 @@ class JobStore:
             return []
         for _ in range(5):
             try:
-                with self.db.connection() as conn:
+                with self._hot() as conn:
                     rows = conn.execute(QUERIES["claim_jobs"], {
                         "limit": limit, "worker_id": worker_id,
                         "lease_seconds": lease_seconds}).fetchall()
@@ -129,7 +176,7 @@ class JobStore:
             "delays": [float(o.retry_delay) for o in outcomes],
         }
         try:
-            with self.db.connection() as conn:
+            with self._hot() as conn:
                 rows = conn.execute(QUERIES["complete_attempts"], params).fetchall()
         except TRANSIENT_ERRORS as exc:
             raise TransientConflict(str(exc)) from exc
@@ -140,7 +187,7 @@ class JobStore:
         """Extend leases; returns {attempt_id: cancel_requested} for attempts still RUNNING."""
         if not attempt_ids:
             return {}
-        with self.db.connection() as conn:
+        with self._hot() as conn:
             rows = conn.execute(QUERIES["heartbeat_attempts"], {
                 "attempt_ids": list(attempt_ids), "lease_seconds": lease_seconds}).fetchall()
         return {r["attempt_id"]: r["cancel_requested"] for r in rows}
@@ -148,7 +195,7 @@ class JobStore:
     def reclaim_expired(self, limit: int) -> tuple[int, list[Reclaimed]]:
         """One page of the watchdog: (attempts scanned, jobs actually reset)."""
         try:
-            with self.db.connection() as conn:
+            with self._hot() as conn:
                 rows = conn.execute(QUERIES["reclaim_expired_attempts"],
                                     {"limit": limit}).fetchall()
         except TRANSIENT_ERRORS as exc:
@@ -161,7 +208,7 @@ class JobStore:
         """Give back (attempt_id, job_id, number) at shutdown; returns the job ids released."""
         if not attempts:
             return []
-        with self.db.connection() as conn:
+        with self._hot() as conn:
             rows = conn.execute(QUERIES["release_attempts"], {
                 "attempt_ids": [a[0] for a in attempts], "job_ids": [a[1] for a in attempts],
                 "numbers": [a[2] for a in attempts]}).fetchall()

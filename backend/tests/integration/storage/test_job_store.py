@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -15,8 +16,10 @@ W = "host:1:aaaa"
 
 
 @pytest.fixture
-def store(fresh_db: Database) -> JobStore:
-    return JobStore(fresh_db)
+def store(fresh_db: Database) -> Iterator[JobStore]:
+    job_store = JobStore(fresh_db)
+    yield job_store
+    job_store.close()
 
 
 def job_row(db: Database, job_id: int) -> dict:

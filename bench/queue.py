@@ -1,0 +1,338 @@
+"""Queue benchmark: drain, pickup latency, bulk enqueue, thread scaling, PgQueuer/Procrastinate.
+
+    python -m bench queue [--jobs 20000] [--pickup 500] [--bulk 100000]
+                          [--threads 1,2,4,8,16,32] [--scaling-jobs 10000] [--skip-others]
+
+Every scenario runs on its own fresh, migrated database on one server: ``--database-url`` /
+``DATABASE_URL`` (a role that may create databases) or the embedded Postgres in
+``.cronplane/bench-pg``. Figures:
+
+* Drain: ``--jobs`` noop jobs preloaded, then one real ``cronplane worker`` process (default
+  settings: 8 executor threads). Throughput = jobs / (last job's finished_at − first attempt's
+  started_at), both from the database clock, so process start-up is not counted. Every job is
+  checked to have exactly one SUCCEEDED attempt.
+* Pickup latency: an idle worker (the queue services in this process), ``--pickup`` jobs enqueued
+  one at a time, 20 ms apart (one INSERT + NOTIFY transaction each); latency = the moment the
+  handler is called minus the moment the enqueue call began (same process, same clock).
+* Bulk enqueue: ``management.jobs.enqueue_many`` (validation included) in batches of 10,000.
+* Thread scaling: the drain with CRONPLANE_WORKER_CONCURRENCY = each of ``--threads``.
+* PgQueuer and Procrastinate: the same preloaded noop drain, their default worker settings with 8
+  concurrent tasks, timed from the worker's start to the queue being empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+REPO = Path(__file__).resolve().parents[1]
+CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
+
+
+# -- databases -------------------------------------------------------------------------------------
+class Server:
+    def __init__(self, url: str | None) -> None:
+        from cronplane.storage.database import libpq_url
+
+        if url:
+            self.admin_url = libpq_url(url)
+            self._url_for: Callable[[str], str] = lambda name: urlunsplit(
+                urlsplit(self.admin_url)._replace(path="/" + name))
+            self.owner: str | None = None
+        else:
+            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+
+            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
+            ensure_app_database(embedded, "cronplane_bench")
+            self.admin_url = embedded.admin_uri
+            self._url_for = embedded.uri
+            self.owner = APP_ROLE
+
+    @contextmanager
+    def fresh(self, migrate: bool = True) -> Iterator[str]:
+        from cronplane.storage import migrator
+
+        name = f"bench_queue_{secrets.token_hex(4)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+            if self.owner:
+                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
+            conn.execute(statement)
+        url = self._url_for(name)
+        if migrate:
+            migrator.upgrade(url)
+        try:
+            yield url
+        finally:
+            with psycopg.connect(self.admin_url, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                             .format(sql.Identifier(name)))
+
+
+def query(url: str, statement: str, *args: Any) -> list[dict[str, Any]]:
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        return conn.execute(statement, args).fetchall()  # type: ignore[arg-type]
+
+
+def execute(url: str, statement: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(statement)  # type: ignore[arg-type]
+
+
+def scalar(url: str, statement: str, *args: Any) -> Any:
+    return next(iter(query(url, statement, *args)[0].values()))
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        pause.wait(0.05)
+    raise RuntimeError(f"timed out after {timeout}s waiting for {what}")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+# -- cronplane -------------------------------------------------------------------------------------
+def preload(url: str, count: int) -> float:
+    """Bulk-enqueue ``count`` noop jobs in batches of 10,000; returns jobs/s."""
+    from cronplane.management.jobs import JobRequest, enqueue_many
+    from cronplane.storage.database import Database
+
+    db = Database(url, application_name="bench-enqueue")
+    try:
+        requests = [JobRequest("noop", {}) for _ in range(min(count, 10_000))]
+        enqueue_many(db, requests[:10])  # warm the pool and the statement
+        execute(url, "DELETE FROM jobs")
+        started = time.perf_counter()
+        done = 0
+        while done < count:
+            batch = requests[:min(10_000, count - done)]
+            done += len(enqueue_many(db, batch))
+        elapsed = time.perf_counter() - started
+    finally:
+        db.close()
+    execute(url, "VACUUM ANALYZE jobs")
+    return count / elapsed
+
+
+def cronplane_drain(url: str, jobs: int, threads: int = 8) -> dict[str, Any]:
+    preload(url, jobs)
+    env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
+           "CRONPLANE_WORKER_CONCURRENCY": str(threads)}
+    proc = subprocess.Popen([CRONPLANE, "worker"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: scalar(url, "SELECT count(*) FROM jobs WHERE status <> 'SUCCEEDED'")
+                   == 0, 600, "drain")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    row = query(url, """
+        SELECT (SELECT min(started_at) FROM attempts) AS first_start,
+               (SELECT max(finished_at) FROM jobs) AS last_finish,
+               (SELECT count(*) FROM attempts) AS attempts,
+               (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded""")[0]
+    seconds = (row["last_finish"] - row["first_start"]).total_seconds()
+    if not (row["attempts"] == row["succeeded"] == jobs):
+        raise RuntimeError(f"drain lost or duplicated work: {row}")
+    return {"jobs": jobs, "threads": threads, "seconds": seconds, "jobs_per_s": jobs / seconds}
+
+
+def pickup_latency(url: str, count: int) -> dict[str, float]:
+    from cronplane.config import Settings
+    from cronplane.execution.queue_plane import build_queue_services
+    from cronplane.execution.runner import ExecutionRunner
+    from cronplane.execution.worker import Worker
+    from cronplane.storage.database import Database
+    from cronplane.storage.job_store import JobStore, NewJob
+
+    db = Database(url, application_name="bench-pickup", pool_size=12)
+    runner = ExecutionRunner(Settings(database_url=url), db, kind="worker",
+                             builders=[build_queue_services])
+    runner.start()
+    worker = runner.context.shared["worker"]
+    assert isinstance(worker, Worker)
+    listener: Any = runner.context.shared["listener"]
+    wait_until(listener.connected.is_set, 10, "listener")
+    started: dict[int, float] = {}
+    arrived = threading.Condition()
+
+    def on_start(task: Any) -> None:
+        with arrived:
+            started[task.claim.job_id] = time.perf_counter()
+            arrived.notify_all()
+
+    worker.on_handler_start = on_start
+    enqueue_store = JobStore(Database(url, application_name="bench-enqueuer", pool_size=2))
+    latencies: list[float] = []
+    pause = threading.Event()
+    try:
+        for i in range(count + 20):
+            before = time.perf_counter()
+            (job_id,) = enqueue_store.insert_many([NewJob("noop", {})])
+            with arrived:
+                arrived.wait_for(lambda job_id=job_id: job_id in started, 5)  # type: ignore[misc]
+            if i >= 20:  # warm-up: prepared statements, pool
+                latencies.append(started[job_id] - before)
+            pause.wait(0.02)
+    finally:
+        runner.stop(timeout=10)
+        enqueue_store.db.close()
+        db.close()
+    ms = [v * 1000 for v in latencies]
+    return {"n": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
+            "max_ms": max(ms), "mean_ms": statistics.fmean(ms)}
+
+
+# -- the others ------------------------------------------------------------------------------------
+def pgqueuer_drain(url: str, jobs: int, concurrency: int = 8) -> dict[str, Any]:
+    from pgqueuer import PsycopgDriver, QueueManager
+    from pgqueuer.queries import Queries
+    from pgqueuer.types import QueueExecutionMode
+
+    async def run() -> float:
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        driver = PsycopgDriver(conn)
+        queries = Queries(driver)
+        await queries.install()
+        for start in range(0, jobs, 10_000):
+            n = min(10_000, jobs - start)
+            await queries.enqueue(["noop"] * n, [None] * n, [0] * n)
+        qm = QueueManager(driver)
+        done = 0
+
+        @qm.entrypoint("noop", concurrency_limit=concurrency)
+        async def noop(job: Any) -> None:
+            nonlocal done
+            done += 1
+
+        started = time.perf_counter()
+        await qm.run(mode=QueueExecutionMode.drain, max_concurrent_tasks=concurrency)
+        elapsed = time.perf_counter() - started
+        await conn.close()
+        if done != jobs:
+            raise RuntimeError(f"pgqueuer ran {done} of {jobs}")
+        return elapsed
+
+    seconds = asyncio.run(run())
+    return {"jobs": jobs, "seconds": seconds, "jobs_per_s": jobs / seconds}
+
+
+def procrastinate_drain(url: str, jobs: int, concurrency: int = 8) -> dict[str, Any]:
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    done = 0
+
+    @app.task(name="noop")
+    def noop() -> None:
+        nonlocal done
+        done += 1
+
+    async def run() -> float:
+        async with app.open_async():
+            await app.schema_manager.apply_schema_async()
+            for start in range(0, jobs, 10_000):
+                n = min(10_000, jobs - start)
+                await noop.batch_defer_async(*([{}] * n))
+            started = time.perf_counter()
+            await app.run_worker_async(concurrency=concurrency, wait=False,
+                                       install_signal_handlers=False)
+            return time.perf_counter() - started
+
+    seconds = asyncio.run(run())
+    if done != jobs:
+        raise RuntimeError(f"procrastinate ran {done} of {jobs}")
+    return {"jobs": jobs, "seconds": seconds, "jobs_per_s": jobs / seconds}
+
+
+# -- main ------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench queue", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--pickup", type=int, default=500)
+    parser.add_argument("--bulk", type=int, default=100_000)
+    parser.add_argument("--threads", default="1,2,4,8,16,32")
+    parser.add_argument("--scaling-jobs", type=int, default=10_000)
+    parser.add_argument("--skip-others", action="store_true", help="skip PgQueuer/Procrastinate")
+    parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others"])
+    args = parser.parse_args(argv)
+    server = Server(args.database_url)
+    results: dict[str, Any] = {}
+    print(f"cpus: {os.cpu_count()}  server version: "
+          f"{scalar(server.admin_url, 'SHOW server_version')}", flush=True)
+
+    def want(name: str) -> bool:
+        return args.only in (None, name)
+
+    if want("drain"):
+        with server.fresh() as url:
+            results["drain"] = cronplane_drain(url, args.jobs)
+        d = results["drain"]
+        print(f"drain: {d['jobs']} noop jobs, 1 process x 8 threads: {d['seconds']:.2f}s = "
+              f"{d['jobs_per_s']:,.0f} jobs/s", flush=True)
+    if want("pickup"):
+        with server.fresh() as url:
+            results["pickup"] = p = pickup_latency(url, args.pickup)
+        print(f"pickup (enqueue -> handler start, idle worker, n={p['n']}): "
+              f"p50 {p['p50_ms']:.2f} ms, p99 {p['p99_ms']:.2f} ms, max {p['max_ms']:.2f} ms",
+              flush=True)
+    if want("bulk"):
+        with server.fresh() as url:
+            rate = preload(url, args.bulk)
+        results["bulk"] = rate
+        print(f"bulk enqueue: {args.bulk} jobs via enqueue_many (10k per statement): "
+              f"{rate:,.0f} jobs/s", flush=True)
+    if want("scaling"):
+        rows = []
+        for threads in [int(t) for t in args.threads.split(",")]:
+            with server.fresh() as url:
+                rows.append(cronplane_drain(url, args.scaling_jobs, threads))
+            print(f"scaling: {threads:>2} threads: {rows[-1]['jobs_per_s']:,.0f} jobs/s",
+                  flush=True)
+        results["scaling"] = rows
+    if want("others") and not args.skip_others:
+        for name, fn in (("pgqueuer", pgqueuer_drain), ("procrastinate", procrastinate_drain)):
+            with server.fresh(migrate=False) as url:
+                try:
+                    results[name] = fn(url, args.jobs)
+                except Exception as exc:  # noqa: BLE001 - report, keep benchmarking
+                    print(f"{name}: failed: {type(exc).__name__}: {exc}", flush=True)
+                    continue
+            r = results[name]
+            line = f"{name}: {r['jobs']} noop jobs, 8 concurrent: {r['seconds']:.2f}s = " \
+                   f"{r['jobs_per_s']:,.0f} jobs/s"
+            if "drain" in results:
+                line += f"  (cronplane is {results['drain']['jobs_per_s'] / r['jobs_per_s']:.1f}x)"
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
