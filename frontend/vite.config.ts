@@ -24,5 +24,7 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     css: false,
     pool: 'threads',
+    // Two-core CI machines: user-event typing in a Mantine form can pass 5 s under load.
+    testTimeout: 15_000,
   },
 });

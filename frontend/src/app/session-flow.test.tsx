@@ -5,7 +5,7 @@ import userEvent from '@testing-library/user-event';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionProvider, SESSION_ENDED_MESSAGE } from '../lib/session';
-import { fakeApi, json, problem } from '../test/render';
+import { fill, fakeApi, json, problem } from '../test/render';
 import { routes } from './routes';
 
 const admin = { id: 1, username: 'ada', role: 'ADMIN' };
@@ -26,7 +26,10 @@ function renderApp(path: string) {
   return { client, router };
 }
 
-afterEach(() => vi.unstubAllGlobals());
+afterEach(() => {
+  vi.unstubAllGlobals();
+  sessionStorage.clear();
+});
 
 describe('session flow', () => {
   it('a first visit without a session lands on the login page, without a "session ended" message', async () => {
@@ -55,8 +58,8 @@ describe('session flow', () => {
     renderApp('/jobs');
     expect(await screen.findByRole('button', { name: 'Continue as Operator' })).toBeInTheDocument();
     expect(screen.getByRole('button', { name: 'Continue as Viewer' })).toBeInTheDocument();
-    await userEvent.type(screen.getByLabelText(/Username/), 'ada');
-    await userEvent.type(screen.getByLabelText(/Password/), 'pw');
+    await fill(screen.getByLabelText(/Username/), 'ada');
+    await fill(screen.getByLabelText(/Password/), 'pw');
     await userEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect(await screen.findByRole('heading', { name: 'Jobs' })).toBeInTheDocument();
     expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
@@ -96,5 +99,37 @@ describe('session flow', () => {
     await act(() => client.refetchQueries({ queryKey: ['jobs'] }));
     expect(await screen.findByText(SESSION_ENDED_MESSAGE)).toBeInTheDocument();
     await waitFor(() => expect(screen.getByRole('heading', { name: 'Sign in to cronplane' })).toBeInTheDocument());
+  });
+});
+
+describe('session flow across a reload', () => {
+  it('a reload that finds the login revoked says the session ended; a deliberate sign-out does not', async () => {
+    sessionStorage.setItem('cronplane.hadSession', '1');
+    vi.stubGlobal('fetch', fakeApi({ 'GET /auth/me': () => problem(401, 'revoked'), 'POST /auth/refresh': () => problem(401, 'revoked'), 'GET /auth/personas': () => json([]) }).fetch);
+    renderApp('/schedules');
+    expect(await screen.findByText(SESSION_ENDED_MESSAGE)).toBeInTheDocument();
+    expect(sessionStorage.getItem('cronplane.hadSession')).toBeNull();
+  });
+
+  it('signing out clears the flag and shows no message', async () => {
+    let signedIn = true;
+    vi.stubGlobal('fetch', fakeApi({
+      'GET /auth/me': () => (signedIn ? json(admin) : problem(401, 'no token')),
+      'POST /auth/refresh': () => problem(401, 'no'),
+      'POST /auth/logout': () => {
+        signedIn = false;
+        return new Response(null, { status: 204 });
+      },
+      'GET /auth/personas': () => json([]),
+      'GET /stats': () => json(stats),
+      'GET /jobs': () => json({ items: [], next_cursor: null }),
+    }).fetch);
+    renderApp('/');
+    expect(await screen.findByRole('heading', { name: 'Dashboard' })).toBeInTheDocument();
+    expect(sessionStorage.getItem('cronplane.hadSession')).toBe('1');
+    await userEvent.click(screen.getByRole('button', { name: /^Account/ }));
+    await userEvent.click(await screen.findByRole('menuitem', { name: 'Sign out' }));
+    expect(await screen.findByRole('heading', { name: 'Sign in to cronplane' })).toBeInTheDocument();
+    expect(screen.queryByText(SESSION_ENDED_MESSAGE)).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import { onSessionEnded } from '../api/client';
 import { meQueryKey, useMe } from '../api/queries/get-me';
 import type { Identity, Role } from '../api/types';
 import { roleAtLeast } from './roles';
+import { sessionFlag } from './session-flag';
 
 export const SESSION_ENDED_MESSAGE = 'Your session ended (signed out or revoked) — sign in again';
 
@@ -26,8 +27,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(
     () =>
       onSessionEnded(() => {
-        // Only a session the user had can "end"; a first visit just shows the login page.
-        if (qc.getQueryData(meQueryKey)) setEndedMessage(SESSION_ENDED_MESSAGE);
+        // Only a session this tab had can "end"; a first visit just shows the login page.
+        if (qc.getQueryData(meQueryKey) || sessionFlag.isSet()) setEndedMessage(SESSION_ENDED_MESSAGE);
+        sessionFlag.clear();
         qc.setQueryData(meQueryKey, null);
         // Drop everything the old session loaded; keep the auth queries, which may be mid-flight.
         qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'auth' });
@@ -36,6 +38,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   );
 
   const user = me.data ?? null;
+  useEffect(() => {
+    if (user) {
+      sessionFlag.set();
+    } else if (me.data === null && sessionFlag.isSet()) {
+      // Loaded without a session although this tab had one: it was revoked or expired meanwhile.
+      sessionFlag.clear();
+      setEndedMessage(SESSION_ENDED_MESSAGE);
+    }
+  }, [user, me.data]);
   const value = useMemo<Session>(
     () => ({
       user,

@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api } from '../client';
+import { sessionFlag } from '../../lib/session-flag';
 import { meQueryKey } from './get-me';
 
 export const useLogout = () => {
@@ -9,6 +10,8 @@ export const useLogout = () => {
       await api.POST('/api/v1/auth/logout');
     },
     onSettled: () => {
+      // Signing out on purpose is not a session that "ended".
+      sessionFlag.clear();
       qc.setQueryData(meQueryKey, null);
       qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'auth' });
     },

@@ -1,7 +1,7 @@
 import { Alert, Badge, Button, Code, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { AuditEvent } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
@@ -88,7 +88,9 @@ function AuditTrail() {
   const push = useDebouncedCallback((k: string, v: string) => set({ [k]: v }), 300);
   const [open, setOpen] = useState<AuditEvent | null>(null);
 
-  const columns: ColumnDef<AuditEvent, unknown>[] = [
+  // Memoised: cell renderers are components to React, so a new function each render would remount
+  // every cell (losing focus and detaching the buttons under the user's pointer).
+  const columns = useMemo<ColumnDef<AuditEvent, unknown>[]>(() => [
     { header: 'When', cell: ({ row }) => <RelativeTime iso={row.original.at} /> },
     { header: 'Actor', accessorKey: 'actor' },
     { header: 'Action', cell: ({ row }) => <Code>{row.original.action}</Code> },
@@ -102,7 +104,7 @@ function AuditTrail() {
         </Button>
       ),
     },
-  ];
+  ], []);
 
   return (
     <Stack>

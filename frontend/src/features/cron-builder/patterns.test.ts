@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from 'vitest';
 import { checkCron } from '../../lib/cron-syntax';
 import { EVERY_CHOICES, expressionOf, formatDays, patternOf, type Pattern } from './patterns';

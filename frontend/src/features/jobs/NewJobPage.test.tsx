@@ -1,7 +1,7 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, json, renderScreen } from '../../test/render';
+import { fill, fakeApi, json, renderScreen } from '../../test/render';
 import { NewJobPage } from './NewJobPage';
 
 const handlers = [
@@ -30,14 +30,14 @@ describe('ad-hoc job form', () => {
     await pickSleep();
     expect(payloadBox()).toHaveValue('{\n  "seconds": 0\n}');
     await userEvent.clear(payloadBox());
-    await userEvent.type(payloadBox(), '{{"seconds": "ten", "extra": 1}');
+    await fill(payloadBox(), '{"seconds": "ten", "extra": 1}');
     expect(await screen.findByText('seconds must be number, not string')).toBeInTheDocument();
     expect(screen.getByText('extra is not an allowed property')).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: 'Create job' }));
     expect(fake.calls.filter((c) => c.method === 'POST')).toHaveLength(0);
 
     await userEvent.clear(payloadBox());
-    await userEvent.type(payloadBox(), '{{"seconds": 1');
+    await fill(payloadBox(), '{"seconds": 1');
     expect(await screen.findByText(/Not valid JSON/)).toBeInTheDocument();
   });
 
@@ -47,7 +47,7 @@ describe('ad-hoc job form', () => {
     renderScreen(<NewJobPage />, { role: 'OPERATOR' });
     await pickSleep();
     await userEvent.clear(payloadBox());
-    await userEvent.type(payloadBox(), '{{"seconds": 2}');
+    await fill(payloadBox(), '{"seconds": 2}');
     await userEvent.click(screen.getByRole('button', { name: 'Create job' }));
     await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST')).toBe(true));
     const post = fake.calls.find((c) => c.method === 'POST');

@@ -2,7 +2,7 @@ import { screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CronFieldProps } from '../../components/cron-field';
-import { fakeApi, json, problem, renderScreen } from '../../test/render';
+import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
 import { emptyScheduleForm, validateScheduleForm } from './schedule-form';
 import { NewSchedulePage } from './ScheduleFormPages';
 
@@ -64,7 +64,7 @@ describe('new schedule page', () => {
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'ADMIN' });
     const cron = screen.getByLabelText('Cron stub');
     await userEvent.clear(cron);
-    await userEvent.type(cron, '0 0 25 * * *');
+    await fill(cron, '0 0 25 * * *');
     await userEvent.click(screen.getByRole('button', { name: 'Create schedule' }));
     expect(await screen.findByText('Name is required')).toBeInTheDocument();
     expect(screen.getByText('field 3 (hour): 25 is out of range 0–23')).toBeInTheDocument();
@@ -78,7 +78,7 @@ describe('new schedule page', () => {
     });
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'ADMIN' });
-    await userEvent.type(screen.getByRole('textbox', { name: 'Name' }), 'nightly');
+    await fill(screen.getByRole('textbox', { name: 'Name' }), 'nightly');
     await userEvent.click(screen.getByRole('combobox', { name: 'Handler' }));
     await userEvent.click(await screen.findByRole('option', { name: 'noop' }));
     await userEvent.click(screen.getByRole('button', { name: 'Create schedule' }));

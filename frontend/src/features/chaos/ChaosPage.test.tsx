@@ -1,0 +1,32 @@
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, json, renderScreen } from '../../test/render';
+import { ChaosPage } from './ChaosPage';
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('chaos page', () => {
+  it('starts an experiment with kind, duration and params, and stops an active one', async () => {
+    const active = { id: 4, kind: 'leader_stepdown', params: {}, started_at: '2026-11-29T08:00:00Z', expires_at: '2026-11-29T09:00:00Z', created_by: 'ada', ended_at: null };
+    const fake = fakeApi({
+      'GET /chaos/experiments': () => json({ items: [active], next_cursor: null }),
+      'GET /handlers': () => json([{ name: 'sleep', description: '', payload_schema: {}, default_timeout_seconds: 60 }]),
+      'POST /chaos/experiments': () => json({ ...active, id: 5 }, 201),
+      'DELETE /chaos/experiments/4': () => new Response(null, { status: 204 }),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<ChaosPage />, { role: 'ADMIN' });
+    await userEvent.click(screen.getByRole('combobox', { name: 'Kind' }));
+    await userEvent.click(await screen.findByRole('option', { name: 'Fail a handler (fraction of runs)' }));
+    await userEvent.click(screen.getByRole('combobox', { name: 'Handler' }));
+    await userEvent.click(await screen.findByRole('option', { name: 'sleep' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Start experiment' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST')).toBe(true));
+    expect(await fake.calls.find((c) => c.method === 'POST')?.json()).toEqual({ kind: 'fail_handler', duration_seconds: 60, params: { handler: 'sleep', fraction: 0.5 } });
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Stop' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Stop experiment' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'DELETE')).toBe(true));
+  });
+});

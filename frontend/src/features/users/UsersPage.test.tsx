@@ -1,0 +1,41 @@
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
+import { UsersPage } from './UsersPage';
+
+const users = [
+  { id: 1, username: 'admin', role: 'ADMIN', locked: false, disabled: false, is_persona: false, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z' },
+  { id: 2, username: 'olga', role: 'OPERATOR', locked: false, disabled: false, is_persona: false, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z' },
+];
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('users page', () => {
+  it('creates a user and shows the server field error', async () => {
+    const fake = fakeApi({
+      'GET /users': () => json({ items: users, next_cursor: null }),
+      'POST /users': () => problem(422, 'Invalid user', { password: ['Shorter than minimum length 12.'] }),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<UsersPage />, { role: 'ADMIN' });
+    await fill(screen.getByRole('textbox', { name: 'Username' }), 'vera');
+    await fill(screen.getByLabelText(/^Password/), 'short');
+    await userEvent.click(screen.getByRole('button', { name: 'Create' }));
+    expect(await screen.findByText('Shorter than minimum length 12.')).toBeInTheDocument();
+    expect(await fake.calls.find((c) => c.method === 'POST')?.json()).toEqual({ username: 'vera', password: 'short', role: 'VIEWER' });
+  });
+
+  it('locks another user after confirmation; the admin cannot lock itself', async () => {
+    const fake = fakeApi({
+      'GET /users': () => json({ items: users, next_cursor: null }),
+      'POST /users/2/lock': () => json({ ...users[1], locked: true }),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<UsersPage />, { role: 'ADMIN' });
+    expect(await screen.findByRole('button', { name: 'Lock admin' })).toBeDisabled();
+    await userEvent.click(screen.getByRole('button', { name: 'Lock olga' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Lock' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST' && c.url.endsWith('/users/2/lock'))).toBe(true));
+  });
+});
