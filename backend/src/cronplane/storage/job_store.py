@@ -91,10 +91,10 @@ class NewJob:
 
 
 # Claims, completions, heartbeats, reclaims and releases commit without waiting for the WAL
-# flush (ADR 0004): a Postgres crash can lose the last few hundred milliseconds of them, which
-# the queue already survives (a lost claim or completion means the attempt is re-run, the same
-# at-least-once outcome as a worker crash) and the database stays consistent. Enqueues, cancels,
-# retries and everything audited by a person stay synchronous: a 202 means durable.
+# flush (docs/adr/0001-claim-path.md): a Postgres crash can lose the last few hundred ms of
+# them, which the queue already survives (a lost claim or completion means the attempt is re-run,
+# the same at-least-once outcome as a worker crash) and the database stays consistent. Enqueues,
+# cancels, retries and everything audited by a person stay synchronous: a 202 means durable.
 #
 # Each of those statements is a single data-modifying statement, hence atomic on its own: they
 # run in autocommit on a connection owned by the calling service thread (the worker loop, the

@@ -149,3 +149,96 @@ def test_listener_reconnects_and_wakes_everyone(plane) -> None:
     wait_until(lambda: listener.reconnects >= 1, timeout=10, message="reconnect")
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", message="job after reconnect")
+
+
+class KillOnce:
+    """Fault injector: kills the executor thread of the first attempt, injects nothing else."""
+
+    def __init__(self) -> None:
+        self.killed = 0
+
+    def before_attempt(self, handler: str) -> None:
+        return None
+
+    def heartbeats_frozen(self) -> bool:
+        return False
+
+    def should_kill_thread(self, handler: str) -> bool:
+        self.killed += 1
+        return self.killed == 1
+
+
+class FailEverything(KillOnce):
+    def before_attempt(self, handler: str) -> None:
+        raise RuntimeError("injected failure")
+
+    def should_kill_thread(self, handler: str) -> bool:
+        return False
+
+
+def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -> None:
+    ctx, runner = plane
+    faults = KillOnce()
+    runner.context.shared["faults"].install(faults)
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
+               message="job re-run after its thread died")
+    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["LOST", "SUCCEEDED"]
+    others = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(20)])
+    wait_until(lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in others),
+               message="full capacity after the thread was replaced")
+
+
+def test_injected_failures_fail_the_attempt(plane) -> None:
+    ctx, runner = plane
+    runner.context.shared["faults"].install(FailEverything())
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}, max_attempts=1)).job
+    wait_until(lambda: status_of(ctx, job.id) == "DEAD", message="injected failure")
+    assert "injected failure" in (jobs.get_job(ctx, job.id).job.error or "")
+
+
+def test_http_request_records_status_and_latency(plane) -> None:
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["Content-Length"])
+            body = self.rfile.read(length)
+            self.send_response(201 if body == b'{"x": 1}' else 400)
+            self.end_headers()
+            self.wfile.write(b"created")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ctx, _ = plane
+        url = f"http://127.0.0.1:{server.server_port}/hook"
+        ok = jobs.enqueue(ctx, ALICE, jobs.JobRequest("http.request", {
+            "method": "POST", "url": url, "body": {"x": 1}, "expect_status": 201})).job
+        bad = jobs.enqueue(ctx, ALICE, jobs.JobRequest("http.request", {
+            "method": "POST", "url": url, "body": "nope"}, max_attempts=1)).job
+        wait_until(lambda: status_of(ctx, ok.id) == "SUCCEEDED", message="http ok")
+        wait_until(lambda: status_of(ctx, bad.id) == "DEAD", message="http 400 dead")
+    finally:
+        server.shutdown()
+    result = jobs.get_job(ctx, ok.id).job.result
+    assert result is not None and result["status"] == 201 and result["latency_ms"] >= 0
+    assert "HTTP 400" in (jobs.get_job(ctx, bad.id).job.error or "")
+
+
+def test_purge_history_deletes_old_finished_jobs(plane) -> None:
+    ctx, _ = plane
+    old = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(3)])
+    with ctx.db.connection() as conn:
+        conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
+                     "'40 days' WHERE id = ANY(%s)", (old,))
+    purge = jobs.enqueue(ctx, ALICE, jobs.JobRequest("maintenance.purge_history",
+                                                     {"older_than_days": 30})).job
+    wait_until(lambda: status_of(ctx, purge.id) == "SUCCEEDED", message="purge")
+    assert jobs.get_job(ctx, purge.id).job.result["deleted_jobs"] == 3
+    with ctx.db.connection() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM jobs WHERE id = ANY(%s)",
+                            (old,)).fetchone()["n"] == 0
