@@ -230,6 +230,24 @@ def latency(session: requests.Session, url: str, count: int) -> dict[str, float]
             "mean_ms": round(statistics.fmean(times), 1), "n": count}
 
 
+def post_latency(session: requests.Session, base: str, count: int) -> dict[str, float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        response = session.post(f"{base}/jobs", json={"handler": "noop", "payload": {}},
+                                timeout=30)
+        times.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+    return {"p50_ms": round(percentile(times, 50), 1), "p99_ms": round(percentile(times, 99), 1),
+            "n": count}
+
+
+def _cursor_id(cursor: str) -> int:
+    import base64
+
+    return int(json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["id"])
+
+
 def throughput(base: str, token: str, clients: int, seconds: float,
                request: Callable[[requests.Session, random.Random], requests.Response]
                ) -> dict[str, float]:
@@ -260,6 +278,38 @@ def throughput(base: str, token: str, clients: int, seconds: float,
     elapsed = time.monotonic() - started
     return {"requests_per_second": round(sum(done) / elapsed, 1), "ok": sum(done),
             "errors": sum(errors), "clients": clients, "seconds": round(elapsed, 1)}
+
+
+# What the database spends on each list, independent of HTTP and of other load on the machine:
+# the statements the history use case issues (same filters, same order, same limit).
+_PLANS = {
+    "first page": "SELECT * FROM jobs ORDER BY id DESC LIMIT 51",
+    "status=DEAD": "SELECT * FROM jobs WHERE status = 'DEAD' ORDER BY id DESC LIMIT 51",
+    "status=CANCELLED": "SELECT * FROM jobs WHERE status = 'CANCELLED' ORDER BY id DESC LIMIT 51",
+    "schedule_id=7": "SELECT * FROM jobs WHERE schedule_id = 7 ORDER BY id DESC LIMIT 51",
+    "q=refused": "SELECT * FROM jobs WHERE search @@ plainto_tsquery('simple', 'refused') "
+                 "ORDER BY id DESC LIMIT 51",
+    "q=host-417": "SELECT * FROM jobs WHERE search @@ plainto_tsquery('simple', 'host-417') "
+                  "ORDER BY id DESC LIMIT 51",
+    "page 50": "SELECT * FROM jobs WHERE id < %(cursor_id)s ORDER BY id DESC LIMIT 51",
+    "stats counts": "SELECT status, sum(count) FROM job_status_counts GROUP BY status",
+}
+
+
+def plans(url: str, cursor_id: int) -> dict[str, dict[str, Any]]:
+    found = {}
+    with psycopg.connect(url) as conn:
+        for label, statement in _PLANS.items():
+            for _ in range(3):  # warm
+                rows = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement,
+                                    {"cursor_id": cursor_id}).fetchone()[0]  # type: ignore[index]
+            plan = rows[0]
+            node = plan["Plan"]
+            while node.get("Plans") and node["Node Type"] in ("Limit", "Sort", "Aggregate"):
+                node = node["Plans"][0]
+            found[label] = {"execution_ms": round(plan["Execution Time"], 3),
+                            "scan": f"{node['Node Type']} {node.get('Index Name', '')}".strip()}
+    return found
 
 
 def cursor_of_page(session: requests.Session, base: str, page: int) -> str:
@@ -296,6 +346,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "GET /jobs page 50 (cursor)": f"{base}/jobs?cursor={page50}",
             "GET /stats": f"{base}/stats",
         }
+        database_plans = plans(url, _cursor_id(page50))
+        print(f"  plans: {database_plans}", file=sys.stderr, flush=True)
         latencies = {}
         for label, target in reads.items():
             latencies[label] = latency(session, target, args.requests)
@@ -305,11 +357,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            lambda s, rng: s.get(f"{base}/jobs/{rng.randint(1, max_id)}",
                                                 timeout=30))
         print(f"  GET /jobs/{{id}}: {by_id}", file=sys.stderr, flush=True)
+        sequential_post = post_latency(session, base, args.requests)
+        print(f"  POST /jobs sequential: {sequential_post}", file=sys.stderr, flush=True)
         submit = throughput(serve.base, token, args.clients, args.seconds,
                             lambda s, _rng: s.post(f"{base}/jobs", timeout=30,
                                                    json={"handler": "noop", "payload": {}}))
         print(f"  POST /jobs: {submit}", file=sys.stderr, flush=True)
-        return {"loaded": loaded, "latency": latencies, "get_job_by_id": by_id,
+        return {"loaded": loaded, "database_plans": database_plans, "latency": latencies,
+                "get_job_by_id": by_id, "post_jobs_sequential": sequential_post,
                 "post_jobs": submit,
                 "host": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                          "load_average_at_start": load_at_start,
