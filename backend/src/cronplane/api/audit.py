@@ -9,21 +9,29 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
-from cronplane.api.auth import no_nul
+from cronplane.api.schemas_common import (
+    LINK_HEADER_DOC,
+    ApiBlueprint,
+    ListArgsSchema,
+    SafeString,
+    UtcDateTime,
+    list_schema,
+    next_link,
+    problem_responses,
+)
 from cronplane.domain.roles import Role
 from cronplane.management import audit_log
 from cronplane.management.context import ManagementContext
 
-blp = Blueprint("audit", __name__, description="Append-only, hash-chained audit trail.")
+blp = ApiBlueprint("audit", __name__, description="Append-only, hash-chained audit trail.")
 
 
 class AuditEventSchema(ma.Schema):
     id = fields.Integer(required=True)
-    at = fields.DateTime(required=True)
+    at = UtcDateTime(required=True)
     actor = fields.String(required=True, metadata={"description": "A username, or system"})
     actor_role = fields.String(allow_none=True)
     action = fields.String(required=True, metadata={"example": "schedule.create"})
@@ -34,22 +42,19 @@ class AuditEventSchema(ma.Schema):
     ip = fields.String(allow_none=True)
 
 
-class AuditListSchema(ma.Schema):
-    items = fields.List(fields.Nested(AuditEventSchema), required=True)
-    next_cursor = fields.String(required=True, allow_none=True)
+AuditListSchema = list_schema(AuditEventSchema, "AuditList")
 
 
-def _text(max_length: int) -> fields.String:
-    return fields.String(load_default=None, validate=[validate.Length(max=max_length), no_nul])
+def _filter(max_length: int, description: str) -> SafeString:
+    return SafeString(load_default=None, validate=validate.Length(max=max_length),
+                      metadata={"description": description})
 
 
-class AuditListArgs(ma.Schema):
-    actor = _text(128)
-    action = _text(128)
-    target_type = _text(64)
-    target_id = _text(128)
-    limit = fields.Integer(load_default=None, validate=validate.Range(min=1, max=200))
-    cursor = _text(512)
+class AuditListArgs(ListArgsSchema):
+    actor = _filter(128, "Exact username, or system")
+    action = _filter(128, "Exact action, e.g. user.lock")
+    target_type = _filter(64, "Exact target type, e.g. schedule")
+    target_id = _filter(128, "Exact target id")
 
 
 class AuditVerifySchema(ma.Schema):
@@ -66,21 +71,24 @@ def _context() -> ManagementContext:
 @blp.route("/audit")
 class AuditEvents(MethodView):
     @requires(Role.OPERATOR)
+    @blp.doc(operationId="listAudit", summary="The audit trail, newest first, with filters")
     @blp.arguments(AuditListArgs, location="query")
-    @blp.response(200, AuditListSchema)
-    def get(self, args: dict[str, Any]) -> dict[str, Any]:
+    @blp.response(200, AuditListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
+    def get(self, args: dict[str, Any]) -> Any:
         filters = audit_log.AuditFilters(actor=args["actor"], action=args["action"],
                                          target_type=args["target_type"],
                                          target_id=args["target_id"])
         page = audit_log.list_events(_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
-        return {"items": [asdict(e) for e in page.items], "next_cursor": page.next_cursor}
+        return page, next_link(page)
 
 
 @blp.route("/audit/verify")
 class AuditVerify(MethodView):
     @requires(Role.ADMIN)
-    @blp.doc(summary="Recompute the hash chain and name the first broken row")
+    @blp.doc(operationId="verifyAudit",
+             summary="Recompute the hash chain and name the first broken row")
     @blp.response(200, AuditVerifySchema)
     def get(self) -> dict[str, Any]:
         return asdict(audit_log.verify(_context()))

@@ -22,12 +22,13 @@ from flask_jwt_extended import (
     verify_jwt_in_request,
 )
 from flask_jwt_extended.exceptions import JWTExtendedException
-from flask_smorest import Api, Blueprint
+from flask_smorest import Api
 from jwt.exceptions import PyJWTError
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires, set_authenticator
 from cronplane.api.problems import problem
+from cronplane.api.schemas_common import ApiBlueprint, SafeString, problem_responses
 from cronplane.domain.roles import Role
 from cronplane.management import auth
 from cronplane.management.actor import Actor
@@ -35,24 +36,18 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Unauthenticated
 from cronplane.security import api_tokens, jwt_setup
 
-blp = Blueprint("auth", __name__, description="Sign in, token rotation, sign out, demo personas.")
+blp = ApiBlueprint("auth", __name__,
+                   description="Sign in, token rotation, sign out, demo personas.")
 
 PUBLIC: dict[str, Any] = {"x-required-role": "PUBLIC", "security": []}
 INVALID = "Missing, invalid or expired credentials."
 ROLE_NAMES = [role.name for role in Role]
 
 
-def no_nul(value: str) -> None:
-    # Postgres text cannot hold NUL: refuse it here as a 422 rather than fail in the database.
-    if "\x00" in value:
-        raise ma.ValidationError("Must not contain NUL characters.")
-
-
 class LoginSchema(ma.Schema):
-    username = fields.String(required=True,
-                             validate=[validate.Length(min=1, max=256), no_nul])
-    password = fields.String(required=True, validate=[validate.Length(min=1, max=1024), no_nul],
-                             load_only=True)
+    username = SafeString(required=True, validate=validate.Length(min=1, max=256))
+    password = SafeString(required=True, validate=validate.Length(min=1, max=1024),
+                          load_only=True)
 
 
 class IdentitySchema(ma.Schema):
@@ -144,14 +139,13 @@ def _identity(identity: auth.Identity) -> dict[str, Any]:
 
 @blp.route("/auth/login")
 class Login(MethodView):
-    @blp.doc(**PUBLIC, summary="Sign in with a username and password",
+    @blp.doc(**PUBLIC, operationId="login", summary="Sign in with a username and password",
              description="Returns a token pair and sets HttpOnly cookies (CSRF double submit). "
                          "Every failure is the same 401; repeated failures on one name → 429 "
                          "with Retry-After.")
     @blp.arguments(LoginSchema)
     @blp.response(200, LoginResponseSchema)
-    @blp.alt_response(401, response="UNAUTHORIZED")
-    @blp.alt_response(429, response="TOO_MANY_REQUESTS")
+    @problem_responses(blp, 400, 401, 413, 415, 429)
     def post(self, body: dict[str, Any]) -> Response:
         return _token_response(auth.login(_context(), body["username"], body["password"],
                                           _origin()))
@@ -159,13 +153,13 @@ class Login(MethodView):
 
 @blp.route("/auth/refresh")
 class Refresh(MethodView):
-    @blp.doc(**PUBLIC, **{"x-credential": "refresh_token"},
+    @blp.doc(**PUBLIC, **{"x-credential": "refresh_token"}, operationId="refreshSession",
              summary="Exchange a refresh token for a new pair (the old one is spent)",
              description="Refresh token as Bearer or the refresh cookie (with X-CSRF-TOKEN = "
                          "csrf_refresh_token). Presenting a spent refresh token revokes the "
                          "whole login.")
     @blp.response(200, LoginResponseSchema)
-    @blp.alt_response(401, response="UNAUTHORIZED")
+    @problem_responses(blp, 401)
     def post(self) -> Response:
         claims = _verified_claims(refresh=True)
         jti = claims.get("jti")
@@ -180,11 +174,12 @@ class Refresh(MethodView):
 class Logout(MethodView):
     @blp.doc(**{"x-required-role": Role.VIEWER.name,
                 "security": [{"bearerAuth": []}, {"cookieAuth": []}]},
+             operationId="logout",
              summary="Sign out: this login's access and refresh tokens stop working at once",
              description="Access token as Bearer or cookie; with an expired access token the "
                          "refresh token (Bearer or cookie) is accepted too.")
     @blp.response(204)
-    @blp.alt_response(401, response="UNAUTHORIZED")
+    @problem_responses(blp, 401)
     def post(self) -> Response:
         try:
             actor = current_actor()
@@ -202,7 +197,8 @@ class Logout(MethodView):
 @blp.route("/auth/me")
 class Me(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(summary="The signed-in user, with the role in effect for this request")
+    @blp.doc(operationId="getMe",
+             summary="The signed-in user, with the role in effect for this request")
     @blp.response(200, IdentitySchema)
     def get(self) -> dict[str, Any]:
         return _identity(auth.me(_context(), current_actor()))
@@ -210,19 +206,20 @@ class Me(MethodView):
 
 @blp.route("/auth/personas")
 class Personas(MethodView):
-    @blp.doc(**PUBLIC, summary="Demo personas available for one-click sign-in (empty when off)")
+    @blp.doc(**PUBLIC, operationId="listPersonas",
+             summary="Demo personas available for one-click sign-in (empty when off)")
     @blp.response(200, PersonaSchema(many=True))
     def get(self) -> list[dict[str, Any]]:
         return [{"name": p.name, "role": p.role.name, "label": p.label}
                 for p in auth.personas(_context())]
 
 
-@blp.route("/auth/personas/<string:name>/login")
+@blp.route("/auth/personas/<string(maxlength=64):name>/login")
 class PersonaLogin(MethodView):
-    @blp.doc(**PUBLIC, summary="One-click sign-in as a demo persona",
+    @blp.doc(**PUBLIC, operationId="personaLogin", summary="One-click sign-in as a demo persona",
              description="404 when personas are disabled, unknown, or the account is locked.")
     @blp.response(200, LoginResponseSchema)
-    @blp.alt_response(404, response="NOT_FOUND")
+    @problem_responses(blp, 404)
     def post(self, name: str) -> Response:
         return _token_response(auth.persona_login(_context(), name, _origin()))
 

@@ -9,16 +9,27 @@ from typing import Any
 import marshmallow as ma
 from flask import Response, current_app, jsonify
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
-from cronplane.api.auth import ROLE_NAMES, no_nul
+from cronplane.api.auth import ROLE_NAMES
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    LINK_HEADER_DOC,
+    ApiBlueprint,
+    ListArgsSchema,
+    SafeString,
+    UtcDateTime,
+    list_schema,
+    next_link,
+    problem_responses,
+)
 from cronplane.domain.roles import Role
 from cronplane.management import tokens
 from cronplane.management.context import ManagementContext
 
-blp = Blueprint("tokens", __name__, description="API tokens for scripts (Authorization: Bearer).")
+blp = ApiBlueprint("tokens", __name__,
+                   description="API tokens for scripts (Authorization: Bearer cp_…).")
 
 
 class TokenSchema(ma.Schema):
@@ -27,9 +38,9 @@ class TokenSchema(ma.Schema):
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
     prefix = fields.String(required=True, metadata={
         "description": "The token's public part (cp_<prefix>_…), to recognise it"})
-    created_at = fields.DateTime(required=True)
-    expires_at = fields.DateTime(allow_none=True)
-    last_used_at = fields.DateTime(allow_none=True, metadata={
+    created_at = UtcDateTime(required=True)
+    expires_at = UtcDateTime(required=True, allow_none=True)
+    last_used_at = UtcDateTime(required=True, allow_none=True, metadata={
         "description": "Recorded with one-minute granularity"})
 
 
@@ -38,21 +49,15 @@ class CreatedTokenSchema(TokenSchema):
         "description": "The secret, shown only in this response"})
 
 
-class TokenListSchema(ma.Schema):
-    items = fields.List(fields.Nested(TokenSchema), required=True)
-    next_cursor = fields.String(required=True, allow_none=True)
-
-
-class TokenListArgs(ma.Schema):
-    limit = fields.Integer(load_default=None, validate=validate.Range(min=1, max=200))
-    cursor = fields.String(load_default=None, validate=[validate.Length(max=512), no_nul])
+TokenListSchema = list_schema(TokenSchema, "TokenList")
 
 
 class TokenCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=100), no_nul])
+    name = SafeString(required=True, validate=validate.Length(min=1, max=100))
     role = fields.String(load_default=None, validate=validate.OneOf(ROLE_NAMES), metadata={
         "description": "At most your own role; defaults to it"})
-    expires_at = fields.AwareDateTime(load_default=None, allow_none=True)
+    expires_at = UtcDateTime(load_default=None, allow_none=True, metadata={
+        "description": "Optional; in the future"})
 
 
 def _context() -> ManagementContext:
@@ -63,30 +68,37 @@ def _context() -> ManagementContext:
 @blp.route("/tokens")
 class Tokens(MethodView):
     @requires(Role.VIEWER)
-    @blp.arguments(TokenListArgs, location="query")
-    @blp.response(200, TokenListSchema)
-    def get(self, args: dict[str, Any]) -> dict[str, Any]:
+    @blp.doc(operationId="listTokens", summary="Your API tokens (secrets are never shown again)")
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, TokenListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
+    def get(self, args: dict[str, Any]) -> Any:
         page = tokens.list_tokens(_context(), current_actor(), limit=args["limit"],
                                   cursor=args["cursor"])
-        return {"items": [asdict(t) for t in page.items], "next_cursor": page.next_cursor}
+        return page, next_link(page)
 
     @requires(Role.VIEWER)
+    @blp.doc(operationId="createToken",
+             summary="Create an API token (role at most yours); the secret is shown once")
     @blp.arguments(TokenCreateSchema)
     @blp.response(201, CreatedTokenSchema)
-    def post(self, body: dict[str, Any]) -> Any:
+    @problem_responses(blp, 400, 413, 415, 422)
+    def post(self, body: dict[str, Any]) -> Response:
         created = tokens.create_token(_context(), current_actor(), name=body["name"],
                                       role=body["role"], expires_at=body["expires_at"])
-        payload = CreatedTokenSchema().dump({**asdict(created.view), "token": created.token})
-        response = jsonify(payload)
+        response = jsonify(CreatedTokenSchema().dump({**asdict(created.view),
+                                                      "token": created.token}))
         response.status_code = 201
         response.headers["Cache-Control"] = "no-store"
         return response
 
 
-@blp.route("/tokens/<int:token_id>")
+@blp.route(f"/tokens/<{ID_CONVERTER}:token_id>")
 class TokenById(MethodView):
     @requires(Role.VIEWER)
+    @blp.doc(operationId="deleteToken", summary="Delete one of your API tokens; it stops at once")
     @blp.response(204)
+    @problem_responses(blp, 404)
     def delete(self, token_id: int) -> Response:
         tokens.delete_token(_context(), current_actor(), token_id)
         return Response(status=204)

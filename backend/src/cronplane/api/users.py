@@ -9,16 +9,27 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
-from cronplane.api.auth import ROLE_NAMES, no_nul
+from cronplane.api.auth import ROLE_NAMES
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    LINK_HEADER_DOC,
+    ApiBlueprint,
+    ListArgsSchema,
+    SafeString,
+    UtcDateTime,
+    list_schema,
+    next_link,
+    problem_responses,
+)
 from cronplane.domain.roles import Role
 from cronplane.management import users
 from cronplane.management.context import ManagementContext
 
-blp = Blueprint("users", __name__, description="User administration (ADMIN).")
+blp = ApiBlueprint("users", __name__, description="User administration (ADMIN).")
+USER = f"/users/<{ID_CONVERTER}:user_id>"
 
 
 class UserSchema(ma.Schema):
@@ -27,36 +38,32 @@ class UserSchema(ma.Schema):
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
     locked = fields.Boolean(required=True)
     disabled = fields.Boolean(required=True)
-    is_persona = fields.Boolean(required=True)
-    created_at = fields.DateTime(required=True)
-    updated_at = fields.DateTime(required=True)
-    last_login_at = fields.DateTime(allow_none=True)
+    is_persona = fields.Boolean(required=True, metadata={
+        "description": "A demo persona (one-click sign-in, no usable password)"})
+    created_at = UtcDateTime(required=True)
+    updated_at = UtcDateTime(required=True)
+    last_login_at = UtcDateTime(required=True, allow_none=True)
 
 
-class UserListSchema(ma.Schema):
-    items = fields.List(fields.Nested(UserSchema), required=True)
-    next_cursor = fields.String(required=True, allow_none=True)
-
-
-class UserListArgs(ma.Schema):
-    limit = fields.Integer(load_default=None, validate=validate.Range(min=1, max=200))
-    cursor = fields.String(load_default=None, validate=[validate.Length(max=512), no_nul])
+UserListSchema = list_schema(UserSchema, "UserList")
 
 
 class UserCreateSchema(ma.Schema):
-    username = fields.String(required=True, validate=[validate.Length(min=1, max=64), no_nul])
-    password = fields.String(required=True, load_only=True,
-                             validate=[validate.Length(min=8, max=1024), no_nul])
+    username = SafeString(required=True, validate=validate.Length(min=1, max=64), metadata={
+        "description": "Letters, digits, '.', '_', '-'; unique ignoring case"})
+    password = SafeString(required=True, load_only=True,
+                          validate=validate.Length(min=8, max=1024))
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
 
 
 class UserUpdateSchema(ma.Schema):
-    role = fields.String(validate=validate.OneOf(ROLE_NAMES))
+    role = fields.String(validate=validate.OneOf(ROLE_NAMES), metadata={
+        "description": "Changing it signs the user out everywhere"})
 
 
 class PasswordResetSchema(ma.Schema):
-    password = fields.String(required=True, load_only=True,
-                             validate=[validate.Length(min=8, max=1024), no_nul])
+    password = SafeString(required=True, load_only=True,
+                          validate=validate.Length(min=8, max=1024))
 
 
 def _context() -> ManagementContext:
@@ -71,33 +78,40 @@ def _out(view: users.UserView) -> dict[str, Any]:
 @blp.route("/users")
 class Users(MethodView):
     @requires(Role.ADMIN)
-    @blp.arguments(UserListArgs, location="query")
-    @blp.response(200, UserListSchema)
-    def get(self, args: dict[str, Any]) -> dict[str, Any]:
+    @blp.doc(operationId="listUsers", summary="List users")
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, UserListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
+    def get(self, args: dict[str, Any]) -> Any:
         page = users.list_users(_context(), current_actor(), limit=args["limit"],
                                 cursor=args["cursor"])
-        return {"items": [_out(u) for u in page.items], "next_cursor": page.next_cursor}
+        return page, next_link(page)
 
     @requires(Role.ADMIN)
+    @blp.doc(operationId="createUser", summary="Create a user with a role")
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
-    @blp.alt_response(409, response="CONFLICT")
+    @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         return _out(users.create_user(_context(), current_actor(), username=body["username"],
                                       password=body["password"], role=body["role"]))
 
 
-@blp.route("/users/<int:user_id>")
+@blp.route(USER)
 class UserById(MethodView):
     @requires(Role.ADMIN)
+    @blp.doc(operationId="getUser", summary="A user")
     @blp.response(200, UserSchema)
+    @problem_responses(blp, 404)
     def get(self, user_id: int) -> dict[str, Any]:
         return _out(users.get_user(_context(), current_actor(), user_id))
 
     @requires(Role.ADMIN)
+    @blp.doc(operationId="updateUser",
+             summary="Change a user's role (409 for yourself or the last active admin)")
     @blp.arguments(UserUpdateSchema)
     @blp.response(200, UserSchema)
-    @blp.alt_response(409, response="CONFLICT")
+    @problem_responses(blp, 400, 404, 409, 413, 415)
     def patch(self, body: dict[str, Any], user_id: int) -> dict[str, Any]:
         ctx, actor = _context(), current_actor()
         if "role" not in body:
@@ -105,30 +119,55 @@ class UserById(MethodView):
         return _out(users.change_role(ctx, actor, user_id, body["role"]))
 
 
-def _state_change(verb: str, change: Any) -> type[MethodView]:
-    class StateChange(MethodView):
-        @requires(Role.ADMIN)
-        @blp.doc(summary=f"{verb.capitalize()} a user")
-        @blp.response(200, UserSchema)
-        @blp.alt_response(409, response="CONFLICT")
-        def post(self, user_id: int) -> dict[str, Any]:
-            return _out(change(_context(), current_actor(), user_id))
-
-    StateChange.__name__ = f"User{verb.capitalize()}"
-    return StateChange
+@blp.route(USER + "/lock")
+class UserLock(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="lockUser",
+             summary="Lock a user: sessions and API tokens are revoked at once")
+    @blp.response(200, UserSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, user_id: int) -> dict[str, Any]:
+        return _out(users.lock_user(_context(), current_actor(), user_id))
 
 
-for _verb, _change in (("lock", users.lock_user), ("unlock", users.unlock_user),
-                       ("disable", users.disable_user), ("enable", users.enable_user)):
-    blp.route(f"/users/<int:user_id>/{_verb}", endpoint=f"User{_verb.capitalize()}")(
-        _state_change(_verb, _change))
+@blp.route(USER + "/unlock")
+class UserUnlock(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="unlockUser", summary="Unlock a user")
+    @blp.response(200, UserSchema)
+    @problem_responses(blp, 404)
+    def post(self, user_id: int) -> dict[str, Any]:
+        return _out(users.unlock_user(_context(), current_actor(), user_id))
 
 
-@blp.route("/users/<int:user_id>/password")
+@blp.route(USER + "/disable")
+class UserDisable(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="disableUser",
+             summary="Disable a user: sessions and API tokens are revoked at once")
+    @blp.response(200, UserSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, user_id: int) -> dict[str, Any]:
+        return _out(users.disable_user(_context(), current_actor(), user_id))
+
+
+@blp.route(USER + "/enable")
+class UserEnable(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="enableUser", summary="Enable a disabled user")
+    @blp.response(200, UserSchema)
+    @problem_responses(blp, 404)
+    def post(self, user_id: int) -> dict[str, Any]:
+        return _out(users.enable_user(_context(), current_actor(), user_id))
+
+
+@blp.route(USER + "/password")
 class UserPassword(MethodView):
     @requires(Role.ADMIN)
-    @blp.doc(summary="Reset a user's password; their sessions end at once")
+    @blp.doc(operationId="resetUserPassword",
+             summary="Reset a user's password; their sessions end at once")
     @blp.arguments(PasswordResetSchema)
     @blp.response(200, UserSchema)
+    @problem_responses(blp, 400, 404, 413, 415)
     def post(self, body: dict[str, Any], user_id: int) -> dict[str, Any]:
         return _out(users.reset_password(_context(), current_actor(), user_id, body["password"]))
