@@ -165,3 +165,19 @@ def test_cli_creates_users_as_the_system(app) -> None:
         actor = session.execute(text("SELECT actor FROM audit_events WHERE action = 'user.create' "
                                      "AND target_id = :id"), {"id": str(view.id)}).scalar_one()
     assert actor == "system"
+
+
+def test_cli_create_user_reads_the_password_from_stdin(app, monkeypatch, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from cronplane.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", context(app).db.url)
+    monkeypatch.setenv("CRONPLANE_DATA_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["create-user", "from-cli", "--role", "operator"],
+                                input="a long password\n")
+    assert result.exit_code == 0, result.output
+    assert "created user from-cli (OPERATOR)" in result.output
+    weak = CliRunner().invoke(main, ["create-user", "weak-cli", "--role", "VIEWER"],
+                              input="short\n")
+    assert weak.exit_code == 1 and "password" in weak.output

@@ -80,6 +80,10 @@ def test_login_returns_tokens_sets_cookies_and_is_not_cached(app) -> None:
     for name in ("csrf_access_token", "csrf_refresh_token"):
         assert "HttpOnly" not in by_name[name], "the SPA must be able to read the CSRF cookie"
     assert "password" not in response.get_data(as_text=True)
+    csp = response.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"]
 
 
 def test_cookies_are_secure_in_production(database_url) -> None:

@@ -184,12 +184,18 @@ def test_api_token_role_cannot_exceed_its_creator_and_is_attributable(app) -> No
     assert client.post("/api/v1/tokens", json={"name": "y"},
                        headers=bearer(created["token"])).status_code == 403, (
         "an API token must not mint more API tokens")
-    # A mutation made with the token names it in the audit trail.
+    # A mutation made with a token names the token in the audit trail.
+    admin = add_user(app, "ADMIN")
+    admin_api_token = _api_token(client, tokens_for(client, admin)["access_token"])
+    made = client.post("/api/v1/users", json={"username": "via-token", "password": "long enough",
+                                              "role": "VIEWER"},
+                       headers=bearer(admin_api_token["token"]))
+    assert made.status_code == 201, made.get_data(as_text=True)
     with context(app).db.read_session() as session:
-        details = session.execute(text(
-            "SELECT details FROM audit_events WHERE action = 'token.create' "
-            "ORDER BY id DESC LIMIT 1")).scalar_one()
-    assert details["role"] == "VIEWER"
+        actor, details = session.execute(text(
+            "SELECT actor, details FROM audit_events WHERE action = 'user.create' "
+            "AND target_id = :id"), {"id": str(made.json["id"])}).one()
+    assert actor == admin.username and details["via_token"] == admin_api_token["id"]
 
 
 def test_api_token_actor_carries_the_token_id(app) -> None:
