@@ -9,6 +9,7 @@ import { PayloadEditor } from '../../components/PayloadEditor';
 import { RequireRole } from '../../components/RequireRole';
 import { checkPayloadText, examplePayload, type JsonSchema } from '../../lib/json-schema';
 import { useCreateJob } from './api/create-job';
+import { newIdempotencyKey } from '../../lib/idempotency-key';
 
 export function NewJobPage() {
   return (
@@ -31,7 +32,7 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
   const [runAt, setRunAt] = useState('');
   const [touched, setTouched] = useState(false);
   // One key per intent to submit: a double click or a retried request makes one job, not two.
-  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
+  const [idempotencyKey, setIdempotencyKey] = useState(() => newIdempotencyKey());
 
   const selected = handlers.data?.find((h) => h.name === handler);
   const schema = selected?.payload_schema as JsonSchema | undefined;
@@ -56,7 +57,7 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
       },
       {
         onSuccess: (job) => {
-          setIdempotencyKey(crypto.randomUUID());
+          setIdempotencyKey(newIdempotencyKey());
           if (onCreated) onCreated(job.id);
           else navigate(`/jobs/${job.id}`);
         },

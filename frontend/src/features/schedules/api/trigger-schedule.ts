@@ -1,11 +1,12 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client';
+import { newIdempotencyKey } from '../../../lib/idempotency-key';
 
 /** "Run now": a fresh Idempotency-Key per confirmed click, so a retried request cannot start two runs. */
 export const useTriggerSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, idempotencyKey = crypto.randomUUID() }: { id: number; idempotencyKey?: string }) =>
+    mutationFn: ({ id, idempotencyKey = newIdempotencyKey() }: { id: number; idempotencyKey?: string }) =>
       unwrap(
         api.POST('/api/v1/schedules/{schedule_id}/trigger', {
           params: { path: { schedule_id: id }, header: { 'Idempotency-Key': idempotencyKey } },
