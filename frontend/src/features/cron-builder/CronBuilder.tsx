@@ -1,4 +1,4 @@
-import { Alert, Group, Loader, Paper, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Group, Loader, Paper, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
 import { errorMessage } from '../../api/problem';
@@ -93,11 +93,6 @@ export function CronBuilder({ expression, timezone, onChange, error }: CronField
             </Text>
           )}
           {check.valid && (described.isFetching || stale) && !described.data && <Loader size="xs" aria-label="Computing next runs" />}
-          {check.valid && described.isError && !stale && (
-            <Alert color="red" p="xs">
-              {errorMessage(described.error)}
-            </Alert>
-          )}
           {check.valid && described.data && !described.isError && (
             <div style={{ opacity: stale ? 0.5 : 1 }}>
               <Text size="sm" fw={500} mb={4}>

@@ -6,10 +6,14 @@ const hhmm = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-di
 
 /** Jobs finished per minute over the last hour, as the API reports them (no client-side invention). */
 export function ThroughputChart({ points }: { points: Stats['throughput'] }) {
-  if (points.length === 0) return <Text c="dimmed">No jobs finished in the last hour.</Text>;
-  const total = points.reduce((n, p) => n + p.succeeded + p.failed, 0);
+  const succeeded = points.reduce((n, p) => n + p.succeeded, 0);
+  const failed = points.reduce((n, p) => n + p.failed, 0);
+  if (points.length === 0 || succeeded + failed === 0) return <Text c="dimmed">No jobs finished in the last hour.</Text>;
   return (
-    <figure style={{ margin: 0 }} aria-label={`Throughput, last hour: ${total} jobs finished`}>
+    <figure style={{ margin: 0 }} aria-label={`Throughput, last hour: ${succeeded} succeeded, ${failed} failed`}>
+      <Text size="sm" c="dimmed" mb={4}>
+        {succeeded} succeeded, {failed} failed (dead) in the last hour
+      </Text>
       <ResponsiveContainer width="100%" height={220}>
         <BarChart data={points.map((p) => ({ ...p, label: hhmm(p.minute) }))}>
           <CartesianGrid strokeDasharray="3 3" opacity={0.3} />
