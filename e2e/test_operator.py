@@ -58,6 +58,7 @@ def test_operator_runs_a_schedule_now_and_watches_it_finish(
     expect(page).to_have_url(re.compile(rf"/jobs/{job_id}$"))
     status = field_row(page, "Job fields", "Status")
     shown = [_status_word(t) for t in watch_text(status, re.compile("SUCCEEDED|DEAD|CANCELLED"))]
+    print(f"job {job_id} statuses shown live: {shown}")
     assert shown[-1] == "SUCCEEDED", shown
     assert "RUNNING" in shown, f"RUNNING never shown live: {shown}"
     assert shown == sorted(shown, key=STATUS_ORDER.index), f"out of order: {shown}"
