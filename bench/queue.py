@@ -139,15 +139,42 @@ def preload(url: str, count: int) -> float:
     return count / elapsed
 
 
+def cpu_seconds(pid: int, database: str) -> tuple[float, float]:
+    """CPU seconds used so far by the worker process and by the Postgres backends serving
+    ``database``: a load-independent cost per job on a shared, noisy machine."""
+    import psutil
+
+    def used(p: psutil.Process) -> float:
+        times = p.cpu_times()
+        return float(times.user + times.system)
+
+    worker = used(psutil.Process(pid))
+    backends = 0.0
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        try:
+            cmd = " ".join(proc.info["cmdline"] or ())
+            if cmd.startswith("postgres:") and f" {database} " in f"{cmd} ":
+                backends += used(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return worker, backends
+
+
 def cronplane_drain(url: str, jobs: int, threads: int = 8) -> dict[str, Any]:
     preload(url, jobs)
+    database = urlsplit(url).path.lstrip("/")
     env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
            "CRONPLANE_WORKER_CONCURRENCY": str(threads)}
     proc = subprocess.Popen([CRONPLANE, "worker"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
+        wait_until(lambda: scalar(url, "SELECT count(*) FROM attempts LIMIT 1") > 0, 120,
+                   "first claim")
+        start_cpu = cpu_seconds(proc.pid, database)
+        start_done = scalar(url, "SELECT count(*) FROM attempts")
         wait_until(lambda: scalar(url, "SELECT count(*) FROM jobs WHERE status <> 'SUCCEEDED'")
                    == 0, 600, "drain")
+        end_cpu = cpu_seconds(proc.pid, database)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -155,11 +182,17 @@ def cronplane_drain(url: str, jobs: int, threads: int = 8) -> dict[str, Any]:
         SELECT (SELECT min(started_at) FROM attempts) AS first_start,
                (SELECT max(finished_at) FROM jobs) AS last_finish,
                (SELECT count(*) FROM attempts) AS attempts,
-               (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded""")[0]
+               (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded,
+               (SELECT avg(n) FROM (SELECT count(*) AS n FROM attempts
+                                     GROUP BY worker_id, started_at) b) AS claim_batch""")[0]
     seconds = (row["last_finish"] - row["first_start"]).total_seconds()
     if not (row["attempts"] == row["succeeded"] == jobs):
         raise RuntimeError(f"drain lost or duplicated work: {row}")
-    return {"jobs": jobs, "threads": threads, "seconds": seconds, "jobs_per_s": jobs / seconds}
+    measured = max(1, jobs - start_done)
+    return {"jobs": jobs, "threads": threads, "seconds": seconds, "jobs_per_s": jobs / seconds,
+            "mean_claim_batch": float(row["claim_batch"]),
+            "worker_cpu_us_per_job": (end_cpu[0] - start_cpu[0]) / measured * 1e6,
+            "postgres_cpu_us_per_job": (end_cpu[1] - start_cpu[1]) / measured * 1e6}
 
 
 def pickup_latency(url: str, count: int) -> dict[str, float]:
@@ -210,8 +243,7 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
 
 # -- the others ------------------------------------------------------------------------------------
 def pgqueuer_drain(url: str, jobs: int, concurrency: int = 8) -> dict[str, Any]:
-    from pgqueuer import PsycopgDriver, QueueManager
-    from pgqueuer.queries import Queries
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
     from pgqueuer.types import QueueExecutionMode
 
     async def run() -> float:
@@ -222,16 +254,16 @@ def pgqueuer_drain(url: str, jobs: int, concurrency: int = 8) -> dict[str, Any]:
         for start in range(0, jobs, 10_000):
             n = min(10_000, jobs - start)
             await queries.enqueue(["noop"] * n, [None] * n, [0] * n)
-        qm = QueueManager(driver)
+        qm = QueueManager(queries)
         done = 0
 
-        @qm.entrypoint("noop", concurrency_limit=concurrency)
+        @qm.entrypoint("noop")
         async def noop(job: Any) -> None:
             nonlocal done
             done += 1
 
         started = time.perf_counter()
-        await qm.run(mode=QueueExecutionMode.drain, max_concurrent_tasks=concurrency)
+        await qm.run(mode=QueueExecutionMode.drain)  # PgQueuer's defaults (batch_size 10)
         elapsed = time.perf_counter() - started
         await conn.close()
         if done != jobs:
@@ -296,7 +328,10 @@ def main(argv: list[str] | None = None) -> int:
             results["drain"] = cronplane_drain(url, args.jobs)
         d = results["drain"]
         print(f"drain: {d['jobs']} noop jobs, 1 process x 8 threads: {d['seconds']:.2f}s = "
-              f"{d['jobs_per_s']:,.0f} jobs/s", flush=True)
+              f"{d['jobs_per_s']:,.0f} jobs/s; CPU per job: worker "
+              f"{d['worker_cpu_us_per_job']:.0f} us, its Postgres backends "
+              f"{d['postgres_cpu_us_per_job']:.0f} us; mean claim batch "
+              f"{d['mean_claim_batch']:.1f}", flush=True)
     if want("pickup"):
         with server.fresh() as url:
             results["pickup"] = p = pickup_latency(url, args.pickup)
@@ -314,8 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         for threads in [int(t) for t in args.threads.split(",")]:
             with server.fresh() as url:
                 rows.append(cronplane_drain(url, args.scaling_jobs, threads))
-            print(f"scaling: {threads:>2} threads: {rows[-1]['jobs_per_s']:,.0f} jobs/s",
-                  flush=True)
+            r = rows[-1]
+            print(f"scaling: {threads:>2} threads: {r['jobs_per_s']:,.0f} jobs/s (CPU/job: "
+                  f"worker {r['worker_cpu_us_per_job']:.0f} us, "
+                  f"postgres {r['postgres_cpu_us_per_job']:.0f} us)", flush=True)
         results["scaling"] = rows
     if want("others") and not args.skip_others:
         for name, fn in (("pgqueuer", pgqueuer_drain), ("procrastinate", procrastinate_drain)):

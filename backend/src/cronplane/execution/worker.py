@@ -286,6 +286,8 @@ class Worker(LoopService):
 
     # -- executor threads ----------------------------------------------------------------------
     def _spawn_thread(self) -> None:
+        # Threads of abandoned (timed-out) handlers exit on their own; forget the finished ones.
+        self._threads = [t for t in self._threads if t.is_alive()]
         thread = threading.Thread(target=self._executor_loop, daemon=True,
                                   name=f"cronplane-exec-{next(self._thread_names)}")
         self._threads.append(thread)
