@@ -27,6 +27,7 @@ from cronplane.storage.schedule_store import FencedOut, FireResult, ScheduleStor
 # Waking a hair after the due instant means the due scan (statement_timestamp() >= due) sees
 # it on the first try instead of spinning once on a not-yet-due row.
 _DUE_SLACK = 0.002
+_LOCKED_RETRY = 0.02
 
 
 class Scheduler(LoopService):
@@ -77,4 +78,7 @@ class Scheduler(LoopService):
         seconds = self.store.seconds_until_next_due()
         if seconds is None:
             return self.max_sleep
+        if seconds <= 0 and result.scanned == 0:
+            # Due but skipped (SKIP LOCKED): an edit holds the row. Retry soon, without spinning.
+            return _LOCKED_RETRY
         return min(self.max_sleep, max(0.0, seconds + _DUE_SLACK))

@@ -92,7 +92,9 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
     if errors:
         field = next(iter(errors))
         raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
-    return {name: values[name] for name in EDITABLE}
+    cleaned = {name: values[name] for name in EDITABLE}
+    cleaned["payload"] = dict(cleaned["payload"])  # never share the defaults' dict
+    return cleaned
 
 
 def _next_run(session: Session, cron: str, timezone: str) -> datetime:
