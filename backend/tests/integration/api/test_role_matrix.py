@@ -24,9 +24,13 @@ RANKS = {"VIEWER": 1, "OPERATOR": 2, "ADMIN": 3}
 CALLERS = (None, "VIEWER", "OPERATOR", "ADMIN")
 
 
-def _operations() -> list[tuple[str, str, dict]]:
-    app = create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
-    spec = app.test_client().get("/api/v1/openapi.json").json
+def _spec(app=None) -> dict:
+    app = app or create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
+    return app.test_client().get("/api/v1/openapi.json").json
+
+
+def _operations(spec: dict | None = None) -> list[tuple[str, str, dict]]:
+    spec = spec or _spec()
     # Path parameters may be declared on the path item rather than on each operation.
     return [(path, method, {**op, "parameters": item.get("parameters", []) + op.get("parameters", [])})
             for path, item in sorted(spec["paths"].items())
@@ -61,6 +65,26 @@ def _url(path: str, op: dict) -> str:
 
 def test_the_document_lists_operations() -> None:
     assert len(OPERATIONS) >= 15, "the OpenAPI document looks empty"
+
+
+def test_an_operation_without_a_role_is_caught() -> None:
+    """The guard itself: a view registered without @requires has no x-required-role."""
+    from flask.views import MethodView
+    from flask_smorest import Blueprint
+
+    app = create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
+    stray = Blueprint("stray", __name__)
+
+    @stray.route("/stray")
+    class Stray(MethodView):
+        @stray.response(200)
+        def get(self) -> dict:
+            return {}
+
+    app.extensions["cronplane.api"].register_blueprint(stray, url_prefix="/api/v1")
+    unmarked = [f"{m} {p}" for p, m, op in _operations(_spec(app))
+                if op.get("x-required-role") is None]
+    assert unmarked == ["get /api/v1/stray"]
 
 
 @pytest.mark.parametrize(("path", "method", "op"), OPERATIONS,
