@@ -248,9 +248,33 @@ def _cursor_id(cursor: str) -> int:
     return int(json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["id"])
 
 
+def server_cpu_seconds(serve_pid: int, database: str) -> float:
+    """CPU time used so far by the gunicorn process tree and the Postgres backends serving the
+    benchmark database: what one request costs the server, whatever else runs on the host."""
+    import psutil
+
+    total = 0.0
+    root = psutil.Process(serve_pid)
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    for process in psutil.process_iter(["name", "cmdline"]):
+        try:
+            cmdline = " ".join(process.info["cmdline"] or [])
+            if cmdline.startswith("postgres:") and f" {database} " in cmdline + " ":
+                times = process.cpu_times()
+                total += times.user + times.system
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
 def throughput(base: str, token: str, clients: int, seconds: float,
-               request: Callable[[requests.Session, random.Random], requests.Response]
-               ) -> dict[str, float]:
+               request: Callable[[requests.Session, random.Random], requests.Response],
+               *, cpu: Callable[[], float] | None = None) -> dict[str, float]:
     done = [0] * clients
     errors = [0] * clients
     stop_at = time.monotonic() + seconds
@@ -271,13 +295,21 @@ def throughput(base: str, token: str, clients: int, seconds: float,
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    cpu_before = cpu() if cpu else 0.0
     barrier.wait()
     started = time.monotonic()
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - started
-    return {"requests_per_second": round(sum(done) / elapsed, 1), "ok": sum(done),
-            "errors": sum(errors), "clients": clients, "seconds": round(elapsed, 1)}
+    result = {"requests_per_second": round(sum(done) / elapsed, 1), "ok": sum(done),
+              "errors": sum(errors), "clients": clients, "seconds": round(elapsed, 1)}
+    if cpu and sum(done):
+        per_request = (cpu() - cpu_before) / sum(done)
+        result["server_cpu_ms_per_request"] = round(per_request * 1000, 2)
+        # What two dedicated cores could serve if only server CPU limited it (no client, no
+        # other tenants): the capacity the shared host hides.
+        result["cpu_bound_capacity_2_cores"] = round(2 / per_request, 0)
+    return result
 
 
 # What the database spends on each list, independent of HTTP and of other load on the machine:
@@ -353,15 +385,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             latencies[label] = latency(session, target, args.requests)
             print(f"  {label}: {latencies[label]}", file=sys.stderr, flush=True)
         max_id = args.jobs
+        def cpu() -> float:
+            return server_cpu_seconds(serve.process.pid, name)
+
         by_id = throughput(serve.base, token, args.clients, args.seconds,
                            lambda s, rng: s.get(f"{base}/jobs/{rng.randint(1, max_id)}",
-                                                timeout=30))
+                                                timeout=30), cpu=cpu)
         print(f"  GET /jobs/{{id}}: {by_id}", file=sys.stderr, flush=True)
         sequential_post = post_latency(session, base, args.requests)
         print(f"  POST /jobs sequential: {sequential_post}", file=sys.stderr, flush=True)
         submit = throughput(serve.base, token, args.clients, args.seconds,
                             lambda s, _rng: s.post(f"{base}/jobs", timeout=30,
-                                                   json={"handler": "noop", "payload": {}}))
+                                                   json={"handler": "noop", "payload": {}}),
+                            cpu=cpu)
         print(f"  POST /jobs: {submit}", file=sys.stderr, flush=True)
         return {"loaded": loaded, "database_plans": database_plans, "latency": latencies,
                 "get_job_by_id": by_id, "post_jobs_sequential": sequential_post,
