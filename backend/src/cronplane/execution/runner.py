@@ -45,6 +45,10 @@ def default_builders() -> list[ServiceBuilder]:
     from cronplane.execution.queue_plane import build_queue_services
 
     builders.append(build_queue_services)
+    # After the queue services: it subscribes to their listener and installs into their faults.
+    from cronplane.execution.chaos import chaos_services
+
+    builders.append(chaos_services)
     # Leader election last: the scheduler it starts should find this process's workers running.
     from cronplane.execution.elector import leadership_services
 

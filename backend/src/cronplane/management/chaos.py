@@ -42,19 +42,23 @@ class ParamSpec:
 
     description: str
     required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
 
 
 PARAMS: Mapping[str, ParamSpec] = {
     "leader_stepdown": ParamSpec("{} — the current leader resigns and may not reclaim until the "
                                  "experiment ends"),
-    "freeze_heartbeats": ParamSpec("{} — workers stop renewing attempt leases, so the watchdog "
-                                   "reclaims them"),
+    "freeze_heartbeats": ParamSpec("{worker_id?} — workers (all, or the one process with that "
+                                   "id) stop renewing attempt leases, so the watchdog reclaims "
+                                   "them", optional=("worker_id",)),
     "fail_handler": ParamSpec("{handler, fraction} — that fraction (0 < f ≤ 1) of the handler's "
                               "attempts fail", ("handler", "fraction")),
     "handler_latency": ParamSpec("{handler, delay_ms} — each attempt of the handler is delayed "
                                  "by delay_ms (1–60000)", ("handler", "delay_ms")),
-    "kill_worker_thread": ParamSpec("{} — one executor thread dies mid-attempt; its lease "
-                                    "expires and the watchdog reclaims the attempt"),
+    "kill_worker_thread": ParamSpec("{worker_id?} — one executor thread per process (or of the "
+                                    "one process with that id) dies mid-attempt; its lease "
+                                    "expires and the watchdog reclaims the attempt",
+                                    optional=("worker_id",)),
 }
 
 
@@ -147,7 +151,7 @@ def _validate(kind: str, duration_seconds: int, params: dict[str, Any],
 
 def _check_params(kind: str, params: dict[str, Any], settings: Settings) -> str | None:
     spec = PARAMS[kind]
-    unknown = sorted(set(params) - set(spec.required))
+    unknown = sorted(set(params) - set(spec.required) - set(spec.optional))
     if unknown:
         return f"Unknown parameter(s) for {kind}: {', '.join(unknown)}."
     missing = [name for name in spec.required if name not in params]
@@ -159,6 +163,9 @@ def _check_params(kind: str, params: dict[str, Any], settings: Settings) -> str 
             return "handler must be a handler name."
         if handler not in _known_handlers(settings):
             return f"Unknown handler {handler!r}."
+    if "worker_id" in params and (not isinstance(params["worker_id"], str)
+                                  or not 1 <= len(params["worker_id"]) <= 300):
+        return "worker_id must be a process id (host:pid:random)."
     if kind == "fail_handler":
         fraction = params["fraction"]
         if (isinstance(fraction, bool) or not isinstance(fraction, int | float)
