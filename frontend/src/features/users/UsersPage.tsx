@@ -17,10 +17,8 @@ import { useLockUser } from './api/lock-user';
 import { useUnlockUser } from './api/unlock-user';
 import { useUpdateUserRole } from './api/update-user-role';
 
-// The API may report account state as booleans or as a status word; read either.
-type UserState = User & { locked?: boolean; disabled?: boolean; status?: string };
-const isLocked = (u: UserState) => u.locked === true || u.status === 'locked';
-const isDisabled = (u: UserState) => u.disabled === true || u.status === 'disabled';
+const isLocked = (u: User) => u.locked;
+const isDisabled = (u: User) => u.disabled;
 
 function CreateUserForm() {
   const create = useCreateUser();
@@ -60,7 +58,7 @@ function CreateUserForm() {
   );
 }
 
-function UserRow({ u, self }: { u: UserState; self: boolean }) {
+function UserRow({ u, self }: { u: User; self: boolean }) {
   const setRole = useUpdateUserRole();
   const lock = useLockUser();
   const unlock = useUnlockUser();
@@ -71,7 +69,7 @@ function UserRow({ u, self }: { u: UserState; self: boolean }) {
   return (
     <Table.Tr>
       <Table.Td>
-        {u.username} {self && <Badge size="xs">you</Badge>}
+        {u.username} {self && <Badge size="xs">you</Badge>} {u.is_persona && <Badge size="xs" color="grape">demo persona</Badge>}
       </Table.Td>
       <Table.Td>
         <Select
@@ -90,7 +88,10 @@ function UserRow({ u, self }: { u: UserState; self: boolean }) {
         {disabled ? <Badge color="gray">disabled</Badge> : locked ? <Badge color="orange">locked</Badge> : <Badge color="green">active</Badge>}
       </Table.Td>
       <Table.Td>
-        <RelativeTime iso={(u as { created_at?: string }).created_at} />
+        <RelativeTime iso={u.created_at} />
+      </Table.Td>
+      <Table.Td>
+        <RelativeTime iso={u.last_login_at} />
       </Table.Td>
       <Table.Td>
         <Group gap="xs">
@@ -144,6 +145,7 @@ export function UsersPage() {
                 <Table.Th>Role</Table.Th>
                 <Table.Th>State</Table.Th>
                 <Table.Th>Created</Table.Th>
+                <Table.Th>Last sign-in</Table.Th>
                 <Table.Th>Actions</Table.Th>
               </Table.Tr>
             </Table.Thead>
