@@ -15,6 +15,7 @@ import secrets
 import shutil
 import signal
 import socket
+import string
 import subprocess
 import sys
 import tempfile
@@ -300,7 +301,10 @@ def viewer_api(api_as: Callable[[str], ApiClient]) -> ApiClient:
 def unique(request: pytest.FixtureRequest) -> str:
     """A name no other test (or earlier run against the same server) uses."""
     stem = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower().removeprefix("test_"))[:24]
-    return f"e2e-{stem.strip('-')}-{secrets.token_hex(3)}"
+    # Letters only: Postgres' text-search parser reads a token like "638e8f" as the number 638e8
+    # then "f", so a search for a hex suffix can miss the name (the API's `q` uses to_tsquery).
+    suffix = "".join(secrets.choice(string.ascii_lowercase) for _ in range(8))
+    return f"e2e-{stem.strip('-')}-{suffix}"
 
 
 # -- the browser -----------------------------------------------------------------------------------
