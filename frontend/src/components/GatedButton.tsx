@@ -26,7 +26,7 @@ export function GatedButton({ role, onClick, children, type = 'button', ...props
   }
   const reason = neededRoleText(role);
   return (
-    <Tooltip label={reason} withArrow>
+    <Tooltip label={reason} withArrow events={{ hover: true, focus: true, touch: true }}>
       <Button
         type="button"
         {...props}

@@ -5,7 +5,7 @@ import { formatRelative, formatUtc } from '../lib/time';
 export function RelativeTime({ iso, now }: { iso: string | null | undefined; now?: number }) {
   if (!iso) return <span>—</span>;
   return (
-    <Tooltip label={formatUtc(iso)} withArrow>
+    <Tooltip label={formatUtc(iso)} withArrow events={{ hover: true, focus: true, touch: true }}>
       <time dateTime={iso} title={formatUtc(iso)} tabIndex={0}>
         {formatRelative(iso, now)}
       </time>
