@@ -1,4 +1,6 @@
-"""Job use cases: enqueue (one, idempotent, bulk), cancel, retry, read, and the handler catalogue.
+"""Job use cases: enqueue (one, idempotent, bulk), cancel, retry, and the handler catalogue.
+
+Reads (``GET /jobs``, ``GET /jobs/{id}``) live in ``management/history.py``.
 
 Each public function owns its transaction and writes its audit event in it; at most one NOTIFY
 per transaction tells workers there is work (a lost one only costs them a poll interval).
@@ -25,10 +27,9 @@ from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
-from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob
-from cronplane.storage.models import Attempt, Job
+from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
 
 PRIORITY_RANGE = (-100, 100)
@@ -78,22 +79,6 @@ class HandlerInfo:
     description: str
     payload_schema: dict[str, Any]
     default_timeout_seconds: int
-
-
-@dataclass(frozen=True)
-class JobDetail:
-    job: Job
-    attempts: list[Attempt]
-
-
-@dataclass(frozen=True)
-class JobFilter:
-    statuses: Sequence[str] = ()
-    schedule_id: int | None = None
-    handler: str | None = None
-    q: str | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
 
 
 # -- validation ----------------------------------------------------------------------------------
@@ -262,50 +247,6 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
         session.execute(_NOTIFY,
                         {"channel": JOBS, "payload": ""})
         return job
-
-
-# -- reads ---------------------------------------------------------------------------------------
-def get_job(ctx: ManagementContext, job_id: int) -> JobDetail:
-    with ctx.db.read_session() as session:
-        job = session.get(Job, job_id)
-        if job is None:
-            raise NotFound(f"job {job_id} not found")
-        attempts = list(session.execute(
-            select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)).scalars())
-        session.expunge_all()
-        return JobDetail(job=job, attempts=attempts)
-
-
-def list_jobs(ctx: ManagementContext, filters: JobFilter | None = None, *,
-              limit: int | None = None, cursor: str | None = None) -> Page[Job]:
-    """Newest first, keyset-paginated by id."""
-    size = check_limit(limit)
-    after = decode_cursor(cursor)
-    f = filters or JobFilter()
-    query = select(Job)
-    if f.statuses:
-        unknown = [s for s in f.statuses if s not in states.JobStatus.__members__]
-        if unknown:
-            raise InvalidInput(f"unknown status {unknown[0]!r}",
-                               errors={"status": [f"Unknown status {unknown[0]!r}."]})
-        query = query.where(Job.status.in_(list(f.statuses)))
-    if f.schedule_id is not None:
-        query = query.where(Job.schedule_id == f.schedule_id)
-    if f.handler:
-        query = query.where(Job.handler == f.handler)
-    if f.q:
-        query = query.where(Job.search.op("@@")(func.plainto_tsquery("simple", f.q)))
-    if f.created_after is not None:
-        query = query.where(Job.created_at >= f.created_after)
-    if f.created_before is not None:
-        query = query.where(Job.created_at < f.created_before)
-    if after is not None:
-        query = query.where(Job.id < after["id"])
-    query = query.order_by(Job.id.desc()).limit(size + 1)
-    with ctx.db.read_session() as session:
-        rows = list(session.execute(query).scalars())
-        session.expunge_all()
-    return page_by_id(rows, size)
 
 
 def handler_catalogue(settings: Any) -> list[HandlerInfo]:

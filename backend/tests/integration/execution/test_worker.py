@@ -15,7 +15,7 @@ from cronplane.domain.roles import Role
 from cronplane.execution.queue_plane import build_queue_services
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.execution.worker import Worker
-from cronplane.management import jobs
+from cronplane.management import history, jobs
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
@@ -49,7 +49,7 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[
 
 
 def status_of(ctx: ManagementContext, job_id: int) -> str:
-    return jobs.get_job(ctx, job_id).job.status
+    return history.get_job(ctx, job_id).job.status
 
 
 def worker_of(runner: ExecutionRunner) -> Worker:
@@ -75,7 +75,7 @@ def test_failures_retry_then_dead_letter(plane) -> None:
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("fail", {"message": "nope"},
                                                    max_attempts=2)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=15, message="job DEAD")
-    detail = jobs.get_job(ctx, job.id)
+    detail = history.get_job(ctx, job.id)
     assert [a.status for a in detail.attempts] == ["FAILED", "FAILED"]
     assert "nope" in (detail.job.error or "")
 
@@ -85,7 +85,7 @@ def test_timeout_marks_the_attempt_timed_out_and_frees_the_slot(plane) -> None:
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 30}, max_attempts=1,
                                                    timeout_seconds=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=10, message="timed out")
-    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["TIMED_OUT"]
+    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["TIMED_OUT"]
     follow = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, follow.id) == "SUCCEEDED", message="slot reused")
 
@@ -97,7 +97,7 @@ def test_cancelling_a_running_sleep_ends_it_cancelled_quickly(plane) -> None:
     result = jobs.cancel(ctx, ALICE, job.id)
     assert not result.immediate
     wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", timeout=5, message="cancelled")
-    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["CANCELLED"]
+    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["CANCELLED"]
 
 
 def test_graceful_stop_releases_running_attempts_for_immediate_retry(
@@ -114,7 +114,7 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
     started = time.monotonic()
     assert runner.stop(timeout=10)
     assert time.monotonic() - started < 5
-    detail = jobs.get_job(ctx, job.id)
+    detail = history.get_job(ctx, job.id)
     assert detail.job.status == "PENDING", "a released job must be runnable at once"
     assert detail.job.max_attempts == 2, "a release must not burn the job's last attempt"
     assert [a.status for a in detail.attempts] == ["LOST"]
@@ -183,7 +183,7 @@ def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
                message="job re-run after its thread died")
-    assert [a.status for a in jobs.get_job(ctx, job.id).attempts] == ["LOST", "SUCCEEDED"]
+    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["LOST", "SUCCEEDED"]
     others = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(20)])
     wait_until(lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in others),
                message="full capacity after the thread was replaced")
@@ -194,7 +194,7 @@ def test_injected_failures_fail_the_attempt(plane) -> None:
     runner.context.shared["faults"].install(FailEverything())
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}, max_attempts=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", message="injected failure")
-    assert "injected failure" in (jobs.get_job(ctx, job.id).job.error or "")
+    assert "injected failure" in (history.get_job(ctx, job.id).job.error or "")
 
 
 def test_http_request_records_status_and_latency(plane) -> None:
@@ -224,9 +224,9 @@ def test_http_request_records_status_and_latency(plane) -> None:
         wait_until(lambda: status_of(ctx, bad.id) == "DEAD", message="http 400 dead")
     finally:
         server.shutdown()
-    result = jobs.get_job(ctx, ok.id).job.result
+    result = history.get_job(ctx, ok.id).job.result
     assert result is not None and result["status"] == 201 and result["latency_ms"] >= 0
-    assert "HTTP 400" in (jobs.get_job(ctx, bad.id).job.error or "")
+    assert "HTTP 400" in (history.get_job(ctx, bad.id).job.error or "")
 
 
 def test_purge_history_deletes_old_finished_jobs(plane) -> None:
@@ -238,7 +238,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
     purge = jobs.enqueue(ctx, ALICE, jobs.JobRequest("maintenance.purge_history",
                                                      {"older_than_days": 30})).job
     wait_until(lambda: status_of(ctx, purge.id) == "SUCCEEDED", message="purge")
-    assert jobs.get_job(ctx, purge.id).job.result["deleted_jobs"] == 3
+    assert history.get_job(ctx, purge.id).job.result["deleted_jobs"] == 3
     with ctx.db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM jobs WHERE id = ANY(%s)",
                             (old,)).fetchone()["n"] == 0

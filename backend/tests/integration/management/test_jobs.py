@@ -3,6 +3,7 @@ retry, bulk enqueue."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -10,7 +11,7 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.domain.roles import Role
-from cronplane.management import jobs
+from cronplane.management import history, jobs
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
@@ -114,7 +115,7 @@ def test_cancel_running_requests_it_and_the_attempt_ends_cancelled(
     (applied,) = store.complete([Outcome(claim.attempt_id, job.id, 1, "CANCELLED",
                                          error="cancel requested")])
     assert applied.job_status == "CANCELLED"
-    detail = jobs.get_job(ctx, job.id)
+    detail = history.get_job(ctx, job.id)
     assert detail.job.status == "CANCELLED"
     assert [a.status for a in detail.attempts] == ["CANCELLED"]
 
@@ -143,7 +144,7 @@ def test_retry_from_dead_or_cancelled_keeps_history(ctx: ManagementContext) -> N
     (claim2,) = store.claim("w:1:x", 1, 30)
     assert claim2.number == 2
     store.complete([Outcome(claim2.attempt_id, job.id, 2, "SUCCEEDED")])
-    detail = jobs.get_job(ctx, job.id)
+    detail = history.get_job(ctx, job.id)
     assert detail.job.status == "SUCCEEDED"
     assert [(a.number, a.status) for a in detail.attempts] == [(1, "FAILED"), (2, "SUCCEEDED")]
     cancelled = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
@@ -164,13 +165,8 @@ def test_bulk_enqueue_is_one_statement_with_one_notify(ctx: ManagementContext) -
         jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}), jobs.JobRequest("nope", {})])
 
 
-def test_list_and_catalogue(ctx: ManagementContext) -> None:
-    for _ in range(3):
-        jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}))
-    page = jobs.list_jobs(ctx, jobs.JobFilter(statuses=["PENDING"]), limit=2)
-    assert len(page.items) == 2 and page.next_cursor
-    rest = jobs.list_jobs(ctx, jobs.JobFilter(statuses=["PENDING"]), limit=2,
-                          cursor=page.next_cursor)
-    assert len(rest.items) == 1 and rest.next_cursor is None
+def test_catalogue_hides_disabled_handlers(ctx: ManagementContext) -> None:
     names = [h.name for h in jobs.handler_catalogue(ctx.settings)]
     assert "noop" in names and "shell.command" not in names
+    enabled = dataclasses.replace(ctx.settings, shell_commands=True)
+    assert "shell.command" in [h.name for h in jobs.handler_catalogue(enabled)]
