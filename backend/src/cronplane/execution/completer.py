@@ -74,6 +74,10 @@ class Completer:
             self._thread = None
             try:
                 self.flush()  # whatever arrived after the loop's last flush
+            except Exception:
+                # Unwritten outcomes are not lost work: their attempts stay RUNNING until the
+                # leases expire, then the watchdog hands the jobs to another worker.
+                self.log.exception("could not write %d outcome(s) at shutdown", self.pending)
             finally:
                 # The completer stops after the worker, heartbeater and watchdog (see
                 # queue_plane): nothing uses the store's per-thread connections any more.

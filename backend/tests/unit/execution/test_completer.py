@@ -1,0 +1,76 @@
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from cronplane.execution.completer import Completer, CompleterConfig
+from cronplane.storage.job_store import Applied, Outcome
+
+
+class FakeStore:
+    def __init__(self, failures: int = 0) -> None:
+        self.batches: list[list[Outcome]] = []
+        self.failures = failures
+        self.written = threading.Event()
+        self.closed = False
+
+    def complete(self, outcomes: Sequence[Outcome]) -> list[Applied]:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("database down")
+        self.batches.append(list(outcomes))
+        self.written.set()
+        return [Applied(o.attempt_id, o.job_id, None if o.attempt_id < 0 else "SUCCEEDED")
+                for o in outcomes]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def outcome(n: int) -> Outcome:
+    return Outcome(attempt_id=n, job_id=n, number=1, status="SUCCEEDED")
+
+
+def test_outcomes_are_written_in_one_batch_within_the_bounded_delay() -> None:
+    store = FakeStore()
+    completer = Completer(store, CompleterConfig(max_delay=0.05))  # type: ignore[arg-type]
+    completer.start()
+    try:
+        started = time.monotonic()
+        for n in range(1, 51):
+            completer.submit(outcome(n))
+        assert store.written.wait(2)
+        assert time.monotonic() - started < 0.5
+        assert completer.wait_flushed(50, timeout=2)
+        assert sum(len(b) for b in store.batches) == 50
+        assert len(store.batches) <= 2, "outcomes should be batched, not written one by one"
+    finally:
+        assert completer.stop()
+    assert store.closed
+
+
+def test_a_failed_flush_keeps_the_outcomes_and_retries() -> None:
+    store = FakeStore(failures=1)
+    completer = Completer(store, CompleterConfig(max_delay=0.01,  # type: ignore[arg-type]
+                                                 retry_delay=0.01))
+    completer.start()
+    try:
+        completer.submit(outcome(1))
+        assert completer.wait_flushed(1, timeout=5)
+        assert [o.attempt_id for b in store.batches for o in b] == [1]
+    finally:
+        completer.stop()
+
+
+def test_rejected_late_completions_are_counted() -> None:
+    store = FakeStore()
+    completer = Completer(store)  # type: ignore[arg-type]
+    completer.submit(outcome(-7))
+    completer.flush()
+    assert completer.rejected == 1 and completer.applied == 0
+
+
+def test_max_delay_is_bounded_by_50_ms() -> None:
+    with pytest.raises(ValueError):
+        CompleterConfig(max_delay=0.2)
