@@ -1,0 +1,211 @@
+"""The acceptance harness: real ``cronplane worker`` processes against one test database.
+
+Shared by the leader-failover and fault-injection suites. A ``Cluster`` starts processes (each
+logging to its own file under the test's tmp_path), finds the leader by its lease, and stops
+everything at the end (SIGCONT first, for a test that froze one). Helpers assert the product's
+invariants on what the database holds: every fire time exactly once, every job exactly one
+SUCCEEDED attempt.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+TTL = 2.0
+RENEW = TTL / 3
+CLI = [sys.executable, "-m", "cronplane.cli", "worker"]
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, step: float = 0.02) -> Any:
+    """Poll ``predicate`` until it is truthy or ``timeout`` passes; returns its last value."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        pause.wait(step)
+    return predicate()
+
+
+class Cluster:
+    """``cronplane worker`` processes on one database. ``start(**env)`` overrides the defaults
+    (lease TTL ``TTL``, two executor threads, INFO logs)."""
+
+    def __init__(self, url: str, logs: Path, **env: str) -> None:
+        self.url = url
+        self.logs = logs
+        self.env = {"CRONPLANE_LEASE_TTL_SECONDS": str(TTL), "CRONPLANE_WORKER_CONCURRENCY": "2",
+                    "CRONPLANE_LOG_LEVEL": "INFO", **env}
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.log_files: dict[int, Path] = {}
+        self._count = itertools.count()
+
+    def query(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        with psycopg.connect(self.url, autocommit=True, row_factory=dict_row) as conn:
+            return conn.execute(sql, args).fetchall()
+
+    def scalar(self, sql: str, *args: Any) -> Any:
+        return next(iter(self.query(sql, *args)[0].values()))
+
+    def start(self, **env: str) -> subprocess.Popen[bytes]:
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("CRONPLANE_", "DATABASE"))}
+        environ.update({"DATABASE_URL": self.url, **self.env, **env})
+        path = self.logs / f"worker-{next(self._count)}.log"
+        log = open(path, "wb")  # noqa: SIM115 - the child owns it
+        proc = subprocess.Popen(CLI, env=environ, stdout=log, stderr=subprocess.STDOUT)
+        self.procs[proc.pid] = proc
+        self.log_files[proc.pid] = path
+        return proc
+
+    def alive(self) -> list[subprocess.Popen[bytes]]:
+        return [p for p in self.procs.values() if p.poll() is None]
+
+    def registered(self, pid: int) -> bool:
+        return bool(self.scalar("SELECT count(*) FROM workers WHERE pid = %s "
+                                "AND stopped_at IS NULL", pid))
+
+    def wait_registered(self, procs: Sequence[subprocess.Popen[bytes]],
+                        timeout: float = 30) -> None:
+        ok = wait_until(lambda: all(self.registered(p.pid) for p in procs), timeout, step=0.1)
+        assert ok, f"processes {[p.pid for p in procs]} did not register within {timeout}s"
+
+    def kill9(self, proc: subprocess.Popen[bytes]) -> None:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+
+    def lease(self) -> dict[str, Any] | None:
+        rows = self.query("SELECT owner, fencing_token, expires_at > clock_timestamp() AS live "
+                          "FROM leases WHERE name = 'scheduler'")
+        return rows[0] if rows and rows[0]["live"] else None
+
+    def leader_pid(self) -> int | None:
+        lease = self.lease()
+        return None if lease is None else int(lease["owner"].split(":")[-2])
+
+    def db_now(self) -> Any:
+        return self.scalar("SELECT clock_timestamp()")
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.terminate()
+        for proc in self.procs.values():
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+
+# -- schedules: every fire exactly once -----------------------------------------------------------
+def add_every_second(cluster: Cluster, count: int) -> None:
+    cluster.query("INSERT INTO schedules (name, handler, cron, overlap, next_run_at) "
+                  "SELECT 'every-second-' || g, 'noop', '*/1 * * * * *', 'allow', "
+                  "date_trunc('second', clock_timestamp()) + interval '1 second' "
+                  "FROM generate_series(1, %s) g RETURNING id", count)
+
+
+def fires(cluster: Cluster) -> int:
+    return int(cluster.query("SELECT count(*) AS n FROM jobs")[0]["n"])
+
+
+def assert_every_fire_exactly_once(cluster: Cluster) -> None:
+    schedules = cluster.query("SELECT id FROM schedules")
+    first = cluster.query("SELECT min(fire_time) AS t FROM jobs")[0]["t"]
+    for row in schedules:
+        rows = cluster.query("SELECT fire_time, count(*) AS n FROM jobs WHERE schedule_id = %s "
+                             "GROUP BY fire_time ORDER BY fire_time", row["id"])
+        duplicates = [r["fire_time"] for r in rows if r["n"] > 1]
+        assert not duplicates, f"schedule {row['id']} has two jobs for {duplicates}"
+        times = [r["fire_time"] for r in rows]
+        assert times and times[0] == first, f"schedule {row['id']} missed its first fire"
+        gaps = [(t, u) for t, u in itertools.pairwise(times) if u - t != timedelta(seconds=1)]
+        assert not gaps, f"schedule {row['id']} is missing fires between {gaps}"
+
+
+# -- jobs: a stream of acknowledged enqueues, each run exactly once to success ------------------
+class JobStream:
+    """Enqueues ``batch`` short ``sleep`` jobs every ``interval`` seconds on its own thread,
+    through the same use case as ``POST /jobs``, and remembers the ids of every enqueue that
+    returned (acknowledged). An enqueue that raised (database gone) is retried on the next
+    round and never counted: only acknowledged jobs are owed."""
+
+    def __init__(self, url: str, *, batch: int = 10, interval: float = 0.25,
+                 max_seconds: float = 0.3, max_attempts: int = 25) -> None:
+        from cronplane.storage.database import Database
+
+        self.db = Database(url, application_name="cronplane-test-stream", pool_size=2)
+        self.batch = batch
+        self.interval = interval
+        self.max_seconds = max_seconds
+        self.max_attempts = max_attempts
+        self.acknowledged: list[int] = []
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="job-stream", daemon=True)
+        self._random = random.Random(7)
+
+    def start(self) -> JobStream:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[int]:
+        self._stop.set()
+        self._thread.join(30)
+        self.db.close()
+        return list(self.acknowledged)
+
+    def _run(self) -> None:
+        from cronplane.management import jobs
+
+        while not self._stop.is_set():
+            requests = [jobs.JobRequest("sleep", {"seconds": round(
+                self._random.uniform(0.0, self.max_seconds), 3)},
+                max_attempts=self.max_attempts) for _ in range(self.batch)]
+            try:
+                ids = jobs.enqueue_many(self.db, requests)
+            except Exception:  # not acknowledged: not owed
+                self.failures += 1
+            else:
+                self.acknowledged.extend(ids)
+            self._stop.wait(self.interval)
+
+
+def unfinished(cluster: Cluster, ids: Sequence[int]) -> int:
+    return int(cluster.scalar("SELECT count(*) FROM jobs WHERE id = ANY(%s) "
+                              "AND status <> 'SUCCEEDED'", list(ids)))
+
+
+def assert_each_job_exactly_one_succeeded_attempt(cluster: Cluster, ids: Sequence[int]) -> None:
+    """Every acknowledged job exists, SUCCEEDED, with exactly one SUCCEEDED attempt and nothing
+    but LOST attempts before it (a killed or cut-off worker's attempt is reclaimed, never run
+    to a second success)."""
+    rows = cluster.query("""
+        SELECT j.id, j.status,
+               array_agg(a.status ORDER BY a.number) FILTER (WHERE a.id IS NOT NULL) AS attempts
+          FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id
+         WHERE j.id = ANY(%s) GROUP BY j.id""", list(ids))
+    missing = sorted(set(ids) - {r["id"] for r in rows})
+    assert not missing, f"{len(missing)} acknowledged job(s) lost: {missing[:10]}"
+    bad = [r for r in rows if r["status"] != "SUCCEEDED"
+           or (r["attempts"] or []).count("SUCCEEDED") != 1
+           or r["attempts"][-1] != "SUCCEEDED"
+           or any(s != "LOST" for s in r["attempts"][:-1])]
+    assert not bad, f"{len(bad)} job(s) without exactly one SUCCEEDED attempt: {bad[:5]}"
