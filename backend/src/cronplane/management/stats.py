@@ -20,25 +20,36 @@ LEADER_LEASE = "scheduler"
 WORKER_LIVENESS_SECONDS = 60
 THROUGHPUT_MINUTES = 60
 
-_COUNTS = text("SELECT status, sum(count)::bigint AS n FROM job_status_counts GROUP BY status")
-_THROUGHPUT = text("""
-    SELECT m.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
-           coalesce(sum(t.failed), 0)::bigint AS failed
-      FROM generate_series(date_trunc('minute', now()) - make_interval(mins => :span - 1),
-                           date_trunc('minute', now()), interval '1 minute') AS m(minute)
-      LEFT JOIN job_throughput t ON t.minute = m.minute
-     GROUP BY m.minute ORDER BY m.minute
-""")
+# One round trip for the whole dashboard: four small reads, each answered from its own tiny
+# table (or index), returned as JSON columns.
+_COUNTS_SQL = "SELECT coalesce(json_object_agg(status, n), '{}') FROM " \
+              "(SELECT status, sum(count)::bigint AS n FROM job_status_counts GROUP BY status) c"
 # An expired lease has no leader, whatever its owner column still says.
-_LEADER = text("""
-    SELECT owner, fencing_token, expires_at FROM leases
-     WHERE name = :name AND owner IS NOT NULL AND expires_at > now()
+_LEADER_SQL = """SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
+                                          'expires_at', expires_at)
+                   FROM leases
+                  WHERE name = :name AND owner IS NOT NULL AND expires_at > now()"""
+_STATS = text(f"""
+    SELECT ({_COUNTS_SQL}) AS counts,
+           (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
+                                              'failed', m.failed) ORDER BY m.minute)
+              FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
+                           coalesce(sum(t.failed), 0)::bigint AS failed
+                      FROM generate_series(date_trunc('minute', now())
+                                             - make_interval(mins => :span - 1),
+                                           date_trunc('minute', now()), interval '1 minute')
+                             AS g(minute)
+                      LEFT JOIN job_throughput t ON t.minute = g.minute
+                     GROUP BY g.minute) m) AS throughput,
+           ({_LEADER_SQL}) AS leader,
+           (SELECT coalesce(json_agg(json_build_object('id', id, 'host', host, 'pid', pid,
+                                                       'heartbeat_at', heartbeat_at,
+                                                       'running', running) ORDER BY id), '[]')
+              FROM workers
+             WHERE stopped_at IS NULL
+               AND heartbeat_at > now() - make_interval(secs => :liveness)) AS workers
 """)
-_WORKERS = text("""
-    SELECT id, host, pid, heartbeat_at, running FROM workers
-     WHERE stopped_at IS NULL AND heartbeat_at > now() - make_interval(secs => :liveness)
-     ORDER BY id
-""")
+_SNAPSHOT = text(f"SELECT ({_COUNTS_SQL}) AS counts, ({_LEADER_SQL}) AS leader")
 
 
 @dataclass(frozen=True)
@@ -82,34 +93,39 @@ class StateSnapshot:
 
 def get_stats(ctx: ManagementContext) -> Stats:
     with ctx.db.read_session() as session:
-        counts = _counts(session.execute(_COUNTS).all())
-        throughput = [ThroughputMinute(minute=row.minute, succeeded=row.succeeded,
-                                       failed=row.failed)
-                      for row in session.execute(_THROUGHPUT, {"span": THROUGHPUT_MINUTES})]
-        leader = _leader(session.execute(_LEADER, {"name": LEADER_LEASE}).first())
-        workers = [WorkerLiveness(id=row.id, host=row.host, pid=row.pid,
-                                  heartbeat_at=row.heartbeat_at, running=row.running)
-                   for row in session.execute(_WORKERS, {"liveness": WORKER_LIVENESS_SECONDS})]
-    return Stats(jobs_by_status=counts, throughput=throughput, leader=leader, workers=workers)
+        row = session.execute(_STATS, {"span": THROUGHPUT_MINUTES, "name": LEADER_LEASE,
+                                       "liveness": WORKER_LIVENESS_SECONDS}).one()
+    return Stats(
+        jobs_by_status=_counts(row.counts),
+        throughput=[ThroughputMinute(minute=_instant(p["minute"]), succeeded=int(p["succeeded"]),
+                                     failed=int(p["failed"])) for p in row.throughput],
+        leader=_leader(row.leader),
+        workers=[WorkerLiveness(id=w["id"], host=w["host"], pid=int(w["pid"]),
+                                heartbeat_at=_instant(w["heartbeat_at"]),
+                                running=int(w["running"])) for w in row.workers])
 
 
 def state_snapshot(ctx: ManagementContext) -> StateSnapshot:
     with ctx.db.read_session() as session:
-        counts = _counts(session.execute(_COUNTS).all())
-        leader = _leader(session.execute(_LEADER, {"name": LEADER_LEASE}).first())
-    return StateSnapshot(jobs_by_status=counts, leader=leader)
+        row = session.execute(_SNAPSHOT, {"name": LEADER_LEASE}).one()
+    return StateSnapshot(jobs_by_status=_counts(row.counts), leader=_leader(row.leader))
 
 
-def _counts(rows: object) -> dict[str, int]:
+def _instant(value: str) -> datetime:
+    # json_build_object renders timestamptz in ISO 8601 with the session's offset (UTC).
+    return datetime.fromisoformat(value)
+
+
+def _counts(raw: dict[str, int]) -> dict[str, int]:
     counts = dict.fromkeys(JOB_STATUSES, 0)
-    for status, n in rows:  # type: ignore[attr-defined]
+    for status, n in raw.items():
         if status in counts:
             counts[status] = max(0, int(n))
     return counts
 
 
-def _leader(row: object) -> Leader | None:
-    if row is None:
+def _leader(raw: dict[str, object] | None) -> Leader | None:
+    if raw is None:
         return None
-    return Leader(owner=row.owner, fencing_token=int(row.fencing_token),  # type: ignore[attr-defined]
-                  expires_at=row.expires_at)  # type: ignore[attr-defined]
+    return Leader(owner=str(raw["owner"]), fencing_token=int(str(raw["fencing_token"])),
+                  expires_at=_instant(str(raw["expires_at"])))
