@@ -21,16 +21,12 @@ WORKER_LIVENESS_SECONDS = 60
 THROUGHPUT_MINUTES = 60
 
 # One round trip for the whole dashboard: four small reads, each answered from its own tiny
-# table (or index), returned as JSON columns.
-_COUNTS_SQL = "SELECT coalesce(json_object_agg(status, n), '{}') FROM " \
-              "(SELECT status, sum(count)::bigint AS n FROM job_status_counts GROUP BY status) c"
-# An expired lease has no leader, whatever its owner column still says.
-_LEADER_SQL = """SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
-                                          'expires_at', expires_at)
-                   FROM leases
-                  WHERE name = :name AND owner IS NOT NULL AND expires_at > now()"""
-_STATS = text(f"""
-    SELECT ({_COUNTS_SQL}) AS counts,
+# table (or index), returned as JSON columns. An expired lease has no leader, whatever its owner
+# column still says.
+_STATS = text("""
+    SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
+              FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
+                     GROUP BY status) c) AS counts,
            (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
                                               'failed', m.failed) ORDER BY m.minute)
               FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
@@ -41,7 +37,10 @@ _STATS = text(f"""
                              AS g(minute)
                       LEFT JOIN job_throughput t ON t.minute = g.minute
                      GROUP BY g.minute) m) AS throughput,
-           ({_LEADER_SQL}) AS leader,
+           (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
+                                     'expires_at', expires_at)
+              FROM leases
+             WHERE name = :name AND owner IS NOT NULL AND expires_at > now()) AS leader,
            (SELECT coalesce(json_agg(json_build_object('id', id, 'host', host, 'pid', pid,
                                                        'heartbeat_at', heartbeat_at,
                                                        'running', running) ORDER BY id), '[]')
@@ -49,7 +48,16 @@ _STATS = text(f"""
              WHERE stopped_at IS NULL
                AND heartbeat_at > now() - make_interval(secs => :liveness)) AS workers
 """)
-_SNAPSHOT = text(f"SELECT ({_COUNTS_SQL}) AS counts, ({_LEADER_SQL}) AS leader")
+# The part of the above that /metrics reads at scrape time.
+_SNAPSHOT = text("""
+    SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
+              FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
+                     GROUP BY status) c) AS counts,
+           (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
+                                     'expires_at', expires_at)
+              FROM leases
+             WHERE name = :name AND owner IS NOT NULL AND expires_at > now()) AS leader
+""")
 
 
 @dataclass(frozen=True)
