@@ -1,10 +1,10 @@
-import { screen } from '@testing-library/react';
+import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CronFieldProps } from '../../components/cron-field';
 import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
 import { emptyScheduleForm, validateScheduleForm } from './schedule-form';
-import { NewSchedulePage } from './ScheduleFormPages';
+import { EditSchedulePage, NewSchedulePage } from './ScheduleFormPages';
 
 const sleepSchema = { type: 'object', properties: { seconds: { type: 'number', minimum: 0 } }, required: ['seconds'], additionalProperties: false };
 const handlers = [
@@ -93,5 +93,38 @@ describe('new schedule page', () => {
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'OPERATOR' });
     expect(screen.getByRole('alert')).toHaveTextContent('Requires the ADMIN role');
     expect(screen.queryByRole('button', { name: 'Create schedule' })).toBeNull();
+  });
+});
+
+describe('edit schedule page', () => {
+  const schedule = {
+    id: 3, name: 'nightly', description: '', handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'Europe/Berlin',
+    paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
+    next_run_at: null, last_run_at: null, version: 4, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
+  };
+
+  it('saves with If-Match of the version it loaded, and offers the latest version after a 412', async () => {
+    let version = 4;
+    const fake = fakeApi({
+      'GET /handlers': () => json(handlers),
+      'GET /schedules/3': () => json({ ...schedule, version }),
+      'PATCH /schedules/3': () => {
+        version = 5;
+        return problem(412, 'The schedule changed since you loaded it (version 5)');
+      },
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<EditSchedulePage CronField={CronStub} />, { role: 'ADMIN', path: '/schedules/:id/edit', route: '/schedules/3/edit' });
+    const name = await screen.findByRole('textbox', { name: 'Name' });
+    expect(name).toHaveValue('nightly');
+    await fill(name, '-v2');
+    await userEvent.click(screen.getByRole('button', { name: 'Save schedule' }));
+    expect(await screen.findByText('Someone else changed this schedule')).toBeInTheDocument();
+    const patch = fake.calls.find((c) => c.method === 'PATCH');
+    expect(patch?.headers.get('If-Match')).toBe('"4"');
+    expect(await patch?.json()).toMatchObject({ name: 'nightly-v2', cron: '0 0 2 * * *', timezone: 'Europe/Berlin' });
+    await userEvent.click(screen.getByRole('button', { name: 'Load the latest version' }));
+    await waitFor(() => expect(screen.queryByText('Someone else changed this schedule')).toBeNull());
+    expect(screen.getByRole('textbox', { name: 'Name' })).toHaveValue('nightly');
   });
 });
