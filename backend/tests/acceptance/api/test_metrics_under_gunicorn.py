@@ -1,0 +1,71 @@
+"""/metrics under a real ``cronplane serve`` with two gunicorn workers: whichever worker answers
+a scrape reports what every worker observed (prometheus_client's multiprocess mode)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
+HEALTHZ_COUNT = re.compile(
+    r'^cronplane_http_request_duration_seconds_count\{method="GET",route="/healthz",'
+    r'status="200"\} (\S+)$', re.MULTILINE)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def serve(fresh_database_url: str, tmp_path: Path):
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": fresh_database_url, "CRONPLANE_PORT": str(port),
+           "CRONPLANE_EXECUTION": "off", "CRONPLANE_HTTP_WORKERS": "2",
+           "CRONPLANE_SECRET_KEY": "s" * 40, "CRONPLANE_DATA_DIR": str(tmp_path)}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen([CRONPLANE, "serve"], env=env, stdout=log, stderr=log,
+                               start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            assert process.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                if requests.get(base + "/readyz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, "serve did not become ready"
+            time.sleep(0.1)  # polling a starting process, not waiting on the wall clock
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=40)
+        log.close()
+
+
+def test_every_scrape_reports_the_requests_of_both_workers(serve: str) -> None:
+    for _ in range(40):
+        # A new connection per request, so both workers take some of them.
+        assert requests.get(serve + "/healthz", headers={"Connection": "close"},
+                            timeout=5).status_code == 200
+    for _ in range(6):
+        text = requests.get(serve + "/metrics", headers={"Connection": "close"}, timeout=5).text
+        match = HEALTHZ_COUNT.search(text)
+        assert match, text[:2000]
+        assert float(match.group(1)) >= 40, (
+            "a scrape must merge every worker's observations, not report one worker's")
+        assert "cronplane_state_up 1.0" in text
+        assert 'cronplane_jobs_total{status="PENDING"} 0.0' in text
