@@ -262,14 +262,3 @@ def problem_responses(blp: Blueprint, *codes: int) -> Callable[[F], F]:
         return view
 
     return decorate
-
-
-def public(view: F) -> F:
-    """Mark an operation as needing no credentials in the OpenAPI document."""
-    apidoc = dict(getattr(view, "_apidoc", {}))
-    manual = dict(apidoc.get("manual_doc", {}))
-    manual["x-required-role"] = "PUBLIC"
-    manual["security"] = []
-    apidoc["manual_doc"] = manual
-    view._apidoc = apidoc  # type: ignore[attr-defined]
-    return view
