@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Code, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -146,7 +146,12 @@ export function ScheduleDetailPage() {
         )}
       </QueryState>
       <Paper withBorder p="md" component="section" aria-label="Run history">
-        <Title order={2} size="h4" mb="sm">Run history</Title>
+        <Group justify="space-between" mb="sm">
+          <Title order={2} size="h4">Run history</Title>
+          <Anchor component={Link} to={`/jobs?schedule_id=${id}`} size="sm">
+            Open in Jobs (filters, search)
+          </Anchor>
+        </Group>
         <QueryState isPending={runs.isPending} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
           <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" />
         </QueryState>
