@@ -64,8 +64,9 @@ def cluster(fresh_database_url: str, tmp_path: Path) -> Iterator[Cluster]:
 
 
 def start_two_and_find_the_leader(cluster: Cluster) -> tuple[int, dict[str, Any]]:
-    cluster.start()
-    cluster.start()
+    # Both must be up before anything is taken away: a failover can only be as fast as the
+    # standby's start-up, which is not what these tests measure.
+    cluster.wait_registered([cluster.start(), cluster.start()])
     pid = wait_until(cluster.leader_pid, 20)
     assert pid in cluster.procs, "one of the two workers must become leader"
     lease = cluster.lease()
@@ -132,8 +133,7 @@ def test_a_leader_frozen_past_its_ttl_is_fenced_and_steps_down(cluster: Cluster)
 
 
 def restart_the_leader(cluster: Cluster, times: int, schedules: int) -> None:
-    cluster.start()
-    cluster.start()
+    cluster.wait_registered([cluster.start(), cluster.start()])
     add_every_second(cluster, schedules)
     windows: list[Window] = []
     for round_ in range(times):
@@ -151,7 +151,7 @@ def restart_the_leader(cluster: Cluster, times: int, schedules: int) -> None:
             f"round {round_}: no successor")
         windows.append((window_start, cluster.db_now()))
         proc.wait(15)
-        cluster.start()
+        cluster.wait_registered([cluster.start()])  # the next standby, up before the next round
     count = fires(cluster)
     assert wait_until(lambda: fires(cluster) >= count + 2 * schedules, 15)
     cluster.stop_all()
