@@ -96,6 +96,29 @@ def table_rows(page: Page, name: str) -> Locator:
     return page.get_by_role("table", name=name, exact=True).locator("tbody tr")
 
 
+def audit_actions(page: Page) -> list[str]:
+    """The Action column of the audit table as shown."""
+    return [t.strip() for t in table_rows(page, "Audit events").locator("td:nth-child(3)")
+            .all_inner_texts()]
+
+
+def filter_audit(page: Page, **filters: str) -> None:
+    """Type into the audit filters one at a time, each time waiting until the URL carries it."""
+    search = page.get_by_role("search", name="Audit filters")
+    labels = {"actor": "Actor", "action": "Action", "target_type": "Target type",
+              "target_id": "Target id"}
+    for key, label in labels.items():
+        value = filters.get(key, "")
+        box = search.get_by_label(label, exact=True)
+        if box.input_value() == value:
+            continue
+        box.fill(value)
+        if value:
+            expect(page).to_have_url(re.compile(rf"[?&]{key}={re.escape(value)}(&|$)"))
+        else:
+            expect(page).not_to_have_url(re.compile(rf"[?&]{key}="))
+
+
 def watch_text(locator: Locator, until: re.Pattern[str], timeout: float = 30.0,
                interval: float = 0.05) -> list[str]:
     """Every distinct text ``locator`` showed, in order, until one matches ``until``."""

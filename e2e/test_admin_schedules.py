@@ -9,9 +9,11 @@ import time
 from api_client import ApiClient, wait_until
 from conftest import Server
 from console_pages import (
+    audit_actions,
     choose,
     confirm,
     field_row,
+    filter_audit,
     go_via_nav,
     header_button,
     labelled,
@@ -97,3 +99,13 @@ def test_admin_creates_watches_pauses_and_deletes_a_schedule(
     page.get_by_role("search", name="Schedule filters").get_by_label("Search").fill(unique)
     row = table_rows(page, "Schedules").filter(has_text=unique)
     expect(row).to_contain_text("deleted")
+
+    # The audit view shows what the admin just did, as the API records it.
+    go_via_nav(page, "Audit")
+    filter_audit(page, target_type="schedule", target_id=str(schedule_id))
+    done = ["schedule.create", "schedule.pause", "schedule.delete"]
+    expect(table_rows(page, "Audit events")).to_have_count(len(done))
+    assert sorted(audit_actions(page)) == sorted(done)
+    recorded = admin_api.items("/audit", target_type="schedule", target_id=schedule_id)
+    assert sorted(e["action"] for e in recorded) == sorted(done)
+    assert {e["actor"] for e in recorded} == {server.admin_username}

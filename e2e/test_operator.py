@@ -75,6 +75,11 @@ def test_operator_runs_a_schedule_now_and_watches_it_finish(
     assert [a["status"] for a in job["attempts"]] == ["SUCCEEDED"]
     expect(field_row(page, "Job fields", "Requested by")).to_have_text(operator_api.username)
     expect(page.get_by_role("link", name=f"#{schedule['id']}", exact=True)).to_be_visible()
+    # The trigger is audited as schedule.trigger, whichever of the two it names as the target.
+    trail = [e for e in operator_api.items("/audit", action="schedule.trigger", limit=200)
+             if (e["target_type"], str(e["target_id"])) in
+             {("schedule", str(schedule["id"])), ("job", str(job_id))}]
+    assert [e["actor"] for e in trail] == [operator_api.username]
 
 
 def test_operator_cancels_a_running_job(page: Page, operator_api: ApiClient) -> None:

@@ -12,9 +12,11 @@ from api_client import ApiClient, login
 from conftest import Server
 from console_pages import (
     SESSION_ENDED_MESSAGE,
+    audit_actions,
     choose,
     confirm,
     dialog,
+    filter_audit,
     go_via_nav,
     labelled,
     main_nav,
@@ -31,28 +33,6 @@ def _user_state(user: dict) -> str:
     if user.get("locked") is True or user.get("status") == "locked":
         return "locked"
     return "active"
-
-
-def _audit_table_actions(page: Page) -> list[str]:
-    return [t.strip() for t in table_rows(page, "Audit events").locator("td:nth-child(3)")
-            .all_inner_texts()]
-
-
-def _filter_audit(page: Page, **filters: str) -> None:
-    """Type into the audit filters one at a time, each time waiting until the URL carries it."""
-    search = page.get_by_role("search", name="Audit filters")
-    labels = {"actor": "Actor", "action": "Action", "target_type": "Target type",
-              "target_id": "Target id"}
-    for key, label in labels.items():
-        value = filters.get(key, "")
-        box = search.get_by_label(label, exact=True)
-        if box.input_value() == value:
-            continue
-        box.fill(value)
-        if value:
-            expect(page).to_have_url(re.compile(rf"[?&]{key}={re.escape(value)}(&|$)"))
-        else:
-            expect(page).not_to_have_url(re.compile(rf"[?&]{key}="))
 
 
 def test_locking_a_user_ends_their_open_session(
@@ -105,13 +85,13 @@ def test_locking_a_user_ends_their_open_session(
 
     # The audit view shows what the admin did to that user.
     go_via_nav(page, "Audit")
-    _filter_audit(page, target_type="user", target_id=str(locked["id"]))
+    filter_audit(page, target_type="user", target_id=str(locked["id"]))
     expect(table_rows(page, "Audit events").filter(has_text="user.lock")).to_have_count(1)
     expect(table_rows(page, "Audit events").filter(has_text="user.create")).to_have_count(1)
     api_actions = {e["action"] for e in admin_api.items("/audit", target_type="user",
                                                         target_id=locked["id"])}
     assert {"user.create", "user.lock"} <= api_actions
-    assert set(_audit_table_actions(page)) == api_actions
+    assert set(audit_actions(page)) == api_actions
 
 
 def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
@@ -130,11 +110,11 @@ def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
     expect(page.get_by_role("status").filter(has_text="Chain intact")).to_be_visible()
     assert admin_api.get("/audit/verify")["ok"] is True
 
-    _filter_audit(page, target_type="schedule", target_id=str(schedule["id"]))
+    filter_audit(page, target_type="schedule", target_id=str(schedule["id"]))
     expected = ["schedule.create", "schedule.pause", "schedule.resume", "schedule.delete"]
     rows = table_rows(page, "Audit events")
     expect(rows).to_have_count(len(expected))
-    shown = _audit_table_actions(page)
+    shown = audit_actions(page)
     assert sorted(shown) == sorted(expected), shown
     for action in expected:
         expect(rows.filter(has_text=action)).to_contain_text(server.admin_username)
@@ -150,9 +130,9 @@ def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
     page.keyboard.press("Escape")
     expect(dialog(page)).to_have_count(0)
 
-    _filter_audit(page, target_type="job", target_id=str(job["id"]))
+    filter_audit(page, target_type="job", target_id=str(job["id"]))
     expect(table_rows(page, "Audit events")).to_have_count(2)
-    assert sorted(_audit_table_actions(page)) == ["job.cancel", "job.create"]
+    assert sorted(audit_actions(page)) == ["job.cancel", "job.create"]
     expect(table_rows(page, "Audit events").filter(has_text="job.cancel")) \
         .to_contain_text(operator_api.username)
     api_job_events = admin_api.items("/audit", target_type="job", target_id=job["id"])
