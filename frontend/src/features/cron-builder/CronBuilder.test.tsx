@@ -124,6 +124,29 @@ describe('CronBuilder', () => {
   });
 });
 
+describe('CronBuilder freshness', () => {
+  it('labels the runs of the previous expression as updating while the new ones load', async () => {
+    let release: () => void = () => {};
+    const slow = new Promise<void>((r) => (release = r));
+    vi.stubGlobal('fetch', fakeApi({
+      'POST /cron/describe': async (req) => {
+        const body = (await req.json()) as { expression: string };
+        if (body.expression !== '0 0 9 * * *') await slow;
+        return json({ expression: body.expression, description: '', next_runs: berlinRuns });
+      },
+    }).fetch);
+    renderScreen(<Harness />);
+    expect(await screen.findByText('Next 5 runs')).toBeInTheDocument();
+    await choose('Repeat', 'Every N seconds');
+    expect(await screen.findByText(/Next 5 runs \(updating…\)/)).toBeInTheDocument();
+    // Past the debounce the request is still in flight: the old runs must still say so.
+    await new Promise((r) => setTimeout(r, 600));
+    expect(screen.getByText(/Next 5 runs \(updating…\)/)).toBeInTheDocument();
+    release();
+    await waitFor(() => expect(screen.getByText('Next 5 runs')).toBeInTheDocument());
+  });
+});
+
 describe('DST markers', () => {
   it('marks a run whose UTC offset differs from the run before', () => {
     const rows = markDstChanges(berlinRuns, 'Europe/Berlin', '2027-03-24T00:00:00Z');

@@ -30,7 +30,10 @@ export function CronBuilder({ expression, timezone, onChange, error }: CronField
   const english = describeCron(text);
   const [debounced] = useDebouncedValue({ text: check.valid ? check.canonical : '', timezone }, 300);
   const described = useDescribeCron(debounced.text, debounced.timezone, debounced.text !== '');
-  const stale = check.valid && (debounced.text !== check.canonical || debounced.timezone !== timezone);
+  // Runs for an older expression (debounce pending, or its request in flight) are dimmed and labelled,
+  // never shown as the runs of what is on screen now.
+  const stale =
+    check.valid && (debounced.text !== check.canonical || debounced.timezone !== timezone || described.isPlaceholderData);
 
   const setExpression = (next: string) => {
     setText(next);
