@@ -242,3 +242,43 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
     with ctx.db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM jobs WHERE id = ANY(%s)",
                             (old,)).fetchone()["n"] == 0
+
+
+def test_polling_picks_up_work_when_no_notification_arrives(plane) -> None:
+    ctx, runner = plane
+    listener = runner.context.shared["listener"]
+    assert listener.stop(5), "listener should stop"
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    enqueued = time.monotonic()
+    wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=5,
+               message="pickup by polling")
+    assert time.monotonic() - enqueued < 2.5, "the poll interval is at most 1 s"
+
+
+class FrozenHeartbeats(KillOnce):
+    def __init__(self) -> None:
+        super().__init__()
+        self.frozen = True
+
+    def heartbeats_frozen(self) -> bool:
+        return self.frozen
+
+    def should_kill_thread(self, handler: str) -> bool:
+        return False
+
+
+def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(plane) -> None:
+    ctx, runner = plane
+    faults = FrozenHeartbeats()
+    runner.context.shared["faults"].install(faults)
+    job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
+    wait_until(lambda: [a.status for a in history.get_job(ctx, job.id).attempts][:1] == ["LOST"],
+               timeout=10, message="attempt 1 reclaimed after its lease expired")
+    faults.frozen = False
+    worker = worker_of(runner)
+    # The re-run (attempt 2) runs here too; the resumed heartbeat tells attempt 1 to stop.
+    wait_until(lambda: worker.running_count == 1, timeout=10,
+               message="the reclaimed handler stopped, only attempt 2 runs")
+    jobs.cancel(ctx, ALICE, job.id)
+    wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", message="cancelled")
+    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["LOST", "CANCELLED"]
