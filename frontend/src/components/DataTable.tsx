@@ -2,11 +2,22 @@ import { Table } from '@mantine/core';
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef } from '@tanstack/react-table';
 
 /** A TanStack Table rendered with Mantine's table; sorting and paging stay on the server (keyset cursors). */
-export function DataTable<T>({ data, columns, label }: { data: T[]; columns: ColumnDef<T, unknown>[]; label: string }) {
+/** `loading`: the rows belong to the previous filters while the new ones load; they are dimmed, not passed off as current. */
+export function DataTable<T>({
+  data,
+  columns,
+  label,
+  loading = false,
+}: {
+  data: T[];
+  columns: ColumnDef<T, unknown>[];
+  label: string;
+  loading?: boolean;
+}) {
   const table = useReactTable({ data, columns, getCoreRowModel: getCoreRowModel() });
   return (
     <Table.ScrollContainer minWidth={700}>
-      <Table striped highlightOnHover withTableBorder aria-label={label} fz="sm">
+      <Table striped highlightOnHover withTableBorder aria-label={label} aria-busy={loading} fz="sm" style={loading ? { opacity: 0.5 } : undefined}>
         <Table.Thead>
           {table.getHeaderGroups().map((hg) => (
             <Table.Tr key={hg.id}>

@@ -128,7 +128,7 @@ function AuditTrail() {
         ))}
       </Group>
       <QueryState isPending={audit.isPending} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
-        <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" />
+        <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>
       <CursorPager cursor={params.get('cursor')} nextCursor={audit.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
       <Modal opened={open !== null} onClose={() => setOpen(null)} title={open ? `${open.action} by ${open.actor}` : ''} size="lg">

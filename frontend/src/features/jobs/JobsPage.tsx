@@ -1,4 +1,4 @@
-import { Anchor, Group, MultiSelect, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Group, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
@@ -120,14 +120,9 @@ export function JobsPage() {
         isEmpty={jobs.data?.items.length === 0}
         empty={params.toString() ? 'No jobs match these filters.' : 'No jobs yet.'}
       >
-        <DataTable data={jobs.data?.items ?? []} columns={columns} label="Jobs" />
+        <DataTable data={jobs.data?.items ?? []} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>
       <CursorPager cursor={filters.cursor ?? null} nextCursor={jobs.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
-      {jobs.isPlaceholderData && (
-        <Text size="xs" c="dimmed">
-          Loading…
-        </Text>
-      )}
     </Stack>
   );
 }

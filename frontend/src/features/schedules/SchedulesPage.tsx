@@ -121,7 +121,7 @@ export function SchedulesPage() {
         isEmpty={schedules.data?.items.length === 0}
         empty={params.toString() ? 'No schedules match these filters.' : 'No schedules yet.'}
       >
-        <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" />
+        <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" loading={schedules.isPlaceholderData} />
       </QueryState>
       <CursorPager cursor={params.get('cursor')} nextCursor={schedules.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
     </Stack>
