@@ -153,7 +153,7 @@ export function ScheduleDetailPage() {
           </Anchor>
         </Group>
         <QueryState isPending={runs.isPending} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
-          <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" />
+          <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" loading={runs.isPlaceholderData} />
         </QueryState>
         <CursorPager cursor={cursor} nextCursor={runs.data?.next_cursor} onChange={setCursor} />
       </Paper>
