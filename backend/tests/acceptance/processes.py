@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +126,16 @@ def fires(cluster: Cluster) -> int:
     return int(cluster.query("SELECT count(*) AS n FROM jobs")[0]["n"])
 
 
-def assert_every_fire_exactly_once(cluster: Cluster) -> None:
-    schedules = cluster.query("SELECT id FROM schedules")
-    first = cluster.query("SELECT min(fire_time) AS t FROM jobs")[0]["t"]
+Window = tuple[datetime, datetime]  # database time: leader taken away .. successor holds the lease
+
+
+def assert_every_fire_exactly_once(cluster: Cluster, windows: Sequence[Window] = ()) -> None:
+    """No fire time twice; none missing outside a failover window (with no windows: none
+    missing at all); every missing one counted in its schedule's missed_count (never silently
+    lost). Normally nothing is missing even across a failover: the misfire grace (TTL + 1 s)
+    lets the successor enqueue late what the dead leader did not."""
+    schedules = cluster.query("SELECT id, missed_count FROM schedules")
+    first = cluster.scalar("SELECT min(fire_time) FROM jobs")
     for row in schedules:
         rows = cluster.query("SELECT fire_time, count(*) AS n FROM jobs WHERE schedule_id = %s "
                              "GROUP BY fire_time ORDER BY fire_time", row["id"])
@@ -136,8 +143,18 @@ def assert_every_fire_exactly_once(cluster: Cluster) -> None:
         assert not duplicates, f"schedule {row['id']} has two jobs for {duplicates}"
         times = [r["fire_time"] for r in rows]
         assert times and times[0] == first, f"schedule {row['id']} missed its first fire"
-        gaps = [(t, u) for t, u in itertools.pairwise(times) if u - t != timedelta(seconds=1)]
-        assert not gaps, f"schedule {row['id']} is missing fires between {gaps}"
+        missing = [t + timedelta(seconds=k) for t, u in itertools.pairwise(times)
+                   for k in range(1, round((u - t).total_seconds()))]
+        outside = [m for m in missing
+                   if not any(start - timedelta(seconds=1) <= m <= end for start, end in windows)]
+        assert not outside, f"schedule {row['id']} is missing fires outside a failover: {outside}"
+        assert row["missed_count"] == len(missing), (
+            f"schedule {row['id']}: {len(missing)} fire time(s) without a job but "
+            f"{row['missed_count']} counted as missed")
+
+
+def missing_fires(cluster: Cluster) -> int:
+    return int(cluster.scalar("SELECT coalesce(sum(missed_count), 0) FROM schedules"))
 
 
 # -- jobs: a stream of acknowledged enqueues, each run exactly once to success ------------------

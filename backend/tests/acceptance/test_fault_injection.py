@@ -40,6 +40,7 @@ from tests.acceptance.processes import (
     assert_each_job_exactly_one_succeeded_attempt,
     assert_every_fire_exactly_once,
     fires,
+    missing_fires,
     unfinished,
     wait_until,
 )
@@ -127,7 +128,7 @@ def kill_leaders_near_ticks(cluster: Cluster, kills: int, seed: int) -> None:
     procs = [cluster.start(), cluster.start()]
     cluster.wait_registered(procs)
     add_every_second(cluster, 3)
-    failovers = []
+    failovers, windows = [], []
     for round_ in range(kills):
         leader = wait_until(cluster.leader_pid, 10)
         assert leader in cluster.procs, f"round {round_}: no leader"
@@ -136,11 +137,12 @@ def kill_leaders_near_ticks(cluster: Cluster, kills: int, seed: int) -> None:
         lease = cluster.lease()
         assert lease is not None
         sleep_until_near_a_tick(rng)
-        killed_at = time.monotonic()
+        killed_at, window_start = time.monotonic(), cluster.db_now()
         cluster.kill9(cluster.procs[leader])
         successor = wait_until(lambda old=leader: (p := cluster.leader_pid()) not in (None, old) and p,
                                TTL + 5, step=0.01)
         failovers.append(time.monotonic() - killed_at)
+        windows.append((window_start, cluster.db_now()))
         assert successor, f"round {round_}: no successor"
         new_lease = cluster.lease()
         assert new_lease is not None and new_lease["fencing_token"] > lease["fencing_token"]
@@ -148,10 +150,11 @@ def kill_leaders_near_ticks(cluster: Cluster, kills: int, seed: int) -> None:
     count = fires(cluster)
     assert wait_until(lambda: fires(cluster) >= count + 6, 10)
     cluster.stop_all()
-    assert_every_fire_exactly_once(cluster)
+    assert_every_fire_exactly_once(cluster, windows)
     assert max(failovers) <= TTL + 2.0, f"failover took {spread(failovers)}"
     report("kill -9 leader near a tick", kills=kills, fires=fires(cluster), duplicates=0,
-           missing=0, failover=spread(failovers))
+           missing_outside_failover=0, missed_inside_failover=missing_fires(cluster),
+           failover=spread(failovers))
 
 
 def test_kill_9_of_the_leader_near_a_tick_never_duplicates_nor_misses_a_fire(
@@ -182,7 +185,7 @@ def freeze_leaders(cluster: Cluster, rounds: int) -> None:
     procs = [cluster.start(), cluster.start()]
     cluster.wait_registered(procs)
     add_every_second(cluster, 3)
-    takeovers, step_downs = [], []
+    takeovers, step_downs, windows = [], [], []
     for round_ in range(rounds):
         leader = wait_until(cluster.leader_pid, 10)
         assert leader in cluster.procs, f"round {round_}: no leader"
@@ -196,11 +199,12 @@ def freeze_leaders(cluster: Cluster, rounds: int) -> None:
             "AND details->>'owner' = %s", old_owner)
         lost_before = cluster.scalar("SELECT count(*) FROM audit_events WHERE action = "
                                      "'leader.lose' AND details->>'owner' = %s", old_owner)
-        stopped_at = time.monotonic()
+        stopped_at, window_start = time.monotonic(), cluster.db_now()
         os.kill(leader, signal.SIGSTOP)
         successor = wait_until(lambda old=leader: (p := cluster.leader_pid()) not in (None, old) and p,
                                TTL + 5, step=0.01)
         takeovers.append(time.monotonic() - stopped_at)
+        windows.append((window_start, cluster.db_now()))
         assert successor, f"round {round_}: no standby took over from the frozen leader"
         # Frozen well past its TTL while the new leader fires.
         count = fires(cluster)
@@ -225,11 +229,11 @@ def freeze_leaders(cluster: Cluster, rounds: int) -> None:
                               "'leader.acquire' AND details->>'owner' = %s",
                               old_owner) == acquired_before, "it never led again"
     cluster.stop_all()
-    assert_every_fire_exactly_once(cluster)
+    assert_every_fire_exactly_once(cluster, windows)
     fenced = sum(path.read_text(errors="replace").count("fenced out")
                  for path in cluster.log_files.values())
     report("SIGSTOP leader past TTL", rounds=rounds, fires=fires(cluster), duplicates=0,
-           missing=0, takeover_after_stop=spread(takeovers),
+           missing_outside_failover=0, missed_inside_failover=missing_fires(cluster), takeover_after_stop=spread(takeovers),
            step_down_after_cont=spread(step_downs), fenced_fire_attempts_logged=fenced)
 
 
