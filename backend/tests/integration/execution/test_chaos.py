@@ -58,10 +58,11 @@ class Plane:
             return conn.execute(sql, args).fetchall()
 
     def status(self, job_id: int) -> str:
-        return jobs.get_job(self.ctx, job_id).job.status
+        return str(self.query("SELECT status FROM jobs WHERE id = %s", job_id)[0]["status"])
 
     def attempts(self, job_id: int) -> list[str]:
-        return [a.status for a in jobs.get_job(self.ctx, job_id).attempts]
+        return [r["status"] for r in self.query(
+            "SELECT status FROM attempts WHERE job_id = %s ORDER BY number", job_id)]
 
 
 @pytest.fixture
@@ -243,3 +244,18 @@ def test_a_running_experiment_expires_by_itself(plane: Plane) -> None:
     audits = plane.query("SELECT count(*) AS n FROM audit_events WHERE action = 'chaos.expire' "
                          "AND target_id = %s", str(experiment))
     assert audits[0]["n"] == 1
+
+
+@pytest.mark.parametrize(("kind", "params"), [
+    ("freeze_heartbeats", {"worker_id": 42}),
+    ("freeze_heartbeats", {"worker_id": ""}),
+    ("fail_handler", {"handler": "noop", "fraction": 1, "worker_id": "h:1:x"}),
+    ("leader_stepdown", {"worker_id": "h:1:x"}),
+])
+def test_worker_id_scope_is_a_process_id_and_only_for_per_process_kinds(
+        plane: Plane, kind: str, params: dict[str, Any]) -> None:
+    from cronplane.management.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        chaos.start(plane.ctx, ADMIN, kind, 10, params)
+    assert plane.query("SELECT count(*) AS n FROM chaos_experiments")[0]["n"] == 0
