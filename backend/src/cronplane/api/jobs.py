@@ -154,8 +154,8 @@ class Jobs(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 400, 413, 415)
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
-        request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
-        result = jobs.enqueue(_ctx(), current_actor(), request,
+        job_request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
+        result = jobs.enqueue(_ctx(), current_actor(), job_request,
                               idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200
 
