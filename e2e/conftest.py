@@ -190,7 +190,13 @@ def server(artifacts: Path) -> Iterator[Server]:
     env["CRONPLANE_STATIC_DIR"] = str(_copy_console(workdir / "dist"))
     drop_database: Callable[[], None] | None = None
     if os.environ.get("TEST_DATABASE_URL"):
-        env["DATABASE_URL"], drop_database = _fresh_external_database(os.environ["TEST_DATABASE_URL"])
+        try:
+            env["DATABASE_URL"], drop_database = _fresh_external_database(
+                os.environ["TEST_DATABASE_URL"])
+        except Exception as exc:  # noqa: BLE001 - one line, not one error per test
+            shutil.rmtree(workdir, ignore_errors=True)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            _fail_session(f"cannot create a fresh database on TEST_DATABASE_URL: {first}")
 
     migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
                              text=True, timeout=120, check=False)
