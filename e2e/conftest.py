@@ -377,6 +377,9 @@ def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], 
 
     keep = _test_went_wrong(request.node)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    if keep:  # another run in the same checkout may have cleared the folders meanwhile
+        for sub in ("traces", "failures"):
+            (artifacts / sub).mkdir(parents=True, exist_ok=True)
     for label, context, console in opened:
         try:
             if keep:
@@ -412,6 +415,7 @@ def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
 
     def take(page: Page, name: str) -> Path:
         path = artifacts / "screenshots" / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(path), full_page=True)
         return path
 
