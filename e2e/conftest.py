@@ -198,22 +198,23 @@ def server(artifacts: Path) -> Iterator[Server]:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             _fail_session(f"cannot create a fresh database on TEST_DATABASE_URL: {first}")
 
-    migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
-                             text=True, timeout=120, check=False)
-    if migrate.returncode != 0:
-        shutil.rmtree(workdir, ignore_errors=True)
-        _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
-                      f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
-
     log = log_path.open("wb")
-    process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    running = Server(f"http://127.0.0.1:{port}", ADMIN_USERNAME, admin_password, log_path, process)
+    process: subprocess.Popen[bytes] | None = None
     try:
+        migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
+                                 text=True, timeout=120, check=False)
+        if migrate.returncode != 0:
+            _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
+                          f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
+        process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        running = Server(f"http://127.0.0.1:{port}", ADMIN_USERNAME, admin_password, log_path,
+                         process)
         _wait_ready(running)
         yield running
     finally:
-        _stop(process)
+        if process is not None:
+            _stop(process)
         log.close()
         _stop_embedded_postgres(workdir / "pg")
         if drop_database:
