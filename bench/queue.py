@@ -183,8 +183,11 @@ def cronplane_drain(url: str, jobs: int, threads: int = 8) -> dict[str, Any]:
                (SELECT max(finished_at) FROM jobs) AS last_finish,
                (SELECT count(*) FROM attempts) AS attempts,
                (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded,
+               -- one claim statement gives its attempts one lease_expires_at (database
+               -- clock); started_at moves with the time spent in the worker's buffer
                (SELECT avg(n) FROM (SELECT count(*) AS n FROM attempts
-                                     GROUP BY worker_id, started_at) b) AS claim_batch""")[0]
+                                     WHERE heartbeat_at IS NULL
+                                     GROUP BY worker_id, lease_expires_at) b) AS claim_batch""")[0]
     seconds = (row["last_finish"] - row["first_start"]).total_seconds()
     if not (row["attempts"] == row["succeeded"] == jobs):
         raise RuntimeError(f"drain lost or duplicated work: {row}")

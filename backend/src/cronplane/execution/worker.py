@@ -1,8 +1,18 @@
 """The worker: claims ready jobs in batches and runs them on a fixed pool of executor threads.
 
 Guarantees:
-- It claims at most as many jobs as it has free executor slots, in one statement per claim
-  (``JobStore.claim``), so a claimed job never waits in a local queue behind a busy thread.
+- It claims in one statement per claim (``JobStore.claim``) at most its free executor slots,
+  plus, while recent handlers are short (a moving average under ``prefetch_below`` seconds), a
+  local buffer of up to ``prefetch`` more jobs (River/Oban-style), so the claim round trip
+  overlaps with execution instead of leaving the threads idle. Buffered attempts are RUNNING
+  with a lease the heartbeater renews like any other: a crash loses nothing (the watchdog
+  reclaims them). Long-running handlers turn the buffer off, so a job never waits locally
+  behind a slow one while another worker could run it. A buffered job's timeout starts when its
+  handler starts; a buffered job whose cancel arrives ends CANCELLED without running; a graceful
+  stop releases the buffered jobs at once, before waiting for the running ones.
+- ``started_at`` (job and attempt) is the claim time while the attempt runs; its outcome moves it
+  to when the handler actually started (the claim time, from the database clock, plus the time
+  spent in the local buffer, measured locally), in the same completion statement.
 - Every claimed attempt ends in exactly one outcome submitted to the completer (SUCCEEDED,
   FAILED, TIMED_OUT, CANCELLED), unless it was reclaimed or released, in which case nothing is
   reported and the database's compare-and-set would reject it anyway.
@@ -53,6 +63,13 @@ class WorkerConfig:
     lease_seconds: float = 30.0
     poll_interval: float = 1.0
     shutdown_grace: float = 10.0
+    # Extra jobs claimed beyond the free slots while handlers are short; None: 4 × concurrency.
+    prefetch: int | None = None
+    prefetch_below: float = 0.025
+
+    @property
+    def buffer(self) -> int:
+        return 4 * self.concurrency if self.prefetch is None else self.prefetch
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -63,6 +80,8 @@ class WorkerConfig:
             raise ValueError("attempt lease must be at least 1 second")
         if self.shutdown_grace < 0:
             raise ValueError("shutdown grace must not be negative")
+        if self.prefetch is not None and self.prefetch < 0:
+            raise ValueError("worker prefetch must not be negative")
 
 
 @dataclass(eq=False)
@@ -70,8 +89,10 @@ class Task:
     claim: ClaimedAttempt
     spec: HandlerSpec | None
     ctx: HandlerContext
-    deadline: float
-    started: float = 0.0
+    timeout: float
+    claimed: float
+    deadline: float = float("inf")  # set when the handler starts
+    started: float = 0.0  # 0: still in the local buffer
     abandoned: bool = False  # timed out or released: its result is no longer wanted
     lost: bool = False  # the database no longer considers this attempt current
     finished: bool = False
@@ -101,7 +122,9 @@ class Worker(LoopService):
         self._lock = threading.Condition()
         self._running: dict[int, Task] = {}  # attempt id → task
         self._by_job: dict[int, Task] = {}
-        self._free = self.config.concurrency
+        self._queued = 0  # claimed tasks no executor thread has started yet
+        self._wake_at = float("inf")  # when the loop wakes next unless woken (timeouts)
+        self._avg_runtime: float | None = None  # moving average of handler run time
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._thread_names = itertools.count(1)
@@ -147,7 +170,20 @@ class Worker(LoopService):
         with self._lock:
             task = self._by_job.get(job_id)
         if task is not None:
-            task.ctx.cancel("cancel requested")
+            self._cancel(task)
+
+    def _cancel(self, task: Task) -> None:
+        """Signal a running handler; a job still in the buffer ends CANCELLED now, unrun."""
+        with self._lock:
+            buffered = not task.started and not task.abandoned and not task.lost
+            if buffered:
+                task.abandoned = True  # the executor thread that dequeues it skips it
+                self._forget(task)
+                self._queued -= 1
+        task.ctx.cancel("cancel requested")
+        if buffered:
+            self._report(task, AttemptStatus.CANCELLED, error="cancel requested")
+            self._after_slot_freed()
 
     def attempts_lost(self, attempt_ids: list[int]) -> None:
         """The heartbeat found these attempts no longer RUNNING (reclaimed): stop their handlers."""
@@ -165,7 +201,7 @@ class Worker(LoopService):
         with self._lock:
             tasks = [self._running[a] for a in attempt_ids if a in self._running]
         for task in tasks:
-            task.ctx.cancel("cancel requested")
+            self._cancel(task)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -178,6 +214,15 @@ class Worker(LoopService):
         loop_stopped = super().stop(timeout)
         grace = min(self.config.shutdown_grace, max(0.0, timeout - 2.0))
         with self._lock:
+            # Buffered jobs never started: give them back now, not after the grace period.
+            queued = [t for t in self._running.values() if not t.started and not t.abandoned]
+            for task in queued:
+                task.abandoned = True
+                self._forget(task)
+            self._queued -= len(queued)
+            self._lock.notify_all()
+        self._release(queued, "buffered")
+        with self._lock:
             self._lock.wait_for(lambda: not self._running, grace)
             leftover = [t for t in self._running.values() if not t.abandoned]
             for task in leftover:
@@ -186,15 +231,9 @@ class Worker(LoopService):
             self.completer.flush()
         except Exception:
             self.log.exception("could not flush completions at shutdown")
-        if leftover:
-            try:
-                released = self.store.release([(t.claim.attempt_id, t.claim.job_id,
-                                                t.claim.number) for t in leftover])
-                self.log.info("released %d running attempt(s) at shutdown", len(released))
-            except Exception:
-                self.log.exception("could not release attempts; their leases will expire")
-            for task in leftover:
-                task.ctx.cancel("worker shutting down")
+        self._release(leftover, "running")
+        for task in leftover:
+            task.ctx.cancel("worker shutting down")
         with self._lock:
             threads = list(self._threads)
         for _ in threads:
@@ -206,53 +245,76 @@ class Worker(LoopService):
             self._threads = [t for t in self._threads if t.is_alive()]
             self._running.clear()
             self._by_job.clear()
-            self._free = self.config.concurrency
+            self._queued = 0
         return loop_stopped
+
+    def _release(self, tasks: list[Task], what: str) -> None:
+        if not tasks:
+            return
+        try:
+            released = self.store.release([(t.claim.attempt_id, t.claim.job_id, t.claim.number)
+                                           for t in tasks])
+            self.log.info("released %d %s attempt(s) at shutdown", len(released), what)
+        except Exception:
+            self.log.exception("could not release attempts; their leases will expire")
 
     # -- the loop ------------------------------------------------------------------------------
     def tick(self) -> float:
         now = time.monotonic()
         next_deadline = self._expire_timeouts(now)
-        with self._lock:
-            free = self._free
         delay = self.config.poll_interval
-        if free > 0 and not self.stopping:
-            claims = self.store.claim(self.identity.id, free, self.config.lease_seconds)
+        limit = self._claim_limit()
+        if limit > 0 and not self.stopping:
+            claims = self.store.claim(self.identity.id, limit, self.config.lease_seconds)
             self._idle = not claims
             if claims:
                 self.claimed += len(claims)
                 self._dispatch(claims)
-                if len(claims) == free:
-                    delay = 0.0 if self._free_now() else delay
+                if len(claims) == limit and self._claim_limit() > 0:
+                    delay = 0.0
         if next_deadline is not None:
             delay = min(delay, max(0.0, next_deadline - time.monotonic()))
+        self._wake_at = time.monotonic() + delay
         return delay
 
-    def _free_now(self) -> bool:
+    def _prefetching(self) -> bool:
+        average = self._avg_runtime
+        return average is not None and average < self.config.prefetch_below
+
+    def _claim_limit(self) -> int:
+        """How many jobs to claim now: the free slots, plus the buffer while handlers are short.
+        With a buffer, wait until it runs low (at most one round of work left in it) so claims
+        stay large instead of one round trip per freed slot."""
         with self._lock:
-            return self._free > 0
+            held = len(self._running)
+            queued = self._queued
+        concurrency = self.config.concurrency
+        if not self._prefetching():
+            return max(0, concurrency - held)
+        if queued > concurrency:
+            return 0
+        return max(0, concurrency + self.config.buffer - held)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
         now = time.monotonic()
         tasks = []
         for claim in claims:
             spec = self.registry.get(claim.handler)
-            timeout = claim.timeout_seconds or (spec.timeout if spec else 60)
-            deadline = now + timeout
+            timeout = float(claim.timeout_seconds or (spec.timeout if spec else 60))
             ctx = HandlerContext(
                 job_id=claim.job_id, attempt=claim.number, payload=claim.payload,
-                cancelled=threading.Event(), deadline=deadline,
+                cancelled=threading.Event(), deadline=now + timeout,
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
                 settings=self.settings,
                 connect=self.db.connection if self.db is not None else None)
             if claim.cancel_requested:
                 ctx.cancel("cancel requested")
-            tasks.append(Task(claim=claim, spec=spec, ctx=ctx, deadline=deadline))
+            tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
         with self._lock:
             for task in tasks:
                 self._running[task.claim.attempt_id] = task
                 self._by_job[task.claim.job_id] = task
-            self._free -= len(tasks)
+            self._queued += len(tasks)
         for task in tasks:
             self._queue.put(task)
 
@@ -270,7 +332,6 @@ class Worker(LoopService):
             for task in expired:
                 task.abandoned = True
                 self._forget(task)
-                self._free += 1
                 # The stuck thread keeps its handler; a new thread takes over its slot.
                 self._spawn_thread()
         for task in expired:
@@ -305,21 +366,33 @@ class Worker(LoopService):
     def _execute(self, task: Task) -> bool:
         """Run one attempt; returns False when this thread must exit (its slot was replaced)."""
         handler = task.claim.handler
+        with self._lock:
+            if task.abandoned:
+                return True  # released from the buffer at shutdown: never started
         if self.faults.should_kill_thread(handler):
             # Simulate a thread that died: no outcome, no more heartbeats for its attempt, so the
             # watchdog reclaims it after the lease; a new thread takes over the slot.
             with self._lock:
                 self._forget(task)
-                self._free += 1
+                self._queued -= 1
                 self._spawn_thread()
                 self._lock.notify_all()
             self.log.warning("fault injection: executor thread killed running job %s",
                              task.claim.job_id, extra={"job_id": task.claim.job_id})
             self._after_slot_freed()
             return False
-        task.started = time.monotonic()
+        with self._lock:
+            if task.abandoned:
+                return True
+            task.started = time.monotonic()
+            task.deadline = task.ctx.deadline = task.started + task.timeout
+            self._queued -= 1
+        if task.deadline < self._wake_at:
+            self.wake()  # the loop enforces timeouts: it must wake by this one's deadline
         status, result, error = AttemptStatus.SUCCEEDED, None, None
         try:
+            # A job cancelled while it waited in the buffer ends CANCELLED without running.
+            task.ctx.raise_if_cancelled()
             if task.spec is None:
                 raise LookupError(f"no handler named {handler!r} on worker {self.identity.id}")
             if self.on_handler_start is not None:
@@ -334,12 +407,14 @@ class Worker(LoopService):
             error = _describe(exc)
             if task.ctx.cancelled.is_set() and task.ctx.reason[:1] == ["cancel requested"]:
                 status = AttemptStatus.CANCELLED
+        runtime = time.monotonic() - task.started
+        average = self._avg_runtime
+        self._avg_runtime = runtime if average is None else 0.8 * average + 0.2 * runtime
         with self._lock:
             task.finished = True
             if task.abandoned:
                 return False
             self._forget(task)
-            self._free += 1
             self._lock.notify_all()
         if not task.lost:
             self._report(task, status, result=result, error=error)
@@ -347,7 +422,10 @@ class Worker(LoopService):
         return True
 
     def _after_slot_freed(self) -> None:
-        if not self._idle and not self.stopping:
+        if self._idle or self.stopping:
+            return
+        # With a buffer, the loop only claims once it runs low: no wake-up per finished job.
+        if not self._prefetching() or self._queued <= self.config.concurrency:
             self.wake()
 
     def _forget(self, task: Task) -> None:
@@ -361,9 +439,11 @@ class Worker(LoopService):
         if status is not AttemptStatus.SUCCEEDED:
             backoff = task.spec.backoff if task.spec is not None else DEFAULT_BACKOFF
             delay = backoff.delay(task.claim.number)
+        queued = max(0.0, task.started - task.claimed) if task.started else 0.0
         self.completer.submit(Outcome(attempt_id=task.claim.attempt_id, job_id=task.claim.job_id,
                                       number=task.claim.number, status=status.value,
-                                      result=result, error=error, retry_delay=delay))
+                                      result=result, error=error, retry_delay=delay,
+                                      queued_for=queued))
 
 
 def _describe(exc: BaseException) -> str:

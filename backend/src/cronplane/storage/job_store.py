@@ -55,6 +55,9 @@ class Outcome:
     result: Any = None
     error: str | None = None
     retry_delay: float = 0.0
+    # Seconds the attempt waited in the worker's local buffer between its claim and its
+    # handler's start: the outcome moves started_at (claim time) forward by that much.
+    queued_for: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ class JobStore:
                         for o in outcomes],
             "errors": [o.error for o in outcomes],
             "delays": [float(o.retry_delay) for o in outcomes],
+            "queued": [float(o.queued_for) for o in outcomes],
         }
         try:
             with self._hot() as conn:

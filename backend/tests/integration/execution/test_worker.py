@@ -7,6 +7,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 
 import pytest
 
@@ -282,3 +283,84 @@ def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(pla
     jobs.cancel(ctx, ALICE, job.id)
     wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", message="cancelled")
     assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["LOST", "CANCELLED"]
+
+
+def _prefetching_plane(fresh_database_url: str, settings: Settings, grace: float) -> tuple[
+        ManagementContext, ExecutionRunner, Worker]:
+    """One executor slot and a buffer of 3, prefetching whatever the handlers' run times."""
+    db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=8)
+    tuned = dataclasses.replace(settings, worker_concurrency=1, attempt_lease_seconds=30,
+                                shutdown_grace_seconds=grace)
+    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner.start()
+    worker = worker_of(runner)
+    worker.config = dataclasses.replace(worker.config, prefetch=3, prefetch_below=float("inf"))
+    ctx = ManagementContext(settings=tuned, db=db)
+    # The buffer is used once the worker has seen how long handlers take.
+    first = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+    wait_until(lambda: status_of(ctx, first.id) == "SUCCEEDED", message="first job")
+    return ctx, runner, worker
+
+
+def _blocked_with_buffer(ctx: ManagementContext, worker: Worker) -> tuple[int, list[int]]:
+    """A long sleep in the only slot and three noops claimed behind it, in the buffer."""
+    sleeper, *buffered = jobs.enqueue_many(ctx.db, [
+        jobs.JobRequest("sleep", {"seconds": 60}, priority=10, max_attempts=1),
+        *(jobs.JobRequest("noop", {}) for _ in range(3))])
+    wait_until(lambda: worker.running_count == 4, message="one running, three buffered")
+    assert all(status_of(ctx, j) == "RUNNING" for j in [sleeper, *buffered])
+    return sleeper, buffered
+
+
+def test_a_cancelled_buffered_job_ends_cancelled_at_once_without_running(
+        fresh_database_url: str, settings: Settings) -> None:
+    ctx, runner, worker = _prefetching_plane(fresh_database_url, settings, grace=0.2)
+    ran: list[int] = []
+    worker.on_handler_start = lambda task: ran.append(task.claim.job_id)
+    try:
+        sleeper, (victim, *_rest) = _blocked_with_buffer(ctx, worker)
+        assert not jobs.cancel(ctx, ALICE, victim).immediate
+        wait_until(lambda: status_of(ctx, victim) == "CANCELLED", timeout=5,
+                   message="buffered job cancelled while the slot is still busy")
+        assert status_of(ctx, sleeper) == "RUNNING"
+        assert [a.status for a in history.get_job(ctx, victim).attempts] == ["CANCELLED"]
+        assert victim not in ran
+    finally:
+        runner.stop(timeout=10)
+        ctx.db.close()
+
+
+def test_graceful_stop_releases_buffered_jobs_before_the_grace_period(
+        fresh_database_url: str, settings: Settings) -> None:
+    ctx, runner, worker = _prefetching_plane(fresh_database_url, settings, grace=1.0)
+    try:
+        sleeper, buffered = _blocked_with_buffer(ctx, worker)
+        assert runner.stop(timeout=10)
+        running = history.get_job(ctx, sleeper).attempts[-1]
+        for job_id in buffered:
+            detail = history.get_job(ctx, job_id)
+            assert detail.job.status == "PENDING"
+            (attempt,) = detail.attempts
+            assert attempt.status == "LOST"
+            assert attempt.finished_at is not None and running.finished_at is not None
+            # Released at once, not after the running job's grace period (database clock).
+            assert (running.finished_at - attempt.finished_at).total_seconds() > 0.5
+    finally:
+        ctx.db.close()
+
+
+def test_started_at_is_when_the_handler_started_not_when_it_was_claimed(
+        fresh_database_url: str, settings: Settings) -> None:
+    ctx, runner, _worker = _prefetching_plane(fresh_database_url, settings, grace=0.2)
+    try:
+        first, second = jobs.enqueue_many(ctx.db, [
+            jobs.JobRequest("sleep", {"seconds": 0.5}, priority=10), jobs.JobRequest("noop", {})])
+        wait_until(lambda: status_of(ctx, second) == "SUCCEEDED", message="both done")
+        slept = history.get_job(ctx, first).attempts[0]
+        waited = history.get_job(ctx, second)
+        assert slept.started_at is not None and waited.attempts[0].started_at is not None
+        assert waited.attempts[0].started_at - slept.started_at >= timedelta(seconds=0.45)
+        assert waited.job.started_at == waited.attempts[0].started_at
+    finally:
+        runner.stop(timeout=10)
+        ctx.db.close()

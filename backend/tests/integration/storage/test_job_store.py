@@ -155,7 +155,8 @@ def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
         # 1. The completion takes the job row lock (and the attempt's) but has not committed.
         completer.execute(QUERIES["complete_attempts"], {
             "attempt_ids": [c.attempt_id], "job_ids": [job_id], "numbers": [1],
-            "outcomes": ["SUCCEEDED"], "results": [None], "errors": [None], "delays": [0.0]})
+            "outcomes": ["SUCCEEDED"], "results": [None], "errors": [None], "delays": [0.0],
+            "queued": [0.0]})
         # 2. The watchdog scans (sees the attempt expired and the job RUNNING) and blocks on
         #    the job row.
         watchdog_sent = watchdog.cursor()

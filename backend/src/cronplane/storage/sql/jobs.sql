@@ -50,11 +50,13 @@ SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS nu
 -- attempt the watchdog reclaimed (or that was released) matches nothing and is reported back as
 -- rejected. Outcome → job: SUCCEEDED wins; a requested cancel wins over a retry; a failure with
 -- attempts left goes back to PENDING after its backoff delay; otherwise DEAD (dead-letter).
+-- started_at (job and attempt; the claim time) moves forward by the time the attempt waited in
+-- the worker's local buffer, so it says when the handler really started.
 WITH input AS (
   SELECT * FROM unnest(%(attempt_ids)s::bigint[], %(job_ids)s::bigint[], %(numbers)s::int[],
                        %(outcomes)s::text[], %(results)s::jsonb[], %(errors)s::text[],
-                       %(delays)s::float8[])
-         AS i(attempt_id, job_id, number, outcome, result, error, delay)
+                       %(delays)s::float8[], %(queued)s::float8[])
+         AS i(attempt_id, job_id, number, outcome, result, error, delay, queued)
 ), done AS (
   UPDATE jobs j
      SET status = CASE
@@ -71,7 +73,8 @@ WITH input AS (
                 AND j.attempt_count < j.max_attempts
            THEN NULL ELSE now() END,
          result = CASE WHEN i.outcome = 'SUCCEEDED' THEN i.result ELSE j.result END,
-         error = CASE WHEN i.outcome = 'SUCCEEDED' THEN NULL ELSE i.error END
+         error = CASE WHEN i.outcome = 'SUCCEEDED' THEN NULL ELSE i.error END,
+         started_at = j.started_at + make_interval(secs => i.queued)
     FROM input i
    WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
      AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = i.attempt_id AND a.status = 'RUNNING')
@@ -80,7 +83,8 @@ WITH input AS (
   UPDATE attempts a
      SET status = CASE WHEN i.outcome <> 'SUCCEEDED' AND d.cancel_requested THEN 'CANCELLED'
                        ELSE i.outcome END,
-         finished_at = now(), error = i.error
+         finished_at = now(), error = i.error,
+         started_at = a.started_at + make_interval(secs => i.queued)
     FROM input i JOIN done d ON d.id = i.job_id
    WHERE a.id = i.attempt_id
   RETURNING a.id
