@@ -118,7 +118,9 @@ class Elector(LoopService):
             self._step_down("local deadline passed without a renewal")
         started = self.clock.monotonic()
         try:
-            outcome = self.leases.heartbeat(self.lease_name, self.owner, self.ttl)
+            held = self._grant
+            outcome = self.leases.heartbeat(self.lease_name, self.owner, self.ttl,
+                                            held_token=None if held is None else held.fencing_token)
         except Exception:
             self.log.exception("lease heartbeat failed")
             if self._grant is None:
@@ -133,14 +135,17 @@ class Elector(LoopService):
     def _apply(self, outcome: LeaseOutcome, started: float) -> float:
         if not outcome.held:
             if self._grant is not None:
+                # The store audited leader.lose in the heartbeat's own transaction.
                 self._step_down(f"renewal declined (held by {outcome.owner}, "
-                                f"token {outcome.fencing_token})")
+                                f"token {outcome.fencing_token})",
+                                audit=not outcome.loss_recorded)
             return standby_delay(self.ttl, outcome.seconds_until_expiry)
         grant = LeaseGrant(self.owner, outcome.fencing_token)
         if self._grant is not None and self._grant != grant:
             # Our own lease had expired and we claimed it again: a new term. Whatever the old
             # term's services were doing is fenced off; restart them under the new token.
-            self._step_down("own lease expired; claimed again as a new term")
+            self._step_down("own lease expired; claimed again as a new term",
+                            audit=not outcome.loss_recorded)
         with self._state:
             self._deadline = local_deadline(started, self.ttl)
             newly = self._grant is None

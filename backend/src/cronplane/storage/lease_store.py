@@ -30,6 +30,7 @@ class LeaseOutcome:
     expires_at: datetime | None  # None: the row was never claimed
     db_now: datetime
     previous_owner: str | None = None
+    loss_recorded: bool = False  # leader.lose for the caller's old term was audited here
 
     @property
     def held(self) -> bool:
@@ -59,8 +60,14 @@ class LeaseStore:
         self.db = db
 
     def heartbeat(self, name: str, owner: str, ttl_seconds: float, *,
+                  held_token: int | None = None,
                   lock_timeout_seconds: float | None = None) -> LeaseOutcome:
-        """Renew, claim or decline ``name`` for ``owner`` in one transaction."""
+        """Renew, claim or decline ``name`` for ``owner`` in one transaction.
+
+        ``held_token`` is the term the caller believes it leads under (None for a standby). If
+        that term turns out to be over (declined, or our expired lease claimed again under a new
+        token), ``leader.lose`` is audited in this same transaction, before the caller even
+        learns of it, so the audit trail never trails the step-down."""
         lock_ms = int(1000 * (lock_timeout_seconds if lock_timeout_seconds is not None
                               else max(0.2, ttl_seconds / 3)))
         with self.db.connection() as conn, conn.transaction():
@@ -75,20 +82,33 @@ class LeaseStore:
             params = {"name": name, "owner": owner, "ttl": float(ttl_seconds),
                       "fencing_token": state.fencing_token}
             if action is LeaseAction.DECLINE:
+                lost = held_token is not None
+                if lost:
+                    reason = ("barred by a leader stepdown" if state.barred
+                              and state.barred_owner == owner else
+                              f"renewal declined: held by {state.owner} "
+                              f"(token {state.fencing_token})")
+                    self._audit(conn, "leader.lose", name, {
+                        "owner": owner, "fencing_token": held_token, "reason": reason})
                 return LeaseOutcome(action, row["owner"], row["fencing_token"],
-                                    row["expires_at"], row["db_now"])
+                                    row["expires_at"], row["db_now"], loss_recorded=lost)
             query = "lease_renew" if action is LeaseAction.RENEW else "lease_claim"
             done = conn.execute(QUERIES[query], params).fetchone()
             if done is None:  # cannot happen under the row lock; never report a lease we lack
                 return LeaseOutcome(LeaseAction.DECLINE, row["owner"], row["fencing_token"],
                                     row["expires_at"], row["db_now"])
+            lost = action is LeaseAction.CLAIM and held_token is not None
+            if lost:
+                self._audit(conn, "leader.lose", name, {
+                    "owner": owner, "fencing_token": held_token,
+                    "reason": "lease expired before it was renewed; claimed again as a new term"})
             if action is LeaseAction.CLAIM:
                 self._audit(conn, "leader.acquire", name, {
                     "owner": owner, "fencing_token": done["fencing_token"],
                     "previous_owner": state.owner, "previous_fencing_token": state.fencing_token,
                     "expires_at": done["expires_at"].isoformat()})
             return LeaseOutcome(action, done["owner"], done["fencing_token"], done["expires_at"],
-                                done["db_now"], previous_owner=state.owner)
+                                done["db_now"], previous_owner=state.owner, loss_recorded=lost)
 
     def resign(self, name: str, owner: str, fencing_token: int) -> bool:
         """Expire our own live term now and wake the standbys; False if it was not ours."""

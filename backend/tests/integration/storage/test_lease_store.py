@@ -123,3 +123,17 @@ def test_a_chaos_stepdown_moves_the_lease_to_a_standby(db: Database) -> None:
     taken = store.heartbeat(name, "b", 30)
     assert taken.action is LeaseAction.CLAIM and taken.fencing_token == 2
     assert store.step_down(lease_name(), 60) is None, "no holder, nothing to step down"
+
+
+def test_a_leader_whose_term_is_over_has_its_loss_audited_by_the_heartbeat(db: Database) -> None:
+    store, name = LeaseStore(db), lease_name()
+    token = store.heartbeat(name, "a", 5).fencing_token
+    expire(db, name)
+    store.heartbeat(name, "b", 5)
+    declined = store.heartbeat(name, "a", 5, held_token=token)
+    assert declined.action is LeaseAction.DECLINE and declined.loss_recorded
+    standby = store.heartbeat(name, "a", 5)  # a standby's decline records nothing
+    assert not standby.loss_recorded
+    lose = [e for e in audit_actions(db, name) if e["action"] == "leader.lose"]
+    assert len(lose) == 1 and lose[0]["details"]["owner"] == "a"
+    assert "declined" in lose[0]["details"]["reason"]

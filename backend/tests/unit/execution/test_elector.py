@@ -27,7 +27,7 @@ class ScriptedLeases:
     losses: list[str] = field(default_factory=list)
     resigned: list[int] = field(default_factory=list)
 
-    def heartbeat(self, name: str, owner: str, ttl: float) -> LeaseOutcome:
+    def heartbeat(self, name: str, owner: str, ttl: float, **_: object) -> LeaseOutcome:
         step = self.script.pop(0)
         if isinstance(step, Exception):
             raise step
