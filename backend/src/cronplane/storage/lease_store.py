@@ -122,22 +122,6 @@ class LeaseStore:
             conn.execute(notify.NOTIFY_SQL, {"channel": notify.LEADER, "payload": name})
             return True
 
-    def step_down(self, name: str, bar_seconds: float, *, reason: str = "chaos stepdown"
-                  ) -> str | None:
-        """Force the live holder out (chaos ``leader_stepdown``): its term ends now, it may not
-        claim again for ``bar_seconds``, and standbys are woken. Returns the barred owner, or
-        None when nobody held the lease."""
-        with self.db.connection() as conn, conn.transaction():
-            done = conn.execute(QUERIES["lease_stepdown"], {
-                "name": name, "bar_seconds": float(bar_seconds)}).fetchone()
-            if done is None:
-                return None
-            self._audit(conn, "leader.lose", name, {
-                "owner": done["owner"], "fencing_token": done["fencing_token"], "reason": reason,
-                "barred_seconds": bar_seconds})
-            conn.execute(notify.NOTIFY_SQL, {"channel": notify.LEADER, "payload": name})
-            return str(done["owner"])
-
     def record_loss(self, name: str, owner: str, fencing_token: int, reason: str) -> None:
         """Audit a step-down that did not go through ``resign`` (best effort: the database may
         be exactly what we lost)."""

@@ -115,16 +115,6 @@ def test_current_reports_owner_token_and_expiry(db: Database) -> None:
     assert (snapshot.owner, snapshot.fencing_token, snapshot.live) == ("a", 1, True)
 
 
-def test_a_chaos_stepdown_moves_the_lease_to_a_standby(db: Database) -> None:
-    store, name = LeaseStore(db), lease_name()
-    store.heartbeat(name, "a", 30)
-    assert store.step_down(name, 60) == "a"
-    assert store.heartbeat(name, "a", 30).action is LeaseAction.DECLINE, "the old leader is barred"
-    taken = store.heartbeat(name, "b", 30)
-    assert taken.action is LeaseAction.CLAIM and taken.fencing_token == 2
-    assert store.step_down(lease_name(), 60) is None, "no holder, nothing to step down"
-
-
 def test_a_leader_whose_term_is_over_has_its_loss_audited_by_the_heartbeat(db: Database) -> None:
     store, name = LeaseStore(db), lease_name()
     token = store.heartbeat(name, "a", 5).fencing_token

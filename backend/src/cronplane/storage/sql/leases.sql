@@ -69,14 +69,3 @@ SELECT name, owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at
 -- hash-chain trigger with one statement.
 INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
 VALUES ('system', 'ADMIN', %(action)s, 'lease', %(name)s, %(details)s);
-
--- name: lease_stepdown
--- Chaos `leader_stepdown`: end the live term now and bar its owner from claiming (or renewing)
--- until barred_until, so the lease moves to a standby. The old leader's next heartbeat declines
--- and steps down; its in-flight writes are already fenced (the term has expired).
-UPDATE leases
-   SET expires_at = clock_timestamp(),
-       barred_owner = owner,
-       barred_until = clock_timestamp() + make_interval(secs => %(bar_seconds)s::float8)
- WHERE name = %(name)s AND expires_at > clock_timestamp() AND owner IS NOT NULL
-RETURNING owner, fencing_token;
