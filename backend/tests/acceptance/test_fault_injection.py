@@ -299,6 +299,8 @@ def terminate_backends_under_load(cluster: Cluster, pg: Any, rounds: int) -> Non
         f"throughput did not recover: {after:.0f} jobs/s after vs {baseline:.0f} before")
     report("pg_terminate_backend", rounds=rounds, connections_terminated=terminated,
            jobs=len(acknowledged), lost=0, enqueue_failures=stream.failures,
+           lost_attempts_rerun=cluster.scalar(
+               "SELECT count(*) FROM attempts WHERE status = 'LOST'"),
            backlog_drained_after_last_kill=f"{recovered_in:.2f}s",
            throughput_before=f"{baseline:.0f}/s", throughput_after=f"{after:.0f}/s")
 
@@ -382,6 +384,8 @@ def restart_postgres_under_load(private_pg: PrivatePostgres, tmp_path: Path,
         assert_each_job_exactly_one_succeeded_attempt(cluster, acknowledged)
         report("Postgres immediate restart", restarts=restarts, jobs=len(acknowledged),
                lost_acknowledged=0, enqueue_failures=stream.failures,
+               lost_attempts_rerun=cluster.scalar(
+                   "SELECT count(*) FROM attempts WHERE status = 'LOST'"),
                restart_duration=spread(downtimes), work_resumed_after_restart=spread(recoveries))
     finally:
         cluster.stop_all()
