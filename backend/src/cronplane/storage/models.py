@@ -207,11 +207,6 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     started_at: Mapped[datetime | None] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
-    search: Mapped[Any] = mapped_column(
-        TSVECTOR,
-        Computed("to_tsvector('simple', handler || ' ' || coalesce(idempotency_key, '') || ' ' "
-                 "|| coalesce(left(error, 2000), ''))", persisted=True),
-    )
 
     __table_args__ = (
         CheckConstraint(_in("status", JOB_STATUSES), name="status"),
@@ -235,7 +230,10 @@ class Job(Base):
               postgresql_where=text("status = 'RUNNING'")),
         Index("uq_jobs_running_exclusive", "schedule_id", unique=True,
               postgresql_where=text("status = 'RUNNING' AND exclusive")),
-        Index("ix_jobs_search", "search", postgresql_using="gin"),
+        # Text search over finished jobs only (migration 0003): claims, completions and inserts
+        # of active jobs never touch it. jobs_search_vector() is a SQL function of the migration.
+        Index("ix_jobs_search", text("jobs_search_vector(handler, idempotency_key, error)"),
+              postgresql_using="gin", postgresql_where=text("finished_at IS NOT NULL")),
     )
 
 

@@ -88,7 +88,9 @@ def _plan(url: str, sql: str, *params) -> str:
 
 
 @pytest.mark.parametrize("where", ["status = 'DEAD'", "schedule_id = 1", "handler = 'noop'",
-                                   "search @@ plainto_tsquery('simple', 'refused')"])
+                                   "finished_at IS NOT NULL AND jobs_search_vector(handler, "
+                                   "idempotency_key, error) @@ plainto_tsquery('simple', "
+                                   "'refused')"])
 def test_history_filters_have_an_index(database_url: str, seeded, where: str) -> None:
     plan = _plan(database_url, f"SELECT id FROM jobs WHERE {where} ORDER BY id DESC LIMIT 51")
     assert "Seq Scan" not in plan, plan
