@@ -1,12 +1,13 @@
 """Reading job history: the list behind ``GET /jobs`` and the detail behind ``GET /jobs/{id}``.
 
-Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching
-the rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
-handler ``ix_jobs_handler_id``, text search through the GIN index ``ix_jobs_search`` over
-finished jobs plus the (few) active jobs by status (``plainto_tsquery('simple', q)``: full-text
-search is built into Postgres, so it works on the embedded server that has no pg_trgm), and otherwise the primary key backwards. Several statuses
-are one ``UNION ALL`` of per-status index scans, each already in id order and limited, so the
-database merges at most ``statuses × (limit + 1)`` rows instead of sorting a filtered history.
+Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching the
+rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
+handler ``ix_jobs_handler_id``, text search through the GIN index ``ix_jobs_search`` over finished
+jobs plus the (few) active jobs by status (``plainto_tsquery('simple', q)``: full-text search is
+built into Postgres, so it works on the embedded server that has no pg_trgm), and otherwise the
+primary key backwards. Several statuses are one ``UNION ALL`` of per-status index scans, each
+already in id order and limited, so the database merges at most ``statuses × (limit + 1)`` rows
+instead of sorting a filtered history.
 """
 
 from __future__ import annotations
