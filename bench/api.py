@@ -314,15 +314,17 @@ def throughput(base: str, token: str, clients: int, seconds: float,
 
 # What the database spends on each list, independent of HTTP and of other load on the machine:
 # the statements the history use case issues (same filters, same order, same limit).
+# The q filter of management/history.py (migration 0003: GIN over finished jobs + active by status).
+_Q = ("SELECT * FROM jobs WHERE (finished_at IS NOT NULL OR status IN ('PENDING', 'RUNNING')) "
+      "AND jobs_search_vector(handler, idempotency_key, error) @@ plainto_tsquery('simple', "
+      "'{term}') ORDER BY id DESC LIMIT 51")
 _PLANS = {
     "first page": "SELECT * FROM jobs ORDER BY id DESC LIMIT 51",
     "status=DEAD": "SELECT * FROM jobs WHERE status = 'DEAD' ORDER BY id DESC LIMIT 51",
     "status=CANCELLED": "SELECT * FROM jobs WHERE status = 'CANCELLED' ORDER BY id DESC LIMIT 51",
     "schedule_id=7": "SELECT * FROM jobs WHERE schedule_id = 7 ORDER BY id DESC LIMIT 51",
-    "q=refused": "SELECT * FROM jobs WHERE search @@ plainto_tsquery('simple', 'refused') "
-                 "ORDER BY id DESC LIMIT 51",
-    "q=host-417": "SELECT * FROM jobs WHERE search @@ plainto_tsquery('simple', 'host-417') "
-                  "ORDER BY id DESC LIMIT 51",
+    "q=refused": _Q.format(term="refused"),
+    "q=host-417": _Q.format(term="host-417"),
     "page 50": "SELECT * FROM jobs WHERE id < %(cursor_id)s ORDER BY id DESC LIMIT 51",
     "stats counts": "SELECT status, sum(count) FROM job_status_counts GROUP BY status",
 }
