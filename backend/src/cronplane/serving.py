@@ -69,7 +69,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             from prometheus_client import multiprocess
         except ImportError:  # pragma: no cover
             return
-        multiprocess.mark_process_dead(worker.pid)
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
     def _worker_exit(self, _server: Any, _worker: Any) -> None:
         if self.runner is not None:
