@@ -12,6 +12,7 @@ as far as users can tell: it is absent from the catalogue and submitting it is a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -180,14 +181,35 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
 def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any = None,
                  requested_by: str | None = None) -> list[int]:
     """Bulk enqueue from Python: validated, one INSERT statement, one NOTIFY, no audit rows
-    (a programmatic bulk load is not a person's action; callers that need one record it)."""
+    (a programmatic bulk load is not a person's action; callers that need one record it).
+
+    Each payload is serialised once, and validation runs once per distinct request of the batch
+    (same handler, payload JSON and options): bulk loads repeat a few shapes many times, and the
+    outcome of validation depends on nothing else."""
     rows: list[NewJob] = []
+    resolved: dict[tuple[Any, ...], tuple[int, int]] = {}
     for index, request in enumerate(requests):
         try:
-            _spec, max_attempts, timeout = _resolve(request, settings)
-        except InvalidInput as exc:
-            raise InvalidInput(f"request {index}: {exc.detail}", errors=exc.errors) from None
+            payload_json = json.dumps(request.payload)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"request {index}: payload is not JSON: {exc}",
+                               errors={"payload": ["Must be JSON."]}) from None
+        run_at = request.run_at
+        # Types are part of the key: True == 1 for a dict, not for the range checks.
+        key = (request.handler, type(request.payload), payload_json,
+               type(request.priority), request.priority, type(request.max_attempts),
+               request.max_attempts, type(request.timeout_seconds), request.timeout_seconds,
+               request.trigger, None if run_at is None else run_at.utcoffset() is not None)
+        options = resolved.get(key)
+        if options is None:
+            try:
+                _spec, max_attempts, timeout = _resolve(request, settings)
+            except InvalidInput as exc:
+                raise InvalidInput(f"request {index}: {exc.detail}", errors=exc.errors) from None
+            options = resolved[key] = (max_attempts, timeout)
+        max_attempts, timeout = options
         rows.append(NewJob(handler=request.handler, payload=request.payload,
+                           payload_json=payload_json,
                            priority=request.priority, run_at=request.run_at,
                            max_attempts=max_attempts, timeout_seconds=timeout,
                            trigger=request.trigger, schedule_id=request.schedule_id,

@@ -91,6 +91,7 @@ class NewJob:
     schedule_id: int | None = None
     exclusive: bool = False
     requested_by: str | None = None
+    payload_json: str | None = None  # ``payload`` already serialised by the caller
 
 
 # Claims, completions, heartbeats, reclaims and releases commit without waiting for the WAL
@@ -225,20 +226,10 @@ class JobStore:
         """Insert any number of jobs in one statement and send one NOTIFY, in one transaction."""
         if not jobs:
             return []
-        params = {
-            "handlers": [j.handler for j in jobs],
-            "payloads": [json.dumps(j.payload) for j in jobs],
-            "priorities": [j.priority for j in jobs],
-            "run_ats": [j.run_at for j in jobs],
-            "max_attempts": [j.max_attempts for j in jobs],
-            "timeouts": [j.timeout_seconds for j in jobs],
-            "triggers": [j.trigger for j in jobs],
-            "schedule_ids": [j.schedule_id for j in jobs],
-            "exclusive": [j.exclusive for j in jobs],
-            "requested_by": [j.requested_by for j in jobs],
-        }
+        rows = json.dumps([_job_row(j) for j in jobs], default=_json_time)
         with self.db.connection() as conn:
-            ids = [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"], params).fetchall()]
+            ids = [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"],
+                                                 {"rows": rows}).fetchall()]
             if notify:
                 conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": ""})
         return ids
@@ -263,3 +254,25 @@ class JobStore:
                                 {"worker_id": worker_id}).fetchall()
         return [(r["attempt_id"], r["job_id"], r["number"]) for r in rows]
 
+
+def _job_row(job: NewJob) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "handler": job.handler, "priority": job.priority, "max_attempts": job.max_attempts,
+        "trigger": job.trigger, "exclusive": job.exclusive,
+        "payload": job.payload_json if job.payload_json is not None else json.dumps(job.payload)}
+    # Absent keys are NULL for json_to_recordset: leave the usual None fields out.
+    if job.run_at is not None:
+        row["run_at"] = job.run_at
+    if job.timeout_seconds is not None:
+        row["timeout_seconds"] = job.timeout_seconds
+    if job.schedule_id is not None:
+        row["schedule_id"] = job.schedule_id
+    if job.requested_by is not None:
+        row["requested_by"] = job.requested_by
+    return row
+
+
+def _json_time(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")

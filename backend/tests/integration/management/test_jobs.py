@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 
 import pytest
 
@@ -163,6 +164,26 @@ def test_bulk_enqueue_is_one_statement_with_one_notify(ctx: ManagementContext) -
     assert len(notes) == 1, "bulk enqueue must send exactly one NOTIFY"
     with pytest.raises(InvalidInput):
         jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}), jobs.JobRequest("nope", {})])
+
+
+def test_bulk_enqueue_validates_each_distinct_request_and_keeps_every_field(
+        ctx: ManagementContext) -> None:
+    when = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    # Validation runs once per distinct request; 1 and True are equal keys for a dict, but only
+    # one of them is a valid priority.
+    with pytest.raises(InvalidInput, match="request 1"):
+        jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}, priority=1),
+                                   jobs.JobRequest("noop", {}, priority=True)])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="request 0"):
+        jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {"x": {1, 2}})])
+    (job_id,) = jobs.enqueue_many(ctx.db, [jobs.JobRequest(
+        "noop", {"seconds": 1, "note": "é \"q\""}, priority=-5, run_at=when, max_attempts=7,
+        timeout_seconds=9, trigger="manual", exclusive=True)], requested_by="bob")
+    job = history.get_job(ctx, job_id).job
+    assert (job.handler, job.payload, job.priority, job.run_at, job.max_attempts,
+            job.timeout_seconds, job.trigger, job.exclusive, job.requested_by) == (
+        "noop", {"seconds": 1, "note": "é \"q\""}, -5, when, 7, 9, "manual", True, "bob")
+    assert count(ctx.db, "SELECT count(*) FROM jobs") == 1, "a failed batch writes nothing"
 
 
 def test_catalogue_hides_disabled_handlers(ctx: ManagementContext) -> None:
