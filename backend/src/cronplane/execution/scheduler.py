@@ -22,6 +22,7 @@ from cronplane.domain.clock import Clock
 from cronplane.domain.firing import DEFAULT_GRACE
 from cronplane.domain.lease import LeaseGrant
 from cronplane.execution.service import LoopService
+from cronplane.observability.metrics import observe_fire_lag
 from cronplane.storage.schedule_store import FencedOut, FireResult, ScheduleStore
 
 # Waking a hair after the due instant means the due scan (statement_timestamp() >= due) sees
@@ -70,6 +71,10 @@ class Scheduler(LoopService):
                 self.on_fenced()
             return self.max_sleep
         self.last_result = result
+        if result.jobs:
+            committed = self.clock.now()
+            for _job, _schedule, fire_time in result.jobs:
+                observe_fire_lag((committed - fire_time).total_seconds())
         if result.enqueued:
             self.enqueued += result.enqueued
             self.fired.set()

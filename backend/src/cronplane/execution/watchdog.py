@@ -14,6 +14,7 @@ import logging
 
 from cronplane.domain.clock import Clock
 from cronplane.execution.service import LoopService
+from cronplane.observability.metrics import count_watchdog_reclaims
 from cronplane.storage.job_store import JobStore, Reclaimed, TransientConflict
 
 
@@ -54,4 +55,5 @@ class Watchdog(LoopService):
             if scanned < self.page_size:
                 break
         self.reclaimed_total += len(reclaimed)
+        count_watchdog_reclaims(len(reclaimed))
         return reclaimed
