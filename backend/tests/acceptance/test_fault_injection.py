@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -346,13 +348,18 @@ class PrivatePostgres:
 
 
 @pytest.fixture
-def private_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivatePostgres]:
+def private_pg() -> Iterator[PrivatePostgres]:
     pytest.importorskip("pgserver", reason="needs the pgserver package to run a private server")
-    root = tmp_path_factory.mktemp("restart")
+    # Not under pytest's tmp_path: its root is private to our user, and when we run as root the
+    # server runs as pgserver's own system user, which must be able to reach its data dir.
+    root = Path(tempfile.mkdtemp(prefix="cronplane-restart-"))
     root.chmod(0o755)
-    server = PrivatePostgres(root)
-    yield server
-    server.close()
+    try:
+        server = PrivatePostgres(root)
+        yield server
+        server.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def restart_postgres_under_load(private_pg: PrivatePostgres, tmp_path: Path,
