@@ -191,19 +191,26 @@ WITH input AS (
 SELECT r.id AS job_id, r.status AS job_status FROM released r;
 
 -- name: insert_jobs_bulk
--- Bulk enqueue: one statement for any number of jobs, one round trip, and one statement-level
--- trigger run for the status counters. The rows arrive as one JSON array of objects (serialised
--- by one C call in Python, parsed once here; much cheaper than adapting ten arrays element by
--- element); a missing key is NULL. ``payload`` is the payload's JSON text.
-INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds, trigger,
-                  schedule_id, exclusive, requested_by)
-SELECT handler, payload::jsonb, priority, coalesce(run_at, now()), max_attempts, timeout_seconds,
-       trigger, schedule_id, exclusive, requested_by
-  FROM json_to_recordset(%(rows)s::json)
-       AS t(handler text, payload text, priority smallint, run_at timestamptz, max_attempts int,
-            timeout_seconds int, trigger text, schedule_id bigint, exclusive bool,
-            requested_by text)
-RETURNING id;
+-- Bulk enqueue: one statement for any number of jobs, and one statement-level trigger run for
+-- the status counters. The rows arrive as one JSON array of objects (serialised by one C call in
+-- Python, parsed once here; much cheaper than adapting ten arrays element by element); a missing
+-- key is NULL. ``payload`` is the payload's JSON text. The statement also sends the one NOTIFY
+-- (when %(notify)s; the InitPlan runs once), so it can run on its own in autocommit: a single
+-- round trip that commits, durably, before it returns.
+WITH inserted AS (
+  INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds, trigger,
+                    schedule_id, exclusive, requested_by)
+  SELECT handler, payload::jsonb, priority, coalesce(run_at, now()), max_attempts,
+         timeout_seconds, trigger, schedule_id, exclusive, requested_by
+    FROM json_to_recordset(%(rows)s::json)
+         AS t(handler text, payload text, priority smallint, run_at timestamptz,
+              max_attempts int, timeout_seconds int, trigger text, schedule_id bigint,
+              exclusive bool, requested_by text)
+  RETURNING id
+), notified AS MATERIALIZED (
+  SELECT pg_notify(%(channel)s, '') WHERE %(notify)s
+)
+SELECT id FROM inserted WHERE (SELECT count(*) FROM notified) >= 0;
 
 -- name: notify
 SELECT pg_notify(%(channel)s, %(payload)s);
