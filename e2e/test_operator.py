@@ -8,6 +8,7 @@ import time
 
 from api_client import ApiClient
 from console_pages import (
+    choose,
     confirm,
     field_row,
     go_via_nav,
@@ -146,3 +147,39 @@ def test_operator_retries_a_dead_job_from_the_dead_letter_view(
     assert seen["attempt_count"] == 2 and seen["max_attempts"] == 2
     assert len(seen["attempts"]) == 2
     assert all(a["status"] == "FAILED" for a in seen["attempts"]), seen["attempts"]
+
+
+def test_operator_submits_an_ad_hoc_job_checked_against_its_schema(
+        page: Page, operator_api: ApiClient) -> None:
+    sign_in_as_persona(page, "OPERATOR")
+    go_via_nav(page, "Jobs")
+    header_button(page, "New ad-hoc job").click()
+    expect(page.get_by_role("heading", name="New ad-hoc job")).to_be_visible()
+    form = page.get_by_role("form", name="New ad-hoc job")
+    choose(page, "Handler", "sleep")
+    payload = form.get_by_role("textbox", name=re.compile(r"^Payload"))
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST"
+            and r.url.endswith("/api/v1/jobs") else None)
+
+    payload.fill('{"seconds": "soon"}')
+    form.get_by_role("button", name="Create job").click()
+    expect(payload).to_have_attribute("aria-invalid", "true")
+    page.wait_for_timeout(300)
+    assert posts == [], "a payload that fails the handler's schema was sent"
+
+    payload.fill('{"seconds": 1}')
+    with page.expect_response(lambda r: r.request.method == "POST"
+                              and r.url.endswith("/api/v1/jobs")) as submitted:
+        form.get_by_role("button", name="Create job").click()
+    assert submitted.value.status in (200, 201, 202), submitted.value.text()
+    assert submitted.value.request.header_value("Idempotency-Key")
+    job_id = submitted.value.json()["id"]
+    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}$"))
+    expect(field_row(page, "Job fields", "Status")).to_contain_text("SUCCEEDED", timeout=20_000)
+    expect(field_row(page, "Job fields", "Handler")).to_have_text("sleep")
+
+    job = operator_api.job(job_id)
+    assert (job["handler"], job["payload"], job["status"]) == ("sleep", {"seconds": 1}, "SUCCEEDED")
+    assert job["requested_by"] == operator_api.username
+    assert job["schedule_id"] is None
