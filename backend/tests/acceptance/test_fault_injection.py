@@ -17,6 +17,7 @@ docs/what-breaks-and-what-holds.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -343,7 +344,13 @@ class PrivatePostgres:
         return time.monotonic() - started
 
     def close(self) -> None:
+        from pgserver._commands import pg_ctl
+
         server: Any = self.embedded.server
+        # pgserver only stops the postmaster it started itself, and a restart replaced it.
+        with contextlib.suppress(Exception):
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user,
+                   timeout=60)
         server.cleanup()
 
 
