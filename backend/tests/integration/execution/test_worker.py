@@ -277,6 +277,9 @@ def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(pla
                timeout=10, message="attempt 1 reclaimed after its lease expired")
     faults.frozen = False
     worker = worker_of(runner)
+    # Attempt 2 must be claimed first: until then the stale attempt 1 alone is running_count 1.
+    wait_until(lambda: [a.status for a in history.get_job(ctx, job.id).attempts]
+               == ["LOST", "RUNNING"], timeout=10, message="attempt 2 claimed")
     # The re-run (attempt 2) runs here too; the resumed heartbeat tells attempt 1 to stop.
     wait_until(lambda: worker.running_count == 1, timeout=10,
                message="the reclaimed handler stopped, only attempt 2 runs")
