@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 FRONTEND_STAMP := frontend/node_modules/.installed
 
 .PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e bench chaos \
-        frontend system-deps openapi clean
+        frontend system-deps openapi openapi-check clean
 
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
@@ -65,7 +65,15 @@ imports: $(STAMP)
 test-backend: $(STAMP)
 	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos" -p no:cacheprovider
 
-test-frontend:
+# The console's API types come from the backend's OpenAPI document: fail when either is stale.
+openapi-check: $(STAMP)
+	@$(VENV)/bin/cronplane openapi --output .openapi-now.json 2>/dev/null
+	@if ! cmp -s .openapi-now.json frontend/openapi.json; then \
+	  rm -f .openapi-now.json; \
+	  echo "frontend/openapi.json is stale: run \`make openapi\` then \`cd frontend && npm run gen:api\`"; exit 1; \
+	fi; rm -f .openapi-now.json
+
+test-frontend: openapi-check
 	@if [ -f frontend/package.json ]; then \
 	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npm run check; \
 	else echo "no frontend yet"; fi

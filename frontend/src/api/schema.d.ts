@@ -632,7 +632,7 @@ export interface components {
             duration_seconds: number;
             /** @enum {string} */
             kind: "leader_stepdown" | "freeze_heartbeats" | "fail_handler" | "handler_latency" | "kill_worker_thread";
-            /** @description Per kind: leader_stepdown: {} — the current leader resigns and may not reclaim until the experiment ends; freeze_heartbeats: {} — workers stop renewing attempt leases, so the watchdog reclaims them; fail_handler: {handler, fraction} — that fraction (0 < f ≤ 1) of the handler's attempts fail; handler_latency: {handler, delay_ms} — each attempt of the handler is delayed by delay_ms (1–60000); kill_worker_thread: {} — one executor thread dies mid-attempt; its lease expires and the watchdog reclaims the attempt */
+            /** @description Per kind: leader_stepdown: {} — the current leader resigns and may not reclaim until the experiment ends; freeze_heartbeats: {worker_id?} — workers (all, or the one process with that id) stop renewing attempt leases, so the watchdog reclaims them; fail_handler: {handler, fraction} — that fraction (0 < f ≤ 1) of the handler's attempts fail; handler_latency: {handler, delay_ms} — each attempt of the handler is delayed by delay_ms (1–60000); kill_worker_thread: {worker_id?} — one executor thread per process (or of the one process with that id) dies mid-attempt; its lease expires and the watchdog reclaims the attempt */
             params?: {
                 [key: string]: unknown;
             };
