@@ -403,7 +403,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts, throughput, leader and workers */
+        /** Counts, throughput, leader, workers and running chaos experiments */
         get: operations["getStats"];
         put?: never;
         post?: never;
@@ -587,6 +587,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        ActiveExperiment: {
+            /** Format: date-time */
+            expires_at: string;
+            id: number;
+            kind: string;
+        };
         Attempt: {
             error: string | null;
             /** Format: date-time */
@@ -941,6 +947,8 @@ export interface components {
             timezone?: string;
         };
         Stats: {
+            /** @description Chaos experiments running now (any role may know that one runs; details are ADMIN-only) */
+            chaos: components["schemas"]["ActiveExperiment"][];
             jobs_by_status: {
                 [key: string]: number;
             };

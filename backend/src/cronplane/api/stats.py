@@ -38,6 +38,12 @@ class WorkerSchema(ma.Schema):
     running = fields.Integer(required=True)
 
 
+class ActiveExperimentSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    kind = fields.String(required=True)
+    expires_at = UtcDateTime(required=True)
+
+
 class StatsSchema(ma.Schema):
     jobs_by_status = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
     throughput = fields.List(fields.Nested(ThroughputSchema), required=True,
@@ -45,12 +51,15 @@ class StatsSchema(ma.Schema):
     leader = fields.Nested(LeaderSchema, required=True, allow_none=True)
     workers = fields.List(fields.Nested(WorkerSchema), required=True,
                           metadata={"description": "Processes heartbeating in the last minute"})
+    chaos = fields.List(fields.Nested(ActiveExperimentSchema), required=True,
+                        metadata={"description": "Chaos experiments running now (any role may "
+                                                 "know that one runs; details are ADMIN-only)"})
 
 
 @blp.route("/stats")
 class Stats(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="getStats", summary="Counts, throughput, leader and workers")
+    @blp.doc(operationId="getStats", summary="Counts, throughput, leader, workers and running chaos experiments")
     @blp.response(200, StatsSchema)
     def get(self) -> Any:
         return get_stats(current_app.extensions["cronplane"])

@@ -46,7 +46,11 @@ _STATS = text("""
                                                        'running', running) ORDER BY id), '[]')
               FROM workers
              WHERE stopped_at IS NULL
-               AND heartbeat_at > now() - make_interval(secs => :liveness)) AS workers
+               AND heartbeat_at > now() - make_interval(secs => :liveness)) AS workers,
+           (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind,
+                                                       'expires_at', expires_at) ORDER BY id), '[]')
+              FROM chaos_experiments
+             WHERE ended_at IS NULL AND expires_at > now()) AS chaos
 """)
 # The part of the above that /metrics reads at scrape time.
 _SNAPSHOT = text("""
@@ -84,11 +88,22 @@ class WorkerLiveness:
 
 
 @dataclass(frozen=True)
+class ActiveExperiment:
+    """What everyone may know about a running chaos experiment: that it runs, and until when.
+    Its parameters and author stay on the ADMIN-only chaos endpoints."""
+
+    id: int
+    kind: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
 class Stats:
     jobs_by_status: dict[str, int]
     throughput: list[ThroughputMinute]
     leader: Leader | None
     workers: list[WorkerLiveness]
+    chaos: list[ActiveExperiment]
 
 
 @dataclass(frozen=True)
@@ -110,7 +125,9 @@ def get_stats(ctx: ManagementContext) -> Stats:
         leader=_leader(row.leader),
         workers=[WorkerLiveness(id=w["id"], host=w["host"], pid=int(w["pid"]),
                                 heartbeat_at=_instant(w["heartbeat_at"]),
-                                running=int(w["running"])) for w in row.workers])
+                                running=int(w["running"])) for w in row.workers],
+        chaos=[ActiveExperiment(id=int(c["id"]), kind=str(c["kind"]),
+                                expires_at=_instant(c["expires_at"])) for c in row.chaos])
 
 
 def state_snapshot(ctx: ManagementContext) -> StateSnapshot:

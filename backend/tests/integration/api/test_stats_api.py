@@ -21,7 +21,7 @@ def test_empty_cluster(setup) -> None:
     body = response.json
     assert body["jobs_by_status"] == {"PENDING": 0, "RUNNING": 0, "SUCCEEDED": 0, "DEAD": 0,
                                       "CANCELLED": 0}
-    assert body["leader"] is None and body["workers"] == []
+    assert body["leader"] is None and body["workers"] == [] and body["chaos"] == []
     assert len(body["throughput"]) == 60, "one point per minute of the last hour"
     minutes = [p["minute"] for p in body["throughput"]]
     assert minutes == sorted(minutes) and all(m.endswith("Z") for m in minutes)
@@ -58,6 +58,19 @@ def test_an_expired_lease_means_no_leader(setup) -> None:
         conn.execute("INSERT INTO leases (name, owner, fencing_token, expires_at) "
                      "VALUES ('scheduler', 'h:1:a', 7, now() - interval '1 second')")
     assert clients.viewer.get("/api/v1/stats").json["leader"] is None
+
+
+def test_running_chaos_experiments_are_visible_to_viewers_without_their_details(setup) -> None:
+    clients, url = setup
+    with psycopg.connect(url) as conn:
+        conn.execute("INSERT INTO chaos_experiments (kind, params, expires_at, created_by) VALUES "
+                     "('fail_handler', '{\"handler\": \"noop\", \"fraction\": 0.5}', "
+                     " now() + interval '1 minute', 'admin'),"
+                     "('leader_stepdown', '{}', now() - interval '1 second', 'admin')")
+    chaos = clients.viewer.get("/api/v1/stats").json["chaos"]
+    assert [c["kind"] for c in chaos] == ["fail_handler"], "expired experiments are not running"
+    assert set(chaos[0]) == {"id", "kind", "expires_at"}, "params and author stay ADMIN-only"
+    assert chaos[0]["expires_at"].endswith("Z")
 
 
 def test_stats_need_credentials(setup) -> None:

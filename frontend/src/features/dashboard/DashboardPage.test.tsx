@@ -9,6 +9,7 @@ const stats = {
   throughput: [{ minute: '2026-11-29T08:00:00Z', succeeded: 10, failed: 1 }],
   leader: { owner: 'host:1:abc', fencing_token: 42, expires_at: new Date(Date.now() + 12_000).toISOString() },
   workers: [{ id: 'host:1:abc', host: 'host', pid: 1, heartbeat_at: new Date().toISOString(), running: 2 }],
+  chaos: [] as { id: number; kind: string; expires_at: string }[],
 };
 
 function setVisibility(state: 'visible' | 'hidden') {
@@ -30,6 +31,15 @@ describe('dashboard', () => {
     expect(screen.getByText('42')).toBeInTheDocument();
     expect(screen.getAllByText('host:1:abc').length).toBeGreaterThan(0);
     expect(screen.getByText('No dead jobs.')).toBeInTheDocument();
+  });
+
+  it('shows a running chaos experiment as a banner to every role, with the manage link for admins only', async () => {
+    const running = { ...stats, chaos: [{ id: 3, kind: 'fail_handler', expires_at: '2026-11-29T10:30:00Z' }] };
+    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(running), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    expect(await screen.findByText('Chaos experiment running')).toBeInTheDocument();
+    expect(screen.getByText(/fail_handler until/)).toBeInTheDocument();
+    expect(screen.queryByRole('link', { name: 'manage' }), 'viewers cannot manage experiments').toBeNull();
   });
 
   it('says "Reconnecting…" and marks the numbers stale when a poll fails', async () => {
