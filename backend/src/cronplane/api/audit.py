@@ -7,11 +7,11 @@ from dataclasses import asdict
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     LINK_HEADER_DOC,
     ApiBlueprint,
@@ -24,7 +24,6 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import audit_log
-from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("audit", __name__, description="Append-only, hash-chained audit trail.")
 
@@ -63,11 +62,6 @@ class AuditVerifySchema(ma.Schema):
     first_bad_id = fields.Integer(required=True, allow_none=True)
 
 
-def _context() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
-
-
 @blp.route("/audit")
 class AuditEvents(MethodView):
     @requires(Role.OPERATOR)
@@ -79,7 +73,7 @@ class AuditEvents(MethodView):
         filters = audit_log.AuditFilters(actor=args["actor"], action=args["action"],
                                          target_type=args["target_type"],
                                          target_id=args["target_id"])
-        page = audit_log.list_events(_context(), current_actor(), filters, limit=args["limit"],
+        page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)
 
@@ -91,4 +85,4 @@ class AuditVerify(MethodView):
              summary="Recompute the hash chain and name the first broken row")
     @blp.response(200, AuditVerifySchema)
     def get(self) -> dict[str, Any]:
-        return asdict(audit_log.verify(_context()))
+        return asdict(audit_log.verify(management_context()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
-from flask import Flask, Response, current_app, g, jsonify, request
+from flask import Flask, Response, g, jsonify, request
 from flask.views import MethodView
 from flask_jwt_extended import (
     get_jwt,
@@ -27,6 +27,7 @@ from jwt.exceptions import PyJWTError
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires, set_authenticator
+from cronplane.api.context import management_context
 from cronplane.api.problems import problem
 from cronplane.api.schemas_common import ApiBlueprint, SafeString, problem_responses
 from cronplane.domain.roles import Role
@@ -71,11 +72,6 @@ class PersonaSchema(ma.Schema):
     label = fields.String(required=True)
 
 
-def _context() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
-
-
 def _origin() -> auth.Origin:
     return auth.Origin(ip=request.remote_addr, user_agent=request.headers.get("User-Agent"),
                        request_id=g.get("request_id"))
@@ -97,7 +93,7 @@ def _verified_claims(*, refresh: bool) -> dict[str, Any]:
 
 def _session_actor(claims: dict[str, Any]) -> Actor:
     return auth.authenticate_session(
-        _context(), user_id=int(claims["sub"]), session_id=claims["sid"], version=claims["ver"],
+        management_context(), user_id=int(claims["sub"]), session_id=claims["sid"], version=claims["ver"],
         request_id=g.get("request_id"), ip=request.remote_addr)
 
 
@@ -106,14 +102,14 @@ def authenticate() -> Actor:
     scheme, _, credential = header.partition(" ")
     credential = credential.strip()
     if scheme.lower() == "bearer" and api_tokens.looks_like_api_token(credential):
-        return auth.authenticate_api_token(_context(), credential,
+        return auth.authenticate_api_token(management_context(), credential,
                                            request_id=g.get("request_id"),
                                            ip=request.remote_addr)
     return _session_actor(_verified_claims(refresh=False))
 
 
 def _token_response(grant: auth.Grant) -> Response:
-    ctx = _context()
+    ctx = management_context()
     pair = jwt_setup.issue_pair(user_id=grant.user.id, role=grant.user.role.name,
                                 version=grant.token_version, session_id=grant.session_id,
                                 jti=grant.refresh_jti,
@@ -147,7 +143,7 @@ class Login(MethodView):
     @blp.response(200, LoginResponseSchema)
     @problem_responses(blp, 400, 401, 413, 415, 429)
     def post(self, body: dict[str, Any]) -> Response:
-        return _token_response(auth.login(_context(), body["username"], body["password"],
+        return _token_response(auth.login(management_context(), body["username"], body["password"],
                                           _origin()))
 
 
@@ -166,7 +162,7 @@ class Refresh(MethodView):
         if not isinstance(jti, str):
             raise Unauthenticated(INVALID)
         return _token_response(auth.refresh(
-            _context(), user_id=int(claims["sub"]), session_id=claims["sid"], jti=jti,
+            management_context(), user_id=int(claims["sub"]), session_id=claims["sid"], jti=jti,
             version=claims["ver"], origin=_origin()))
 
 
@@ -187,7 +183,7 @@ class Logout(MethodView):
             # An expired access token must not leave the refresh token alive: accept it too.
             # (Cookies are not cleared on failure: a forged cross-site POST must change nothing.)
             actor = _session_actor(_verified_claims(refresh=True))
-        auth.logout(_context(), actor)
+        auth.logout(management_context(), actor)
         response = Response(status=204)
         unset_jwt_cookies(response)
         _no_store(response)
@@ -201,7 +197,7 @@ class Me(MethodView):
              summary="The signed-in user, with the role in effect for this request")
     @blp.response(200, IdentitySchema)
     def get(self) -> dict[str, Any]:
-        return _identity(auth.me(_context(), current_actor()))
+        return _identity(auth.me(management_context(), current_actor()))
 
 
 @blp.route("/auth/personas")
@@ -211,7 +207,7 @@ class Personas(MethodView):
     @blp.response(200, PersonaSchema(many=True))
     def get(self) -> list[dict[str, Any]]:
         return [{"name": p.name, "role": p.role.name, "label": p.label}
-                for p in auth.personas(_context())]
+                for p in auth.personas(management_context())]
 
 
 @blp.route("/auth/personas/<string(maxlength=64):name>/login")
@@ -221,7 +217,7 @@ class PersonaLogin(MethodView):
     @blp.response(200, LoginResponseSchema)
     @problem_responses(blp, 404)
     def post(self, name: str) -> Response:
-        return _token_response(auth.persona_login(_context(), name, _origin()))
+        return _token_response(auth.persona_login(management_context(), name, _origin()))
 
 
 def init_app(app: Flask, api: Api) -> None:

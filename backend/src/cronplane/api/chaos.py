@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
@@ -25,18 +25,12 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import chaos
-from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("chaos", __name__, description="Chaos experiments (fault injection)")
 
 KINDS = tuple(chaos.PARAMS)
 PARAMS_DOC = "Per kind: " + "; ".join(f"{kind}: {spec.description}"
                                       for kind, spec in chaos.PARAMS.items())
-
-
-def _ctx() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
 
 
 class ChaosExperimentSchema(ma.Schema):
@@ -73,7 +67,7 @@ class ChaosExperiments(MethodView):
     @blp.arguments(ChaosListArgsSchema, location="query")
     @blp.response(200, ChaosListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
-        page = chaos.list_experiments(_ctx(), active=args["active"], limit=args["limit"],
+        page = chaos.list_experiments(management_context(), active=args["active"], limit=args["limit"],
                                       cursor=args["cursor"])
         return page, next_link(page)
 
@@ -84,7 +78,7 @@ class ChaosExperiments(MethodView):
     @blp.response(201, ChaosExperimentSchema)
     @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> Any:
-        return chaos.start(_ctx(), current_actor(), body["kind"], body["duration_seconds"],
+        return chaos.start(management_context(), current_actor(), body["kind"], body["duration_seconds"],
                            body["params"])
 
 
@@ -95,4 +89,4 @@ class ChaosExperimentById(MethodView):
     @blp.response(204)
     @problem_responses(blp, 404)
     def delete(self, experiment_id: int) -> None:
-        chaos.stop(_ctx(), current_actor(), experiment_id)
+        chaos.stop(management_context(), current_actor(), experiment_id)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields
 
 from cronplane.api.access import requires
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import ApiBlueprint
 from cronplane.domain.roles import Role
 from cronplane.management.jobs import handler_catalogue
@@ -31,4 +31,4 @@ class Handlers(MethodView):
     @blp.doc(operationId="listHandlers", summary="The handler catalogue")
     @blp.response(200, HandlerSchema(many=True))
     def get(self) -> Any:
-        return handler_catalogue(current_app.extensions["cronplane"].settings)
+        return handler_catalogue(management_context().settings)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
+from cronplane.api.context import management_context
 from cronplane.api.problems import problem
 from cronplane.management.health import readiness
 
@@ -17,7 +18,7 @@ def healthz() -> Response:
 
 @blueprint.get("/readyz")
 def readyz() -> Response:
-    state = readiness(current_app.extensions["cronplane"])
+    state = readiness(management_context())
     if not state.ready:
         return problem(503, state.reason, title="Not ready")
     return jsonify(status="ready", revision=state.revision)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields, pre_dump, validate
 
 from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
@@ -30,7 +30,6 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import history, jobs
-from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
 
@@ -42,11 +41,6 @@ JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attem
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at")
-
-
-def _ctx() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
 
 
 class JobSchema(ma.Schema):
@@ -140,7 +134,7 @@ class Jobs(MethodView):
     @blp.response(200, JobListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
         page = history.list_jobs(
-            _ctx(), statuses=args["status"], schedule_id=args["schedule_id"],
+            management_context(), statuses=args["status"], schedule_id=args["schedule_id"],
             handler=args["handler"], q=args["q"], created_after=args["created_after"],
             created_before=args["created_before"], limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
@@ -155,7 +149,7 @@ class Jobs(MethodView):
     @problem_responses(blp, 400, 413, 415)
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
         job_request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
-        result = jobs.enqueue(_ctx(), current_actor(), job_request,
+        result = jobs.enqueue(management_context(), current_actor(), job_request,
                               idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200
 
@@ -167,7 +161,7 @@ class JobById(MethodView):
     @blp.response(200, JobDetailSchema)
     @problem_responses(blp, 404)
     def get(self, job_id: int) -> Any:
-        return history.get_job(_ctx(), job_id)
+        return history.get_job(management_context(), job_id)
 
 
 @blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/cancel")
@@ -180,7 +174,7 @@ class JobCancel(MethodView):
                                   "ends")
     @problem_responses(blp, 404, 409)
     def post(self, job_id: int) -> Any:
-        result = jobs.cancel(_ctx(), current_actor(), job_id)
+        result = jobs.cancel(management_context(), current_actor(), job_id)
         return result.job, 200 if result.immediate else 202
 
 
@@ -191,4 +185,4 @@ class JobRetry(MethodView):
     @blp.response(200, JobSchema)
     @problem_responses(blp, 404, 409)
     def post(self, job_id: int) -> Any:
-        return jobs.retry(_ctx(), current_actor(), job_id)
+        return jobs.retry(management_context(), current_actor(), job_id)

@@ -6,15 +6,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, g, request
+from flask import Blueprint, Flask, Response, g, request
 
-from cronplane.management.context import ManagementContext
+from cronplane.api.context import management_context
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
 
 
 def _cluster_state() -> ClusterState:
-    ctx: ManagementContext = current_app.extensions["cronplane"]
+    ctx = management_context()
     snapshot = state_snapshot(ctx)
     leader = snapshot.leader
     return ClusterState(jobs_by_status=snapshot.jobs_by_status,

@@ -11,11 +11,11 @@ import re
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
 from cronplane.api.jobs import IdempotencyHeaderSchema, JobSchema
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
@@ -32,7 +32,6 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import schedules
-from cronplane.management.context import ManagementContext
 from cronplane.management.errors import PreconditionFailed
 
 blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
@@ -40,11 +39,6 @@ blp = ApiBlueprint("schedules", __name__, description="Schedules: the task regis
 OVERLAP = ("forbid", "allow")
 MISFIRE = ("skip", "fire_once")
 _VERSION = re.compile(r'^(?:W/)?(?:"(\d{1,9})"|(\d{1,9}))$')
-
-
-def _ctx() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
 
 
 class ScheduleSchema(ma.Schema):
@@ -147,7 +141,7 @@ class Schedules(MethodView):
     @blp.response(200, ScheduleListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
         page = schedules.list_schedules(
-            _ctx(), q=args["q"], paused=args["paused"], include_deleted=args["include_deleted"],
+            management_context(), q=args["q"], paused=args["paused"], include_deleted=args["include_deleted"],
             limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
 
@@ -157,7 +151,7 @@ class Schedules(MethodView):
     @blp.response(201, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> Any:
-        schedule = schedules.create(_ctx(), current_actor(), body)
+        schedule = schedules.create(management_context(), current_actor(), body)
         return schedule, _etag(schedule)
 
 
@@ -168,7 +162,7 @@ class ScheduleById(MethodView):
     @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 404)
     def get(self, schedule_id: int) -> Any:
-        schedule = schedules.get(_ctx(), schedule_id)
+        schedule = schedules.get(management_context(), schedule_id)
         return schedule, _etag(schedule)
 
     @requires(Role.ADMIN)
@@ -178,7 +172,7 @@ class ScheduleById(MethodView):
     @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 400, 404, 409, 412, 413, 415)
     def patch(self, headers: dict[str, Any], body: dict[str, Any], schedule_id: int) -> Any:
-        schedule = schedules.update(_ctx(), current_actor(), schedule_id, body,
+        schedule = schedules.update(management_context(), current_actor(), schedule_id, body,
                                        if_match=parse_if_match(headers["if_match"]))
         return schedule, _etag(schedule)
 
@@ -188,7 +182,7 @@ class ScheduleById(MethodView):
     @blp.response(204)
     @problem_responses(blp, 404)
     def delete(self, schedule_id: int) -> None:
-        schedules.delete(_ctx(), current_actor(), schedule_id)
+        schedules.delete(management_context(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/pause")
@@ -198,7 +192,7 @@ class SchedulePause(MethodView):
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
     def post(self, schedule_id: int) -> Any:
-        return schedules.pause(_ctx(), current_actor(), schedule_id)
+        return schedules.pause(management_context(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/resume")
@@ -208,7 +202,7 @@ class ScheduleResume(MethodView):
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
     def post(self, schedule_id: int) -> Any:
-        return schedules.resume(_ctx(), current_actor(), schedule_id)
+        return schedules.resume(management_context(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/trigger")
@@ -221,6 +215,6 @@ class ScheduleTrigger(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 404, 409)
     def post(self, headers: dict[str, Any], schedule_id: int) -> Any:
-        result = schedules.trigger(_ctx(), current_actor(), schedule_id,
+        result = schedules.trigger(management_context(), current_actor(), schedule_id,
                                    idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200

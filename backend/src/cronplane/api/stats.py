@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields
 
 from cronplane.api.access import requires
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import ApiBlueprint, UtcDateTime
 from cronplane.domain.roles import Role
 from cronplane.management.stats import get_stats
@@ -59,7 +59,8 @@ class StatsSchema(ma.Schema):
 @blp.route("/stats")
 class Stats(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="getStats", summary="Counts, throughput, leader, workers and running chaos experiments")
+    @blp.doc(operationId="getStats",
+             summary="Counts, throughput, leader, workers and running chaos experiments")
     @blp.response(200, StatsSchema)
     def get(self) -> Any:
-        return get_stats(current_app.extensions["cronplane"])
+        return get_stats(management_context())

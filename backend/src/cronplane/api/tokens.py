@@ -7,12 +7,13 @@ from dataclasses import asdict
 from typing import Any
 
 import marshmallow as ma
-from flask import Response, current_app, jsonify
+from flask import Response, jsonify
 from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.auth import ROLE_NAMES
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
@@ -26,7 +27,6 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import tokens
-from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("tokens", __name__,
                    description="API tokens for scripts (Authorization: Bearer cp_…).")
@@ -60,11 +60,6 @@ class TokenCreateSchema(ma.Schema):
         "description": "Optional; in the future"})
 
 
-def _context() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
-
-
 @blp.route("/tokens")
 class Tokens(MethodView):
     @requires(Role.VIEWER)
@@ -73,7 +68,7 @@ class Tokens(MethodView):
     @blp.response(200, TokenListSchema, headers=LINK_HEADER_DOC)
     @problem_responses(blp, 422)
     def get(self, args: dict[str, Any]) -> Any:
-        page = tokens.list_tokens(_context(), current_actor(), limit=args["limit"],
+        page = tokens.list_tokens(management_context(), current_actor(), limit=args["limit"],
                                   cursor=args["cursor"])
         return page, next_link(page)
 
@@ -84,7 +79,7 @@ class Tokens(MethodView):
     @blp.response(201, CreatedTokenSchema)
     @problem_responses(blp, 400, 413, 415, 422)
     def post(self, body: dict[str, Any]) -> Response:
-        created = tokens.create_token(_context(), current_actor(), name=body["name"],
+        created = tokens.create_token(management_context(), current_actor(), name=body["name"],
                                       role=body["role"], expires_at=body["expires_at"])
         response = jsonify(CreatedTokenSchema().dump({**asdict(created.view),
                                                       "token": created.token}))
@@ -100,5 +95,5 @@ class TokenById(MethodView):
     @blp.response(204)
     @problem_responses(blp, 404)
     def delete(self, token_id: int) -> Response:
-        tokens.delete_token(_context(), current_actor(), token_id)
+        tokens.delete_token(management_context(), current_actor(), token_id)
         return Response(status=204)

@@ -7,12 +7,12 @@ from dataclasses import asdict
 from typing import Any
 
 import marshmallow as ma
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.auth import ROLE_NAMES
+from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
@@ -26,7 +26,6 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.roles import Role
 from cronplane.management import users
-from cronplane.management.context import ManagementContext
 
 blp = ApiBlueprint("users", __name__, description="User administration (ADMIN).")
 USER = f"/users/<{ID_CONVERTER}:user_id>"
@@ -66,11 +65,6 @@ class PasswordResetSchema(ma.Schema):
                           validate=validate.Length(min=8, max=1024))
 
 
-def _context() -> ManagementContext:
-    context: ManagementContext = current_app.extensions["cronplane"]
-    return context
-
-
 def _out(view: users.UserView) -> dict[str, Any]:
     return asdict(view)
 
@@ -83,7 +77,7 @@ class Users(MethodView):
     @blp.response(200, UserListSchema, headers=LINK_HEADER_DOC)
     @problem_responses(blp, 422)
     def get(self, args: dict[str, Any]) -> Any:
-        page = users.list_users(_context(), current_actor(), limit=args["limit"],
+        page = users.list_users(management_context(), current_actor(), limit=args["limit"],
                                 cursor=args["cursor"])
         return page, next_link(page)
 
@@ -93,7 +87,7 @@ class Users(MethodView):
     @blp.response(201, UserSchema)
     @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
-        return _out(users.create_user(_context(), current_actor(), username=body["username"],
+        return _out(users.create_user(management_context(), current_actor(), username=body["username"],
                                       password=body["password"], role=body["role"]))
 
 
@@ -104,7 +98,7 @@ class UserById(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
     def get(self, user_id: int) -> dict[str, Any]:
-        return _out(users.get_user(_context(), current_actor(), user_id))
+        return _out(users.get_user(management_context(), current_actor(), user_id))
 
     @requires(Role.ADMIN)
     @blp.doc(operationId="updateUser",
@@ -113,7 +107,7 @@ class UserById(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 400, 404, 409, 413, 415)
     def patch(self, body: dict[str, Any], user_id: int) -> dict[str, Any]:
-        ctx, actor = _context(), current_actor()
+        ctx, actor = management_context(), current_actor()
         if "role" not in body:
             return _out(users.get_user(ctx, actor, user_id))
         return _out(users.change_role(ctx, actor, user_id, body["role"]))
@@ -127,7 +121,7 @@ class UserLock(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404, 409)
     def post(self, user_id: int) -> dict[str, Any]:
-        return _out(users.lock_user(_context(), current_actor(), user_id))
+        return _out(users.lock_user(management_context(), current_actor(), user_id))
 
 
 @blp.route(USER + "/unlock")
@@ -137,7 +131,7 @@ class UserUnlock(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
     def post(self, user_id: int) -> dict[str, Any]:
-        return _out(users.unlock_user(_context(), current_actor(), user_id))
+        return _out(users.unlock_user(management_context(), current_actor(), user_id))
 
 
 @blp.route(USER + "/disable")
@@ -148,7 +142,7 @@ class UserDisable(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404, 409)
     def post(self, user_id: int) -> dict[str, Any]:
-        return _out(users.disable_user(_context(), current_actor(), user_id))
+        return _out(users.disable_user(management_context(), current_actor(), user_id))
 
 
 @blp.route(USER + "/enable")
@@ -158,7 +152,7 @@ class UserEnable(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
     def post(self, user_id: int) -> dict[str, Any]:
-        return _out(users.enable_user(_context(), current_actor(), user_id))
+        return _out(users.enable_user(management_context(), current_actor(), user_id))
 
 
 @blp.route(USER + "/password")
@@ -170,4 +164,4 @@ class UserPassword(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 400, 404, 413, 415)
     def post(self, body: dict[str, Any], user_id: int) -> dict[str, Any]:
-        return _out(users.reset_password(_context(), current_actor(), user_id, body["password"]))
+        return _out(users.reset_password(management_context(), current_actor(), user_id, body["password"]))
