@@ -1,15 +1,16 @@
 """The worker: claims ready jobs in batches and runs them on a fixed pool of executor threads.
 
 Guarantees:
-- It claims in one statement per claim (``JobStore.claim``) at most its free executor slots,
-  plus, while recent handlers are short (a moving average under ``prefetch_below`` seconds), a
-  local buffer of up to ``prefetch`` more jobs (River/Oban-style), so the claim round trip
-  overlaps with execution instead of leaving the threads idle. Buffered attempts are RUNNING
-  with a lease the heartbeater renews like any other: a crash loses nothing (the watchdog
-  reclaims them). Long-running handlers turn the buffer off, so a job never waits locally
-  behind a slow one while another worker could run it. A buffered job's timeout starts when its
-  handler starts; a buffered job whose cancel arrives ends CANCELLED without running; a graceful
-  stop releases the buffered jobs at once, before waiting for the running ones.
+- It claims in one statement per claim (``JobStore.claim``) at most its free executor slots, plus
+  a local buffer (River/Oban-style) of at most ``prefetch`` more jobs and at most what the
+  threads get through in ``prefetch_wait`` (50 ms) at the recent handler run time (a moving
+  average), so the claim round trip overlaps with execution instead of leaving the threads idle.
+  Buffered attempts are RUNNING with a lease the heartbeater renews like any other: a crash loses
+  nothing (the watchdog reclaims them). Long-running handlers turn the buffer off, so a job never
+  waits locally behind a slow one while another worker could run it. A buffered job's timeout
+  starts when its handler starts; a buffered job whose cancel arrives ends CANCELLED without
+  running; a graceful stop releases the buffered jobs at once, before waiting for the running
+  ones.
 - ``started_at`` (job and attempt) is the claim time while the attempt runs; its outcome moves it
   to when the handler actually started (the claim time, from the database clock, plus the time
   spent in the local buffer, measured locally), in the same completion statement.
@@ -63,13 +64,15 @@ class WorkerConfig:
     lease_seconds: float = 30.0
     poll_interval: float = 1.0
     shutdown_grace: float = 10.0
-    # Extra jobs claimed beyond the free slots while handlers are short; None: 4 × concurrency.
+    # At most this many jobs claimed beyond the free slots (None: 16 × concurrency), and only as
+    # many as the threads get through in ``prefetch_wait`` seconds at the recent handler run
+    # time: a buffered job waits about that long at most, and slow handlers get no buffer.
     prefetch: int | None = None
-    prefetch_below: float = 0.025
+    prefetch_wait: float = 0.05
 
     @property
     def buffer(self) -> int:
-        return 4 * self.concurrency if self.prefetch is None else self.prefetch
+        return 16 * self.concurrency if self.prefetch is None else self.prefetch
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -82,6 +85,8 @@ class WorkerConfig:
             raise ValueError("shutdown grace must not be negative")
         if self.prefetch is not None and self.prefetch < 0:
             raise ValueError("worker prefetch must not be negative")
+        if self.prefetch_wait < 0:
+            raise ValueError("worker prefetch_wait must not be negative")
 
 
 @dataclass(eq=False)
@@ -277,9 +282,17 @@ class Worker(LoopService):
         self._wake_at = time.monotonic() + delay
         return delay
 
-    def _prefetching(self) -> bool:
+    def _buffer_size(self) -> int:
         average = self._avg_runtime
-        return average is not None and average < self.config.prefetch_below
+        if average is None:
+            return 0  # no run time seen yet: no buffer
+        budget = self.config.concurrency * self.config.prefetch_wait  # thread-seconds
+        if average * self.config.buffer <= budget:
+            return self.config.buffer
+        return int(budget / average)
+
+    def _prefetching(self) -> bool:
+        return self._buffer_size() > 0
 
     def _claim_limit(self) -> int:
         """How many jobs to claim now: the free slots, plus the buffer while handlers are short.
@@ -289,11 +302,12 @@ class Worker(LoopService):
             held = len(self._running)
             queued = self._queued
         concurrency = self.config.concurrency
-        if not self._prefetching():
+        buffer = self._buffer_size()
+        if not buffer:
             return max(0, concurrency - held)
         if queued > concurrency:
             return 0
-        return max(0, concurrency + self.config.buffer - held)
+        return max(0, concurrency + buffer - held)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
         now = time.monotonic()

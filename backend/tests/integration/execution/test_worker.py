@@ -297,7 +297,7 @@ def _prefetching_plane(fresh_database_url: str, settings: Settings, grace: float
     runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
     runner.start()
     worker = worker_of(runner)
-    worker.config = dataclasses.replace(worker.config, prefetch=3, prefetch_below=float("inf"))
+    worker.config = dataclasses.replace(worker.config, prefetch=3, prefetch_wait=float("inf"))
     ctx = ManagementContext(settings=tuned, db=db)
     # The buffer is used once the worker has seen how long handlers take.
     first = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
