@@ -51,6 +51,7 @@ from cronplane.execution.faults import FaultInjector, NoFaults
 from cronplane.execution.handlers.context import Cancelled, HandlerContext
 from cronplane.execution.handlers.registry import HandlerSpec, Registry
 from cronplane.execution.service import LoopService
+from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
 
@@ -313,6 +314,7 @@ class Worker(LoopService):
         now = time.monotonic()
         tasks = []
         for claim in claims:
+            observe_claim_latency(claim.claim_lag_seconds)
             spec = self.registry.get(claim.handler)
             timeout = float(claim.timeout_seconds or (spec.timeout if spec else 60))
             ctx = HandlerContext(
@@ -422,6 +424,7 @@ class Worker(LoopService):
             if task.ctx.cancelled.is_set() and task.ctx.reason[:1] == ["cancel requested"]:
                 status = AttemptStatus.CANCELLED
         runtime = time.monotonic() - task.started
+        observe_handler_duration(handler, runtime)
         average = self._avg_runtime
         self._avg_runtime = runtime if average is None else 0.8 * average + 0.2 * runtime
         with self._lock:

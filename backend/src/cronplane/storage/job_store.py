@@ -42,6 +42,7 @@ class ClaimedAttempt:
     max_attempts: int
     timeout_seconds: int | None
     cancel_requested: bool
+    claim_lag_seconds: float = 0.0  # due (run_at) → claimed, by the database clock
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ class JobStore:
                                    number=r["number"], handler=r["handler"],
                                    payload=r["payload"], max_attempts=r["max_attempts"],
                                    timeout_seconds=r["timeout_seconds"],
-                                   cancel_requested=r["cancel_requested"]) for r in rows]
+                                   cancel_requested=r["cancel_requested"],
+                                   claim_lag_seconds=r["claim_lag_seconds"]) for r in rows]
         return []
 
     # -- complete ----------------------------------------------------------------------------

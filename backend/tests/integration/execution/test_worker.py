@@ -367,3 +367,20 @@ def test_started_at_is_when_the_handler_started_not_when_it_was_claimed(
     finally:
         runner.stop(timeout=10)
         ctx.db.close()
+
+
+def test_claim_latency_and_handler_duration_are_observed_for_metrics(plane) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(name: str, labels: dict[str, str] | None = None) -> float:
+        return REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+    claims_before = sample("cronplane_claim_latency_seconds_count")
+    runs_before = sample("cronplane_handler_duration_seconds_count", {"handler": "noop"})
+    ctx, _ = plane
+    jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(5)])
+    wait_until(lambda: sample("cronplane_handler_duration_seconds_count",
+                              {"handler": "noop"}) >= runs_before + 5,
+               message="5 noop runs observed in cronplane_handler_duration_seconds")
+    assert sample("cronplane_claim_latency_seconds_count") >= claims_before + 5, \
+        "every claimed attempt must feed the claim latency histogram"

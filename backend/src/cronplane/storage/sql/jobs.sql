@@ -40,7 +40,8 @@ WITH claimed AS (
   RETURNING id AS attempt_id, job_id
 )
 SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS number,
-       c.max_attempts, c.timeout_seconds, c.cancel_requested
+       c.max_attempts, c.timeout_seconds, c.cancel_requested,
+       extract(epoch FROM now() - c.run_at)::float8 AS claim_lag_seconds
   FROM claimed c JOIN attempt a ON a.job_id = c.id
  ORDER BY c.priority DESC, c.run_at, c.id;
 
