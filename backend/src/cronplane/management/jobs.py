@@ -138,8 +138,12 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
 
 def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                        idempotency_key: str | None = None, audit_action: str = "job.create",
-                       settings: Any = None, allow_reserved_key: bool = False) -> EnqueueResult:
-    """Enqueue inside the caller's transaction (audit event and NOTIFY included)."""
+                       settings: Any = None, allow_reserved_key: bool = False,
+                       audit_target: tuple[str, int] | None = None) -> EnqueueResult:
+    """Enqueue inside the caller's transaction (audit event and NOTIFY included).
+
+    ``audit_target`` names what the event is about when that is not the job itself (a schedule's
+    "Run now" is an action on the schedule; the job id goes into the event's details)."""
     _spec, max_attempts, timeout = _resolve(request, settings)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)
@@ -169,9 +173,10 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         return EnqueueResult(job=existing, created=False)
     job = session.get(Job, job_id)
     assert job is not None
-    audit.record(session, actor, audit_action, target_type="job", target_id=job_id,
+    target_type, target_id = audit_target or ("job", job_id)
+    audit.record(session, actor, audit_action, target_type=target_type, target_id=target_id,
                  details={"handler": request.handler, "schedule_id": request.schedule_id,
-                          "idempotency_key": idempotency_key})
+                          "job_id": job_id, "idempotency_key": idempotency_key})
     # Postgres folds identical notifications of one transaction into one, so a caller that
     # enqueues several jobs in its transaction still sends a single wake-up.
     session.execute(_NOTIFY, {"channel": JOBS, "payload": ""})

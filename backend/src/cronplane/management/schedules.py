@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, or_, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -198,7 +198,11 @@ def list_schedules(ctx: ManagementContext, *, q: str | None = None, paused: bool
     if words:
         # Only word characters reach to_tsquery (no operators from the user), each a prefix.
         tsquery = " & ".join(f"{word.lower()}:*" for word in words[:16])
-        query = query.where(Schedule.search.op("@@")(func.to_tsquery("simple", tsquery)))
+        # The text parser reads tokens such as "638e8f" as numbers and splits them, so a name is
+        # also matched as a plain substring; the registry is small, history is never scanned so.
+        needle = (q or "").strip()[:200].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(or_(Schedule.search.op("@@")(func.to_tsquery("simple", tsquery)),
+                                Schedule.name.ilike(f"%{needle}%", escape="\\")))
     if after is not None:
         query = query.where(Schedule.id < after["id"])
     query = query.order_by(Schedule.id.desc()).limit(size + 1)
@@ -309,4 +313,5 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
                              timeout_seconds=schedule.timeout_seconds, trigger="manual",
                              schedule_id=schedule.id, exclusive=schedule.overlap == "forbid")
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
-                                  audit_action="schedule.trigger", settings=ctx.settings)
+                                  audit_action="schedule.trigger", settings=ctx.settings,
+                                  audit_target=("schedule", schedule.id))

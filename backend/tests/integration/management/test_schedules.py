@@ -197,6 +197,27 @@ def test_list_filters_searches_by_prefix_and_pages(ctx: ManagementContext) -> No
     assert seen == sorted(seen, reverse=True) and len(seen) == 4
 
 
+def test_search_finds_names_the_text_parser_splits_into_numbers(ctx: ManagementContext) -> None:
+    # "638e8f" is read by the text search parser as the number 638e8 and the word "f".
+    made = new(ctx, name=f"e2e-{secrets.token_hex(2)}-638e8f")
+    hits = schedules.list_schedules(ctx, q=made.name, limit=200)
+    assert [s.id for s in hits.items] == [made.id], "a schedule must be found by its full name"
+
+
+def test_run_now_is_audited_against_the_schedule(ctx: ManagementContext) -> None:
+    from sqlalchemy import select
+
+    from cronplane.storage.models import AuditEvent
+
+    schedule = new(ctx)
+    job = schedules.trigger(ctx, ADMIN, schedule.id).job
+    with ctx.db.read_session() as session:
+        event = session.execute(select(AuditEvent).where(AuditEvent.action == "schedule.trigger")
+                                .order_by(AuditEvent.id.desc()).limit(1)).scalar_one()
+    assert (event.target_type, event.target_id) == ("schedule", str(schedule.id))
+    assert event.details["job_id"] == job.id, "the event names the job it created"
+
+
 def test_trigger_enqueues_an_ad_hoc_run_idempotently(ctx: ManagementContext) -> None:
     schedule = new(ctx, handler="sleep", payload={"seconds": 1}, priority=3, overlap="forbid")
     first = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=unique("key"))
