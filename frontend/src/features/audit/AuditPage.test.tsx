@@ -38,6 +38,25 @@ describe('audit page', () => {
     expect(within(diff).getByText('"0 30 9 * * MON-FRI"')).toBeInTheDocument();
   });
 
+  it('keeps every filter typed within one debounce window', async () => {
+    const fake = fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 0, first_bad_id: null }) });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
+    await userEvent.click(screen.getByRole('textbox', { name: 'Target type' }));
+    await userEvent.paste('schedule');
+    await userEvent.click(screen.getByRole('textbox', { name: 'Target id' }));
+    await userEvent.paste('1');
+    await waitFor(() =>
+      expect(
+        fake.calls.some((c) => {
+          const q = new URL(c.url).searchParams;
+          return q.get('target_type') === 'schedule' && q.get('target_id') === '1';
+        }),
+        'both filters reach the request',
+      ).toBe(true),
+    );
+  });
+
   it('shows a broken chain to an ADMIN', async () => {
     vi.stubGlobal('fetch', fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: false, checked: 40, first_bad_id: 17 }) }).fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN' });

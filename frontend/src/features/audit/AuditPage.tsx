@@ -85,7 +85,9 @@ function AuditTrail() {
   const filters = Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined]));
   const audit = useAudit({ ...filters, cursor: params.get('cursor') ?? undefined }, true);
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
-  const push = useDebouncedCallback((k: string, v: string) => set({ [k]: v }), 300);
+  // The whole draft goes to the URL, not only the field typed last: typing in two fields within
+  // one debounce window must keep both filters.
+  const push = useDebouncedCallback((next: Record<string, string>) => set(next), 300);
   const [open, setOpen] = useState<AuditEvent | null>(null);
 
   // Memoised: cell renderers are components to React, so a new function each render would remount
@@ -120,9 +122,9 @@ function AuditTrail() {
             w={180}
             value={draft[k] ?? ''}
             onChange={(e) => {
-              const v = e.currentTarget.value;
-              setDraft((d) => ({ ...d, [k]: v }));
-              push(k, v);
+              const next = { ...draft, [k]: e.currentTarget.value };
+              setDraft(next);
+              push(next);
             }}
           />
         ))}
