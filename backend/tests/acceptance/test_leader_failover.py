@@ -11,12 +11,10 @@ be counted as missed by the schedule (``skip``), never silently lost. Long versi
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import time
-from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,34 +24,12 @@ from tests.acceptance.processes import (
     RENEW,
     TTL,
     Cluster,
+    Window,
     add_every_second,
+    assert_every_fire_exactly_once,
     fires,
     wait_until,
 )
-
-Window = tuple[datetime, datetime]  # database time: leader taken away .. successor holds the lease
-
-
-def assert_every_fire_exactly_once(cluster: Cluster, windows: Sequence[Window]) -> None:
-    """No fire time twice; none missing outside a failover window; every missing one counted
-    in its schedule's missed_count (never silently lost)."""
-    schedules = cluster.query("SELECT id, missed_count FROM schedules")
-    first = cluster.scalar("SELECT min(fire_time) FROM jobs")
-    for row in schedules:
-        rows = cluster.query("SELECT fire_time, count(*) AS n FROM jobs WHERE schedule_id = %s "
-                             "GROUP BY fire_time ORDER BY fire_time", row["id"])
-        duplicates = [r["fire_time"] for r in rows if r["n"] > 1]
-        assert not duplicates, f"schedule {row['id']} has two jobs for {duplicates}"
-        times = [r["fire_time"] for r in rows]
-        assert times and times[0] == first, f"schedule {row['id']} missed its first fire"
-        missing = [t + timedelta(seconds=k) for t, u in itertools.pairwise(times)
-                   for k in range(1, round((u - t).total_seconds()))]
-        outside = [m for m in missing
-                   if not any(start - timedelta(seconds=1) <= m <= end for start, end in windows)]
-        assert not outside, f"schedule {row['id']} is missing fires outside a failover: {outside}"
-        assert row["missed_count"] == len(missing), (
-            f"schedule {row['id']}: {len(missing)} fire time(s) without a job but "
-            f"{row['missed_count']} counted as missed")
 
 
 @pytest.fixture
