@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import secrets
 import signal
 import socket
 import statistics
@@ -35,11 +34,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import requests
-from psycopg import sql
+from bench.databases import BenchServer
 
 REPO = Path(__file__).resolve().parents[1]
 CRONPLANE = REPO / ".venv" / "bin" / "cronplane"
@@ -49,45 +47,6 @@ PASSWORD = "bench-password-123"  # noqa: S105 - a throwaway user in a throwaway 
 
 
 # -- database ----------------------------------------------------------------------------------
-class Server:
-    def __init__(self, url: str | None) -> None:
-        if url:
-            from cronplane.storage.database import libpq_url
-
-            self.admin_url = libpq_url(url)
-            self.owner: str | None = None
-            self._url_for: Callable[[str], str] = self._replace
-        else:
-            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
-
-            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
-            ensure_app_database(embedded, "cronplane_bench")
-            self.admin_url = embedded.admin_uri
-            self.owner = APP_ROLE
-            self._url_for = embedded.uri
-
-    def _replace(self, name: str) -> str:
-        return urlunsplit(urlsplit(self.admin_url)._replace(path="/" + name))
-
-    def create(self) -> tuple[str, str]:
-        from cronplane.storage import migrator
-
-        name = f"bench_api_{secrets.token_hex(4)}"
-        with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-            if self.owner:
-                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
-            conn.execute(statement)
-        url = self._url_for(name)
-        migrator.upgrade(url)
-        return name, url
-
-    def drop(self, name: str) -> None:
-        with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                         .format(sql.Identifier(name)))
-
-
 # One chunk of finished history: ids lo..hi. 90 % SUCCEEDED, 8 % DEAD (with error text that
 # text search can find), 2 % CANCELLED; 70 % belong to one of the schedules and carry the
 # scheduler's idempotency key; created over the last 30 days, oldest first.
@@ -356,7 +315,7 @@ def cursor_of_page(session: requests.Session, base: str, page: int) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    server = Server(args.database_url or os.environ.get("DATABASE_URL"))
+    server = BenchServer(args.database_url or os.environ.get("DATABASE_URL"), prefix="bench_api")
     name, url = server.create()
     serve: Serve | None = None
     try:

@@ -25,67 +25,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import secrets
 import signal
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
-from psycopg import sql
+from bench.databases import BenchServer
 from psycopg.rows import dict_row
 
-REPO = Path(__file__).resolve().parents[1]
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
 
 
 # -- databases -------------------------------------------------------------------------------------
-class Server:
-    def __init__(self, url: str | None) -> None:
-        from cronplane.storage.database import libpq_url
-
-        if url:
-            self.admin_url = libpq_url(url)
-            self._url_for: Callable[[str], str] = lambda name: urlunsplit(
-                urlsplit(self.admin_url)._replace(path="/" + name))
-            self.owner: str | None = None
-        else:
-            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
-
-            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
-            ensure_app_database(embedded, "cronplane_bench")
-            self.admin_url = embedded.admin_uri
-            self._url_for = embedded.uri
-            self.owner = APP_ROLE
-
-    @contextmanager
-    def fresh(self, migrate: bool = True) -> Iterator[str]:
-        from cronplane.storage import migrator
-
-        name = f"bench_queue_{secrets.token_hex(4)}"
-        with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-            if self.owner:
-                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
-            conn.execute(statement)
-        url = self._url_for(name)
-        if migrate:
-            migrator.upgrade(url)
-        try:
-            yield url
-        finally:
-            with psycopg.connect(self.admin_url, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                             .format(sql.Identifier(name)))
-
-
 def query(url: str, statement: str, *args: Any) -> list[dict[str, Any]]:
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         return conn.execute(statement, args).fetchall()  # type: ignore[arg-type]
@@ -318,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-others", action="store_true", help="skip PgQueuer/Procrastinate")
     parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others"])
     args = parser.parse_args(argv)
-    server = Server(args.database_url)
+    server = BenchServer(args.database_url, prefix="bench_queue")
     results: dict[str, Any] = {}
     print(f"cpus: {os.cpu_count()}  server version: "
           f"{scalar(server.admin_url, 'SHOW server_version')}", flush=True)

@@ -24,77 +24,31 @@ names a server whose role may create databases; otherwise the embedded Postgres 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
-import secrets
 import signal
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
+from bench.databases import BenchServer
 from psycopg.rows import dict_row
 
 from cronplane.config import Settings
 from cronplane.execution.elector import leadership_services
 from cronplane.execution.runner import ExecutionRunner, RunnerContext, ServiceBuilder
 from cronplane.execution.service import Service
-from cronplane.storage import migrator
-from cronplane.storage.database import Database, libpq_url
+from cronplane.storage.database import Database
 from cronplane.storage.schedule_store import FireResult, ScheduleStore
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 # -- databases -------------------------------------------------------------------------------------
-class Server:
-    def __init__(self, url: str | None) -> None:
-        if url:
-            self.admin_url = libpq_url(url)
-            self._url_for: Callable[[str], str] = functools.partial(_with_database, self.admin_url)
-            self.owner: str | None = None
-        else:
-            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
-
-            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
-            ensure_app_database(embedded, "cronplane_bench")
-            self.admin_url = embedded.admin_uri
-            self._url_for = embedded.uri
-            self.owner = APP_ROLE
-
-    @contextmanager
-    def fresh(self) -> Iterator[str]:
-        name = f"bench_sched_{secrets.token_hex(4)}"
-        with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-            if self.owner:
-                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
-            conn.execute(statement)
-        url = self._url_for(name)
-        migrator.upgrade(url)
-        try:
-            yield url
-        finally:
-            with psycopg.connect(self.admin_url, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                             .format(sql.Identifier(name)))
-
-
-def _with_database(url: str, name: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    return urlunsplit(urlsplit(url)._replace(path="/" + name))
-
-
 def query(url: str, statement: str, *args: Any) -> list[dict[str, Any]]:
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         return conn.execute(statement, args).fetchall()  # type: ignore[arg-type]
@@ -172,7 +126,7 @@ def spawn_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def fire_lag(server: Server, schedules: int, seconds: float, *,
+def fire_lag(server: BenchServer, schedules: int, seconds: float, *,
              single_process: bool = False) -> dict[str, Any]:
     with server.fresh() as url:
         runner, store, db = plane(url, workers=single_process)
@@ -211,7 +165,7 @@ def fire_lag(server: Server, schedules: int, seconds: float, *,
             "commit_lag": summary_ms(commit), "start_lag": summary_ms(start)}
 
 
-def burst(server: Server, count: int) -> dict[str, Any]:
+def burst(server: BenchServer, count: int) -> dict[str, Any]:
     with server.fresh() as url:
         runner, store, db = plane(url, workers=False)
         runner.start()
@@ -238,7 +192,7 @@ def burst(server: Server, count: int) -> dict[str, Any]:
             if acks else None}
 
 
-def takeover(server: Server, *, ttl: float, rounds: int, graceful: bool) -> dict[str, Any]:
+def takeover(server: BenchServer, *, ttl: float, rounds: int, graceful: bool) -> dict[str, Any]:
     times: list[float] = []
     with server.fresh() as url:
         env = worker_env(url, ttl, 1)
@@ -319,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("lag", "burst", "failover", "handoff"), action="append")
     args = parser.parse_args(argv)
     only = set(args.only or ("lag", "burst", "failover", "handoff"))
-    server = Server(args.database_url)
+    server = BenchServer(args.database_url, prefix="bench_sched")
     results: dict[str, Any] = {}
     # The host is shared (2 cores here): the load average says how quiet it was.
     print(json.dumps({"loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}), flush=True)

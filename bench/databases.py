@@ -1,0 +1,65 @@
+"""The benchmarks' Postgres: ``DATABASE_URL`` (a role that may create databases) or the embedded
+server in ``.cronplane/bench-pg``, and a fresh migrated database per scenario, dropped after it."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class BenchServer:
+    def __init__(self, url: str | None, *, prefix: str) -> None:
+        self.prefix = prefix
+        if url:
+            from cronplane.storage.database import libpq_url
+
+            self.admin_url = libpq_url(url)
+            self.owner: str | None = None
+            self._url_for: Callable[[str], str] = self._replace
+        else:
+            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+
+            embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
+            ensure_app_database(embedded, "cronplane_bench")
+            self.admin_url = embedded.admin_uri
+            self.owner = APP_ROLE
+            self._url_for = embedded.uri
+
+    def _replace(self, name: str) -> str:
+        return urlunsplit(urlsplit(self.admin_url)._replace(path="/" + name))
+
+    def create(self, *, migrate: bool = True) -> tuple[str, str]:
+        """A new database (owned by the app role when embedded): its name and URL."""
+        name = f"{self.prefix}_{secrets.token_hex(4)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+            if self.owner:
+                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
+            conn.execute(statement)
+        url = self._url_for(name)
+        if migrate:
+            from cronplane.storage import migrator
+
+            migrator.upgrade(url)
+        return name, url
+
+    def drop(self, name: str) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                         .format(sql.Identifier(name)))
+
+    @contextmanager
+    def fresh(self, migrate: bool = True) -> Iterator[str]:
+        name, url = self.create(migrate=migrate)
+        try:
+            yield url
+        finally:
+            self.drop(name)
