@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -125,13 +125,7 @@ class Settings:
             fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as handle:
                 handle.write(key)
-        return _replace(self, secret_key=key)
-
-
-def _replace(settings: Settings, **changes: object) -> Settings:
-    from dataclasses import replace
-
-    return replace(settings, **changes)  # type: ignore[arg-type]
+        return replace(self, secret_key=key)
 
 
 class _Reader:
