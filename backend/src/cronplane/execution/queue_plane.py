@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from cronplane.execution.completer import Completer
 from cronplane.execution.faults import faults_of
-from cronplane.execution.handlers.registry import default_registry
 from cronplane.execution.heartbeater import Heartbeater
 from cronplane.execution.listener import Listener
 from cronplane.execution.process_registry import ProcessRegistry
 from cronplane.execution.service import Service
 from cronplane.execution.watchdog import Watchdog
 from cronplane.execution.worker import Worker, WorkerConfig
+from cronplane.handlers.registry import default_registry
 from cronplane.storage.job_store import JobStore
 from cronplane.storage.notify import JOBS
 

@@ -48,9 +48,9 @@ from cronplane.domain.identity import ProcessIdentity
 from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
 from cronplane.execution.faults import FaultInjector, NoFaults
-from cronplane.execution.handlers.context import Cancelled, HandlerContext
-from cronplane.execution.handlers.registry import HandlerSpec, Registry
 from cronplane.execution.service import LoopService
+from cronplane.handlers.context import Cancelled, HandlerContext
+from cronplane.handlers.registry import HandlerSpec, Registry
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
@@ -322,7 +322,7 @@ class Worker(LoopService):
                 cancelled=threading.Event(), deadline=now + timeout,
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
                 settings=self.settings,
-                connect=self.db.connection if self.db is not None else None)
+                maintenance=self.store if self.db is not None else None)
             if claim.cancel_requested:
                 ctx.cancel("cancel requested")
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))

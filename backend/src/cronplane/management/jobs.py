@@ -23,7 +23,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from cronplane.domain import keys, states
-from cronplane.execution.handlers import HandlerSpec, default_registry
+from cronplane.handlers import HandlerSpec, default_registry
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext

@@ -246,14 +246,16 @@ class JobStore:
             conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": payload})
 
     # -- maintenance -------------------------------------------------------------------------
-    def purge_finished(self, conn: psycopg.Connection[Any], older_than_days: int,
-                       batch: int) -> int:
-        cursor = conn.execute(QUERIES["purge_finished_jobs"],
-                              {"older_than_days": older_than_days, "batch": batch})
-        return cursor.rowcount
+    def purge_finished(self, older_than_days: int, batch: int) -> int:
+        """One batch, one short transaction (durable: a purge is not replayed after a crash)."""
+        with self.db.connection() as conn:
+            cursor = conn.execute(QUERIES["purge_finished_jobs"],
+                                  {"older_than_days": older_than_days, "batch": batch})
+            return cursor.rowcount
 
-    def prune_throughput(self, conn: psycopg.Connection[Any]) -> int:
-        return conn.execute(QUERIES["prune_throughput"]).rowcount
+    def prune_throughput(self) -> int:
+        with self.db.connection() as conn:
+            return conn.execute(QUERIES["prune_throughput"]).rowcount
 
     def running_attempts_of(self, worker_id: str) -> list[tuple[int, int, int]]:
         with self.db.connection() as conn:

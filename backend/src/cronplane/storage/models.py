@@ -55,6 +55,40 @@ class Base(DeclarativeBase):
 TZ = DateTime(timezone=True)
 
 
+class Project(Base):
+    """A team's namespace. Owned rows carry the slug (immutable, the key), not a surrogate id."""
+
+    __tablename__ = "projects"
+
+    slug: Mapped[str] = mapped_column(Text, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    max_schedules: Mapped[int | None] = mapped_column(Integer)
+    max_pending_jobs: Mapped[int | None] = mapped_column(Integer)
+    enqueue_per_minute: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (CheckConstraint("slug ~ '^[a-z0-9-]{1,40}$'", name="slug"),)
+
+
+class ProjectMember(Base):
+    """A user's role in one project (instance ADMINs are ADMIN everywhere without a row)."""
+
+    __tablename__ = "project_members"
+
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug", ondelete="CASCADE"),
+                                         primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    role: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint(_in("role", ROLES), name="role"),
+        Index("ix_project_members_user_id", "user_id"),
+    )
+
+
 class User(Base):
     __tablename__ = "users"
 
@@ -119,6 +153,8 @@ class ApiToken(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(Text)
     role: Mapped[str] = mapped_column(Text)
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"),
+                                         server_default=text("'default'"))
     # sha256 of the secret: a leaked table does not leak usable tokens.
     token_hash: Mapped[str] = mapped_column(Text, unique=True)
     prefix: Mapped[str] = mapped_column(Text)
@@ -137,6 +173,8 @@ class Schedule(Base):
     __tablename__ = "schedules"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"),
+                                         server_default=text("'default'"))
     name: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, server_default=text("''"))
     handler: Mapped[str] = mapped_column(Text)
@@ -183,6 +221,8 @@ class Job(Base):
     __tablename__ = "jobs"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"),
+                                         server_default=text("'default'"))
     handler: Mapped[str] = mapped_column(Text)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     status: Mapped[str] = mapped_column(Text, server_default=text("'PENDING'"))
@@ -314,6 +354,8 @@ class AuditEvent(Base):
     at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     actor: Mapped[str] = mapped_column(Text)
     actor_role: Mapped[str | None] = mapped_column(Text)
+    # No foreign key: the trail outlives the projects it names.
+    project: Mapped[str] = mapped_column(Text, server_default=text("'default'"))
     action: Mapped[str] = mapped_column(Text)
     target_type: Mapped[str | None] = mapped_column(Text)
     target_id: Mapped[str | None] = mapped_column(Text)

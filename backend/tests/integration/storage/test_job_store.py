@@ -256,5 +256,5 @@ def test_purge_deletes_old_finished_jobs_only(store: JobStore) -> None:
     with store.db.connection() as conn:
         conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
                      "'10 days' WHERE id = ANY(%s)", (ids[:2],))
-        assert store.purge_finished(conn, 5, 500) == 2
+    assert store.purge_finished(5, 500) == 2
     assert job_row(store.db, ids[2]) is not None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cronplane.domain.identity import ProcessIdentity
-from cronplane.execution.handlers.registry import Registry
 from cronplane.execution.worker import Worker, WorkerConfig
+from cronplane.handlers.registry import Registry
 
 
 def worker(average: float | None, **config: float) -> Worker:

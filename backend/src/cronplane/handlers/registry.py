@@ -18,7 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF, Backoff
-from cronplane.execution.handlers.context import HandlerContext
+from cronplane.handlers.context import HandlerContext
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def default_registry() -> Registry:
         return REGISTRY
     with _load_lock:
         if not _loaded:
-            from cronplane.execution.handlers import builtin  # noqa: F401 - registers built-ins
+            from cronplane.handlers import builtin  # noqa: F401 - registers built-ins
 
             _load_entry_points(REGISTRY)
             _loaded = True

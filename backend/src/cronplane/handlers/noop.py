@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cronplane.execution.handlers.context import HandlerContext
-from cronplane.execution.handlers.registry import handler
+from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.registry import handler
 
 
 @handler("noop", schema={"type": "object"}, timeout=60,

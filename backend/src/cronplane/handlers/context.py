@@ -5,14 +5,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class Cancelled(Exception):
     """Raised by a handler (or ``ctx.raise_if_cancelled()``) when it stopped because it was told to."""
+
+
+class Maintenance(Protocol):
+    """The narrow storage API maintenance handlers get instead of a database connection: each call
+    is its own short transaction, so a long purge never holds locks the hot path waits on."""
+
+    def purge_finished(self, older_than_days: int, batch: int) -> int: ...
+
+    def prune_throughput(self) -> int: ...
 
 
 @dataclass
@@ -26,9 +33,8 @@ class HandlerContext:
     deadline: float  # time.monotonic() value after which the attempt is TIMED_OUT
     log: logging.Logger
     settings: Any = None
-    # A pooled database connection (psycopg, dict rows) in a transaction that commits on exit,
-    # for maintenance handlers; None when the handler runs without a database.
-    connect: Callable[[], AbstractContextManager[Any]] | None = None
+    # Storage operations for maintenance handlers; None when the handler runs without a database.
+    maintenance: Maintenance | None = None
     reason: list[str] = field(default_factory=list)
 
     @property
@@ -43,10 +49,10 @@ class HandlerContext:
         if self.cancelled.is_set():
             raise Cancelled(self.reason[0] if self.reason else "cancelled")
 
-    def connection(self) -> AbstractContextManager[Any]:
-        if self.connect is None:
+    def storage(self) -> Maintenance:
+        if self.maintenance is None:
             raise RuntimeError("this handler context has no database access")
-        return self.connect()
+        return self.maintenance
 
     def cancel(self, reason: str) -> None:
         if not self.reason:

@@ -1,6 +1,6 @@
 """Imports every built-in handler module so each registers itself."""
 
-from cronplane.execution.handlers import (  # noqa: F401
+from cronplane.handlers import (  # noqa: F401
     fail,
     http_request,
     noop,

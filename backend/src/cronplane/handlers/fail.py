@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronplane.execution.handlers.context import HandlerContext
-from cronplane.execution.handlers.registry import handler
+from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.registry import handler
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

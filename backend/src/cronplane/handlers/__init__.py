@@ -4,8 +4,8 @@
 of worker machinery.
 """
 
-from cronplane.execution.handlers.context import Cancelled, HandlerContext
-from cronplane.execution.handlers.registry import (
+from cronplane.handlers.context import Cancelled, HandlerContext
+from cronplane.handlers.registry import (
     ENTRY_POINT_GROUP,
     HandlerSpec,
     Registry,

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronplane.execution.handlers.context import HandlerContext
-from cronplane.execution.handlers.registry import handler
-from cronplane.storage.queries import QUERIES
+from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.registry import handler
 
 BATCH = 500
 SCHEMA: dict[str, Any] = {
@@ -29,12 +28,9 @@ def purge_history(ctx: HandlerContext) -> dict[str, Any]:
     deleted = 0
     while True:
         ctx.raise_if_cancelled()
-        with ctx.connection() as conn:
-            count = conn.execute(QUERIES["purge_finished_jobs"],
-                                 {"older_than_days": days, "batch": BATCH}).rowcount
+        count = ctx.storage().purge_finished(days, BATCH)
         deleted += count
         if count < BATCH:
             break
-    with ctx.connection() as conn:
-        pruned = conn.execute(QUERIES["prune_throughput"]).rowcount
+    pruned = ctx.storage().prune_throughput()
     return {"deleted_jobs": deleted, "pruned_throughput_rows": pruned}

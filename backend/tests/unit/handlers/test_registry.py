@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from cronplane.execution.handlers import Cancelled, HandlerContext, Registry, default_registry
+from cronplane.handlers import Cancelled, HandlerContext, Registry, default_registry
 
 
 def make_ctx(payload: dict, seconds: float = 5.0) -> HandlerContext:

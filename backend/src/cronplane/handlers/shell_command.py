@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from cronplane.execution.handlers.context import HandlerContext
-from cronplane.execution.handlers.registry import handler
+from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.registry import handler
 
 MAX_OUTPUT_CHARS = 4000
 SCHEMA: dict[str, Any] = {

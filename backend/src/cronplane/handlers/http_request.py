@@ -13,8 +13,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from cronplane.execution.handlers.context import HandlerContext
-from cronplane.execution.handlers.registry import handler
+from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.registry import handler
 
 MAX_BODY_CHARS = 2000
 SCHEMA: dict[str, Any] = {
