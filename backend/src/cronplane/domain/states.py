@@ -1,14 +1,19 @@
 """Job and attempt statuses and the transitions between them.
 
 Both planes speak this vocabulary: management decides whether a cancel or a retry is allowed,
-execution decides where a job goes when an attempt ends. The SQL in ``storage/sql/jobs.sql``
-encodes the same rules as conditions (``WHERE status = 'RUNNING'``); these functions are the
-reference the tests check it against.
+execution decides where a job goes when an attempt ends. In SQL the same table is one function,
+``job_status_after_attempt`` (migration 0005), called by the completion, the watchdog's reclaim and
+the shutdown release in ``storage/sql/jobs.sql``; ``tests/integration/storage/
+test_state_machine.py`` drives every (job status, attempt ending) pair through those statements and
+through ``job_transition`` below and requires the same answer.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE
 
 
 class JobStatus(StrEnum):
@@ -76,7 +81,7 @@ def job_status_after_attempt(attempt: AttemptStatus | str, *, attempt_number: in
     otherwise a failure retries while attempts are left and dead-letters when they are not.
     """
     outcome = AttemptStatus(attempt)
-    if outcome is AttemptStatus.RUNNING:
+    if outcome not in FINISHED_ATTEMPT_STATUSES:
         raise ValueError("an attempt that is still RUNNING has no outcome")
     if outcome is AttemptStatus.SUCCEEDED:
         return JobStatus.SUCCEEDED
@@ -85,3 +90,41 @@ def job_status_after_attempt(attempt: AttemptStatus | str, *, attempt_number: in
     if attempt_number < max_attempts:
         return JobStatus.PENDING
     return JobStatus.DEAD
+
+
+def max_attempts_after_release(max_attempts: int) -> int:
+    """A release (our worker shut down) was not the job's fault: it gets one more attempt, within
+    the schema's limit. SQL: ``job_attempts_after_release``."""
+    return min(max_attempts + 1, MAX_ATTEMPTS_RANGE[1])
+
+
+class AttemptEnding(StrEnum):
+    """How the current attempt of a RUNNING job ends; one statement of ``jobs.sql`` each."""
+
+    COMPLETE = "complete"  # the worker reports the handler's outcome (complete_attempts)
+    RECLAIM = "reclaim"  # its lease expired: LOST (reclaim_expired_attempts)
+    RELEASE = "release"  # its worker shut down: LOST, one more attempt (release_attempts)
+
+
+@dataclass(frozen=True)
+class JobAfter:
+    status: JobStatus
+    max_attempts: int
+    applied: bool  # False: the job was not RUNNING this attempt, so nothing changed
+
+
+def job_transition(current: JobStatus | str, ending: AttemptEnding, *, outcome: AttemptStatus | str
+                   = AttemptStatus.LOST, attempt_number: int, max_attempts: int,
+                   cancel_requested: bool) -> JobAfter:
+    """The whole state machine for an attempt's end. Only a RUNNING job moves (the statements
+    compare-and-set on status and attempt number); a reclaim or a release always ends LOST."""
+    status = JobStatus(current)
+    if status is not JobStatus.RUNNING:
+        return JobAfter(status, max_attempts, applied=False)
+    if ending is AttemptEnding.RELEASE:
+        max_attempts = max_attempts_after_release(max_attempts)
+    if ending is not AttemptEnding.COMPLETE:
+        outcome = AttemptStatus.LOST
+    after = job_status_after_attempt(outcome, attempt_number=attempt_number,
+                                     max_attempts=max_attempts, cancel_requested=cancel_requested)
+    return JobAfter(after, max_attempts, applied=True)

@@ -49,8 +49,8 @@ SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS nu
 -- A batch of attempt outcomes in one statement. Applied only where the job is RUNNING with this
 -- attempt as its current one and the attempt itself is still RUNNING: a late result from an
 -- attempt the watchdog reclaimed (or that was released) matches nothing and is reported back as
--- rejected. Outcome → job: SUCCEEDED wins; a requested cancel wins over a retry; a failure with
--- attempts left goes back to PENDING after its backoff delay; otherwise DEAD (dead-letter).
+-- rejected. Outcome → job is job_status_after_attempt (migration 0005, the same table as
+-- domain/states.py): a job going back to PENDING runs again after its backoff delay.
 -- started_at (job and attempt; the claim time) moves forward by the time the attempt waited in
 -- the worker's local buffer, so it says when the handler really started.
 WITH input AS (
@@ -60,18 +60,15 @@ WITH input AS (
          AS i(attempt_id, job_id, number, outcome, result, error, delay, queued)
 ), done AS (
   UPDATE jobs j
-     SET status = CASE
-           WHEN i.outcome = 'SUCCEEDED' THEN 'SUCCEEDED'
-           WHEN j.cancel_requested OR i.outcome = 'CANCELLED' THEN 'CANCELLED'
-           WHEN j.attempt_count < j.max_attempts THEN 'PENDING'
-           ELSE 'DEAD' END,
+     SET status = job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+                                           j.cancel_requested),
          run_at = CASE
-           WHEN i.outcome <> 'SUCCEEDED' AND NOT j.cancel_requested AND i.outcome <> 'CANCELLED'
-                AND j.attempt_count < j.max_attempts
+           WHEN job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+                                         j.cancel_requested) = 'PENDING'
            THEN now() + make_interval(secs => i.delay) ELSE j.run_at END,
          finished_at = CASE
-           WHEN i.outcome <> 'SUCCEEDED' AND NOT j.cancel_requested AND i.outcome <> 'CANCELLED'
-                AND j.attempt_count < j.max_attempts
+           WHEN job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+                                         j.cancel_requested) = 'PENDING'
            THEN NULL ELSE now() END,
          result = CASE WHEN i.outcome = 'SUCCEEDED' THEN i.result ELSE j.result END,
          error = CASE WHEN i.outcome = 'SUCCEEDED' THEN NULL ELSE i.error END,
@@ -105,8 +102,8 @@ RETURNING a.id AS attempt_id, j.cancel_requested;
 
 -- name: reclaim_expired_attempts
 -- The watchdog: attempts whose lease expired (claimed and never heartbeated counts from the claim,
--- whose lease_expires_at was set then) → LOST, their jobs → PENDING, or DEAD when no attempt is
--- left, or CANCELLED if a cancel was requested. The job UPDATE re-checks status and attempt number
+-- whose lease_expires_at was set then) → LOST, their jobs → job_status_after_attempt('LOST', …):
+-- PENDING, DEAD when no attempt is left, CANCELLED if a cancel was requested. The job UPDATE re-checks status and attempt number
 -- on the latest row version (READ COMMITTED re-evaluation), so a job completed between the scan
 -- and the update stays completed; the attempt is only marked LOST when its job was reset. One
 -- page per statement (LIMIT) so a backlog cannot make one statement unbounded. The audit row
@@ -119,12 +116,13 @@ WITH expired AS (
    LIMIT %(limit)s
 ), reset AS (
   UPDATE jobs j
-     SET status = CASE WHEN j.cancel_requested THEN 'CANCELLED'
-                       WHEN j.attempt_count < j.max_attempts THEN 'PENDING'
-                       ELSE 'DEAD' END,
+     SET status = job_status_after_attempt('LOST', j.attempt_count, j.max_attempts,
+                                           j.cancel_requested),
          run_at = now(),
-         finished_at = CASE WHEN NOT j.cancel_requested AND j.attempt_count < j.max_attempts
-                            THEN NULL ELSE now() END,
+         finished_at = CASE
+           WHEN job_status_after_attempt('LOST', j.attempt_count, j.max_attempts,
+                                         j.cancel_requested) = 'PENDING'
+           THEN NULL ELSE now() END,
          error = 'attempt ' || e.number || ' lost: lease expired (worker ' || e.worker_id || ')'
     FROM expired e
    WHERE j.id = e.job_id AND j.status = 'RUNNING' AND j.attempt_count = e.number
@@ -163,21 +161,25 @@ SELECT a.id AS attempt_id, a.job_id, a.number FROM attempts a
 -- name: release_attempts
 -- Graceful shutdown: give the still-running attempts of this process back at once instead of
 -- letting their leases run out. The attempt is closed LOST ("released"); the job returns to
--- PENDING runnable now, and gets one more allowed attempt (capped by the schema's 100), because
--- the interruption was ours, not the job's: a deploy must not push jobs into the dead-letter queue.
+-- PENDING runnable now, and gets one more allowed attempt (job_attempts_after_release, capped by
+-- the schema's 100), because the interruption was ours, not the job's: a deploy must not push
+-- jobs into the dead-letter queue. The status is job_status_after_attempt('LOST', …) with that
+-- extra attempt, so it is DEAD only at the cap, and CANCELLED if a cancel was requested.
 WITH input AS (
   SELECT * FROM unnest(%(attempt_ids)s::bigint[], %(job_ids)s::bigint[], %(numbers)s::int[])
          AS i(attempt_id, job_id, number)
 ), released AS (
   UPDATE jobs j
-     SET status = CASE WHEN j.cancel_requested THEN 'CANCELLED'
-                       WHEN j.attempt_count < LEAST(j.max_attempts + 1, 100) THEN 'PENDING'
-                       ELSE 'DEAD' END,
-         max_attempts = LEAST(j.max_attempts + 1, 100),
+     SET status = job_status_after_attempt('LOST', j.attempt_count,
+                                           job_attempts_after_release(j.max_attempts),
+                                           j.cancel_requested),
+         max_attempts = job_attempts_after_release(j.max_attempts),
          run_at = now(),
-         finished_at = CASE WHEN j.cancel_requested
-                              OR j.attempt_count >= LEAST(j.max_attempts + 1, 100)
-                            THEN now() END,
+         finished_at = CASE
+           WHEN job_status_after_attempt('LOST', j.attempt_count,
+                                         job_attempts_after_release(j.max_attempts),
+                                         j.cancel_requested) = 'PENDING'
+           THEN NULL ELSE now() END,
          error = 'attempt ' || i.number || ' released: worker shut down'
     FROM input i
    WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
