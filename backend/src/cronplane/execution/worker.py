@@ -52,11 +52,11 @@ from cronplane.execution.service import LoopService
 from cronplane.handlers.context import Cancelled, HandlerContext
 from cronplane.handlers.registry import HandlerSpec, Registry
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
+from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
 
 MAX_ERROR_CHARS = 4000
-CANCEL_PREFIX = "cancel:"
 
 
 @dataclass(frozen=True)
@@ -162,12 +162,10 @@ class Worker(LoopService):
     # -- signals from other services -----------------------------------------------------------
     def notify(self, payload: str) -> None:
         """A NOTIFY on the jobs channel: new work, or ``cancel:<job id>``."""
-        if payload.startswith(CANCEL_PREFIX):
-            try:
-                job_id = int(payload[len(CANCEL_PREFIX):])
-            except ValueError:
-                return
-            self.cancel_job(job_id)
+        if notify.is_cancel(payload):
+            job_id = notify.cancelled_job(payload)
+            if job_id is not None:
+                self.cancel_job(job_id)
             return
         self._idle = False
         self.wake()

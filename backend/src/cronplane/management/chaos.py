@@ -9,13 +9,12 @@ transaction-scoped advisory lock, so two concurrent starts cannot both squeeze u
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 
 from cronplane.config import Settings
 from cronplane.management import audit
@@ -25,6 +24,7 @@ from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.jobs import handler_catalogue
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
+from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import CHAOS_KINDS, ChaosExperiment
 
 MIN_DURATION_SECONDS = 1
@@ -32,8 +32,6 @@ MAX_DURATION_SECONDS = 600
 MAX_ACTIVE = 3
 MAX_DELAY_MS = 60_000
 MAX_ID = 2**63 - 1
-_START_LOCK = 7317002  # advisory lock key serialising starts (the audit chain uses 7317001)
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def start(ctx: ManagementContext, actor: Actor, kind: str, duration_seconds: int
           params: Mapping[str, Any] | None = None) -> ChaosExperiment:
     checked = _validate(kind, duration_seconds, dict(params or {}), ctx.settings)
     with ctx.db.transaction() as session:
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _START_LOCK})
+        hold_for_transaction(session, AdvisoryLock.CHAOS_STARTS)
         active = session.scalar(select(func.count()).select_from(ChaosExperiment).where(
             ChaosExperiment.ended_at.is_(None), ChaosExperiment.expires_at > func.now()))
         if (active or 0) >= MAX_ACTIVE:
@@ -81,8 +79,7 @@ def start(ctx: ManagementContext, actor: Actor, kind: str, duration_seconds: int
                      target_id=experiment.id,
                      details={"kind": kind, "duration_seconds": duration_seconds,
                               "params": checked})
-        session.execute(_NOTIFY, {"channel": notify.CHAOS,
-                                  "payload": json.dumps({"started": experiment.id})})
+        notify.send(session, notify.CHAOS, notify.chaos_started(experiment.id))
     return experiment
 
 
@@ -125,8 +122,7 @@ def stop(ctx: ManagementContext, actor: Actor, experiment_id: int) -> ChaosExper
             return existing
         audit.record(session, actor, "chaos.stop", target_type="chaos_experiment",
                      target_id=experiment_id, details={"kind": ended.kind})
-        session.execute(_NOTIFY, {"channel": notify.CHAOS,
-                                  "payload": json.dumps({"stopped": experiment_id})})
+        notify.send(session, notify.CHAOS, notify.chaos_stopped(experiment_id))
     return ended
 
 

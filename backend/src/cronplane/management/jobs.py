@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -28,6 +28,7 @@ from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob
 from cronplane.storage.models import Job
@@ -37,7 +38,6 @@ PRIORITY_RANGE = (-100, 100)
 MAX_ATTEMPTS_RANGE = (1, 100)
 TIMEOUT_RANGE = (1, 86400)
 TRIGGERS = ("schedule", "manual", "api", "retry")
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                           "job_id": job_id, "idempotency_key": idempotency_key})
     # Postgres folds identical notifications of one transaction into one, so a caller that
     # enqueues several jobs in its transaction still sends a single wake-up.
-    session.execute(_NOTIFY, {"channel": JOBS, "payload": ""})
+    notify.send(session, JOBS)
     return EnqueueResult(job=job, created=True)
 
 
@@ -249,8 +249,7 @@ def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
                      details={"from_status": status.value, "immediate": immediate})
         if not immediate:
             # Tells the worker running it to signal the handler now, not at its next heartbeat.
-            session.execute(_NOTIFY,
-                            {"channel": JOBS, "payload": f"cancel:{job_id}"})
+            notify.send(session, JOBS, notify.cancel_payload(job_id))
         return CancelResult(job=job, immediate=immediate)
 
 
@@ -271,8 +270,7 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
         session.flush()
         audit.record(session, actor, "job.retry", target_type="job", target_id=job_id,
                      details={"from_status": previous, "attempt": job.attempt_count + 1})
-        session.execute(_NOTIFY,
-                        {"channel": JOBS, "payload": ""})
+        notify.send(session, JOBS)
         return job
 
 

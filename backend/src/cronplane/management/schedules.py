@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, text
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -35,6 +35,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cronplane.management.jobs import EnqueueResult, JobRequest, _resolve, enqueue_in_session
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage import notify
 from cronplane.storage.models import Schedule
 from cronplane.storage.notify import SCHEDULES
 
@@ -45,7 +46,6 @@ DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC",
                             "overlap": "forbid", "misfire": "skip"}
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -140,7 +140,7 @@ def _duplicate(name: str) -> Conflict:
 
 
 def _changed(session: Session) -> None:
-    session.execute(_NOTIFY, {"channel": SCHEDULES, "payload": ""})
+    notify.send(session, SCHEDULES)
 
 
 def _touch(session: Session, schedule: Schedule) -> None:

@@ -30,6 +30,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
+from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import User
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -128,14 +129,11 @@ def create_user_cli(ctx: ManagementContext, *, username: str, password: str,
     return create_user(ctx, Actor.system(), username=username, password=password, role=role)
 
 
-# Changes to users are rare; serialising them all on one transaction-level lock makes the
-# last-admin check race-free without a lock-ordering puzzle (two admins demoting each other
-# would otherwise lock each other's rows in opposite orders and deadlock).
-USER_CHANGES_LOCK = 7317002
-
-
 def _load_for_change(session: Session, user_id: int) -> User:
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": USER_CHANGES_LOCK})
+    # Changes to users are rare; serialising them all on one transaction-level lock makes the
+    # last-admin check race-free without a lock-ordering puzzle (two admins demoting each other
+    # would otherwise lock each other's rows in opposite orders and deadlock).
+    hold_for_transaction(session, AdvisoryLock.USER_CHANGES)
     user = session.scalars(select(User).where(User.id == user_id).with_for_update()).one_or_none()
     if user is None:
         raise NotFound(f"User {user_id} does not exist.")

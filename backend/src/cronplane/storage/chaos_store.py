@@ -56,7 +56,8 @@ class ChaosStore:
             conn.execute(_LOCK_TIMEOUT)
             rows = conn.execute(QUERIES["chaos_expire"]).fetchall()
             if rows:
-                conn.execute(notify.NOTIFY_SQL, {"channel": notify.CHAOS, "payload": "expired"})
+                conn.execute(notify.NOTIFY_SQL, {"channel": notify.CHAOS,
+                                               "payload": notify.CHAOS_EXPIRED})
         return [(r["id"], r["kind"]) for r in rows]
 
     def step_down(self, experiment_id: int, lease: str = LEADER_LEASE) -> Stepdown | None:
@@ -77,5 +78,6 @@ class ChaosStore:
             conn.execute(_LOCK_TIMEOUT)
             rows = conn.execute(QUERIES["chaos_lift_bars"]).fetchall()
             if rows:
-                conn.execute(notify.NOTIFY_SQL, {"channel": notify.LEADER, "payload": "unbarred"})
+                conn.execute(notify.NOTIFY_SQL, {"channel": notify.LEADER,
+                                               "payload": notify.LEADER_UNBARRED})
         return [r["name"] for r in rows]

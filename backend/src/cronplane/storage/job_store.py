@@ -21,7 +21,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from cronplane.storage.database import Database
-from cronplane.storage.notify import JOBS
+from cronplane.storage.notify import JOBS, NOTIFY_SQL
 from cronplane.storage.queries import QUERIES
 
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
@@ -220,7 +220,7 @@ class JobStore:
                 "attempt_ids": [a[0] for a in attempts], "job_ids": [a[1] for a in attempts],
                 "numbers": [a[2] for a in attempts]}).fetchall()
             if rows:
-                conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": ""})
+                conn.execute(NOTIFY_SQL, {"channel": JOBS, "payload": ""})
         return [r["job_id"] for r in rows]
 
     # -- enqueue -----------------------------------------------------------------------------
@@ -243,7 +243,7 @@ class JobStore:
 
     def notify_jobs(self, payload: str = "") -> None:
         with self.db.connection() as conn:
-            conn.execute(QUERIES["notify"], {"channel": JOBS, "payload": payload})
+            conn.execute(NOTIFY_SQL, {"channel": JOBS, "payload": payload})
 
     # -- maintenance -------------------------------------------------------------------------
     def purge_finished(self, older_than_days: int, batch: int) -> int:

@@ -1,15 +1,62 @@
-"""NOTIFY channels. Wake-ups only: a lost notification delays work by at most one poll
-interval and loses nothing, because every listener also polls the tables they describe.
+"""NOTIFY: the channel names, the payload formats and the one statement that sends them.
+
+Wake-ups only: a lost notification delays work by at most one poll interval and loses nothing,
+because every listener also polls the tables they describe.
 
 At most one NOTIFY per transaction, sent by application code (never by a per-row trigger), so a
-bulk enqueue of 10,000 jobs costs one notification, not 10,000.
+bulk enqueue of 10,000 jobs costs one notification, not 10,000. Producers (management use cases,
+the stores) and consumers (the execution services) both read the formats from here; nothing else
+spells ``pg_notify`` except the named statements that fold the notice into their own round trip
+(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``), which take the channel from here.
 """
 
 from __future__ import annotations
 
-JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release)
-SCHEDULES = "cronplane_schedules"  # a schedule was created, edited, paused, resumed or deleted
-LEADER = "cronplane_leader"  # the leader lease was resigned: standbys should try now
-CHAOS = "cronplane_chaos"  # chaos experiments started or stopped
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release), or a cancel
+SCHEDULES = "cronplane_schedules"  # a schedule was created, edited, paused, resumed or deleted
+LEADER = "cronplane_leader"  # the leader lease was resigned or unbarred: standbys should try now
+CHAOS = "cronplane_chaos"  # chaos experiments started, stopped or expired
+
+# For psycopg connections (the stores); ``send`` below is the same statement for ORM sessions.
 NOTIFY_SQL = "SELECT pg_notify(%(channel)s, %(payload)s)"
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+
+# Payloads. JOBS: empty (new work) or "cancel:<job id>" (stop that job's handler now).
+_CANCEL_PREFIX = "cancel:"
+CHAOS_EXPIRED = "expired"
+LEADER_UNBARRED = "unbarred"  # a chaos bar was lifted; a resign sends the lease's name instead
+
+
+def cancel_payload(job_id: int) -> str:
+    return f"{_CANCEL_PREFIX}{job_id}"
+
+
+def is_cancel(payload: str) -> bool:
+    return payload.startswith(_CANCEL_PREFIX)
+
+
+def cancelled_job(payload: str) -> int | None:
+    """The job a JOBS payload asks to cancel; None for a plain wake-up or a malformed cancel."""
+    if not is_cancel(payload):
+        return None
+    try:
+        return int(payload[len(_CANCEL_PREFIX):])
+    except ValueError:
+        return None
+
+
+def chaos_started(experiment_id: int) -> str:
+    return f'{{"started": {int(experiment_id)}}}'
+
+
+def chaos_stopped(experiment_id: int) -> str:
+    return f'{{"stopped": {int(experiment_id)}}}'
+
+
+def send(session: Session, channel: str, payload: str = "") -> None:
+    """Queue a notice in the session's transaction: Postgres delivers it at COMMIT, never for a
+    transaction that rolls back."""
+    session.execute(_NOTIFY, {"channel": channel, "payload": payload})

@@ -215,9 +215,6 @@ WITH inserted AS (
 )
 SELECT id FROM inserted WHERE (SELECT count(*) FROM notified) >= 0;
 
--- name: notify
-SELECT pg_notify(%(channel)s, %(payload)s);
-
 -- name: purge_finished_jobs
 -- maintenance.purge_history: one small batch of finished jobs older than the cutoff (attempts
 -- cascade). Small batches keep locks and WAL bursts short next to the hot path.

@@ -1,0 +1,28 @@
+"""Transaction-level advisory lock keys: one enum, so two uses can never share a key by accident
+(user changes and chaos starts both used 7317002 until this existed, and serialised each other).
+
+The audit chain's key is taken inside the ``audit_events`` trigger (migration 0001); it is listed
+here so no new key reuses it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, unique
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+
+@unique  # a duplicate value would silently alias two locks into one
+class AdvisoryLock(IntEnum):
+    AUDIT_CHAIN = 7317001  # audit_events_chain trigger: one append at a time keeps the chain
+    USER_CHANGES = 7317002  # user create/update/delete: the last-admin check is race-free
+    CHAOS_STARTS = 7317003  # chaos starts: two concurrent starts cannot both fit under the limit
+
+
+_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+
+
+def hold_for_transaction(session: Session, lock: AdvisoryLock) -> None:
+    """Wait for ``lock``; it is released when the session's transaction ends."""
+    session.execute(_LOCK, {"key": int(lock)})
