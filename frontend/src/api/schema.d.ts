@@ -243,6 +243,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/bulk/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel many jobs: a list of ids or a filter (at most 10,000 matched) */
+        post: operations["bulkCancelJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/bulk/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry many DEAD or CANCELLED jobs: ids or a filter (at most 10,000) */
+        post: operations["bulkRetryJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many jobs a GET /jobs filter matches (counted up to limit + 1) */
+        get: operations["countJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -634,6 +685,29 @@ export interface components {
             first_bad_id: number | null;
             ok: boolean;
         };
+        BulkAction: {
+            /**
+             * @description Every job GET /jobs would list with it
+             * @default null
+             */
+            filter?: components["schemas"]["JobFilter"] | (Record<string, never> | null);
+            /**
+             * @description These jobs (or give filter)
+             * @default null
+             */
+            ids?: number[] | null;
+            /** @description Why (kept in the audit event) */
+            reason: string;
+        };
+        BulkResult: {
+            changed: number;
+            matched: number;
+            skipped: components["schemas"]["BulkSkipped"][];
+        };
+        BulkSkipped: {
+            id: number;
+            reason: string;
+        };
         ChaosCreate: {
             duration_seconds: number;
             /** @enum {string} */
@@ -762,6 +836,12 @@ export interface components {
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry";
         };
+        JobCount: {
+            /** @description Counted up to limit + 1 */
+            count: number;
+            /** @description The most a bulk action takes */
+            limit: number;
+        };
         JobCreate: {
             handler: string;
             /** @default null */
@@ -815,6 +895,25 @@ export interface components {
             timeout_seconds: number | null;
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry";
+        };
+        JobFilter: {
+            /**
+             * Format: date-time
+             * @default null
+             */
+            created_after?: string | null;
+            /**
+             * Format: date-time
+             * @default null
+             */
+            created_before?: string | null;
+            /** @default null */
+            handler?: string | null;
+            /** @default null */
+            q?: string | null;
+            /** @default null */
+            schedule_id?: number | null;
+            status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
         };
         JobList: {
             items: components["schemas"]["Job"][];
@@ -1576,6 +1675,95 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    bulkCancelJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkAction"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkResult"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    bulkRetryJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkAction"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkResult"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    countJobs: {
+        parameters: {
+            query?: {
+                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
+                schedule_id?: number | null;
+                handler?: string | null;
+                q?: string | null;
+                created_after?: string | null;
+                created_before?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCount"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };

@@ -29,7 +29,7 @@ from cronplane.api.schemas_common import (
     strict_int,
 )
 from cronplane.domain.roles import Role
-from cronplane.management import history, jobs
+from cronplane.management import bulk, history, jobs
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
 
@@ -186,3 +186,82 @@ class JobRetry(MethodView):
     @problem_responses(blp, 404, 409)
     def post(self, job_id: int) -> Any:
         return jobs.retry(management_context(), current_actor(), job_id)
+
+
+# -- bulk --------------------------------------------------------------------------------------
+class JobFilterSchema(ma.Schema):
+    """The filter names of ``GET /jobs``."""
+
+    status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)), load_default=list)
+    schedule_id = id_field(load_default=None)
+    handler = SafeString(load_default=None, validate=validate.Length(max=200))
+    q = SafeString(load_default=None, validate=validate.Length(max=200))
+    created_after = UtcDateTime(load_default=None)
+    created_before = UtcDateTime(load_default=None)
+
+
+class BulkActionSchema(ma.Schema):
+    ids = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=2**63 - 1)),
+                      load_default=None, validate=validate.Length(min=1, max=bulk.MAX_MATCHED),
+                      metadata={"description": "These jobs (or give filter)"})
+    filter = fields.Nested(JobFilterSchema, load_default=None,
+                           metadata={"description": "Every job GET /jobs would list with it"})
+    reason = SafeString(required=True, validate=validate.Length(min=1, max=bulk.MAX_REASON),
+                        metadata={"description": "Why (kept in the audit event)"})
+
+
+class BulkSkippedSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    reason = fields.String(required=True)
+
+
+class BulkResultSchema(ma.Schema):
+    matched = fields.Integer(required=True)
+    changed = fields.Integer(required=True)
+    skipped = fields.List(fields.Nested(BulkSkippedSchema), required=True)
+
+
+class JobCountSchema(ma.Schema):
+    count = fields.Integer(required=True, metadata={"description": "Counted up to limit + 1"})
+    limit = fields.Integer(required=True, metadata={"description": "The most a bulk action takes"})
+
+
+def _bulk(action: str, body: dict[str, Any]) -> bulk.BulkResult:
+    flt = bulk.make_filter(ids=body["ids"], flt=body["filter"])
+    return bulk.apply(management_context(), current_actor(), action, flt, body["reason"])
+
+
+@blp.route("/jobs/bulk/cancel")
+class JobsBulkCancel(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="bulkCancelJobs",
+             summary="Cancel many jobs: a list of ids or a filter (at most 10,000 matched)")
+    @blp.arguments(BulkActionSchema)
+    @blp.response(200, BulkResultSchema)
+    @problem_responses(blp, 400)
+    def post(self, body: dict[str, Any]) -> Any:
+        return _bulk("cancel", body)
+
+
+@blp.route("/jobs/bulk/retry")
+class JobsBulkRetry(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="bulkRetryJobs",
+             summary="Retry many DEAD or CANCELLED jobs: ids or a filter (at most 10,000)")
+    @blp.arguments(BulkActionSchema)
+    @blp.response(200, BulkResultSchema)
+    @problem_responses(blp, 400)
+    def post(self, body: dict[str, Any]) -> Any:
+        return _bulk("retry", body)
+
+
+@blp.route("/jobs/count")
+class JobsCount(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="countJobs",
+             summary="How many jobs a GET /jobs filter matches (counted up to limit + 1)")
+    @blp.arguments(JobFilterSchema, location="query")
+    @blp.response(200, JobCountSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        flt = bulk.make_filter(ids=None, flt=args)
+        return {"count": bulk.count(management_context(), flt), "limit": bulk.MAX_MATCHED}

@@ -1,0 +1,135 @@
+"""Bulk cancel and retry: one action over a selection of ids or over a whole ``GET /jobs`` filter.
+
+One transaction, one audit event (``job.bulk_cancel`` / ``job.bulk_retry``) with the count, the
+filter and the reason. A filter that matches more than ``MAX_MATCHED`` jobs is refused before
+anything is changed: an action that wide is almost always a mistake in the filter, and a
+narrower one (or several) says what was meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cronplane.management import audit
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import InvalidInput
+from cronplane.storage import bulk_jobs
+from cronplane.storage.bulk_jobs import JobFilter
+from cronplane.storage.models import JOB_STATUSES
+
+MAX_MATCHED = 10_000
+MAX_REASON = 1000
+ACTIONS = ("cancel", "retry")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    id: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    matched: int
+    changed: int
+    skipped: list[Skipped]
+
+
+def make_filter(*, ids: Sequence[int] | None, flt: dict[str, Any] | None) -> JobFilter:
+    if (ids is None) == (flt is None):
+        raise InvalidInput("give either ids or filter",
+                           errors={"ids": ["Give either ids or filter (not both)."]})
+    if ids is not None:
+        if not ids:
+            raise InvalidInput("ids is empty", errors={"ids": ["At least one id."]})
+        return JobFilter(ids=sorted(set(ids)))
+    assert flt is not None
+    statuses = [s.upper() for s in flt.get("status") or []]
+    bad = [s for s in statuses if s not in JOB_STATUSES]
+    if bad:
+        raise InvalidInput(f"unknown status {bad[0]!r}",
+                           errors={"filter.status": [f"Must be one of {', '.join(JOB_STATUSES)}."]})
+    return JobFilter(statuses=statuses, schedule_id=flt.get("schedule_id"),
+                     handler=flt.get("handler") or None, q=(flt.get("q") or "").strip() or None,
+                     created_after=flt.get("created_after"),
+                     created_before=flt.get("created_before"),
+                     projects=tuple(flt.get("project") or ()))
+
+
+def _describe(flt: JobFilter) -> dict[str, Any]:
+    if flt.ids is not None:
+        return {"ids": list(flt.ids)[:100], "id_count": len(flt.ids)}
+    out: dict[str, Any] = {}
+    for name, value in (("status", list(flt.statuses)), ("schedule_id", flt.schedule_id),
+                        ("handler", flt.handler), ("q", flt.q),
+                        ("project", list(flt.projects))):
+        if value:
+            out[name] = value
+    for name, when in (("created_after", flt.created_after),
+                       ("created_before", flt.created_before)):
+        if isinstance(when, datetime):
+            out[name] = when.isoformat()
+    return out
+
+
+def _check_reason(reason: str | None) -> str:
+    text = (reason or "").strip()
+    if not text:
+        raise InvalidInput("reason is required", errors={"reason": ["Say why (required)."]})
+    if len(text) > MAX_REASON:
+        raise InvalidInput("reason is too long",
+                           errors={"reason": [f"At most {MAX_REASON} characters."]})
+    return text
+
+
+def count(ctx: ManagementContext, flt: JobFilter) -> int:
+    """How many jobs a filter matches, up to MAX_MATCHED + 1 (the console's "select all N")."""
+    with ctx.db.read_session() as session:
+        return bulk_jobs.count_matching(session, flt, MAX_MATCHED)
+
+
+def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
+          reason: str | None) -> BulkResult:
+    if action not in ACTIONS:
+        raise InvalidInput(f"unknown action {action!r}")
+    why = _check_reason(reason)
+    with ctx.db.transaction() as session:
+        matched = bulk_jobs.lock_matching(session, flt, MAX_MATCHED)
+        if len(matched) > MAX_MATCHED:
+            raise InvalidInput(
+                f"the filter matches more than {MAX_MATCHED:,} jobs; narrow it (for example by "
+                "status, handler, schedule or a created_after/created_before window)",
+                errors={"filter": [f"Matches more than {MAX_MATCHED:,} jobs."]})
+        ids = [m.id for m in matched]
+        skipped: list[Skipped] = []
+        if action == "cancel":
+            cancelled, requested = bulk_jobs.cancel(session, ids)
+            changed_ids = set(cancelled) | set(requested)
+            for m in matched:
+                if m.id in changed_ids:
+                    continue
+                skipped.append(Skipped(m.id, "cancel already requested"
+                                       if m.status == "RUNNING" else f"already {m.status}"))
+            details: dict[str, Any] = {"cancelled": len(cancelled),
+                                       "cancel_requested": len(requested)}
+        else:
+            changed_ids = set(bulk_jobs.retry(session, ids))
+            for m in matched:
+                if m.id in changed_ids:
+                    continue
+                skipped.append(Skipped(m.id, f"is {m.status}; only DEAD or CANCELLED jobs can be "
+                                       "retried" if m.status not in ("DEAD", "CANCELLED")
+                                       else "has used all the attempts a job may have"))
+            details = {}
+        if flt.ids is not None:
+            found = {m.id for m in matched}
+            skipped.extend(Skipped(i, "not found") for i in flt.ids if i not in found)
+        audit.record(session, actor, f"job.bulk_{action}", target_type="job", target_id=None,
+                     details={"count": len(changed_ids), "matched": len(matched),
+                              "skipped": len(skipped), "filter": _describe(flt),
+                              "reason": why, **details})
+        return BulkResult(matched=len(matched), changed=len(changed_ids), skipped=skipped)

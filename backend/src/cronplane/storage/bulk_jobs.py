@@ -1,0 +1,121 @@
+"""Set-based cancel and retry over many jobs (``POST /jobs/bulk/*``), inside the caller's session.
+
+``lock_matching`` selects and locks the matched ids in one statement (``FOR UPDATE``: a worker's
+claim, which uses SKIP LOCKED, cannot take a job while the action decides), at most ``cap + 1``
+of them so the caller can refuse an over-wide filter before anything is changed. ``cancel`` and
+``retry`` are then one UPDATE each over that id array: the state rules are in their WHERE
+clauses (the same ones ``domain.states.can_cancel`` / ``can_retry`` state), not in a Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, select, text, update
+from sqlalchemy.orm import Session
+
+from cronplane.storage.models import Job
+from cronplane.storage.notify import JOBS
+
+MAX_ATTEMPTS = 100  # the jobs.max_attempts CHECK
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """The names of ``GET /jobs``; ``ids`` instead selects exactly those jobs."""
+
+    ids: Sequence[int] | None = None
+    statuses: Sequence[str] = ()
+    schedule_id: int | None = None
+    handler: str | None = None
+    q: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    projects: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Matched:
+    id: int
+    status: str
+    cancel_requested: bool
+    attempt_count: int
+
+
+def _conditions(flt: JobFilter) -> list[Any]:
+    conds: list[Any] = []
+    if flt.ids is not None:
+        conds.append(Job.id.in_(list(flt.ids)))
+    if flt.statuses:
+        conds.append(Job.status.in_(list(flt.statuses)))
+    if flt.schedule_id is not None:
+        conds.append(Job.schedule_id == flt.schedule_id)
+    if flt.handler:
+        conds.append(Job.handler == flt.handler)
+    if flt.q:
+        conds.append(func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op(
+            "@@")(func.plainto_tsquery("simple", flt.q)))
+    if flt.created_after is not None:
+        conds.append(Job.created_at > flt.created_after)
+    if flt.created_before is not None:
+        conds.append(Job.created_at < flt.created_before)
+    if flt.projects:
+        conds.append(Job.project.in_(list(flt.projects)))
+    return conds
+
+
+def lock_matching(session: Session, flt: JobFilter, cap: int) -> list[Matched]:
+    """At most ``cap + 1`` matched jobs, locked, in id order (one lock order: no deadlocks
+    between two bulk actions)."""
+    stmt = (select(Job.id, Job.status, Job.cancel_requested, Job.attempt_count)
+            .where(and_(True, *_conditions(flt)))
+            .order_by(Job.id).limit(cap + 1).with_for_update(of=Job))
+    return [Matched(r.id, r.status, r.cancel_requested, r.attempt_count)
+            for r in session.execute(stmt)]
+
+
+def count_matching(session: Session, flt: JobFilter, cap: int) -> int:
+    """How many match, counted up to ``cap + 1`` (enough to say "more than cap")."""
+    inner = select(Job.id).where(and_(True, *_conditions(flt))).limit(cap + 1).subquery()
+    return int(session.execute(select(func.count()).select_from(inner)).scalar_one())
+
+
+def cancel(session: Session, ids: Sequence[int]) -> tuple[list[int], list[int]]:
+    """PENDING → CANCELLED now; RUNNING → cancel requested (its worker is told by NOTIFY).
+    Returns (cancelled, cancel_requested) ids."""
+    if not ids:
+        return [], []
+    now = func.now()
+    pending = session.execute(
+        update(Job).where(Job.id.in_(list(ids)), Job.status == "PENDING")
+        .values(status="CANCELLED", finished_at=now).returning(Job.id)).scalars().all()
+    running = session.execute(
+        update(Job).where(Job.id.in_(list(ids)), Job.status == "RUNNING",
+                          Job.cancel_requested.is_(False))
+        .values(cancel_requested=True).returning(Job.id)).scalars().all()
+    if running:
+        session.execute(text("SELECT pg_notify(:channel, 'cancel:' || id) "
+                             "FROM unnest(CAST(:ids AS bigint[])) AS id"),
+                        {"channel": JOBS, "ids": list(running)})
+    return list(pending), list(running)
+
+
+def retry(session: Session, ids: Sequence[int]) -> list[int]:
+    """DEAD or CANCELLED → PENDING with one more attempt, now. Returns the retried ids."""
+    if not ids:
+        return []
+    retried = session.execute(
+        update(Job).where(Job.id.in_(list(ids)), Job.status.in_(("DEAD", "CANCELLED")),
+                          Job.attempt_count + 1 <= MAX_ATTEMPTS)
+        .values(status="PENDING", max_attempts=Job.attempt_count + 1, run_at=func.now(),
+                finished_at=None, cancel_requested=False)
+        .returning(Job.id)).scalars().all()
+    if retried:
+        session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": JOBS})
+    return list(retried)
+
+
+__all__ = ["JobFilter", "Matched", "cancel", "count_matching", "lock_matching", "retry"]
