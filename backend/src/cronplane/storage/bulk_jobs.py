@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import and_, func, select, text, update
 from sqlalchemy.orm import Session
 
+from cronplane.storage import notify
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
 
@@ -97,9 +98,12 @@ def cancel(session: Session, ids: Sequence[int]) -> tuple[list[int], list[int]]:
                           Job.cancel_requested.is_(False))
         .values(cancel_requested=True).returning(Job.id)).scalars().all()
     if running:
-        session.execute(text("SELECT pg_notify(:channel, 'cancel:' || id) "
+        # One statement for every running job's "stop now" notice (same payload format as
+        # notify.cancel_payload); a worker not told only notices at its next heartbeat.
+        session.execute(text("SELECT pg_notify(:channel, :prefix || id) "
                              "FROM unnest(CAST(:ids AS bigint[])) AS id"),
-                        {"channel": JOBS, "ids": list(running)})
+                        {"channel": JOBS, "prefix": notify.cancel_payload(0)[:-1],
+                         "ids": list(running)})
     return list(pending), list(running)
 
 
@@ -114,7 +118,7 @@ def retry(session: Session, ids: Sequence[int]) -> list[int]:
                 finished_at=None, cancel_requested=False)
         .returning(Job.id)).scalars().all()
     if retried:
-        session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": JOBS})
+        notify.send(session, JOBS)
     return list(retried)
 
 
