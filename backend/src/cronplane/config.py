@@ -14,7 +14,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_DATA_DIR = ".cronplane"
-ROLES = ("VIEWER", "OPERATOR", "ADMIN")
 
 
 class ConfigError(ValueError):

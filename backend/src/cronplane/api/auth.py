@@ -30,7 +30,7 @@ from cronplane.api.access import current_actor, requires, set_authenticator
 from cronplane.api.context import management_context
 from cronplane.api.problems import problem
 from cronplane.api.schemas_common import ApiBlueprint, SafeString, problem_responses
-from cronplane.domain.roles import Role
+from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import auth
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
@@ -42,7 +42,6 @@ blp = ApiBlueprint("auth", __name__,
 
 PUBLIC: dict[str, Any] = {"x-required-role": "PUBLIC", "security": []}
 INVALID = "Missing, invalid or expired credentials."
-ROLE_NAMES = [role.name for role in Role]
 
 
 class LoginSchema(ma.Schema):

@@ -23,12 +23,13 @@ from cronplane.api.schemas_common import (
     problem_responses,
     strict_int,
 )
+from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.roles import Role
 from cronplane.management import chaos
 
 blp = ApiBlueprint("chaos", __name__, description="Chaos experiments (fault injection)")
 
-KINDS = tuple(chaos.PARAMS)
+KINDS = [kind.value for kind in ChaosKind]
 PARAMS_DOC = "Per kind: " + "; ".join(f"{kind}: {spec.description}"
                                       for kind, spec in chaos.PARAMS.items())
 

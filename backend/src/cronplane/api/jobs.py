@@ -28,14 +28,16 @@ from cronplane.api.schemas_common import (
     problem_responses,
     strict_int,
 )
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
+from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
 from cronplane.management import bulk, history, jobs
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
 
-JOB_STATUSES = ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")
-ATTEMPT_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED")
-TRIGGERS = ("schedule", "manual", "api", "retry")
+JOB_STATUSES = [status.value for status in JobStatus]
+ATTEMPT_STATUSES = [status.value for status in AttemptStatus]
+TRIGGERS = [trigger.value for trigger in Trigger]
 MAX_IDEMPOTENCY_KEY = 255
 JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
@@ -94,12 +96,12 @@ class JobCreateSchema(ma.Schema):
 
     handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
     payload = JsonObject(load_default=dict)
-    priority = strict_int(-100, 100, load_default=None,
+    priority = strict_int(*PRIORITY_RANGE, load_default=None,
                           metadata={"description": "−100…100, larger runs first (default 0)"})
     run_at = UtcDateTime(load_default=None, allow_none=True,
                          metadata={"description": "Not before this instant (default now)"})
-    max_attempts = strict_int(1, 100, load_default=None, allow_none=True)
-    timeout_seconds = strict_int(1, 86_400, load_default=None, allow_none=True,
+    max_attempts = strict_int(*MAX_ATTEMPTS_RANGE, load_default=None, allow_none=True)
+    timeout_seconds = strict_int(*TIMEOUT_RANGE, load_default=None, allow_none=True,
                                  metadata={"description": "Default: the handler's"})
 
 

@@ -30,14 +30,16 @@ from cronplane.api.schemas_common import (
     problem_responses,
     strict_int,
 )
+from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
 from cronplane.management import schedules
 from cronplane.management.errors import PreconditionFailed
 
 blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
 
-OVERLAP = ("forbid", "allow")
-MISFIRE = ("skip", "fire_once")
+OVERLAP = [policy.value for policy in Overlap]
+MISFIRE = [policy.value for policy in Misfire]
 _VERSION = re.compile(r'^(?:W/)?(?:"(\d{1,9})"|(\d{1,9}))$')
 
 
@@ -82,9 +84,9 @@ class ScheduleUpdateSchema(ma.Schema):
     timezone = SafeString(validate=validate.Length(min=1, max=64),
                           metadata={"description": "IANA time zone, e.g. Europe/Paris"})
     paused = fields.Boolean(truthy={True}, falsy={False})
-    priority = strict_int(-100, 100)
-    max_attempts = strict_int(1, 100)
-    timeout_seconds = strict_int(1, 86_400, allow_none=True)
+    priority = strict_int(*PRIORITY_RANGE)
+    max_attempts = strict_int(*MAX_ATTEMPTS_RANGE)
+    timeout_seconds = strict_int(*TIMEOUT_RANGE, allow_none=True)
     overlap = fields.String(validate=validate.OneOf(OVERLAP))
     misfire = fields.String(validate=validate.OneOf(MISFIRE))
 

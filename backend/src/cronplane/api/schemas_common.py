@@ -25,15 +25,15 @@ from marshmallow import fields, validate
 from webargs import core
 from webargs.flaskparser import FlaskParser, abort, is_json_request
 
+from cronplane.domain.limits import BIGINT_MAX
 from cronplane.management.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROBLEM_CONTENT_TYPE = "application/problem+json"
-MAX_BIGINT = 2**63 - 1
 MAX_JSON_DEPTH = 32
 # Flask's int converter accepts any number of digits; a bound keeps ids inside bigint, so an
 # absurd id is a 404 from routing rather than an overflow in the database.
-ID_CONVERTER = f"int(max={MAX_BIGINT})"
+ID_CONVERTER = f"int(max={BIGINT_MAX})"
 
 
 # -- request parsing ---------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def strict_int(low: int, high: int, **kwargs: Any) -> fields.Integer:
 
 
 def id_field(**kwargs: Any) -> fields.Integer:
-    return fields.Integer(validate=validate.Range(min=1, max=MAX_BIGINT), **kwargs)
+    return fields.Integer(validate=validate.Range(min=1, max=BIGINT_MAX), **kwargs)
 
 
 # -- schemas -----------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
-from cronplane.api.auth import ROLE_NAMES
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
@@ -25,7 +24,7 @@ from cronplane.api.schemas_common import (
     next_link,
     problem_responses,
 )
-from cronplane.domain.roles import Role
+from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import tokens
 
 blp = ApiBlueprint("tokens", __name__,

@@ -11,7 +11,6 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
-from cronplane.api.auth import ROLE_NAMES
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
@@ -24,7 +23,7 @@ from cronplane.api.schemas_common import (
     next_link,
     problem_responses,
 )
-from cronplane.domain.roles import Role
+from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import users
 
 blp = ApiBlueprint("users", __name__, description="User administration (ADMIN).")

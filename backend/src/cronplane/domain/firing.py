@@ -24,12 +24,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from zoneinfo import ZoneInfo
 
 from cronplane.domain.cron import CronExpression
 
-OVERLAP_POLICIES = ("forbid", "allow")
-MISFIRE_POLICIES = ("skip", "fire_once")
+
+class Overlap(StrEnum):
+    FORBID = "forbid"  # a fire while a run is RUNNING is skipped (and counted)
+    ALLOW = "allow"
+
+
+class Misfire(StrEnum):
+    SKIP = "skip"  # fire times missed beyond the grace produce nothing
+    FIRE_ONCE = "fire_once"  # the latest missed fire time runs once
+
+
 DEFAULT_GRACE = timedelta(seconds=5)
 # Bound on fire times examined per tick for one schedule (a `* * * * * *` schedule after a
 # day of downtime has 86,400): beyond it the missed count saturates and we jump ahead.
@@ -54,16 +64,16 @@ def misfire_grace(lease_ttl_seconds: float) -> timedelta:
 
 
 def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetime,
-               now: datetime, misfire: str = "skip", overlap: str = "forbid",
+               now: datetime, misfire: str = Misfire.SKIP, overlap: str = Overlap.FORBID,
                running: bool = False, grace: timedelta = DEFAULT_GRACE) -> FirePlan:
     """Decide what a due schedule does at ``now``.
 
     ``next_run_at`` is the schedule's stored next fire time (itself a fire time, at or before
     ``now``); ``running`` says whether a run of this schedule is RUNNING right now.
     """
-    if misfire not in MISFIRE_POLICIES:
+    if misfire not in set(Misfire):
         raise ValueError(f"unknown misfire policy {misfire!r}")
-    if overlap not in OVERLAP_POLICIES:
+    if overlap not in set(Overlap):
         raise ValueError(f"unknown overlap policy {overlap!r}")
     if next_run_at > now:
         return FirePlan((), 0, 0, next_run_at)
@@ -88,11 +98,11 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
     following = current  # first fire time strictly after now
 
     chosen = list(on_time)
-    if misfire == "fire_once" and latest_missed is not None:
+    if misfire == Misfire.FIRE_ONCE and latest_missed is not None:
         chosen.insert(0, latest_missed)
         missed -= 1
     overlap_skipped = 0
-    if overlap == "forbid" and running and chosen:
+    if overlap == Overlap.FORBID and running and chosen:
         overlap_skipped = len(chosen)
         chosen = []
     return FirePlan(tuple(chosen), missed, overlap_skipped, following)

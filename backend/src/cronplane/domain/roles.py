@@ -19,3 +19,6 @@ class Role(IntEnum):
 
     def allows(self, required: Role) -> bool:
         return self >= required
+
+
+ROLE_NAMES = tuple(role.name for role in Role)  # how roles are stored and spoken in the API

@@ -24,6 +24,15 @@ class JobStatus(StrEnum):
     CANCELLED = "CANCELLED"
 
 
+class Trigger(StrEnum):
+    """What made a job: a schedule's fire, a person's "Run now", an API enqueue, a retry."""
+
+    SCHEDULE = "schedule"
+    MANUAL = "manual"
+    API = "api"
+    RETRY = "retry"
+
+
 class AttemptStatus(StrEnum):
     RUNNING = "RUNNING"
     SUCCEEDED = "SUCCEEDED"

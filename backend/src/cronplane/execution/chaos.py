@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.clock import Clock
 from cronplane.execution.faults import FaultSwitch, faults_of
 from cronplane.execution.listener import Listener
@@ -86,24 +87,24 @@ class ChaosInjector:
 
     def before_attempt(self, handler: str) -> None:
         for experiment in self.experiments:
-            if (experiment.kind == "handler_latency" and experiment.params.get("handler") == handler
+            if (experiment.kind == ChaosKind.HANDLER_LATENCY and experiment.params.get("handler") == handler
                     and experiment.live()):
                 delay = float(experiment.params.get("delay_ms", 0)) / 1000.0
                 wait = min(delay, max(0.0, experiment.deadline - time.monotonic()))
                 experiment.ended.wait(wait)
         for experiment in self.experiments:
-            if (experiment.kind == "fail_handler" and experiment.params.get("handler") == handler
+            if (experiment.kind == ChaosKind.FAIL_HANDLER and experiment.params.get("handler") == handler
                     and experiment.live()
                     and self._chance() < float(experiment.params.get("fraction", 0))):
                 raise ChaosFailure(f"chaos: injected failure (experiment {experiment.id})")
 
     def heartbeats_frozen(self) -> bool:
-        return any(e.kind == "freeze_heartbeats" and e.live() and self._targets_us(e)
+        return any(e.kind == ChaosKind.FREEZE_HEARTBEATS and e.live() and self._targets_us(e)
                    for e in self.experiments)
 
     def should_kill_thread(self, handler: str) -> bool:
         for experiment in self.experiments:
-            if (experiment.kind == "kill_worker_thread" and experiment.live()
+            if (experiment.kind == ChaosKind.KILL_WORKER_THREAD and experiment.live()
                     and self._targets_us(experiment)):
                 with self._lock:
                     if experiment.id in self._kills_done:
@@ -175,7 +176,7 @@ class ChaosService(LoopService):
             self.log.info("chaos experiment %s (%s) expired", experiment_id, kind)
         active = self.store.active()
         self._install(active)
-        stepdowns = [e for e in active if e.kind == "leader_stepdown"]
+        stepdowns = [e for e in active if e.kind == ChaosKind.LEADER_STEPDOWN]
         for experiment in stepdowns:
             done = self.store.step_down(experiment.id)
             if done is not None:

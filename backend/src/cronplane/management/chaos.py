@@ -17,6 +17,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from cronplane.config import Settings
+from cronplane.domain.chaos import ChaosKind
+from cronplane.domain.limits import BIGINT_MAX
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
@@ -25,13 +27,12 @@ from cronplane.management.jobs import handler_catalogue
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
-from cronplane.storage.models import CHAOS_KINDS, ChaosExperiment
+from cronplane.storage.models import ChaosExperiment
 
 MIN_DURATION_SECONDS = 1
 MAX_DURATION_SECONDS = 600
 MAX_ACTIVE = 3
 MAX_DELAY_MS = 60_000
-MAX_ID = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -44,16 +45,16 @@ class ParamSpec:
 
 
 PARAMS: Mapping[str, ParamSpec] = {
-    "leader_stepdown": ParamSpec("{} — the current leader resigns and may not reclaim until the "
+    ChaosKind.LEADER_STEPDOWN: ParamSpec("{} — the current leader resigns and may not reclaim until the "
                                  "experiment ends"),
-    "freeze_heartbeats": ParamSpec("{worker_id?} — workers (all, or the one process with that "
+    ChaosKind.FREEZE_HEARTBEATS: ParamSpec("{worker_id?} — workers (all, or the one process with that "
                                    "id) stop renewing attempt leases, so the watchdog reclaims "
                                    "them", optional=("worker_id",)),
-    "fail_handler": ParamSpec("{handler, fraction} — that fraction (0 < f ≤ 1) of the handler's "
+    ChaosKind.FAIL_HANDLER: ParamSpec("{handler, fraction} — that fraction (0 < f ≤ 1) of the handler's "
                               "attempts fail", ("handler", "fraction")),
-    "handler_latency": ParamSpec("{handler, delay_ms} — each attempt of the handler is delayed "
+    ChaosKind.HANDLER_LATENCY: ParamSpec("{handler, delay_ms} — each attempt of the handler is delayed "
                                  "by delay_ms (1–60000)", ("handler", "delay_ms")),
-    "kill_worker_thread": ParamSpec("{worker_id?} — one executor thread per process (or of the "
+    ChaosKind.KILL_WORKER_THREAD: ParamSpec("{worker_id?} — one executor thread per process (or of the "
                                     "one process with that id) dies mid-attempt; its lease "
                                     "expires and the watchdog reclaims the attempt",
                                     optional=("worker_id",)),
@@ -90,7 +91,7 @@ def list_experiments(ctx: ManagementContext, *, active: bool | None = None,
     key = decode_cursor(cursor)
     stmt = select(ChaosExperiment)
     if key is not None:
-        if key["id"] > MAX_ID:
+        if key["id"] > BIGINT_MAX:
             raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
         stmt = stmt.where(ChaosExperiment.id < key["id"])
     live = (ChaosExperiment.ended_at.is_(None)) & (ChaosExperiment.expires_at > func.now())
@@ -106,7 +107,7 @@ def list_experiments(ctx: ManagementContext, *, active: bool | None = None,
 def stop(ctx: ManagementContext, actor: Actor, experiment_id: int) -> ChaosExperiment:
     """End an experiment now. Stopping one that already ended changes nothing (and audits
     nothing): DELETE is idempotent."""
-    if not 1 <= experiment_id <= MAX_ID:
+    if not 1 <= experiment_id <= BIGINT_MAX:
         raise NotFound(f"Experiment {experiment_id} does not exist.")
     with ctx.db.transaction() as session:
         ended = session.scalars(
@@ -129,8 +130,8 @@ def stop(ctx: ManagementContext, actor: Actor, experiment_id: int) -> ChaosExper
 def _validate(kind: str, duration_seconds: int, params: dict[str, Any],
               settings: Settings) -> dict[str, Any]:
     errors: dict[str, list[str]] = {}
-    if kind not in CHAOS_KINDS:
-        errors["kind"] = [f"Must be one of {', '.join(CHAOS_KINDS)}."]
+    if kind not in set(ChaosKind):
+        errors["kind"] = [f"Must be one of {', '.join(ChaosKind)}."]
     if (isinstance(duration_seconds, bool) or not isinstance(duration_seconds, int)
             or not MIN_DURATION_SECONDS <= duration_seconds <= MAX_DURATION_SECONDS):
         errors["duration_seconds"] = [
@@ -162,12 +163,12 @@ def _check_params(kind: str, params: dict[str, Any], settings: Settings) -> str 
     if "worker_id" in params and (not isinstance(params["worker_id"], str)
                                   or not 1 <= len(params["worker_id"]) <= 300):
         return "worker_id must be a process id (host:pid:random)."
-    if kind == "fail_handler":
+    if kind == ChaosKind.FAIL_HANDLER:
         fraction = params["fraction"]
         if (isinstance(fraction, bool) or not isinstance(fraction, int | float)
                 or not math.isfinite(fraction) or not 0 < fraction <= 1):
             return "fraction must be a number with 0 < fraction ≤ 1."
-    if kind == "handler_latency":
+    if kind == ChaosKind.HANDLER_LATENCY:
         delay = params["delay_ms"]
         if isinstance(delay, bool) or not isinstance(delay, int) or not 1 <= delay <= MAX_DELAY_MS:
             return f"delay_ms must be an integer between 1 and {MAX_DELAY_MS}."

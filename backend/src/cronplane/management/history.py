@@ -20,12 +20,13 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select, union_all
 from sqlalchemy.orm import aliased
 
+from cronplane.domain.limits import BIGINT_MAX
+from cronplane.domain.states import JobStatus
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
-from cronplane.storage.models import JOB_STATUSES, Attempt, Job
+from cronplane.storage.models import Attempt, Job
 
-MAX_ID = 2**63 - 1
 MAX_QUERY_LENGTH = 200
 
 
@@ -56,7 +57,7 @@ def list_jobs(
     query = (q or "").strip()
     if len(query) > MAX_QUERY_LENGTH:
         raise InvalidInput("q is too long", errors={"q": [f"At most {MAX_QUERY_LENGTH} characters."]})
-    if schedule_id is not None and not 1 <= schedule_id <= MAX_ID:
+    if schedule_id is not None and not 1 <= schedule_id <= BIGINT_MAX:
         return Page(items=[], next_cursor=None)
 
     def scan(status: str | None) -> Select[Any]:
@@ -94,7 +95,7 @@ def list_jobs(
 
 
 def get_job(ctx: ManagementContext, job_id: int) -> JobDetail:
-    if not 1 <= job_id <= MAX_ID:
+    if not 1 <= job_id <= BIGINT_MAX:
         raise NotFound(f"Job {job_id} does not exist.")
     with ctx.db.read_session() as session:
         job = session.scalars(select(Job).where(Job.id == job_id)).one_or_none()
@@ -109,12 +110,12 @@ def _statuses(statuses: Iterable[str]) -> list[str]:
     wanted: list[str] = []
     for status in statuses:
         name = status.upper()
-        if name not in JOB_STATUSES:
+        if name not in set(JobStatus):
             raise InvalidInput(f"unknown status {status!r}",
-                               errors={"status": [f"Must be one of {', '.join(JOB_STATUSES)}."]})
+                               errors={"status": [f"Must be one of {', '.join(JobStatus)}."]})
         if name not in wanted:
             wanted.append(name)
-    if len(wanted) == len(JOB_STATUSES):
+    if len(wanted) == len(JobStatus):
         return []  # every status: no filter at all
     return wanted
 
@@ -123,6 +124,6 @@ def _cursor_id(key: dict[str, Any] | None) -> int | None:
     if key is None:
         return None
     value = int(key["id"])
-    if value > MAX_ID:
+    if value > BIGINT_MAX:
         raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
     return value

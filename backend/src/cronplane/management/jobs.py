@@ -23,6 +23,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from cronplane.domain import keys, states
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
 from cronplane.management import audit
 from cronplane.management.actor import Actor
@@ -33,11 +35,6 @@ from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
-
-PRIORITY_RANGE = (-100, 100)
-MAX_ATTEMPTS_RANGE = (1, 100)
-TIMEOUT_RANGE = (1, 86400)
-TRIGGERS = ("schedule", "manual", "api", "retry")
 
 
 @dataclass(frozen=True)
@@ -104,8 +101,8 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
     if request.run_at is not None and (request.run_at.tzinfo is None
                                        or request.run_at.utcoffset() is None):
         errors["run_at"] = ["Must include a time zone offset."]
-    if request.trigger not in TRIGGERS:
-        errors["trigger"] = [f"Must be one of {', '.join(TRIGGERS)}."]
+    if request.trigger not in set(Trigger):
+        errors["trigger"] = [f"Must be one of {', '.join(Trigger)}."]
     if errors:
         field = next(iter(errors))
         raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)

@@ -28,7 +28,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
-from cronplane.domain.firing import MISFIRE_POLICIES, OVERLAP_POLICIES
+from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.states import Trigger
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
@@ -43,7 +44,7 @@ EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "pa
             "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
-                            "overlap": "forbid", "misfire": "skip"}
+                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value}
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
@@ -76,10 +77,10 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         errors["timezone"] = [str(exc)]
     if not isinstance(values["paused"], bool):
         errors["paused"] = ["Must be a boolean."]
-    if values["overlap"] not in OVERLAP_POLICIES:
-        errors["overlap"] = [f"Must be one of {', '.join(OVERLAP_POLICIES)}."]
-    if values["misfire"] not in MISFIRE_POLICIES:
-        errors["misfire"] = [f"Must be one of {', '.join(MISFIRE_POLICIES)}."]
+    if values["overlap"] not in set(Overlap):
+        errors["overlap"] = [f"Must be one of {', '.join(Overlap)}."]
+    if values["misfire"] not in set(Misfire):
+        errors["misfire"] = [f"Must be one of {', '.join(Misfire)}."]
     # Handler, payload schema, priority, attempts and timeout: exactly the job queue's rules, so
     # a schedule can never be saved that would enqueue a job the queue rejects.
     try:
@@ -310,8 +311,8 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
         _live(schedule, "triggered")
         request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
                              priority=schedule.priority, max_attempts=schedule.max_attempts,
-                             timeout_seconds=schedule.timeout_seconds, trigger="manual",
-                             schedule_id=schedule.id, exclusive=schedule.overlap == "forbid")
+                             timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
+                             schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID)
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   audit_action="schedule.trigger", settings=ctx.settings,
                                   audit_target=("schedule", schedule.id))

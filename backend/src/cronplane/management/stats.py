@@ -13,8 +13,8 @@ from datetime import datetime
 
 from sqlalchemy import text
 
+from cronplane.domain.states import JobStatus
 from cronplane.management.context import ManagementContext
-from cronplane.storage.models import JOB_STATUSES
 
 LEADER_LEASE = "scheduler"
 WORKER_LIVENESS_SECONDS = 60
@@ -142,7 +142,7 @@ def _instant(value: str) -> datetime:
 
 
 def _counts(raw: dict[str, int]) -> dict[str, int]:
-    counts = dict.fromkeys(JOB_STATUSES, 0)
+    counts = dict.fromkeys([s.value for s in JobStatus], 0)
     for status, n in raw.items():
         if status in counts:
             counts[status] = max(0, int(n))

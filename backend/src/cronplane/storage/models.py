@@ -7,6 +7,7 @@ the ORM (see ``storage/sql``), but they run against exactly these tables.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,12 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from cronplane.domain.chaos import ChaosKind
+from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
+from cronplane.domain.roles import ROLE_NAMES
+from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -36,16 +43,13 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-JOB_STATUSES = ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")
-ATTEMPT_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED")
-TRIGGERS = ("schedule", "manual", "api", "retry")
-ROLES = ("VIEWER", "OPERATOR", "ADMIN")
-CHAOS_KINDS = ("leader_stepdown", "freeze_heartbeats", "fail_handler", "handler_latency",
-               "kill_worker_thread")
+def _in(column: str, values: Iterable[str]) -> str:
+    """A CHECK that ``column`` is one of the domain vocabulary's values (enums, in their order)."""
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def _between(column: str, bounds: tuple[int, int]) -> str:
+    return f"{column} BETWEEN {bounds[0]} AND {bounds[1]}"
 
 
 class Base(DeclarativeBase):
@@ -84,7 +88,7 @@ class ProjectMember(Base):
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
 
     __table_args__ = (
-        CheckConstraint(_in("role", ROLES), name="role"),
+        CheckConstraint(_in("role", ROLE_NAMES), name="role"),
         Index("ix_project_members_user_id", "user_id"),
     )
 
@@ -107,7 +111,7 @@ class User(Base):
     last_login_at: Mapped[datetime | None] = mapped_column(TZ)
 
     __table_args__ = (
-        CheckConstraint(_in("role", ROLES), name="role"),
+        CheckConstraint(_in("role", ROLE_NAMES), name="role"),
         CheckConstraint("length(username) BETWEEN 1 AND 64", name="username_length"),
         Index("uq_users_username_lower", text("lower(username)"), unique=True),
     )
@@ -164,7 +168,7 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(TZ)
 
     __table_args__ = (
-        CheckConstraint(_in("role", ROLES), name="role"),
+        CheckConstraint(_in("role", ROLE_NAMES), name="role"),
         Index("ix_api_tokens_user_id", "user_id"),
     )
 
@@ -204,10 +208,10 @@ class Schedule(Base):
     )
 
     __table_args__ = (
-        CheckConstraint("overlap IN ('forbid', 'allow')", name="overlap"),
-        CheckConstraint("misfire IN ('skip', 'fire_once')", name="misfire"),
-        CheckConstraint("priority BETWEEN -100 AND 100", name="priority"),
-        CheckConstraint("max_attempts BETWEEN 1 AND 100", name="max_attempts"),
+        CheckConstraint(_in("overlap", Overlap), name="overlap"),
+        CheckConstraint(_in("misfire", Misfire), name="misfire"),
+        CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
+        CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
         Index("uq_schedules_live_name", "name", unique=True,
               postgresql_where=text("deleted_at IS NULL")),
         # The leader's due scan: only live, unpaused schedules, in due order.
@@ -249,10 +253,10 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
 
     __table_args__ = (
-        CheckConstraint(_in("status", JOB_STATUSES), name="status"),
-        CheckConstraint(_in("trigger", TRIGGERS), name="trigger"),
-        CheckConstraint("priority BETWEEN -100 AND 100", name="priority"),
-        CheckConstraint("max_attempts BETWEEN 1 AND 100", name="max_attempts"),
+        CheckConstraint(_in("status", JobStatus), name="status"),
+        CheckConstraint(_in("trigger", Trigger), name="trigger"),
+        CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
+        CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
         CheckConstraint("attempt_count >= 0", name="attempt_count"),
         # The claim path: exactly the claim's ORDER BY, over the ready set only, so the claim is
         # an index scan whose size is the backlog, not the history.
@@ -292,7 +296,7 @@ class Attempt(Base):
     error: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
-        CheckConstraint(_in("status", ATTEMPT_STATUSES), name="status"),
+        CheckConstraint(_in("status", AttemptStatus), name="status"),
         Index("uq_attempts_job_id_number", "job_id", "number", unique=True),
         # The watchdog's scan: running attempts by lease expiry.
         Index("ix_attempts_running_lease", "lease_expires_at",
@@ -385,7 +389,7 @@ class ChaosExperiment(Base):
     created_by: Mapped[str] = mapped_column(Text)
 
     __table_args__ = (
-        CheckConstraint(_in("kind", CHAOS_KINDS), name="kind"),
+        CheckConstraint(_in("kind", ChaosKind), name="kind"),
         Index("ix_chaos_experiments_active", "expires_at",
               postgresql_where=text("ended_at IS NULL")),
     )
