@@ -28,7 +28,7 @@ from cronplane.api.schemas_common import (
     problem_responses,
     strict_int,
 )
-from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.limits import BIGINT_MAX, MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
 from cronplane.management import bulk, history, jobs
@@ -203,7 +203,7 @@ class JobFilterSchema(ma.Schema):
 
 
 class BulkActionSchema(ma.Schema):
-    ids = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=2**63 - 1)),
+    ids = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=BIGINT_MAX)),
                       load_default=None, validate=validate.Length(min=1, max=bulk.MAX_MATCHED),
                       metadata={"description": "These jobs (or give filter)"})
     filter = fields.Nested(JobFilterSchema, load_default=None,

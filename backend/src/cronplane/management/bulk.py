@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from cronplane.domain.states import JobStatus
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
 from cronplane.storage import bulk_jobs
 from cronplane.storage.bulk_jobs import JobFilter
-from cronplane.storage.models import JOB_STATUSES
 
 MAX_MATCHED = 10_000
 MAX_REASON = 1000
@@ -49,10 +49,10 @@ def make_filter(*, ids: Sequence[int] | None, flt: dict[str, Any] | None) -> Job
         return JobFilter(ids=sorted(set(ids)))
     assert flt is not None
     statuses = [s.upper() for s in flt.get("status") or []]
-    bad = [s for s in statuses if s not in JOB_STATUSES]
+    bad = [s for s in statuses if s not in set(JobStatus)]
     if bad:
         raise InvalidInput(f"unknown status {bad[0]!r}",
-                           errors={"filter.status": [f"Must be one of {', '.join(JOB_STATUSES)}."]})
+                           errors={"filter.status": [f"Must be one of {', '.join(JobStatus)}."]})
     return JobFilter(statuses=statuses, schedule_id=flt.get("schedule_id"),
                      handler=flt.get("handler") or None, q=(flt.get("q") or "").strip() or None,
                      created_after=flt.get("created_after"),
