@@ -11,7 +11,7 @@ from cronplane.domain.clock import Clock
 from cronplane.domain.identity import ProcessIdentity
 from cronplane.execution.service import LoopService
 from cronplane.storage.database import Database
-from cronplane.storage.queries import QUERIES
+from cronplane.storage.process_store import ProcessStore
 
 
 class ProcessRegistry(LoopService):
@@ -21,7 +21,7 @@ class ProcessRegistry(LoopService):
                  running: Callable[[], int] | None = None, interval: float = 5.0,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         super().__init__(clock=clock, logger=logger)
-        self.db = db
+        self.store = ProcessStore(db)
         self.identity = identity
         self.kind = kind
         self.concurrency = concurrency
@@ -30,26 +30,18 @@ class ProcessRegistry(LoopService):
 
     def on_start(self) -> None:
         try:
-            with self.db.connection() as conn:
-                conn.execute(QUERIES["register_process"], {
-                    "id": self.identity.id, "host": self.identity.host, "pid": self.identity.pid,
-                    "kind": self.kind, "concurrency": self.concurrency})
+            self.store.register(self.identity, kind=self.kind, concurrency=self.concurrency)
         except Exception:
             self.log.exception("could not register process %s", self.identity.id)
 
     def tick(self) -> float:
-        with self.db.connection() as conn:
-            updated = conn.execute(QUERIES["heartbeat_process"],
-                                   {"id": self.identity.id, "running": self.running_count()})
-            if updated.rowcount == 0:  # registration at start failed (database was down)
-                conn.execute(QUERIES["register_process"], {
-                    "id": self.identity.id, "host": self.identity.host, "pid": self.identity.pid,
-                    "kind": self.kind, "concurrency": self.concurrency})
+        if not self.store.heartbeat(self.identity, running=self.running_count()):
+            # Registration at start failed (the database was down): register now.
+            self.store.register(self.identity, kind=self.kind, concurrency=self.concurrency)
         return self.interval
 
     def on_stop(self) -> None:
         try:
-            with self.db.connection() as conn:
-                conn.execute(QUERIES["stop_process"], {"id": self.identity.id})
+            self.store.stop(self.identity)
         except Exception:  # noqa: BLE001
             self.log.warning("could not mark process %s stopped", self.identity.id)

@@ -1,9 +1,7 @@
 """The dashboard's numbers behind ``GET /stats`` (and the state half of ``/metrics``).
 
-Cheap at any history size: nothing here counts jobs. Counts by status are the sum of the
-per-backend slots of ``job_status_counts`` and throughput the last hour of ``job_throughput``,
-both maintained by the statement-level triggers on ``jobs`` (see the initial migration); the
-leader is one row of ``leases`` and the workers the few rows of ``workers`` heartbeating now.
+The reads are ``storage/sql/stats.sql`` behind ``StatsStore`` (cheap at any history size: nothing
+there counts jobs); this module shapes their JSON into the values the API serialises.
 """
 
 from __future__ import annotations
@@ -11,57 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import text
-
 from cronplane.domain.states import JobStatus
 from cronplane.management.context import ManagementContext
+from cronplane.storage.stats_store import StatsStore
 
-LEADER_LEASE = "scheduler"
 WORKER_LIVENESS_SECONDS = 60
 THROUGHPUT_MINUTES = 60
-
-# One round trip for the whole dashboard: four small reads, each answered from its own tiny
-# table (or index), returned as JSON columns. An expired lease has no leader, whatever its owner
-# column still says.
-_STATS = text("""
-    SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
-              FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
-                     GROUP BY status) c) AS counts,
-           (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
-                                              'failed', m.failed) ORDER BY m.minute)
-              FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
-                           coalesce(sum(t.failed), 0)::bigint AS failed
-                      FROM generate_series(date_trunc('minute', now())
-                                             - make_interval(mins => :span - 1),
-                                           date_trunc('minute', now()), interval '1 minute')
-                             AS g(minute)
-                      LEFT JOIN job_throughput t ON t.minute = g.minute
-                     GROUP BY g.minute) m) AS throughput,
-           (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
-                                     'expires_at', expires_at)
-              FROM leases
-             WHERE name = :name AND owner IS NOT NULL AND expires_at > now()) AS leader,
-           (SELECT coalesce(json_agg(json_build_object('id', id, 'host', host, 'pid', pid,
-                                                       'heartbeat_at', heartbeat_at,
-                                                       'running', running) ORDER BY id), '[]')
-              FROM workers
-             WHERE stopped_at IS NULL
-               AND heartbeat_at > now() - make_interval(secs => :liveness)) AS workers,
-           (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind,
-                                                       'expires_at', expires_at) ORDER BY id), '[]')
-              FROM chaos_experiments
-             WHERE ended_at IS NULL AND expires_at > now()) AS chaos
-""")
-# The part of the above that /metrics reads at scrape time.
-_SNAPSHOT = text("""
-    SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
-              FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
-                     GROUP BY status) c) AS counts,
-           (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
-                                     'expires_at', expires_at)
-              FROM leases
-             WHERE name = :name AND owner IS NOT NULL AND expires_at > now()) AS leader
-""")
 
 
 @dataclass(frozen=True)
@@ -115,25 +68,23 @@ class StateSnapshot:
 
 
 def get_stats(ctx: ManagementContext) -> Stats:
-    with ctx.db.read_session() as session:
-        row = session.execute(_STATS, {"span": THROUGHPUT_MINUTES, "name": LEADER_LEASE,
-                                       "liveness": WORKER_LIVENESS_SECONDS}).one()
+    row = StatsStore(ctx.db).dashboard(throughput_minutes=THROUGHPUT_MINUTES,
+                                       worker_liveness_seconds=WORKER_LIVENESS_SECONDS)
     return Stats(
-        jobs_by_status=_counts(row.counts),
+        jobs_by_status=_counts(row["counts"]),
         throughput=[ThroughputMinute(minute=_instant(p["minute"]), succeeded=int(p["succeeded"]),
-                                     failed=int(p["failed"])) for p in row.throughput],
-        leader=_leader(row.leader),
+                                     failed=int(p["failed"])) for p in row["throughput"]],
+        leader=_leader(row["leader"]),
         workers=[WorkerLiveness(id=w["id"], host=w["host"], pid=int(w["pid"]),
                                 heartbeat_at=_instant(w["heartbeat_at"]),
-                                running=int(w["running"])) for w in row.workers],
+                                running=int(w["running"])) for w in row["workers"]],
         chaos=[ActiveExperiment(id=int(c["id"]), kind=str(c["kind"]),
-                                expires_at=_instant(c["expires_at"])) for c in row.chaos])
+                                expires_at=_instant(c["expires_at"])) for c in row["chaos"]])
 
 
 def state_snapshot(ctx: ManagementContext) -> StateSnapshot:
-    with ctx.db.read_session() as session:
-        row = session.execute(_SNAPSHOT, {"name": LEADER_LEASE}).one()
-    return StateSnapshot(jobs_by_status=_counts(row.counts), leader=_leader(row.leader))
+    row = StatsStore(ctx.db).snapshot()
+    return StateSnapshot(jobs_by_status=_counts(row["counts"]), leader=_leader(row["leader"]))
 
 
 def _instant(value: str) -> datetime:

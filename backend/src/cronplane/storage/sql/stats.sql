@@ -1,0 +1,47 @@
+-- The dashboard's numbers (GET /stats, and the state half of /metrics). Cheap at any history
+-- size: nothing here counts jobs. Counts by status are the sum of the per-backend slots of
+-- job_status_counts and throughput the last hour of job_throughput, both maintained by the
+-- statement-level triggers on jobs (migration 0001); the leader is one row of leases and the
+-- workers the few rows of workers heartbeating now. An expired lease has no leader, whatever its
+-- owner column still says.
+
+-- name: stats_dashboard
+-- One round trip for the whole dashboard: small reads, each answered from its own tiny table (or
+-- index), returned as JSON columns.
+SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
+          FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
+                 GROUP BY status) c) AS counts,
+       (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
+                                          'failed', m.failed) ORDER BY m.minute)
+          FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
+                       coalesce(sum(t.failed), 0)::bigint AS failed
+                  FROM generate_series(date_trunc('minute', now())
+                                         - make_interval(mins => %(span)s - 1),
+                                       date_trunc('minute', now()), interval '1 minute')
+                         AS g(minute)
+                  LEFT JOIN job_throughput t ON t.minute = g.minute
+                 GROUP BY g.minute) m) AS throughput,
+       (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
+                                 'expires_at', expires_at)
+          FROM leases
+         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader,
+       (SELECT coalesce(json_agg(json_build_object('id', id, 'host', host, 'pid', pid,
+                                                   'heartbeat_at', heartbeat_at,
+                                                   'running', running) ORDER BY id), '[]')
+          FROM workers
+         WHERE stopped_at IS NULL
+           AND heartbeat_at > now() - make_interval(secs => %(liveness)s)) AS workers,
+       (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind,
+                                                   'expires_at', expires_at) ORDER BY id), '[]')
+          FROM chaos_experiments
+         WHERE ended_at IS NULL AND expires_at > now()) AS chaos;
+
+-- name: stats_snapshot
+-- The part of stats_dashboard that /metrics reads at scrape time.
+SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
+          FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
+                 GROUP BY status) c) AS counts,
+       (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
+                                 'expires_at', expires_at)
+          FROM leases
+         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader;

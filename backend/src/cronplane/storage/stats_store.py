@@ -1,0 +1,34 @@
+"""The dashboard's reads (``sql/stats.sql``): raw JSON columns, shaped by ``management/stats.py``.
+
+They run on the ORM session's connection (``exec_driver_sql``, psycopg's own placeholders), so a
+``GET /stats`` uses the API process's one SQLAlchemy pool, as it did when the SQL lived in
+management.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cronplane.storage.database import Database
+from cronplane.storage.lease_store import LEADER_LEASE
+from cronplane.storage.queries import QUERIES
+
+
+class StatsStore:
+    def __init__(self, db: Database, *, lease_name: str = LEADER_LEASE) -> None:
+        self.db = db
+        self.lease_name = lease_name
+
+    def dashboard(self, *, throughput_minutes: int, worker_liveness_seconds: int) -> dict[str, Any]:
+        """Columns ``counts``, ``throughput``, ``leader``, ``workers``, ``chaos`` (JSON)."""
+        return self._one("stats_dashboard", {"span": throughput_minutes, "name": self.lease_name,
+                                             "liveness": worker_liveness_seconds})
+
+    def snapshot(self) -> dict[str, Any]:
+        """Columns ``counts`` and ``leader`` (JSON)."""
+        return self._one("stats_snapshot", {"name": self.lease_name})
+
+    def _one(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
+        with self.db.read_session() as session:
+            row = session.connection().exec_driver_sql(QUERIES[query], params).one()
+        return dict(row._mapping)
