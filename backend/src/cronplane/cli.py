@@ -102,10 +102,10 @@ def serve() -> None:
     settings = load_settings().with_secret()
     url = resolve_database(settings)
     check_database(url, require_current_schema=True)
-    bootstrap(settings, url)
+    first_run = bootstrap(settings, url)
     from cronplane.serving import run_gunicorn
 
-    run_gunicorn(settings, url)
+    run_gunicorn(settings, url, first_run)
 
 
 @main.command()
@@ -219,17 +219,14 @@ def audit_verify() -> None:
     click.echo(f"cronplane: audit chain ok ({result.checked} events checked)")
 
 
-def bootstrap(settings: Settings, url: str) -> None:
-    """Create the bootstrap admin and demo personas when configured (idempotent)."""
-    try:
-        from cronplane.management.bootstrap import bootstrap_accounts
-    except ImportError:
-        return
+def bootstrap(settings: Settings, url: str) -> Any:
+    """Create the first account (or the configured admin) and demo personas (idempotent)."""
+    from cronplane.management.bootstrap import bootstrap_accounts
     from cronplane.management.context import ManagementContext
 
     ctx = ManagementContext.build(settings, url)
     try:
-        bootstrap_accounts(ctx)
+        return bootstrap_accounts(ctx)
     finally:
         ctx.db.close()
 

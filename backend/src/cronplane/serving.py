@@ -14,14 +14,16 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from cronplane.config import Settings
+from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 
 log = logging.getLogger("cronplane.serve")
 
 
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
-    def __init__(self, settings: Settings, database_url: str) -> None:
+    def __init__(self, settings: Settings, database_url: str, first_run: FirstRun) -> None:
         self.settings = settings
         self.database_url = database_url
+        self.first_run = first_run
         self.runner: Any = None
         super().__init__()
 
@@ -47,8 +49,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def _when_ready(self, _server: Any) -> None:
-        print(f"cronplane: serving on http://{self.settings.host}:{self.settings.port}/",
-              flush=True)
+        # Printed last, after gunicorn's own start-up lines, so it is what a person sees.
+        print(banner(self.settings, self.first_run), flush=True)
 
     def _post_fork(self, _server: Any, _worker: Any) -> None:
         from cronplane.observability.logging import configure_logging
@@ -81,9 +83,49 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         return create_app(self.settings, database_url=self.database_url)
 
 
-def run_gunicorn(settings: Settings, database_url: str) -> None:
+def banner(settings: Settings, first_run: FirstRun) -> str:
+    """URL, how to sign in, where data lives, how to stop; the first-run password in a box."""
+    url = f"http://{settings.host}:{settings.port}/"
+    lines = [f"cronplane: serving on {url}"]
+    if first_run.password:
+        inner = [
+            "First run: an administrator account was created.",
+            "",
+            f"  Console:   {url}",
+            f"  Username:  {first_run.username}",
+            f"  Password:  {first_run.password}",
+            "",
+            "This password is shown once. It is also kept in",
+            f"  {first_run.password_file}",
+            "until you change it (Users → admin → Reset password).",
+        ]
+        width = max(len(line) for line in inner)
+        lines += ["", "┌" + "─" * (width + 2) + "┐"]
+        lines += [f"│ {line.ljust(width)} │" for line in inner]
+        lines += ["└" + "─" * (width + 2) + "┘"]
+        sign_in = f"as {first_run.username} with the password above"
+    elif first_run.needs_account:
+        sign_in = ("nobody can yet: no account exists and CRONPLANE_ENV=production creates none. "
+                   f"Create one with: {CREATE_FIRST_ACCOUNT}")
+    elif first_run.password_file:
+        sign_in = f"as admin with the password in {first_run.password_file}"
+    else:
+        sign_in = "with your cronplane account"
+    data = (f"{settings.data_dir.resolve()} (embedded Postgres in {settings.pg_dir.resolve()})"
+            if settings.embedded_database else "the database at DATABASE_URL")
+    lines += ["",
+              f"  Console:   {url}",
+              f"  Sign in:   {sign_in}",
+              f"  API docs:  {url}api/docs",
+              f"  Data:      {data}",
+              "  Stop:      Ctrl-C (or SIGTERM); running jobs get the shutdown grace period",
+              ""]
+    return "\n".join(lines)
+
+
+def run_gunicorn(settings: Settings, database_url: str, first_run: FirstRun | None = None) -> None:
     # Metrics from every gunicorn worker are aggregated through files in this directory; it must
     # exist before prometheus_client is first imported in any process.
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cronplane-metrics-")
-    _Gunicorn(settings, database_url).run()
+    _Gunicorn(settings, database_url, first_run or FirstRun()).run()

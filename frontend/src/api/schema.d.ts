@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/first-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the first-run admin password is, while it is unchanged (else nulls)
+         * @description Lets the sign-in page tell a newcomer where to look. Never the password.
+         */
+        get: operations["getFirstRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -791,6 +811,11 @@ export interface components {
             /** @description URI naming the problem type */
             type: string;
         };
+        FirstRun: {
+            /** @description Where the first-run password is kept until it is changed */
+            initial_password_file: string | null;
+            username: string | null;
+        };
         Handler: {
             default_timeout_seconds: number | null;
             description: string;
@@ -1310,6 +1335,27 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getFirstRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirstRun"];
+                };
+            };
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -71,6 +71,13 @@ class PersonaSchema(ma.Schema):
     label = fields.String(required=True)
 
 
+class FirstRunSchema(ma.Schema):
+    username = fields.String(required=True, allow_none=True)
+    initial_password_file = fields.String(
+        required=True, allow_none=True,
+        metadata={"description": "Where the first-run password is kept until it is changed"})
+
+
 def _origin() -> auth.Origin:
     return auth.Origin(ip=request.remote_addr, user_agent=request.headers.get("User-Agent"),
                        request_id=g.get("request_id"))
@@ -217,6 +224,18 @@ class PersonaLogin(MethodView):
     @problem_responses(blp, 404)
     def post(self, name: str) -> Response:
         return _token_response(auth.persona_login(management_context(), name, _origin()))
+
+
+@blp.route("/auth/first-run")
+class FirstRun(MethodView):
+    @blp.doc(**PUBLIC, operationId="getFirstRun",
+             summary="Where the first-run admin password is, while it is unchanged (else nulls)",
+             description="Lets the sign-in page tell a newcomer where to look. Never the password.")
+    @blp.response(200, FirstRunSchema)
+    def get(self) -> dict[str, Any]:
+        where = auth.initial_password_hint(management_context())
+        return {"username": where[0] if where else None,
+                "initial_password_file": where[1] if where else None}
 
 
 def init_app(app: Flask, api: Api) -> None:

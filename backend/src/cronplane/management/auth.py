@@ -177,6 +177,14 @@ def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin,
                  token_version=user.token_version)
 
 
+def initial_password_hint(ctx: ManagementContext) -> tuple[str, str] | None:
+    """(username, absolute file path) while the first-run password is unchanged."""
+    from cronplane.management import initial_password
+
+    path = initial_password.pending(ctx.settings)
+    return (initial_password.USERNAME, str(path.resolve())) if path else None
+
+
 def personas(ctx: ManagementContext) -> list[Persona]:
     """The one-click demo accounts that can sign in now: none when personas are off."""
     if not ctx.settings.demo_personas:

@@ -29,6 +29,7 @@ from cronplane.management.auth import revoke_api_tokens, revoke_sessions
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.management import initial_password
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import User
@@ -231,4 +232,6 @@ def reset_password(ctx: ManagementContext, actor: Actor, user_id: int, password:
         # A new password is a fresh start for the sign-in throttle too.
         session.execute(text("DELETE FROM login_throttles WHERE username = lower(:u)"),
                         {"u": user.username})
-        return _finish(session, actor, user, "user.update", before, fields=["password"])
+        view = _finish(session, actor, user, "user.update", before, fields=["password"])
+    initial_password.forget(ctx.settings, view.username)
+    return view

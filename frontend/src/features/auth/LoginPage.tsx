@@ -1,9 +1,10 @@
-import { Alert, Button, Center, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Center, Code, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Navigate, useLocation } from 'react-router';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { useSession } from '../../lib/session';
 import { useListPersonasSafe } from './use-personas-safe';
+import { useFirstRun } from './api/first-run';
 import { useLogin } from './api/login';
 import { usePersonaLogin } from './api/persona-login';
 
@@ -14,6 +15,7 @@ export function LoginPage() {
   const login = useLogin();
   const personaLogin = usePersonaLogin();
   const personas = useListPersonasSafe();
+  const firstRun = useFirstRun().data;
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
 
@@ -35,6 +37,13 @@ export function LoginPage() {
           {endedMessage && (
             <Alert color="yellow" role="alert">
               {endedMessage}
+            </Alert>
+          )}
+          {firstRun?.initial_password_file && (
+            <Alert color="blue" title="First run" role="note">
+              Sign in as <Code>{firstRun.username}</Code> with the password printed in the terminal where{' '}
+              <Code>cronplane serve</Code> started. It is also in <Code>{firstRun.initial_password_file}</Code> until you
+              change it.
             </Alert>
           )}
           <form onSubmit={submit} aria-label="Sign in">

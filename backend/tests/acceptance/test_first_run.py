@@ -1,0 +1,139 @@
+"""First run as a newcomer meets it: a real ``cronplane serve`` on an empty database prints a
+working admin password once, keeps it 0600 in the data dir until it is changed, and the sign-in
+page can say where it is; production invents no account and says how to make one."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import requests
+
+from tests.acceptance.processes import wait_until
+
+CLI = [sys.executable, "-m", "cronplane.cli"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Serve:
+    """``cronplane serve`` in its own process group, its output collected line by line."""
+
+    def __init__(self, database_url: str, data_dir: Path, **env: str) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+        full.update({"DATABASE_URL": database_url, "CRONPLANE_PORT": str(self.port),
+                     "CRONPLANE_DATA_DIR": str(data_dir), "CRONPLANE_HTTP_WORKERS": "1",
+                     "CRONPLANE_EXECUTION": "off", "CRONPLANE_LOG_FORMAT": "json"})
+        full.update(env)
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        self.proc = subprocess.Popen(CLI + ["serve"], env=full, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if "Stop:" in line:
+                self.ready.set()
+        self.ready.set()
+
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_ready(self) -> None:
+        assert self.ready.wait(60), self.output()
+        assert self.proc.poll() is None, self.output()
+        wait_until(lambda: requests.get(self.base + "/healthz", timeout=2).ok, timeout=30)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def _login(base: str, username: str, password: str) -> requests.Response:
+    return requests.post(base + "/api/v1/auth/login",
+                         json={"username": username, "password": password}, timeout=10)
+
+
+def test_first_serve_prints_a_working_password_once_and_keeps_it_0600_until_changed(
+        fresh_database_url, tmp_path) -> None:
+    data = tmp_path / "data"
+    first = Serve(fresh_database_url, data)
+    try:
+        first.wait_ready()
+        out = first.output()
+        password = re.search(r"│\s+Password:\s+(\S+)\s+│", out)
+        assert password, out
+        assert re.search(rf"│\s+Console:\s+{re.escape(first.base)}/\s+│", out), out
+        assert "Stop:" in out and "Ctrl-C" in out and str(data.resolve()) in out
+        secret = password.group(1)
+
+        kept = data / "initial-admin-password"
+        assert kept.read_text().strip() == secret
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+        hint = requests.get(first.base + "/api/v1/auth/first-run", timeout=5).json()
+        assert hint == {"username": "admin", "initial_password_file": str(kept.resolve())}
+        assert secret not in requests.get(first.base + "/api/v1/auth/first-run", timeout=5).text
+
+        signed_in = _login(first.base, "admin", secret)
+        assert signed_in.status_code == 200 and signed_in.json()["user"]["role"] == "ADMIN"
+    finally:
+        first.stop()
+
+    second = Serve(fresh_database_url, data)
+    try:
+        second.wait_ready()
+        assert secret not in second.output(), "the password is printed once, on the first run"
+        assert "│" not in second.output()
+        assert str(kept) in second.output(), "later starts still say where the password is"
+
+        token = _login(second.base, "admin", secret).json()["access_token"]
+        me = requests.get(second.base + "/api/v1/auth/me", timeout=5,
+                          headers={"Authorization": f"Bearer {token}"}).json()
+        changed = requests.post(f"{second.base}/api/v1/users/{me['id']}/password", timeout=10,
+                                headers={"Authorization": f"Bearer {token}"},
+                                json={"password": "a brand new passphrase 42"})
+        assert changed.status_code == 200, changed.text
+        assert not kept.exists(), "the file goes with the first password change"
+        assert requests.get(second.base + "/api/v1/auth/first-run", timeout=5).json() == {
+            "username": None, "initial_password_file": None}
+        assert _login(second.base, "admin", secret).status_code == 401
+    finally:
+        second.stop()
+
+
+def test_production_creates_no_account_and_names_the_command(fresh_database_url, tmp_path) -> None:
+    data = tmp_path / "data"
+    server = Serve(fresh_database_url, data, CRONPLANE_ENV="production",
+                   CRONPLANE_SECRET_KEY="p" * 40)
+    try:
+        server.wait_ready()
+        out = server.output()
+        assert "cronplane create-user admin --role ADMIN" in out, out
+        assert "│" not in out
+        assert not (data / "initial-admin-password").exists()
+        assert _login(server.base, "admin", "anything-at-all").status_code == 401
+        with psycopg.connect(fresh_database_url) as conn:
+            assert conn.execute("SELECT count(*) FROM users").fetchone() == (0,)
+    finally:
+        server.stop()
