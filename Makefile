@@ -7,6 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
 .PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e bench chaos \
@@ -23,6 +24,13 @@ $(STAMP): backend/pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e 'backend[dev]'
 	@touch $(STAMP)
+
+# `make run` needs only the runtime dependencies; the dev/test ones come with `make test`.
+$(RUN_STAMP): backend/pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e backend
+	@touch $(RUN_STAMP)
 
 $(FRONTEND_STAMP): frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
@@ -48,7 +56,7 @@ system-deps:
 	  fi; \
 	fi
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
 	$(VENV)/bin/cronplane migrate
 	$(VENV)/bin/cronplane serve

@@ -77,10 +77,11 @@ def main() -> None:
     from cronplane.observability.logging import configure_logging
 
     try:
-        level = Settings.from_env().log_level
+        settings = Settings.from_env()
+        level, log_format = settings.log_level, settings.log_format
     except ConfigError:
-        level = "INFO"  # the command itself reports the bad variable
-    configure_logging(level)
+        level, log_format = "INFO", "auto"  # the command itself reports the bad variable
+    configure_logging(level, log_format)
 
 
 @main.command()

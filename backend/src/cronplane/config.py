@@ -41,6 +41,7 @@ class Settings:
     http_workers: int = 2
     http_threads: int = 8
     log_level: str = "INFO"
+    log_format: str = "auto"  # auto: coloured lines on a terminal, JSON otherwise
     access_token_minutes: int = 15
     refresh_token_days: int = 7
     trusted_proxies: int = 0
@@ -87,6 +88,7 @@ class Settings:
             http_threads=reader.integer("CRONPLANE_HTTP_THREADS", 8, low=1, high=256),
             log_level=reader.choice("CRONPLANE_LOG_LEVEL",
                                     ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO"),
+            log_format=reader.choice("CRONPLANE_LOG_FORMAT", ("auto", "console", "json"), "auto"),
             access_token_minutes=reader.integer("CRONPLANE_ACCESS_TOKEN_MINUTES", 15,
                                                 low=1, high=24 * 60),
             refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),

@@ -12,6 +12,7 @@ import tempfile
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as _GunicornBaseLogger
 
 from cronplane.config import Settings
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
@@ -19,11 +20,22 @@ from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 log = logging.getLogger("cronplane.serve")
 
 
+class GunicornLogger(_GunicornBaseLogger):  # type: ignore[misc]
+    """gunicorn's logger writing through our root handler, so its lines share our format."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for logger in (self.error_log, self.access_log):
+            logger.handlers[:] = []
+            logger.propagate = True
+
+
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, database_url: str, first_run: FirstRun) -> None:
         self.settings = settings
         self.database_url = database_url
         self.first_run = first_run
+        self.banner_shown = False
         self.runner: Any = None
         super().__init__()
 
@@ -38,24 +50,33 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "graceful_timeout": 35,
             "keepalive": 5,
             "accesslog": None,
+            "logger_class": GunicornLogger,
             # Several cronplane servers may share a host (tests, scale-out): no shared control socket.
             "control_socket_disable": True,
             "post_fork": self._post_fork,
             "worker_exit": self._worker_exit,
-            "when_ready": self._when_ready,
+            "pre_fork": self._pre_fork,
+            "post_worker_init": self._post_worker_init,
             "child_exit": self._child_exit,
         }
         for key, value in config.items():
             self.cfg.set(key, value)
 
-    def _when_ready(self, _server: Any) -> None:
-        # Printed last, after gunicorn's own start-up lines, so it is what a person sees.
-        print(banner(self.settings, self.first_run), flush=True)
+    def _pre_fork(self, _server: Any, worker: Any) -> None:
+        # In the master: only the first worker ever forked prints the banner (not restarts).
+        worker.cronplane_banner = not self.banner_shown
+        self.banner_shown = True
+
+    def _post_worker_init(self, worker: Any) -> None:
+        # Printed once the first worker serves, after the start-up lines, so it is what a
+        # person sees last.
+        if getattr(worker, "cronplane_banner", False):
+            print(banner(self.settings, self.first_run), flush=True)
 
     def _post_fork(self, _server: Any, _worker: Any) -> None:
         from cronplane.observability.logging import configure_logging
 
-        configure_logging(self.settings.log_level)
+        configure_logging(self.settings.log_level, self.settings.log_format)
         if not self.settings.execution:
             return
         from cronplane.execution.runner import ExecutionRunner

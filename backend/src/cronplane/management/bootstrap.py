@@ -22,8 +22,8 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 
-from cronplane.management.actor import Actor
 from cronplane.management import initial_password
+from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.auth import PERSONAS
 from cronplane.management.context import ManagementContext

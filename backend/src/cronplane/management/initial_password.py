@@ -18,7 +18,7 @@ USERNAME = "admin"
 
 
 def location(settings: Settings) -> Path:
-    return settings.data_dir / FILE_NAME
+    return (settings.data_dir / FILE_NAME).resolve()
 
 
 def write(settings: Settings, password: str) -> Path:

@@ -23,13 +23,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
+from cronplane.management import initial_password
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.auth import revoke_api_tokens, revoke_sessions
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
-from cronplane.management import initial_password
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import User

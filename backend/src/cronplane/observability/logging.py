@@ -1,4 +1,9 @@
-"""JSON logs, one object per line, carrying the request id when there is one."""
+"""Logs for people and for machines: one event per line either way, carrying the request id.
+
+On a terminal the lines are short and coloured (time, level, where, message, key=value context);
+anywhere else, or with ``CRONPLANE_LOG_FORMAT=json``, each line is one JSON object. gunicorn's own
+lines go through the same handler (``serving.GunicornLogger``), so a terminal never mixes two formats.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,25 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import Any, TextIO
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "cronplane_request_id", default=None)
+
+CONTEXT_KEYS = ("job_id", "attempt", "worker_id", "schedule_id", "owner", "fencing_token")
+FORMATS = ("auto", "console", "json")
+
+
+def _context(record: logging.LogRecord) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    request_id = request_id_var.get()
+    if request_id:
+        found["request_id"] = request_id
+    for key in CONTEXT_KEYS:
+        value = record.__dict__.get(key)
+        if value is not None:
+            found[key] = value
+    return found
 
 
 class JsonFormatter(logging.Formatter):
@@ -21,21 +42,62 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
             "thread": record.threadName,
         }
-        request_id = request_id_var.get()
-        if request_id:
-            entry["request_id"] = request_id
+        context = _context(record)
+        if "request_id" in context:
+            entry["request_id"] = context.pop("request_id")
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        for key in ("job_id", "attempt", "worker_id", "schedule_id", "owner", "fencing_token"):
-            value = record.__dict__.get(key)
-            if value is not None:
-                entry[key] = value
+        entry.update(context)
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: str = "INFO") -> None:
+_LEVEL_COLOURS = {"DEBUG": "\x1b[2m", "INFO": "\x1b[32m", "WARNING": "\x1b[33m",
+                  "ERROR": "\x1b[31m", "CRITICAL": "\x1b[1;31m"}
+_DIM, _BOLD, _CYAN, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[36m", "\x1b[0m"
+
+
+class ConsoleFormatter(logging.Formatter):
+    """``22:17:44.243 INFO  elector      became leader …  worker_id=vm:1:ab``, coloured if asked."""
+
+    def __init__(self, colour: bool) -> None:
+        super().__init__()
+        self.colour = colour
+
+    def _paint(self, code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if self.colour else text
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S.%f")[:-3]
+        level = record.levelname
+        # The last part of the logger name is enough to tell where a line came from.
+        where = ("gunicorn" if record.name.startswith("gunicorn")
+                 else record.name.removeprefix("cronplane.").rsplit(".", 1)[-1])
+        parts = [self._paint(_DIM, when),
+                 self._paint(_LEVEL_COLOURS.get(level, ""), f"{level:<7}"),
+                 self._paint(_CYAN, f"{where:<12}"),
+                 self._paint(_BOLD, record.getMessage()) if level != "DEBUG"
+                 else record.getMessage()]
+        context = _context(record)
+        if context:
+            parts.append(" ".join(self._paint(_DIM, f"{k}=") + str(v) for k, v in context.items()))
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def choose_formatter(log_format: str, stream: TextIO) -> logging.Formatter:
+    if log_format == "json":
+        return JsonFormatter()
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    if log_format == "console":
+        return ConsoleFormatter(colour=tty)
+    return ConsoleFormatter(colour=True) if tty else JsonFormatter()
+
+
+def configure_logging(level: str = "INFO", log_format: str = "auto") -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(choose_formatter(log_format, sys.stderr))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

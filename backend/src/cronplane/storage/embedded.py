@@ -9,6 +9,7 @@ embedded setup behaves like a production deployment.
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -40,7 +41,12 @@ def start_embedded(pg_dir: Path, *, stop_on_exit: bool = True) -> EmbeddedPostgr
     ``stop_on_exit`` stops it when the last process that attached exits; pgserver counts handles
     per pid, so forked children (gunicorn workers) do not stop the parent's server.
     """
-    import pgserver  # imported lazily: production deployments never need it
+    with warnings.catch_warnings():
+        # pgserver asks platformdirs for a runtime dir at import; without XDG_RUNTIME_DIR (sudo,
+        # containers, CI) platformdirs warns and falls back to /tmp/runtime-UID, which is fine
+        # for a lock file. The warning is noise on every start.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        import pgserver  # imported lazily: production deployments never need it
 
     pg_dir.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(  # type: ignore[attr-defined]
