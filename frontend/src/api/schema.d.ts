@@ -352,6 +352,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{job_id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a job again as a new job (trigger rerun), optionally with changes */
+        post: operations["rerunJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{job_id}/retry": {
         parameters: {
             query?: never;
@@ -410,6 +429,25 @@ export interface paths {
         patch: operations["updateSchedule"];
         trace?: never;
     };
+    "/api/v1/schedules/{schedule_id}/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enqueue the past fire times of a window that have no job (≤ 1,000) */
+        post: operations["backfillSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules/{schedule_id}/pause": {
         parameters: {
             query?: never;
@@ -421,7 +459,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stop firing until resumed */
+        /** Stop firing until resumed, or until a given instant (timed pause) */
         post: operations["pauseSchedule"];
         delete?: never;
         options?: never;
@@ -705,6 +743,32 @@ export interface components {
             first_bad_id: number | null;
             ok: boolean;
         };
+        Backfill: {
+            /**
+             * Format: date-time
+             * @description Exclusive start of the window
+             */
+            after: string;
+            /**
+             * Format: date-time
+             * @description Inclusive end of the window (not in the future)
+             */
+            before: string;
+            /**
+             * @description Only say what would be enqueued
+             * @default false
+             */
+            dry_run?: boolean;
+        };
+        BackfillResult: {
+            /** @description Fire times that already have a job */
+            already_present: number;
+            dry_run: boolean;
+            /** @description Jobs created (0 on a dry run) */
+            enqueued: number;
+            /** @description Every fire time of the window, oldest first */
+            fire_times: string[];
+        };
         BulkAction: {
             /**
              * @description Every job GET /jobs would list with it
@@ -849,6 +913,8 @@ export interface components {
             };
             priority: number;
             requested_by: string | null;
+            /** @description trigger rerun: the job this one copies */
+            rerun_of: number | null;
             result: unknown;
             /** Format: date-time */
             run_at: string;
@@ -859,7 +925,7 @@ export interface components {
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
             timeout_seconds: number | null;
             /** @enum {string} */
-            trigger: "schedule" | "manual" | "api" | "retry";
+            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
         };
         JobCount: {
             /** @description Counted up to limit + 1 */
@@ -909,6 +975,8 @@ export interface components {
             };
             priority: number;
             requested_by: string | null;
+            /** @description trigger rerun: the job this one copies */
+            rerun_of: number | null;
             result: unknown;
             /** Format: date-time */
             run_at: string;
@@ -919,7 +987,7 @@ export interface components {
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
             timeout_seconds: number | null;
             /** @enum {string} */
-            trigger: "schedule" | "manual" | "api" | "retry";
+            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
         };
         JobFilter: {
             /**
@@ -943,6 +1011,17 @@ export interface components {
         JobList: {
             items: components["schemas"]["Job"][];
             next_cursor: string | null;
+        };
+        JobRerun: {
+            /**
+             * @description Checked against the handler's JSON Schema
+             * @default null
+             */
+            payload?: {
+                [key: string]: unknown;
+            } | null;
+            /** @default null */
+            priority?: number | null;
         };
         Leader: {
             /** Format: date-time */
@@ -1012,7 +1091,13 @@ export interface components {
             overlap: "forbid" | "allow";
             /** @description Fires skipped because a run was still RUNNING (forbid) */
             overlap_skipped_count?: number;
+            pause_reason: string | null;
             paused: boolean;
+            /**
+             * Format: date-time
+             * @description A timed pause ends (resumes) here
+             */
+            paused_until: string | null;
             payload: {
                 [key: string]: unknown;
             };
@@ -1049,6 +1134,16 @@ export interface components {
         ScheduleList: {
             items: components["schemas"]["Schedule"][];
             next_cursor: string | null;
+        };
+        SchedulePause: {
+            /** @default null */
+            reason?: string | null;
+            /**
+             * Format: date-time
+             * @description Resume by itself at this instant (future)
+             * @default null
+             */
+            until?: string | null;
         };
         ScheduleUpdate: {
             /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
@@ -1876,6 +1971,38 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    rerunJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobRerun"];
+            };
+        };
+        responses: {
+            /** @description The new job (rerun_of names the original) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     retryJob: {
         parameters: {
             query?: never;
@@ -2065,6 +2192,39 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    backfillSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Backfill"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillResult"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     pauseSchedule: {
         parameters: {
             query?: never;
@@ -2074,7 +2234,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePause"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -2089,6 +2253,7 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -42,7 +42,7 @@ MAX_IDEMPOTENCY_KEY = 255
 JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
-              "finished_at")
+              "finished_at", "rerun_of")
 
 
 class JobSchema(ma.Schema):
@@ -65,6 +65,8 @@ class JobSchema(ma.Schema):
     created_at = UtcDateTime(required=True)
     started_at = UtcDateTime(required=True, allow_none=True)
     finished_at = UtcDateTime(required=True, allow_none=True)
+    rerun_of = fields.Integer(required=True, allow_none=True,
+                              metadata={"description": "trigger rerun: the job this one copies"})
 
 
 class AttemptSchema(ma.Schema):
@@ -267,3 +269,24 @@ class JobsCount(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         flt = bulk.make_filter(ids=None, flt=args)
         return {"count": bulk.count(management_context(), flt), "limit": bulk.MAX_MATCHED}
+
+
+class JobRerunSchema(ma.Schema):
+    """What to change; anything left out is copied from the original job."""
+
+    payload = JsonObject(load_default=None,
+                         metadata={"description": "Checked against the handler's JSON Schema"})
+    priority = strict_int(-100, 100, load_default=None)
+
+
+@blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/rerun")
+class JobRerun(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="rerunJob",
+             summary="Run a job again as a new job (trigger rerun), optionally with changes")
+    @blp.arguments(JobRerunSchema)
+    @blp.response(202, JobSchema, description="The new job (rerun_of names the original)")
+    @problem_responses(blp, 400, 404)
+    def post(self, body: dict[str, Any], job_id: int) -> Any:
+        return jobs.rerun(management_context(), current_actor(), job_id,
+                          payload=body["payload"], priority=body["priority"]), 202

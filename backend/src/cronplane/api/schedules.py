@@ -52,6 +52,9 @@ class ScheduleSchema(ma.Schema):
     cron = fields.String(required=True, metadata={"description": "Six fields, seconds first"})
     timezone = fields.String(required=True)
     paused = fields.Boolean(required=True)
+    paused_until = UtcDateTime(required=True, allow_none=True,
+                               metadata={"description": "A timed pause ends (resumes) here"})
+    pause_reason = fields.String(required=True, allow_none=True)
     priority = fields.Integer(required=True)
     max_attempts = fields.Integer(required=True)
     timeout_seconds = fields.Integer(required=True, allow_none=True)
@@ -69,6 +72,15 @@ class ScheduleSchema(ma.Schema):
 
 
 ScheduleListSchema = list_schema(ScheduleSchema, "ScheduleList")
+
+
+class SchedulePauseSchema(ma.Schema):
+    """An empty body pauses until resumed."""
+
+    until = UtcDateTime(load_default=None, allow_none=True,
+                        metadata={"description": "Resume by itself at this instant (future)"})
+    reason = SafeString(load_default=None, allow_none=True,
+                        validate=validate.Length(max=schedules.MAX_PAUSE_REASON))
 
 
 class ScheduleUpdateSchema(ma.Schema):
@@ -190,11 +202,14 @@ class ScheduleById(MethodView):
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/pause")
 class SchedulePause(MethodView):
     @requires(Role.ADMIN)
-    @blp.doc(operationId="pauseSchedule", summary="Stop firing until resumed")
+    @blp.doc(operationId="pauseSchedule",
+             summary="Stop firing until resumed, or until a given instant (timed pause)")
+    @blp.arguments(SchedulePauseSchema)
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
-    def post(self, schedule_id: int) -> Any:
-        return schedules.pause(management_context(), current_actor(), schedule_id)
+    def post(self, body: dict[str, Any], schedule_id: int) -> Any:
+        return schedules.pause(management_context(), current_actor(), schedule_id,
+                               until=body["until"], reason=body["reason"])
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/resume")
@@ -220,3 +235,34 @@ class ScheduleTrigger(MethodView):
         result = schedules.trigger(management_context(), current_actor(), schedule_id,
                                    idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200
+
+
+class BackfillSchema(ma.Schema):
+    after = UtcDateTime(required=True, metadata={"description": "Exclusive start of the window"})
+    before = UtcDateTime(required=True,
+                         metadata={"description": "Inclusive end of the window (not in the future)"})
+    dry_run = fields.Boolean(load_default=False,
+                             metadata={"description": "Only say what would be enqueued"})
+
+
+class BackfillResultSchema(ma.Schema):
+    fire_times = fields.List(UtcDateTime(), required=True,
+                             metadata={"description": "Every fire time of the window, oldest first"})
+    enqueued = fields.Integer(required=True, metadata={"description": "Jobs created (0 on a dry run)"})
+    already_present = fields.Integer(
+        required=True, metadata={"description": "Fire times that already have a job"})
+    dry_run = fields.Boolean(required=True)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/backfill")
+class ScheduleBackfill(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="backfillSchedule",
+             summary="Enqueue the past fire times of a window that have no job (≤ 1,000)")
+    @blp.arguments(BackfillSchema)
+    @blp.response(200, BackfillResultSchema)
+    @problem_responses(blp, 400, 404, 409)
+    def post(self, body: dict[str, Any], schedule_id: int) -> Any:
+        return schedules.backfill(management_context(), current_actor(), schedule_id,
+                                  after=body["after"], before=body["before"],
+                                  dry_run=body["dry_run"])

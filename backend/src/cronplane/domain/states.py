@@ -25,12 +25,16 @@ class JobStatus(StrEnum):
 
 
 class Trigger(StrEnum):
-    """What made a job: a schedule's fire, a person's "Run now", an API enqueue, a retry."""
+    """What made a job: a schedule's fire, a person's "Run now", an API enqueue, a retry, a
+    rerun of another job (``rerun_of`` names it, maybe with changes), or a past fire time of a
+    schedule enqueued on request (backfill)."""
 
     SCHEDULE = "schedule"
     MANUAL = "manual"
     API = "api"
     RETRY = "retry"
+    RERUN = "rerun"
+    BACKFILL = "backfill"
 
 
 class AttemptStatus(StrEnum):

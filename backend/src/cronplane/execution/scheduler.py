@@ -53,6 +53,7 @@ class Scheduler(LoopService):
         self.fenced = 0
         # Set whenever a batch inserted jobs: tests and benchmarks wait on it.
         self.fired = threading.Event()
+        self.resumed = threading.Event()  # a timed pause ended (tests wait on it)
         self.last_result: FireResult | None = None
 
     def tick(self) -> float:
@@ -71,6 +72,8 @@ class Scheduler(LoopService):
                 self.on_fenced()
             return self.max_sleep
         self.last_result = result
+        if result.resumed:
+            self.resumed.set()
         if result.jobs:
             committed = self.clock.now()
             for _job, _schedule, fire_time in result.jobs:

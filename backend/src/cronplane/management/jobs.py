@@ -48,6 +48,7 @@ class JobRequest:
     trigger: str = "api"
     schedule_id: int | None = None
     exclusive: bool = False
+    rerun_of: int | None = None
 
     def fingerprint(self) -> str:
         # What the client asked for, before defaults: a repeat of the same body matches even if
@@ -136,7 +137,8 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
 def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                        idempotency_key: str | None = None, audit_action: str = "job.create",
                        settings: Any = None, allow_reserved_key: bool = False,
-                       audit_target: tuple[str, int] | None = None) -> EnqueueResult:
+                       audit_target: tuple[str, int] | None = None,
+                       extra_details: dict[str, Any] | None = None) -> EnqueueResult:
     """Enqueue inside the caller's transaction (audit event and NOTIFY included).
 
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
@@ -152,6 +154,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         "idempotency_key": idempotency_key, "request_fingerprint": fingerprint,
         "requested_by": actor.username,
     }
+    if request.rerun_of is not None:
+        values["rerun_of"] = request.rerun_of
     if request.run_at is not None:
         values["run_at"] = request.run_at
     statement = insert(Job).values(**values)
@@ -173,7 +177,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     target_type, target_id = audit_target or ("job", job_id)
     audit.record(session, actor, audit_action, target_type=target_type, target_id=target_id,
                  details={"handler": request.handler, "schedule_id": request.schedule_id,
-                          "job_id": job_id, "idempotency_key": idempotency_key})
+                          "job_id": job_id, "idempotency_key": idempotency_key,
+                          **(extra_details or {})})
     # Postgres folds identical notifications of one transaction into one, so a caller that
     # enqueues several jobs in its transaction still sends a single wake-up.
     notify.send(session, JOBS)
@@ -269,6 +274,37 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
                      details={"from_status": previous, "attempt": job.attempt_count + 1})
         notify.send(session, JOBS)
         return job
+
+
+# -- rerun -----------------------------------------------------------------------------------------
+def payload_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[Any]]:
+    """Top-level keys whose value differs: ``{key: [old, new]}`` (an absent side is null)."""
+    return {key: [old.get(key), new.get(key)] for key in sorted(set(old) | set(new))
+            if key not in old or key not in new or old[key] != new[key]}
+
+
+def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
+          payload: dict[str, Any] | None = None, priority: int | None = None) -> Job:
+    """A new job copying ``job_id`` (any status), with the given changes; trigger ``rerun``.
+    The original is untouched. The audit event holds the payload diff."""
+    with ctx.db.transaction() as session:
+        original = session.get(Job, job_id)
+        if original is None:
+            raise NotFound(f"job {job_id} not found")
+        new_payload = dict(original.payload) if payload is None else payload
+        request = JobRequest(handler=original.handler, payload=new_payload,
+                             priority=original.priority if priority is None else priority,
+                             max_attempts=original.max_attempts,
+                             timeout_seconds=original.timeout_seconds, trigger=Trigger.RERUN.value,
+                             schedule_id=original.schedule_id, rerun_of=original.id)
+        result = enqueue_in_session(session, actor, request, audit_action="job.rerun",
+                                    settings=ctx.settings, audit_target=("job", original.id),
+                                    extra_details={
+                                        "rerun_of": original.id,
+                                        "payload_diff": payload_diff(original.payload,
+                                                                     new_payload),
+                                        "priority": [original.priority, request.priority]})
+        return result.job
 
 
 def handler_catalogue(settings: Any) -> list[HandlerInfo]:

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from cronplane.domain import keys
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
 from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.states import Trigger
@@ -37,9 +40,10 @@ from cronplane.management.errors import Conflict, InvalidInput, NotFound, Precon
 from cronplane.management.jobs import EnqueueResult, JobRequest, _resolve, enqueue_in_session
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
-from cronplane.storage.models import Schedule
+from cronplane.storage.models import Job, Schedule
 from cronplane.storage.notify import SCHEDULES
 
+MAX_PAUSE_REASON = 1000
 EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
             "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
@@ -241,6 +245,9 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         now = session.execute(select(func.now())).scalar_one()
         for name in changed:
             setattr(schedule, name, values[name])
+        if not values["paused"]:
+            schedule.paused_until = None
+            schedule.pause_reason = None
         schedule.next_run_at = next_run
         schedule.version += 1
         schedule.updated_at = now
@@ -253,29 +260,54 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         return schedule
 
 
-def pause(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
-    return _set_paused(ctx, actor, schedule_id, paused=True)
+def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
+          until: datetime | None = None, reason: str | None = None) -> Schedule:
+    """Stop firing; with ``until`` the leader resumes it by itself at that instant (audited as
+    ``system``). Pausing a paused schedule again sets its new ``until``/``reason``."""
+    why = (reason or "").strip() or None
+    if why is not None and len(why) > MAX_PAUSE_REASON:
+        raise InvalidInput("reason is too long",
+                           errors={"reason": [f"At most {MAX_PAUSE_REASON} characters."]})
+    if until is not None and (until.tzinfo is None or until.utcoffset() is None):
+        raise InvalidInput("until must include a time zone offset",
+                           errors={"until": ["Must include a time zone offset."]})
+    with ctx.db.transaction() as session:
+        schedule = _locked(session, schedule_id)
+        _live(schedule, "paused")
+        if until is not None:
+            now = session.execute(select(func.now())).scalar_one()
+            if until <= now:
+                raise InvalidInput("until is in the past",
+                                   errors={"until": ["Must be in the future."]})
+        if schedule.paused and (schedule.paused_until, schedule.pause_reason) == (until, why):
+            return schedule
+        schedule.paused = True
+        schedule.paused_until = until
+        schedule.pause_reason = why
+        _touch(session, schedule)
+        _finish(session, schedule)
+        audit.record(session, actor, "schedule.pause", target_type="schedule",
+                     target_id=schedule_id,
+                     details={"until": until.isoformat() if until else None, "reason": why})
+        _changed(session)
+        return schedule
 
 
 def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     """Fire again from the first fire time after now; fires missed while paused are not run."""
-    return _set_paused(ctx, actor, schedule_id, paused=False)
-
-
-def _set_paused(ctx: ManagementContext, actor: Actor, schedule_id: int, *, paused: bool) -> Schedule:
-    verb = "paused" if paused else "resumed"
     with ctx.db.transaction() as session:
         schedule = _locked(session, schedule_id)
-        _live(schedule, verb)
-        if schedule.paused == paused:
+        _live(schedule, "resumed")
+        if not schedule.paused:
             return schedule
-        schedule.paused = paused
-        if not paused:
-            schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
+        schedule.paused = False
+        schedule.paused_until = None
+        schedule.pause_reason = None
+        schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
         _touch(session, schedule)
         _finish(session, schedule)
-        audit.record(session, actor, "schedule.pause" if paused else "schedule.resume",
-                     target_type="schedule", target_id=schedule_id,
+        audit.record(session, actor, "schedule.resume", target_type="schedule",
+                     target_id=schedule_id,
                      details={"next_run_at": schedule.next_run_at.isoformat()
                               if schedule.next_run_at else None})
         _changed(session)
@@ -316,3 +348,84 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   audit_action="schedule.trigger", settings=ctx.settings,
                                   audit_target=("schedule", schedule.id))
+
+
+# -- backfill --------------------------------------------------------------------------------------
+MAX_BACKFILL = 1000
+
+
+@dataclass(frozen=True)
+class BackfillResult:
+    fire_times: list[datetime]
+    enqueued: int
+    already_present: int
+    dry_run: bool
+
+
+def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: datetime,
+             before: datetime, dry_run: bool) -> BackfillResult:
+    """Enqueue the fire times in (after, before] that have no job yet, with the schedule's normal
+    fire keys ``schedule:{id}:{fire time}``: a repeat, or an overlap with real fires, adds
+    nothing. The window must be in the past and hold at most MAX_BACKFILL fire times."""
+    for name, when in (("after", after), ("before", before)):
+        if when.tzinfo is None or when.utcoffset() is None:
+            raise InvalidInput(f"{name} must include a time zone offset",
+                               errors={name: ["Must include a time zone offset."]})
+    if after >= before:
+        raise InvalidInput("after must be earlier than before",
+                           errors={"after": ["Must be earlier than before."]})
+    with ctx.db.transaction() as session:
+        schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
+                                   .with_for_update(read=True)).scalar_one_or_none()
+        if schedule is None:
+            raise NotFound(f"schedule {schedule_id} does not exist")
+        _live(schedule, "backfilled")
+        now = session.execute(select(func.now())).scalar_one()
+        if before > now:
+            raise InvalidInput("before is in the future; backfill fills the past",
+                               errors={"before": ["Must not be in the future."]})
+        expression = CronExpression.parse(schedule.cron)
+        zone = validate_timezone(schedule.timezone)
+        fire_times: list[datetime] = []
+        cursor = after
+        while True:
+            cursor = expression.next_after(cursor, zone)
+            if cursor > before:
+                break
+            fire_times.append(cursor)
+            if len(fire_times) > MAX_BACKFILL:
+                raise InvalidInput(
+                    f"the window holds more than {MAX_BACKFILL:,} fire times; narrow it",
+                    errors={"before": [f"More than {MAX_BACKFILL:,} fire times in the window."]})
+        by_key = {keys.schedule_fire_key(schedule_id, t): t for t in fire_times}
+        present = set(session.scalars(select(Job.idempotency_key).where(
+            Job.idempotency_key.in_(list(by_key))))) if by_key else set()
+        missing = [(k, t) for k, t in by_key.items() if k not in present]
+        enqueued = 0
+        if not dry_run and missing:
+            spec, max_attempts, timeout = _resolve(JobRequest(
+                handler=schedule.handler, payload=dict(schedule.payload),
+                priority=schedule.priority, max_attempts=schedule.max_attempts,
+                timeout_seconds=schedule.timeout_seconds, trigger=Trigger.BACKFILL.value), ctx.settings)
+            del spec
+            rows = [{"handler": schedule.handler, "payload": schedule.payload,
+                     "priority": schedule.priority, "max_attempts": max_attempts,
+                     "timeout_seconds": timeout, "trigger": Trigger.BACKFILL.value,
+                     "schedule_id": schedule_id, "fire_time": t, "idempotency_key": k,
+                     "requested_by": actor.username, "exclusive": schedule.overlap == "forbid",
+                     "project": schedule.project}
+                    for k, t in missing]
+            # One statement; the unique key settles a race with the scheduler or another backfill.
+            inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(
+                index_elements=["idempotency_key"]).returning(Job.id)).scalars().all()
+            enqueued = len(inserted)
+            audit.record(session, actor, "schedule.backfill", target_type="schedule",
+                         target_id=schedule_id,
+                         details={"after": after.isoformat(), "before": before.isoformat(),
+                                  "fire_times": len(fire_times), "enqueued": enqueued,
+                                  "already_present": len(fire_times) - enqueued})
+            if enqueued:
+                notify.send(session, notify.JOBS)
+        return BackfillResult(fire_times=fire_times, enqueued=enqueued,
+                              already_present=len(fire_times) - len(missing) if dry_run
+                              else len(fire_times) - enqueued, dry_run=dry_run)

@@ -186,6 +186,9 @@ class Schedule(Base):
     cron: Mapped[str] = mapped_column(Text)
     timezone: Mapped[str] = mapped_column(Text, server_default=text("'UTC'"))
     paused: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # A timed pause: the leader resumes the schedule at this instant (NULL: until resumed).
+    paused_until: Mapped[datetime | None] = mapped_column(TZ)
+    pause_reason: Mapped[str | None] = mapped_column(Text)
     priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
     max_attempts: Mapped[int] = mapped_column(Integer, server_default=text("3"))
     timeout_seconds: Mapped[int | None] = mapped_column(Integer)
@@ -212,6 +215,9 @@ class Schedule(Base):
         CheckConstraint(_in("misfire", Misfire), name="misfire"),
         CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
         CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
+        # The leader's timed-resume scan: only schedules paused with an end.
+        Index("ix_schedules_paused_until", "paused_until",
+              postgresql_where=text("paused AND paused_until IS NOT NULL")),
         Index("uq_schedules_live_name", "name", unique=True,
               postgresql_where=text("deleted_at IS NULL")),
         # The leader's due scan: only live, unpaused schedules, in due order.
@@ -239,6 +245,9 @@ class Job(Base):
         BigInteger, ForeignKey("schedules.id", ondelete="SET NULL"))
     fire_time: Mapped[datetime | None] = mapped_column(TZ)
     trigger: Mapped[str] = mapped_column(Text, server_default=text("'api'"))
+    # trigger "rerun": the job this one copies (with the changes its audit event lists).
+    rerun_of: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("jobs.id", ondelete="SET NULL"))
     idempotency_key: Mapped[str | None] = mapped_column(Text, unique=True)
     request_fingerprint: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[str | None] = mapped_column(Text)

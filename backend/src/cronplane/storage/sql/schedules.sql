@@ -79,6 +79,48 @@ SELECT f.id, f.schedule_id, f.fire_time,
 -- name: schedules_next_due
 -- How long the leader may sleep: the earliest next_run_at among live unpaused schedules
 -- (a min() over the partial index ix_schedules_due), relative to the database clock.
-SELECT extract(epoch FROM min(next_run_at) - clock_timestamp())::float8 AS seconds
-  FROM schedules
- WHERE deleted_at IS NULL AND NOT paused;
+-- A timed pause's end counts as due too (ix_schedules_paused_until): the leader resumes it then.
+-- least() ignores NULLs: no schedule of one kind leaves the other's answer.
+SELECT extract(epoch FROM least(
+         (SELECT min(next_run_at) FROM schedules WHERE deleted_at IS NULL AND NOT paused),
+         (SELECT min(paused_until) FROM schedules
+           WHERE paused AND paused_until IS NOT NULL AND deleted_at IS NULL))
+       - clock_timestamp())::float8 AS seconds;
+
+-- name: pauses_ended
+-- Live schedules whose timed pause has ended (ix_schedules_paused_until). SKIP LOCKED: one being
+-- edited right now is resumed on the next tick.
+SELECT s.id, s.cron, s.timezone, s.paused_until, s.pause_reason, clock_timestamp() AS db_now
+  FROM schedules s
+ WHERE s.paused AND s.paused_until IS NOT NULL AND s.paused_until <= clock_timestamp()
+   AND s.deleted_at IS NULL
+ ORDER BY s.paused_until
+ LIMIT %(limit)s
+   FOR UPDATE OF s SKIP LOCKED;
+
+-- name: resume_paused
+-- Resume them all in one statement, with one audit event each (actor system, through the same
+-- hash-chain trigger as every append) and one NOTIFY so every scheduler re-reads its sleep.
+-- version is bumped: paused is part of the definition, as for a person's resume.
+WITH resumed AS (
+  UPDATE schedules s
+     SET paused = false, paused_until = NULL, pause_reason = NULL,
+         next_run_at = v.next_run_at, version = s.version + 1, updated_at = now()
+    FROM unnest(%(ids)s::bigint[], %(next_run_ats)s::timestamptz[]) AS v(id, next_run_at)
+   WHERE s.id = v.id AND s.paused
+  RETURNING s.id, s.next_run_at
+), audited AS (
+  INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
+  SELECT 'system', 'ADMIN', 'schedule.resume', 'schedule', r.id::text,
+         jsonb_build_object('next_run_at', r.next_run_at, 'reason', 'timed pause ended',
+                            'paused_until', v.paused_until)
+    FROM resumed r
+    JOIN unnest(%(ids)s::bigint[], %(paused_untils)s::timestamptz[]) AS v(id, paused_until)
+      ON v.id = r.id
+   ORDER BY r.id
+  RETURNING 1
+), woken AS (
+  SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM resumed LIMIT 1) AS any_resumed
+)
+SELECT r.id, (SELECT count(*) FROM audited) AS audited, (SELECT count(*) FROM woken) AS woken
+  FROM resumed r;
