@@ -1,4 +1,5 @@
-"""The ``cronplane`` command: serve, worker, migrate, create-user, openapi.
+"""The ``cronplane`` command: serve, worker, migrate, create-user, openapi; and against a running
+server (``--url``/``--token``): apply and export (schedules as code).
 
 Every failure a person can fix (bad configuration, unreachable database, migrations behind) is
 one line on stderr and a non-zero exit code, never a traceback.
@@ -218,6 +219,94 @@ def audit_verify() -> None:
         fail(f"audit chain broken at event {result.first_bad_id} "
              f"({result.checked} events checked)", 1)
     click.echo(f"cronplane: audit chain ok ({result.checked} events checked)")
+
+
+EXIT_API = 1
+EXIT_FILE = 2
+
+
+def _remote(url: str | None, token: str | None) -> Any:
+    from cronplane.client.http import ApiClient
+
+    if not url:
+        fail("--url or CRONPLANE_URL is required (e.g. http://127.0.0.1:8080)", EXIT_CONFIG)
+    if not token:
+        fail("--token or CRONPLANE_TOKEN is required (an API token, Settings → API tokens)",
+             EXIT_CONFIG)
+    return ApiClient(url, token)
+
+
+REMOTE_OPTIONS = [
+    click.option("--url", envvar="CRONPLANE_URL", help="Server URL (CRONPLANE_URL)."),
+    click.option("--token", envvar="CRONPLANE_TOKEN", help="API token (CRONPLANE_TOKEN)."),
+    click.option("--project", default=None, help="Project slug (default: the file's, or default)."),
+]
+
+
+def remote_options(func: Any) -> Any:
+    for option in reversed(REMOTE_OPTIONS):
+        func = option(func)
+    return func
+
+
+@main.command()
+@click.option("-f", "--file", "path", required=True, type=click.Path(dir_okay=False, exists=True),
+              help="The schedules file (YAML).")
+@click.option("--prune", is_flag=True, help="Delete schedules of the project the file does not name.")
+@click.option("--dry-run", is_flag=True, help="Print the diff, change nothing.")
+@remote_options
+def apply(path: str, *, prune: bool, dry_run: bool, url: str | None, token: str | None,
+          project: str | None) -> None:
+    """Make the server's schedules match FILE: create, update (and with --prune delete)."""
+    from cronplane.client import schedules_as_code as sac
+    from cronplane.client.http import ApiError
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    try:
+        desired = sac.load(text, path, project)
+    except sac.FileError as exc:
+        fail(str(exc), EXIT_FILE)
+    client = _remote(url, token)
+    try:
+        changes = sac.plan(desired, client.get_all("/schedules"), prune=prune)
+        if not changes:
+            click.echo(f"no changes: {len(desired.schedules)} schedule(s) in project "
+                       f"{desired.project} already match {path}")
+            return
+        for line in sac.render(changes):
+            click.echo(line)
+        counts = {kind: sum(1 for c in changes if c.kind == kind)
+                  for kind in ("create", "update", "delete")}
+        summary = ", ".join(f"{n} to {kind}" for kind, n in counts.items() if n)
+        if dry_run:
+            click.echo(f"dry run: {summary}; nothing changed")
+            return
+        sac.execute(client, changes)
+    except ApiError as exc:
+        fail(str(exc), EXIT_API)
+    done = ", ".join(f"{n} {kind}d" for kind, n in counts.items() if n)
+    click.echo(f"applied: {done}")
+
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file.")
+@remote_options
+def export(output: str | None, *, url: str | None, token: str | None, project: str | None) -> None:
+    """Write the project's schedules in the format `cronplane apply` reads."""
+    from cronplane.client import schedules_as_code as sac
+    from cronplane.client.http import ApiError
+
+    client = _remote(url, token)
+    try:
+        text = sac.export(client.get_all("/schedules"), project)
+    except ApiError as exc:
+        fail(str(exc), EXIT_API)
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
 
 
 def bootstrap(settings: Settings, url: str) -> Any:

@@ -1,0 +1,179 @@
+"""Schedules as code: a YAML file is the desired state of a project's schedules.
+
+``plan`` compares the file with what the server has, by schedule name (names are unique among live
+schedules), and yields creates, updates and (with prune) deletes; ``apply`` sends them. A field the
+file leaves out means the server's default, so deleting a line from the file resets that field,
+and a second apply of the same file finds nothing to do. Cron expressions are compared in their
+canonical form (five fields gain a leading ``0``), as the server stores them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from cronplane.client.http import ApiClient
+from cronplane.domain.cron import CronError, CronExpression
+from cronplane.domain.firing import Misfire, Overlap
+
+# What a file may say about a schedule, and what it means when it says nothing (the server's
+# defaults for a new schedule, see management/schedules.py).
+FIELDS = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
+          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
+DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
+                            "priority": 0, "max_attempts": 3, "timeout_seconds": None,
+                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value}
+REQUIRED = ("name", "handler", "cron")
+DEFAULT_PROJECT = "default"
+
+
+class FileError(ValueError):
+    """The file is not a valid schedules file; ``str()`` names the place."""
+
+
+@dataclass(frozen=True)
+class Desired:
+    project: str
+    schedules: list[dict[str, Any]]
+
+
+@dataclass
+class Change:
+    kind: str  # create | update | delete
+    name: str
+    fields: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name → (now, wanted)
+    schedule_id: int | None = None
+    version: int | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+def canonical_cron(text: str) -> str:
+    try:
+        return CronExpression.parse(text).canonical
+    except CronError:
+        return " ".join(text.split())  # the server names the problem when it refuses it
+
+
+def load(text: str, source: str, project: str | None) -> Desired:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise FileError(f"{source}: not valid YAML: {exc}") from None
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise FileError(f"{source}: expected a mapping with a `schedules` list")
+    unknown = set(document) - {"project", "schedules"}
+    if unknown:
+        raise FileError(f"{source}: unknown top-level key(s) {', '.join(sorted(unknown))}")
+    in_file = document.get("project")
+    if project and in_file and project != in_file:
+        raise FileError(f"{source}: the file is for project {in_file!r}, not {project!r}")
+    chosen = project or in_file or DEFAULT_PROJECT
+    items = document.get("schedules") or []
+    if not isinstance(items, list):
+        raise FileError(f"{source}: `schedules` must be a list")
+    seen: set[str] = set()
+    schedules = []
+    for index, item in enumerate(items):
+        where = f"{source}: schedules[{index}]"
+        if not isinstance(item, dict):
+            raise FileError(f"{where}: expected a mapping")
+        extra = set(item) - set(FIELDS)
+        if extra:
+            raise FileError(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+        missing = [name for name in REQUIRED if not item.get(name)]
+        if missing:
+            raise FileError(f"{where}: missing {', '.join(missing)}")
+        name = str(item["name"])
+        if name in seen:
+            raise FileError(f"{where}: the name {name!r} is used twice")
+        seen.add(name)
+        schedules.append({**DEFAULTS, **item, "name": name})
+    return Desired(chosen, schedules)
+
+
+def _comparable(key: str, value: Any) -> Any:
+    if key == "cron" and isinstance(value, str):
+        return canonical_cron(value)
+    return value
+
+
+def plan(desired: Desired, current: Iterable[dict[str, Any]], *, prune: bool) -> list[Change]:
+    live = {s["name"]: s for s in current
+            if s.get("deleted_at") is None and s.get("project", DEFAULT_PROJECT) == desired.project}
+    changes: list[Change] = []
+    for wanted in desired.schedules:
+        name = wanted["name"]
+        existing = live.pop(name, None)
+        if existing is None:
+            body = dict(wanted)
+            if desired.project != DEFAULT_PROJECT:
+                # The server's default; left out so the body suits servers without projects too.
+                body["project"] = desired.project
+            changes.append(Change("create", name, body=body))
+            continue
+        differing = {key: (existing.get(key), value) for key, value in wanted.items()
+                     if key != "name"
+                     and _comparable(key, existing.get(key)) != _comparable(key, value)}
+        if differing:
+            changes.append(Change("update", name, fields=differing, schedule_id=existing["id"],
+                                  version=existing.get("version"),
+                                  body={k: v[1] for k, v in differing.items()}))
+    if prune:
+        changes.extend(Change("delete", name, schedule_id=s["id"])
+                       for name, s in sorted(live.items()))
+    return changes
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def render(changes: list[Change]) -> list[str]:
+    lines = []
+    for change in changes:
+        if change.kind == "create":
+            lines.append(f"+ create {change.name}: cron {_show(change.body['cron'])}, "
+                         f"handler {change.body['handler']}")
+        elif change.kind == "update":
+            lines.append(f"~ update {change.name}")
+            lines.extend(f"    {key}: {_show(now)} → {_show(wanted)}"
+                         for key, (now, wanted) in change.fields.items())
+        else:
+            lines.append(f"- delete {change.name}")
+    return lines
+
+
+def execute(client: ApiClient, changes: list[Change]) -> None:
+    for change in changes:
+        if change.kind == "create":
+            client.request("POST", "/schedules", change.body)
+        elif change.kind == "update":
+            # If-Match: a schedule edited since we read it is refused (412), not overwritten.
+            client.request("PATCH", f"/schedules/{change.schedule_id}", change.body,
+                           headers={"If-Match": f'"{change.version}"'})
+        else:
+            client.request("DELETE", f"/schedules/{change.schedule_id}")
+
+
+def export(current: Iterable[dict[str, Any]], project: str | None) -> str:
+    """The same format ``load`` reads; fields equal to the defaults are left out."""
+    wanted = project or DEFAULT_PROJECT
+    schedules = []
+    for s in sorted(current, key=lambda s: s["name"]):
+        if s.get("deleted_at") is not None or s.get("project", DEFAULT_PROJECT) != wanted:
+            continue
+        item = {key: s[key] for key in FIELDS
+                if key in s and not (key in DEFAULTS and s[key] == DEFAULTS[key])}
+        schedules.append(item)
+    document: dict[str, Any] = {}
+    if project:
+        document["project"] = project
+    document["schedules"] = schedules
+    return str(yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
+                              default_flow_style=False))
