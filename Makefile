@@ -70,7 +70,9 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	cd backend && ../$(VENV)/bin/lint-imports --config pyproject.toml
 
+# The packaging test puts the built console into a wheel: build it first (it reuses frontend/dist).
 test-backend: $(STAMP)
+	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
 	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos" -p no:cacheprovider
 
 # The console's API types come from the backend's OpenAPI document: fail when either is stale.

@@ -18,7 +18,7 @@ from flask_smorest import Api
 from cronplane.api import problems
 from cronplane.api.health import blueprint as health_blueprint
 from cronplane.api.schemas_common import ErrorSchema, register_problem_responses
-from cronplane.api.spa import spa_blueprint
+from cronplane.api.spa import missing_console_blueprint, spa_blueprint
 from cronplane.config import Settings
 from cronplane.management.context import ManagementContext
 from cronplane.observability.logging import request_id_var
@@ -43,8 +43,13 @@ class CronplaneApi(Api):  # type: ignore[misc]
 
 
 def default_static_dir() -> Path | None:
-    checkout = Path(__file__).resolve().parents[4] / "frontend" / "dist"
-    return checkout if (checkout / "index.html").exists() else None
+    """The console the wheel carries (``cronplane/console``), else the checkout's build (an
+    editable install serves ``frontend/dist`` directly, so a rebuild shows without reinstalling)."""
+    here = Path(__file__).resolve()
+    packaged = here.parents[1] / "console"
+    checkout = here.parents[4] / "frontend" / "dist" if len(here.parents) > 4 else None
+    return next((d for d in (packaged, checkout) if d is not None and (d / "index.html").exists()),
+                None)
 
 
 def create_app(settings: Settings, context: ManagementContext | None = None,
@@ -92,6 +97,8 @@ def create_app(settings: Settings, context: ManagementContext | None = None,
     static_dir = settings.static_dir or default_static_dir()
     if static_dir is not None and (static_dir / "index.html").exists():
         app.register_blueprint(spa_blueprint(static_dir))
+    else:
+        app.register_blueprint(missing_console_blueprint(static_dir))
     return app
 
 

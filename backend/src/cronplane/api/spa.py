@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, send_from_directory
@@ -29,5 +30,42 @@ def spa_blueprint(static_dir: Path) -> Blueprint:
         response = send_from_directory(root, "index.html")
         response.headers["Cache-Control"] = "no-cache"
         return response
+
+    return blueprint
+
+
+MISSING_CONSOLE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>cronplane: console not built</title>
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:44em;margin:3em auto;padding:0 1em}}
+code,pre{{background:#f3f3f3;padding:.1em .3em;border-radius:3px}}pre{{padding:.8em}}</style>
+</head><body>
+<h1>cronplane is running, but this build has no console</h1>
+<p>The API works (<a href="/api/docs">API docs</a>, <a href="/healthz">/healthz</a>); the web
+console was not built into this installation{where}.</p>
+<p>From a checkout of the repository, either</p>
+<pre>make run</pre>
+<p>or build the console and reinstall the package, which then carries it:</p>
+<pre>cd frontend &amp;&amp; npm ci &amp;&amp; npm run build &amp;&amp; cd ..
+pip install ./backend</pre>
+<p>An editable install (<code>pip install -e ./backend</code>) serves <code>frontend/dist</code>
+directly: <code>npm run build</code> is enough. Or point <code>CRONPLANE_STATIC_DIR</code> at a
+built console.</p>
+</body></html>
+"""
+
+
+def missing_console_blueprint(looked_in: Path | None) -> Blueprint:
+    """``/`` (and any console route) explains how to get the console, instead of a JSON 404."""
+    blueprint = Blueprint("spa", __name__)
+    where = f" (looked in {escape(str(looked_in))})" if looked_in is not None else ""
+    page = MISSING_CONSOLE.format(where=where)
+
+    @blueprint.get("/")
+    @blueprint.get("/<path:path>")
+    def explain(path: str = "") -> Response:
+        if path.startswith(("api/", "healthz", "readyz", "metrics")) or "." in Path(path).name:
+            abort(404)
+        return Response(page, status=200, mimetype="text/html",
+                        headers={"Cache-Control": "no-cache"})
 
     return blueprint
