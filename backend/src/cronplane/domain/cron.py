@@ -11,9 +11,11 @@ these names so ``POST /cron/describe`` shows exactly the instants the scheduler 
   rejected with a :class:`CronError` naming the field.
 * The canonical form keeps the user's tokens (names stay names, ``MON-FRI`` is not
   rewritten to ``1-5``), upper-cased, single-spaced, always six fields.
-* If day of month and day of week are both restricted (neither is a literal ``*``), a
+* If day of month and day of week are both restricted (neither starts with ``*``), a
   day matches when either matches (Vixie cron semantics): ``0 0 0 1 * MON`` fires on
-  the 1st and on every Monday.
+  the 1st and on every Monday. Otherwise a day must match both: ``0 0 0 */5 * 0-6`` fires
+  on the 1st, 6th, 11th, … (a field starting with ``*``, such as ``*/5``, is unrestricted
+  for this rule but keeps its values), as in Vixie cron and croniter.
 * DST: see cron_schedule and docs/adr/0003-dst-policy.md.
 """
 

@@ -94,8 +94,9 @@ class CronFields:
     """The validated, expanded form of an expression: what the matcher works on.
 
     Day of week uses cron numbering (0 = Sunday); 7 has already been folded into 0.
-    ``dom_restricted``/``dow_restricted`` are false only for a literal ``*``: when both
-    are true a day matches if *either* field matches (Vixie cron semantics).
+    ``dom_restricted``/``dow_restricted`` are false for a field that starts with ``*``
+    (``*``, ``*/2``): when both are true a day matches if *either* field matches, otherwise
+    it must match both (Vixie cron semantics; a plain ``*`` matches every day anyway).
     """
 
     tokens: tuple[str, str, str, str, str, str]
@@ -164,18 +165,20 @@ def parse_fields(text: str) -> CronFields:
         last_day_of_month=last_day,
         months=_expand(months, _SPECS[4]),
         days_of_week=frozenset(day % 7 for day in _expand(dow, _SPECS[5])),
-        dom_restricted=dom != "*",
-        dow_restricted=dow != "*",
+        # Vixie cron's DOM_STAR/DOW_STAR: the first character decides, so */5 is "every
+        # fifth day" and never joins the OR with a day of week.
+        dom_restricted=not dom.startswith("*"),
+        dow_restricted=not dow.startswith("*"),
     )
     _check_can_fire(fields)
     return fields
 
 
 def _check_can_fire(fields: CronFields) -> None:
-    # With a restricted day of week some day always matches (OR semantics or AND with a
-    # wildcard day of month), and L exists in every month; only a plain day-of-month list
-    # can miss every chosen month.
-    if fields.last_day_of_month or fields.dow_restricted:
+    # L exists in every month; a day of month starting with * contains the 1st, which falls on
+    # every weekday in some year; with both days restricted (OR) any chosen weekday matches.
+    # Only a day-of-month list can miss every chosen month.
+    if fields.last_day_of_month or not fields.dom_restricted or fields.dow_restricted:
         return
     longest = max(_MAX_DAYS_IN_MONTH[month] for month in fields.months)
     if min(fields.days_of_month) > longest:

@@ -222,8 +222,5 @@ def _day_matches(fields: CronFields, day: int, days_in_month: int, weekday: int)
     if fields.dom_restricted and fields.dow_restricted:
         # Vixie cron: when both day fields are restricted, either one may match.
         return dom_matches or dow_matches
-    if fields.dom_restricted:
-        return dom_matches
-    if fields.dow_restricted:
-        return dow_matches
-    return True
+    # Otherwise both must (a field starting with * still has its values: */5 is 1, 6, 11, …).
+    return dom_matches and dow_matches

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from dataclasses import replace
 from datetime import datetime
@@ -85,11 +86,28 @@ def test_l_alone_in_day_of_month_means_last_day() -> None:
     assert fields.last_day_of_month and fields.days_of_month == ()
 
 
-def test_day_fields_are_restricted_unless_literally_star() -> None:
+def test_a_day_field_starting_with_star_is_unrestricted_for_the_or_rule() -> None:
+    # Vixie cron's DOM_STAR/DOW_STAR: the first character decides.
     assert not fields_of("0 0 0 * * *").fields.dom_restricted
-    assert fields_of("0 0 0 */2 * *").fields.dom_restricted
-    assert fields_of("0 0 0 * * */2").fields.dow_restricted
+    assert not fields_of("0 0 0 */2 * *").fields.dom_restricted
+    assert not fields_of("0 0 0 * * */2").fields.dow_restricted
     assert not fields_of("0 0 0 * * *").fields.dow_restricted
+    assert fields_of("0 0 0 1-31/2 * *").fields.dom_restricted
+    assert fields_of("0 0 0 * * MON").fields.dow_restricted
+
+
+def test_a_stepped_star_day_of_month_is_anded_with_the_day_of_week() -> None:
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    utc = ZoneInfo("UTC")
+    every_fifth = fields_of("0 0 0 */5 * 0-6")  # was every day before the rule change
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    days = [t.day for t in itertools.islice(every_fifth.iter_after(start, utc), 6)]
+    assert days == [6, 11, 16, 21, 26, 31]
+    mondays_or_first = fields_of("0 0 0 1 * MON")  # both restricted: either matches
+    days = [t.day for t in itertools.islice(mondays_or_first.iter_after(start, utc), 3)]
+    assert days == [2, 9, 16]
 
 
 @pytest.mark.parametrize(
