@@ -10,7 +10,7 @@ not "or on …". ``fixtures/cron/cases.json`` holds the sentences both sides mus
 
 from __future__ import annotations
 
-from cron_descriptor import ExpressionDescriptor, Options  # type: ignore[import-untyped]
+from cron_descriptor import ExpressionDescriptor, Options
 
 from cronplane.domain.cron_parse import CronFields
 
