@@ -45,6 +45,7 @@ system-deps:
 	@missing=""; \
 	command -v caddy >/dev/null || missing="$$missing caddy"; \
 	command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -17,7 +17,7 @@ from tests.deploy.harness import (
 
 DASHBOARD = REPO / "deploy/monitoring/grafana/dashboards/cronplane.json"
 DASHBOARD_METRICS = (
-    "cronplane_jobs_total",
+    "cronplane_jobs",
     "cronplane_queue_depth",
     "cronplane_claim_latency_seconds",
     "cronplane_handler_duration_seconds",

@@ -108,12 +108,7 @@ def _register_resources(app: Flask, api: Api) -> None:
 
     for name in ("auth", "users", "tokens", "audit", "schedules", "jobs", "handlers", "cron",
                  "stats", "chaos", "docs", "metrics"):
-        try:
-            module = importlib.import_module(f"cronplane.api.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"cronplane.api.{name}":
-                continue  # resource not built yet
-            raise
+        module = importlib.import_module(f"cronplane.api.{name}")
         if hasattr(module, "init_app"):
             module.init_app(app, api)
         if hasattr(module, "blp"):

@@ -39,7 +39,7 @@ import queue
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF
@@ -102,7 +102,6 @@ class Task:
     abandoned: bool = False  # timed out or released: its result is no longer wanted
     lost: bool = False  # the database no longer considers this attempt current
     finished: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 _STOP_THREAD = object()
@@ -136,7 +135,6 @@ class Worker(LoopService):
         self._thread_names = itertools.count(1)
         self._idle = False  # the last claim found nothing: slot frees need not wake the loop
         self.claimed = 0
-        self.started_attempts = 0
         # Called in the executor thread right before a handler runs (benchmarks, tests).
         self.on_handler_start: Any = None
 
@@ -146,18 +144,9 @@ class Worker(LoopService):
         with self._lock:
             return len(self._running)
 
-    def running_attempts(self) -> list[tuple[int, int, int]]:
-        with self._lock:
-            return [(t.claim.attempt_id, t.claim.job_id, t.claim.number)
-                    for t in self._running.values() if not t.lost]
-
     def running_attempt_ids(self) -> list[int]:
         with self._lock:
             return [a for a, t in self._running.items() if not t.lost]
-
-    def wait_idle(self, timeout: float = 10.0) -> bool:
-        with self._lock:
-            return self._lock.wait_for(lambda: not self._running, timeout)
 
     # -- signals from other services -----------------------------------------------------------
     def notify(self, payload: str) -> None:

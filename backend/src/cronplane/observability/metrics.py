@@ -105,7 +105,7 @@ class ClusterStateCollector:
         yield up
         # A counter in spirit (jobs ever created, by current status) but it can decrease as jobs
         # move between statuses, so it is exposed as a gauge named like the contract asks.
-        total = GaugeMetricFamily("cronplane_jobs_total", "Jobs by current status.",
+        total = GaugeMetricFamily("cronplane_jobs", "Jobs by current status.",
                                   labels=["status"])
         depth = GaugeMetricFamily("cronplane_queue_depth",
                                   "Jobs waiting (PENDING) or in flight (RUNNING).",

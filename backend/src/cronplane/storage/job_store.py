@@ -257,11 +257,6 @@ class JobStore:
         with self.db.connection() as conn:
             return conn.execute(QUERIES["prune_throughput"]).rowcount
 
-    def running_attempts_of(self, worker_id: str) -> list[tuple[int, int, int]]:
-        with self.db.connection() as conn:
-            rows = conn.execute(QUERIES["running_attempts_of_worker"],
-                                {"worker_id": worker_id}).fetchall()
-        return [(r["attempt_id"], r["job_id"], r["number"]) for r in rows]
 
 
 def _job_row(job: NewJob) -> dict[str, Any]:

@@ -68,4 +68,4 @@ def test_every_scrape_reports_the_requests_of_both_workers(serve: str) -> None:
         assert float(match.group(1)) >= 40, (
             "a scrape must merge every worker's observations, not report one worker's")
         assert "cronplane_state_up 1.0" in text
-        assert 'cronplane_jobs_total{status="PENDING"} 0.0' in text
+        assert 'cronplane_jobs{status="PENDING"} 0.0' in text

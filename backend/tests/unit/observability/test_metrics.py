@@ -21,7 +21,7 @@ def test_cluster_state_is_exposed_per_status_with_leader_and_token() -> None:
     body, content_type = metrics.render(lambda: state)
     assert content_type.startswith("text/plain")
     samples = _samples(body.decode())
-    assert samples[("cronplane_jobs_total", (("status", "DEAD"),))] == 1
+    assert samples[("cronplane_jobs", (("status", "DEAD"),))] == 1
     assert samples[("cronplane_queue_depth", (("status", "PENDING"),))] == 4
     assert ("cronplane_queue_depth", (("status", "DEAD"),)) not in samples
     assert samples[("cronplane_leader", (("owner", "h:1:abc"),))] == 1

@@ -152,12 +152,6 @@ SELECT (SELECT count(*) FROM expired) AS scanned, r.id AS job_id, r.attempt_id, 
        r.status AS job_status
   FROM (SELECT 1) one LEFT JOIN reset r ON true;
 
--- name: expired_attempts
--- What the watchdog would reclaim now (for tests that interleave the scan and the update).
-SELECT a.id AS attempt_id, a.job_id, a.number FROM attempts a
- WHERE a.status = 'RUNNING' AND a.lease_expires_at < now()
- ORDER BY a.lease_expires_at LIMIT %(limit)s;
-
 -- name: release_attempts
 -- Graceful shutdown: give the still-running attempts of this process back at once instead of
 -- letting their leases run out. The attempt is closed LOST ("released"); the job returns to
@@ -227,7 +221,3 @@ DELETE FROM jobs WHERE id IN (
 
 -- name: prune_throughput
 DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
-
--- name: running_attempts_of_worker
-SELECT a.id AS attempt_id, a.job_id, a.number FROM attempts a
- WHERE a.worker_id = %(worker_id)s AND a.status = 'RUNNING';
