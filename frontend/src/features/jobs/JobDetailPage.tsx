@@ -11,6 +11,7 @@ import { useCancelJob } from './api/cancel-job';
 import { useJob } from './api/get-job';
 import { useRetryJob } from './api/retry-job';
 import { AttemptTimeline } from './AttemptTimeline';
+import { RerunDialog } from './RerunDialog';
 
 export function JobDetailPage() {
   const id = Number(useParams().id);
@@ -21,6 +22,7 @@ export function JobDetailPage() {
   return (
     <Stack>
       <PageHeader title={`Job #${id}`}>
+        {j && <RerunDialog key={j.id} job={j} />}
         {j && (j.status === 'PENDING' || j.status === 'RUNNING') && (
           <ConfirmButton
             role="OPERATOR"
@@ -61,7 +63,17 @@ export function JobDetailPage() {
                     <Row label="Handler">
                       <Code>{j.handler}</Code>
                     </Row>
-                    <Row label="Trigger">{j.trigger}</Row>
+                    <Row label="Trigger">
+                      {j.trigger}
+                      {j.rerun_of && (
+                        <>
+                          {' of '}
+                          <Anchor component={Link} to={`/jobs/${j.rerun_of}`}>
+                            #{j.rerun_of}
+                          </Anchor>
+                        </>
+                      )}
+                    </Row>
                     <Row label="Schedule">
                       {j.schedule_id ? (
                         <Anchor component={Link} to={`/schedules/${j.schedule_id}`}>

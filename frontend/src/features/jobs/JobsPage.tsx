@@ -1,7 +1,7 @@
-import { Anchor, Group, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
+import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useHandlers } from '../../api/queries/list-handlers';
 import { useJobs, type JobFilters } from '../../api/queries/list-jobs';
@@ -14,8 +14,9 @@ import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters } from '../../lib/search-params';
+import { BulkActions } from './BulkActions';
 
-const columns: ColumnDef<Job, unknown>[] = [
+const baseColumns: ColumnDef<Job, unknown>[] = [
   {
     header: 'Job',
     accessorKey: 'id',
@@ -63,6 +64,43 @@ export function JobsPage() {
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   const [scheduleText, setScheduleText] = useState(params.get('schedule_id') ?? '');
   const pushSchedule = useDebouncedCallback((v: string) => set({ schedule_id: v }), 300);
+  // Row selection for bulk actions. It belongs to the filters it was made under: changing them
+  // (or the page) clears it, so an action never applies to rows no longer on screen by surprise.
+  const filterKey = params.toString();
+  const [selection, setSelection] = useState<{ key: string; ids: Set<number>; all: boolean }>({ key: filterKey, ids: new Set(), all: false });
+  const current = selection.key === filterKey ? selection : { key: filterKey, ids: new Set<number>(), all: false };
+  const rows = useMemo(() => jobs.data?.items ?? [], [jobs.data]);
+  const pageIds = rows.map((j) => j.id);
+  const pageFull = pageIds.length > 0 && pageIds.every((id) => current.ids.has(id));
+  const toggle = (id: number, on: boolean) => {
+    const ids = new Set(current.ids);
+    if (on) ids.add(id);
+    else ids.delete(id);
+    setSelection({ key: filterKey, ids, all: false });
+  };
+  const toggleAll = (on: boolean) => setSelection({ key: filterKey, ids: on ? new Set(pageIds) : new Set(), all: false });
+  const columns: ColumnDef<Job, unknown>[] = [
+    {
+      id: 'select',
+      header: () => (
+        <Checkbox
+          aria-label="Select every job on this page"
+          checked={pageFull}
+          indeterminate={!pageFull && current.ids.size > 0}
+          onChange={(e) => toggleAll(e.currentTarget.checked)}
+        />
+      ),
+      cell: ({ row }) => (
+        <Checkbox
+          aria-label={`Select job #${row.original.id}`}
+          checked={current.all || current.ids.has(row.original.id)}
+          onChange={(e) => toggle(row.original.id, e.currentTarget.checked)}
+        />
+      ),
+    },
+    ...baseColumns,
+  ];
+  const matchFilters = { status: filters.status, handler: filters.handler, schedule_id: filters.schedule_id, q: filters.q };
 
   return (
     <Stack>
@@ -114,13 +152,21 @@ export function JobsPage() {
           }}
         />
       </Group>
+      <BulkActions
+        selectedIds={[...current.ids]}
+        pageFull={pageFull}
+        filters={matchFilters}
+        allMatching={current.all}
+        onAllMatching={(all) => setSelection({ ...current, all })}
+        onClear={() => setSelection({ key: filterKey, ids: new Set(), all: false })}
+      />
       <QueryState
         isPending={jobs.isPending}
         error={jobs.error}
         isEmpty={jobs.data?.items.length === 0}
         empty={params.toString() ? 'No jobs match these filters.' : 'No jobs yet.'}
       >
-        <DataTable data={jobs.data?.items ?? []} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
+        <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>
       <CursorPager cursor={filters.cursor ?? null} nextCursor={jobs.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
     </Stack>

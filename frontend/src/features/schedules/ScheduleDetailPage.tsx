@@ -16,7 +16,8 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { describeCron } from '../../lib/cron-english';
 import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
-import { usePauseSchedule } from './api/pause-schedule';
+import { BackfillDialog } from './BackfillDialog';
+import { PauseDialog } from './PauseDialog';
 import { useResumeSchedule } from './api/resume-schedule';
 import { useTriggerSchedule } from './api/trigger-schedule';
 import { ScheduleTime } from './ScheduleTimes';
@@ -44,7 +45,6 @@ export function ScheduleDetailPage() {
   const schedule = useSchedule(id);
   const [cursor, setCursor] = useState<string | null>(null);
   const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, 5000);
-  const pause = usePauseSchedule();
   const resume = useResumeSchedule();
   const remove = useDeleteSchedule();
   const trigger = useTriggerSchedule();
@@ -77,10 +77,9 @@ export function ScheduleDetailPage() {
                 Resume
               </ConfirmButton>
             ) : (
-              <ConfirmButton role="ADMIN" color="yellow" variant="light" title={`Pause ${s.name}?`} message="It stops firing until resumed; running jobs are not affected." confirmLabel="Pause" onConfirm={() => pause.mutateAsync(id)}>
-                Pause
-              </ConfirmButton>
+              <PauseDialog id={id} name={s.name} />
             )}
+            <BackfillDialog id={id} name={s.name} />
             <ConfirmButton
               role="ADMIN"
               color="red"
@@ -110,7 +109,15 @@ export function ScheduleDetailPage() {
                 )}
                 <Table variant="vertical" fz="sm" aria-label="Schedule fields">
                   <Table.Tbody>
-                    <Row label="State">{s.paused ? <Badge color="yellow">paused</Badge> : <Badge color="green">active</Badge>}</Row>
+                    <Row label="State">
+                      {s.paused ? <Badge color="yellow">paused</Badge> : <Badge color="green">active</Badge>}
+                      {s.paused && s.paused_until && (
+                        <Text size="sm" data-testid="paused-until">
+                          resumes by itself <RelativeTime iso={s.paused_until} />
+                        </Text>
+                      )}
+                      {s.paused && s.pause_reason && <Text size="sm" c="dimmed">{s.pause_reason}</Text>}
+                    </Row>
                     <Row label="Handler"><Code>{s.handler}</Code></Row>
                     <Row label="Cron">
                       <Code>{s.cron}</Code>

@@ -1,0 +1,120 @@
+"""Operating at scale in the console: bulk-cancel a filtered selection with a reason, rerun a job
+with an edited payload (diff shown first), and, as an admin, backfill a past window after a
+dry-run preview and pause a schedule until a given time."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from api_client import ApiClient
+from conftest import Server
+from console_pages import (
+    dialog,
+    field_row,
+    go_via_nav,
+    header_button,
+    sign_in,
+    sign_in_as_persona,
+    table_rows,
+)
+from playwright.sync_api import Page, expect
+
+FAR_FUTURE = "2031-01-01T00:00:00Z"  # these jobs stay PENDING for the whole run
+NEVER_DURING_TESTS = "0 0 3 1 1 *"
+
+
+def test_operator_bulk_cancels_a_filtered_selection_with_a_reason(
+        page: Page, operator_api: ApiClient, unique: str, screenshot) -> None:
+    ids = [operator_api.post("/jobs", {"handler": "noop", "payload": {}, "run_at": FAR_FUTURE},
+                             expect=202, headers={"Idempotency-Key": f"{unique} {n}"})["id"]
+           for n in range(3)]
+    sign_in_as_persona(page, "OPERATOR")
+    go_via_nav(page, "Jobs")
+    page.get_by_role("search", name="Job filters").get_by_label("Search").fill(unique)
+    expect(table_rows(page, "Jobs")).to_have_count(3)
+    page.get_by_role("checkbox", name="Select every job on this page").check()
+    expect(page.get_by_test_id("bulk-selected")).to_have_text("3 selected")
+
+    page.get_by_role("region", name="Bulk actions").get_by_role(
+        "button", name="Cancel selected").click()
+    box = dialog(page)
+    expect(box.get_by_role("heading", name="Cancel 3 jobs?")).to_be_visible()
+    send = box.get_by_role("button", name="Cancel 3 jobs", exact=True)
+    expect(send).to_be_disabled()  # a reason is required
+    box.get_by_label(re.compile("^Reason")).fill(f"bad deploy {unique}")
+    with page.expect_response(lambda r: r.url.endswith("/api/v1/jobs/bulk/cancel")) as sent:
+        send.click()
+    assert sent.value.status == 200, sent.value.text()
+    assert sorted(sent.value.request.post_data_json["ids"]) == sorted(ids)
+    expect(box).to_be_hidden()
+    expect(page.get_by_test_id("bulk-result")).to_contain_text("3 of 3 changed")
+    screenshot(page, "jobs-bulk-cancelled")
+
+    assert {operator_api.job(i)["status"] for i in ids} == {"CANCELLED"}
+    events = [e for e in operator_api.items("/audit", action="job.bulk_cancel", limit=50)
+              if e["details"].get("reason") == f"bad deploy {unique}"]
+    assert len(events) == 1 and events[0]["details"]["count"] == 3
+
+
+def test_operator_reruns_a_job_with_an_edited_payload_and_sees_the_diff(
+        page: Page, operator_api: ApiClient, unique: str) -> None:
+    original = operator_api.create_job("sleep", {"seconds": 0})
+    operator_api.wait_for_job(original["id"], {"SUCCEEDED"})
+    sign_in_as_persona(page, "OPERATOR")
+    page.goto(f"/jobs/{original['id']}")
+    header_button(page, "Rerun…").click()
+    box = dialog(page)
+    editor = box.get_by_label(re.compile(r"^Payload \(JSON\)"))
+    expect(editor).to_have_value(re.compile(r'"seconds": 0'))
+    expect(box.get_by_test_id("rerun-diff")).to_have_text("None: the same payload.")
+    editor.fill('{"seconds": 1}')
+    diff = box.get_by_role("table", name="Payload changes")
+    expect(diff.locator("tbody tr")).to_have_count(1)
+    expect(diff.locator("tbody tr")).to_contain_text("seconds01")
+    with page.expect_response(lambda r: r.url.endswith(f"/jobs/{original['id']}/rerun")) as sent:
+        box.get_by_role("button", name="Rerun as a new job").click()
+    assert sent.value.status == 202, sent.value.text()
+    new_id = sent.value.json()["id"]
+    expect(page).to_have_url(re.compile(rf"/jobs/{new_id}$"))
+    expect(field_row(page, "Job fields", "Trigger")).to_have_text(f"rerun of #{original['id']}")
+    job = operator_api.job(new_id)
+    assert job["payload"] == {"seconds": 1} and job["rerun_of"] == original["id"]
+    [event] = [e for e in operator_api.items("/audit", action="job.rerun", limit=50)
+               if e["details"].get("job_id") == new_id]
+    assert event["details"]["payload_diff"] == {"seconds": [0, 1]}
+
+
+def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+    schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 * * * *")
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto(f"/schedules/{schedule['id']}")
+    expect(page.get_by_role("heading", name=unique)).to_be_visible()
+
+    header_button(page, "Backfill…").click()
+    box = dialog(page)
+    top = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    box.get_by_label("After (exclusive)").fill((top - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M"))
+    box.get_by_label("Before (inclusive)").fill(top.strftime("%Y-%m-%dT%H:%M"))
+    box.get_by_role("button", name="Preview").click()
+    expect(box.get_by_test_id("backfill-preview")).to_contain_text("3 fire times, 3 to enqueue")
+    assert admin_api.jobs_of_schedule(schedule["id"]) == [], "a preview enqueues nothing"
+    box.get_by_role("button", name="Enqueue 3").click()
+    expect(box.get_by_test_id("backfill-done")).to_contain_text("Enqueued 3")
+    screenshot(page, "schedule-backfill")
+    jobs = admin_api.jobs_of_schedule(schedule["id"])
+    assert sorted(j["trigger"] for j in jobs) == ["backfill"] * 3
+    box.get_by_role("button", name="Close").click()
+
+    header_button(page, "Pause").click()
+    box = dialog(page)
+    until = datetime.now(UTC) + timedelta(hours=2)
+    box.get_by_label(re.compile("^Resume by itself at")).fill(until.strftime("%Y-%m-%dT%H:%M"))
+    box.get_by_label("Reason (optional)").fill("maintenance window")
+    box.get_by_role("button", name="Pause until then").click()
+    expect(box).to_be_hidden()
+    expect(page.get_by_test_id("paused-until")).to_contain_text("resumes by itself")
+    stored = admin_api.get(f"/schedules/{schedule['id']}")
+    assert stored["paused"] is True and stored["pause_reason"] == "maintenance window"
+    assert stored["paused_until"] == until.strftime("%Y-%m-%dT%H:%M:00Z")
