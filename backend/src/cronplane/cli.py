@@ -226,14 +226,9 @@ EXIT_FILE = 2
 
 
 def _remote(url: str | None, token: str | None) -> Any:
-    from cronplane.client.http import ApiClient
+    from cronplane.client.commands import client_from
 
-    if not url:
-        fail("--url or CRONPLANE_URL is required (e.g. http://127.0.0.1:8080)", EXIT_CONFIG)
-    if not token:
-        fail("--token or CRONPLANE_TOKEN is required (an API token, Settings → API tokens)",
-             EXIT_CONFIG)
-    return ApiClient(url, token)
+    return client_from(url, token)
 
 
 REMOTE_OPTIONS = [
@@ -320,6 +315,15 @@ def bootstrap(settings: Settings, url: str) -> Any:
     finally:
         ctx.db.close()
 
+
+def _remote_groups() -> None:
+    from cronplane.client.commands import jobs, schedules
+
+    main.add_command(jobs)
+    main.add_command(schedules)
+
+
+_remote_groups()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

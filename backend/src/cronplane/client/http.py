@@ -39,7 +39,7 @@ class ApiClient:
                 query: dict[str, Any] | None = None) -> Response:
         url = f"{self.base_url}{API_PREFIX}{path}"
         if query:
-            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
         data = None if body is None else json.dumps(body).encode()
         sent = {"Authorization": f"Bearer {self.token}", "Accept": "application/json",
                 **({"Content-Type": "application/json"} if data is not None else {}),

@@ -1,0 +1,208 @@
+"""``cronplane jobs …`` and ``cronplane schedules …``: the API from a shell or a script.
+
+Every command takes ``--url``/``CRONPLANE_URL`` and ``--token``/``CRONPLANE_TOKEN`` and
+``--output text|json`` (json: the API's own objects, one document on stdout). Exit codes scripts
+can rely on: 0 done, 1 the server refused (the reason on stderr), 2 bad usage or configuration,
+5 the server could not be reached. ``jobs submit --wait`` exits 0 only if the job SUCCEEDED.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+from cronplane.client.http import ApiClient, ApiError
+
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 5
+FINISHED = ("SUCCEEDED", "FAILED", "DEAD", "CANCELLED")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"cronplane: {message}", err=True)
+    sys.exit(code)
+
+
+def client_from(url: str | None, token: str | None) -> ApiClient:
+    if not url:
+        _fail("--url or CRONPLANE_URL is required (e.g. http://127.0.0.1:8080)", EXIT_USAGE)
+    if not token:
+        _fail("--token or CRONPLANE_TOKEN is required (an API token, console → API tokens)",
+              EXIT_USAGE)
+    return ApiClient(url, token)
+
+
+def remote(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds --url, --token and --output, and turns API errors into one line and an exit code."""
+
+    @click.option("--url", envvar="CRONPLANE_URL", help="Server URL (CRONPLANE_URL).")
+    @click.option("--token", envvar="CRONPLANE_TOKEN", help="API token (CRONPLANE_TOKEN).")
+    @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+                  show_default=True)
+    @click.pass_context
+    def wrapper(ctx: click.Context, /, url: str | None, token: str | None, output: str,
+                **kwargs: Any) -> None:
+        api = client_from(url, token)
+        try:
+            result = ctx.invoke(func, api, **kwargs)
+        except ApiError as exc:
+            _fail(str(exc), EXIT_UNREACHABLE if exc.status is None else EXIT_REFUSED)
+        if result is None:
+            return
+        value, text, *code = result
+        click.echo(json.dumps(value, indent=2, sort_keys=True) if output == "json" else text)
+        if code and code[0]:
+            sys.exit(code[0])
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+def _job_line(job: dict[str, Any]) -> str:
+    schedule = f" schedule {job['schedule_id']}" if job.get("schedule_id") else ""
+    return (f"#{job['id']:<8} {job['status']:<10} {job['handler']:<28} "
+            f"attempts {job['attempt_count']}/{job['max_attempts']}{schedule}")
+
+
+def _schedule_line(s: dict[str, Any]) -> str:
+    state = "paused" if s["paused"] else "active"
+    return f"#{s['id']:<6} {s['name']:<32} {s['cron']:<20} {s['timezone']:<16} {state}"
+
+
+def _detail(obj: dict[str, Any]) -> str:
+    return "\n".join(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}"
+                     for key, value in obj.items())
+
+
+@click.group()
+def jobs() -> None:
+    """Jobs on a running server."""
+
+
+@jobs.command("submit")
+@click.argument("handler")
+@click.option("--payload", default="{}", help="JSON object (or @file.json).")
+@click.option("--priority", type=int, default=None)
+@click.option("--idempotency-key", default=None, help="Same key, same job (safe retries).")
+@click.option("--wait", is_flag=True, help="Wait until the job finishes; exit 0 only on SUCCEEDED.")
+@click.option("--wait-timeout", type=float, default=300.0, show_default=True)
+@remote
+def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | None,
+                idempotency_key: str | None, wait: bool, wait_timeout: float) -> Any:
+    """Submit an ad-hoc job."""
+    text = open(payload[1:], encoding="utf-8").read() if payload.startswith("@") else payload  # noqa: SIM115
+    try:
+        body_payload = json.loads(text)
+    except ValueError as exc:
+        _fail(f"--payload: not JSON: {exc}", EXIT_USAGE)
+    body: dict[str, Any] = {"handler": handler, "payload": body_payload}
+    if priority is not None:
+        body["priority"] = priority
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+    job = api.request("POST", "/jobs", body, headers=headers).body
+    if not wait:
+        return job, f"submitted job #{job['id']} ({job['status']})"
+    deadline = time.monotonic() + wait_timeout
+    while job["status"] not in FINISHED:
+        if time.monotonic() > deadline:
+            _fail(f"job #{job['id']} still {job['status']} after {wait_timeout:g} s", EXIT_REFUSED)
+        time.sleep(0.5)  # a poll of the API, not a test wait
+        job = api.request("GET", f"/jobs/{job['id']}").body
+    return (job, f"job #{job['id']} {job['status']}",
+            0 if job["status"] == "SUCCEEDED" else EXIT_REFUSED)
+
+
+@jobs.command("ls")
+@click.option("--status", multiple=True, help="Repeatable: PENDING, RUNNING, SUCCEEDED, …")
+@click.option("--schedule", "schedule_id", type=int, default=None)
+@click.option("--limit", type=int, default=50, show_default=True)
+@remote
+def jobs_ls(api: ApiClient, *, status: tuple[str, ...], schedule_id: int | None, limit: int) -> Any:
+    """List jobs, newest first."""
+    query = {"limit": limit, "schedule_id": schedule_id, "status": [s.upper() for s in status]}
+    items = api.request("GET", "/jobs", query=query).body["items"]
+    return items, "\n".join(_job_line(j) for j in items) or "no jobs"
+
+
+@jobs.command("show")
+@click.argument("job_id", type=int)
+@remote
+def jobs_show(api: ApiClient, job_id: int) -> Any:
+    """A job with its attempts."""
+    job = api.request("GET", f"/jobs/{job_id}").body
+    return job, _detail(job)
+
+
+@jobs.command("cancel")
+@click.argument("job_id", type=int)
+@remote
+def jobs_cancel(api: ApiClient, job_id: int) -> Any:
+    """Cancel a pending or running job."""
+    job = api.request("POST", f"/jobs/{job_id}/cancel").body
+    return job, f"job #{job['id']} {job['status']}" + (
+        " (cancel requested)" if job.get("cancel_requested") and job["status"] == "RUNNING" else "")
+
+
+@jobs.command("retry")
+@click.argument("job_id", type=int)
+@remote
+def jobs_retry(api: ApiClient, job_id: int) -> Any:
+    """Retry a DEAD or CANCELLED job."""
+    job = api.request("POST", f"/jobs/{job_id}/retry").body
+    return job, f"job #{job['id']} {job['status']}"
+
+
+@click.group()
+def schedules() -> None:
+    """Schedules on a running server (see also `cronplane apply` and `export`)."""
+
+
+@schedules.command("ls")
+@remote
+def schedules_ls(api: ApiClient) -> Any:
+    """List live schedules."""
+    items = api.get_all("/schedules")
+    return items, "\n".join(_schedule_line(s) for s in items) or "no schedules"
+
+
+@schedules.command("show")
+@click.argument("schedule_id", type=int)
+@remote
+def schedules_show(api: ApiClient, schedule_id: int) -> Any:
+    """One schedule."""
+    schedule = api.request("GET", f"/schedules/{schedule_id}").body
+    return schedule, _detail(schedule)
+
+
+@schedules.command("trigger")
+@click.argument("schedule_id", type=int)
+@remote
+def schedules_trigger(api: ApiClient, schedule_id: int) -> Any:
+    """Run the schedule's definition now."""
+    job = api.request("POST", f"/schedules/{schedule_id}/trigger").body
+    return job, f"triggered: job #{job['id']} ({job['status']})"
+
+
+@schedules.command("pause")
+@click.argument("schedule_id", type=int)
+@remote
+def schedules_pause(api: ApiClient, schedule_id: int) -> Any:
+    """Stop firing until resumed."""
+    schedule = api.request("POST", f"/schedules/{schedule_id}/pause", {}).body
+    return schedule, f"schedule #{schedule['id']} {schedule['name']} paused"
+
+
+@schedules.command("resume")
+@click.argument("schedule_id", type=int)
+@remote
+def schedules_resume(api: ApiClient, schedule_id: int) -> Any:
+    """Fire again from the next fire time."""
+    schedule = api.request("POST", f"/schedules/{schedule_id}/resume").body
+    return schedule, f"schedule #{schedule['id']} {schedule['name']} resumed"

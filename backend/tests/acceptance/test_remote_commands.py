@@ -1,0 +1,93 @@
+"""`cronplane jobs …` and `cronplane schedules …` against a real served API with an API token:
+text for people, --output json for scripts, and exit codes a script can branch on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from tests.acceptance.serve_process import Serve
+
+CLI = [sys.executable, "-m", "cronplane.cli"]
+ADMIN_PASSWORD = "long enough admin pw"
+
+
+@pytest.fixture(scope="module")
+def server(make_database, tmp_path_factory):
+    # Execution on: submitted jobs really run.
+    serve = Serve(make_database(), tmp_path_factory.mktemp("data"), CRONPLANE_EXECUTION="on",
+                  CRONPLANE_ADMIN_USERNAME="root", CRONPLANE_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    try:
+        serve.wait_ready()
+        yield serve
+    finally:
+        serve.stop()
+
+
+@pytest.fixture(scope="module")
+def token(server) -> str:
+    login = requests.post(server.base + "/api/v1/auth/login", timeout=10,
+                          json={"username": "root", "password": ADMIN_PASSWORD}).json()
+    created = requests.post(server.base + "/api/v1/tokens", timeout=10,
+                            headers={"Authorization": f"Bearer {login['access_token']}"},
+                            json={"name": "remote-commands", "role": "ADMIN"})
+    assert created.status_code == 201, created.text
+    return created.json()["token"]
+
+
+def cli(server, token, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    env.update({"CRONPLANE_URL": server.base, "CRONPLANE_TOKEN": token})
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=90)
+
+
+def test_submit_wait_show_and_list_jobs(server, token) -> None:
+    done = cli(server, token, "jobs", "submit", "noop", "--wait", "--output", "json",
+               "--idempotency-key", "cli-remote-1")
+    assert done.returncode == 0, done.stderr
+    job = json.loads(done.stdout)
+    assert job["status"] == "SUCCEEDED" and job["handler"] == "noop"
+
+    again = cli(server, token, "jobs", "submit", "noop", "-o", "json", "--idempotency-key", "cli-remote-1")
+    assert json.loads(again.stdout)["id"] == job["id"], "same key, same job"
+
+    shown = cli(server, token, "jobs", "show", str(job["id"]))
+    assert shown.returncode == 0 and "status: SUCCEEDED" in shown.stdout
+    listed = cli(server, token, "jobs", "ls", "--status", "succeeded", "-o", "json")
+    assert job["id"] in {j["id"] for j in json.loads(listed.stdout)}
+
+    failing = cli(server, token, "jobs", "submit", "fail", "--wait", "--payload", '{"message": "x"}')
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+
+
+def test_schedule_commands_and_refusals(server, token) -> None:
+    created = requests.post(server.base + "/api/v1/schedules", timeout=10,
+                            headers={"Authorization": f"Bearer {token}"},
+                            json={"name": "remote-cli", "cron": "0 0 3 * * *", "handler": "noop"}).json()
+    sid = str(created["id"])
+    assert "remote-cli" in cli(server, token, "schedules", "ls").stdout
+    paused = cli(server, token, "schedules", "pause", sid, "-o", "json")
+    assert paused.returncode == 0 and json.loads(paused.stdout)["paused"] is True
+    assert "resumed" in cli(server, token, "schedules", "resume", sid).stdout
+    triggered = cli(server, token, "schedules", "trigger", sid, "-o", "json")
+    assert triggered.returncode == 0 and json.loads(triggered.stdout)["schedule_id"] == created["id"]
+
+    missing = cli(server, token, "schedules", "show", "987654")
+    assert missing.returncode == 1 and "404" in missing.stderr and "Traceback" not in missing.stderr
+    bad_payload = cli(server, token, "jobs", "submit", "noop", "--payload", "{not json")
+    assert bad_payload.returncode == 2 and "--payload" in bad_payload.stderr
+
+
+def test_unreachable_server_and_missing_token_have_their_own_codes(server, token) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    down = subprocess.run([*CLI, "jobs", "ls", "--url", "http://127.0.0.1:9", "--token", token],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert down.returncode == 5 and "cannot reach" in down.stderr
+    no_token = subprocess.run([*CLI, "schedules", "ls", "--url", server.base], env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert no_token.returncode == 2 and "CRONPLANE_TOKEN" in no_token.stderr
