@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cronplane.domain.clock import Clock
+from cronplane.execution.service import LoopService
 from cronplane.storage.job_store import Applied, JobStore, Outcome, TransientConflict
 
 MAX_DELAY_LIMIT = 0.05
@@ -32,20 +33,23 @@ class CompleterConfig:
             raise ValueError("completer max_batch must be at least 1")
 
 
-class Completer:
+class Completer(LoopService):
+    """A ``LoopService``: ``tick`` flushes when the oldest buffered outcome is ``max_delay`` old
+    or the batch is full, and otherwise says how long until then; ``submit`` wakes it."""
+
     name = "completer"
+    idle = 3600.0  # nothing buffered: sleep until a submit wakes us
 
     def __init__(self, store: JobStore, config: CompleterConfig | None = None, *,
-                 logger: logging.Logger | None = None) -> None:
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
+        super().__init__(clock=clock, logger=logger)
         self.store = store
         self.config = config or CompleterConfig()
-        self.log = logger or logging.getLogger("cronplane.completer")
+        self.error_backoff = self.config.retry_delay  # a failed flush keeps its outcomes
         self._buffer: list[Outcome] = []
         self._first_at = 0.0
         self._cond = threading.Condition()
         self._flush_lock = threading.Lock()
-        self._stop = False
-        self._thread: threading.Thread | None = None
         self.applied = 0
         self.rejected = 0
         self.flushes = 0
@@ -54,44 +58,37 @@ class Completer:
         self.flushed = threading.Condition()
 
     # -- service -----------------------------------------------------------------------------
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, name="cronplane-completer", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> bool:
-        thread = self._thread
-        if thread is None:
-            return True
+    def tick(self) -> float:
         with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        thread.join(timeout)
-        stopped = not thread.is_alive()
-        if stopped:
-            self._thread = None
-            try:
-                self.flush()  # whatever arrived after the loop's last flush
-            except Exception:
-                # Unwritten outcomes are not lost work: their attempts stay RUNNING until the
-                # leases expire, then the watchdog hands the jobs to another worker.
-                self.log.exception("could not write %d outcome(s) at shutdown", self.pending)
-            finally:
-                # The completer stops after the worker, heartbeater and watchdog (see
-                # queue_plane): nothing uses the store's per-thread connections any more.
-                self.store.close()
-        return stopped
+            if not self._buffer:
+                return self.idle
+            remaining = self._first_at + self.config.max_delay - self.clock.monotonic()
+            if len(self._buffer) < self.config.max_batch and remaining > 0:
+                return remaining
+        self.flush()  # a failure is logged by the loop and retried after error_backoff
+        return 0.0 if self.pending else self.idle
+
+    def on_stop(self) -> None:
+        try:
+            self.flush()  # whatever arrived after the loop's last flush
+        except Exception:
+            # Unwritten outcomes are not lost work: their attempts stay RUNNING until the
+            # leases expire, then the watchdog hands the jobs to another worker.
+            self.log.exception("could not write %d outcome(s) at shutdown", self.pending)
+        finally:
+            # The completer stops after the worker, heartbeater and watchdog (see
+            # queue_plane): nothing uses the store's per-thread connections any more.
+            self.store.close()
 
     # -- API ---------------------------------------------------------------------------------
     def submit(self, outcome: Outcome) -> None:
         with self._cond:
             if not self._buffer:
-                self._first_at = time.monotonic()
+                self._first_at = self.clock.monotonic()
             self._buffer.append(outcome)
-            if len(self._buffer) == 1 or len(self._buffer) >= self.config.max_batch:
-                self._cond.notify()
+            wake = len(self._buffer) == 1 or len(self._buffer) >= self.config.max_batch
+        if wake:
+            self.wake()
 
     @property
     def pending(self) -> int:
@@ -118,28 +115,6 @@ class Completer:
         with self.flushed:
             return self.flushed.wait_for(lambda: self.applied + self.rejected >= count, timeout)
 
-    # -- loop --------------------------------------------------------------------------------
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._buffer and not self._stop:
-                    self._cond.wait()
-                if self._stop and not self._buffer:
-                    return
-                if not self._stop:
-                    deadline = self._first_at + self.config.max_delay
-                    while (len(self._buffer) < self.config.max_batch and not self._stop
-                           and (remaining := deadline - time.monotonic()) > 0):
-                        self._cond.wait(remaining)
-            try:
-                self.flush()
-            except Exception:
-                self.log.exception("completion flush failed; retrying in %.1fs",
-                                   self.config.retry_delay)
-                time.sleep(self.config.retry_delay)
-                if self._stop:
-                    return
-
     def _write(self, batch: list[Outcome]) -> list[Applied]:
         for attempt in range(10):
             try:
@@ -150,7 +125,7 @@ class Completer:
                 # retry safe.
                 if attempt == 9:
                     raise
-                time.sleep(0.01 * (attempt + 1))
+                self.clock.wait(threading.Event(), 0.01 * (attempt + 1))
         rejected = [r for r in results if r.rejected]
         for r in rejected:
             self.log.warning("late completion rejected: attempt %s of job %s is no longer "

@@ -21,8 +21,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from psycopg import sql
-
 from cronplane.domain.clock import Clock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import LeaseGrant, local_deadline, renew_interval, standby_delay
@@ -58,7 +56,7 @@ class Elector(LoopService):
         # Called on NOTIFY of the schedules channel while we lead (the scheduler's wake()).
         self.on_schedules_changed: list[Callable[[], None]] = []
         self._listen_db = listen_db
-        self._listener: _Listener | None = None
+        self._listener: Listener | None = None  # ours only when we were given listen_db
         self._state = threading.Condition()
         self._grant: LeaseGrant | None = None
         self._deadline = 0.0
@@ -93,10 +91,9 @@ class Elector(LoopService):
     # -- lifecycle -------------------------------------------------------------------------------
     def on_start(self) -> None:
         if self._listen_db is not None:
-            self._listener = _Listener(self._listen_db, {
-                notify.LEADER: self.on_leader_notice,
-                notify.SCHEDULES: self.on_schedules_notice,
-            }, self.log)
+            # Standalone (tests, tools): our own instance of the process's shared Listener.
+            self._listener = Listener(self._listen_db, clock=self.clock)
+            self.subscribe_to(self._listener)
             self._listener.start()
 
     def on_stop(self) -> None:
@@ -188,51 +185,14 @@ class Elector(LoopService):
         if self._grant is None:
             self.wake()
 
+    def subscribe_to(self, listener: Listener) -> None:
+        listener.subscribe(notify.LEADER, self.on_leader_notice)
+        listener.subscribe(notify.SCHEDULES, self.on_schedules_notice)
+
     def on_schedules_notice(self, _payload: str = "") -> None:
         if self._grant is not None:
             for callback in self.on_schedules_changed:
                 callback()
-
-
-class _Listener:
-    """LISTEN on a dedicated connection and dispatch notifications by channel.
-
-    Wake-ups only (storage/notify.py): a notification lost while reconnecting costs at most one
-    poll interval of the services it wakes.
-    """
-
-    def __init__(self, db: Database, handlers: dict[str, Callable[[str], None]],
-                 logger: logging.Logger) -> None:
-        self.db = db
-        self.handlers = handlers
-        self.log = logger
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cronplane-elector-listen",
-                                        daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(2.0)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                with self.db.dedicated() as conn:
-                    for channel in self.handlers:
-                        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-                    while not self._stop.is_set():
-                        for note in conn.notifies(timeout=0.25):
-                            handler = self.handlers.get(note.channel)
-                            if handler is not None:
-                                handler(note.payload)
-            except Exception:
-                if self._stop.is_set():
-                    return
-                self.log.warning("LISTEN connection failed; reconnecting", exc_info=True)
-                self._stop.wait(1.0)
 
 
 def leadership_services(ctx: RunnerContext, *,
@@ -241,14 +201,15 @@ def leadership_services(ctx: RunnerContext, *,
 
     ``schedule_store`` lets a benchmark instrument the fire path; the runner passes nothing."""
     ttl = ctx.settings.lease_ttl_seconds
-    # Share the process's LISTEN connection when the runner built one; else bring our own.
-    shared_listener = ctx.shared.get("listener")
-    listener = shared_listener if isinstance(shared_listener, Listener) else None
-    elector = Elector(LeaseStore(ctx.db), ctx.identity.id, ttl,
-                      listen_db=None if listener else ctx.db, clock=ctx.clock)
-    if listener is not None:
-        listener.subscribe(notify.LEADER, elector.on_leader_notice)
-        listener.subscribe(notify.SCHEDULES, elector.on_schedules_notice)
+    # The process's one LISTEN connection; built here when no earlier builder made it.
+    services: list[Service] = []
+    listener = ctx.shared.get("listener")
+    if not isinstance(listener, Listener):
+        listener = Listener(ctx.db, clock=ctx.clock)
+        ctx.shared["listener"] = listener
+        services.append(listener)
+    elector = Elector(LeaseStore(ctx.db), ctx.identity.id, ttl, clock=ctx.clock)
+    elector.subscribe_to(listener)
     scheduler = Scheduler(schedule_store or ScheduleStore(ctx.db), elector.grant, grace=misfire_grace(ttl),
                           idle_timeout_seconds=renew_interval(ttl),
                           on_fenced=elector.wake, clock=ctx.clock)
@@ -256,4 +217,4 @@ def leadership_services(ctx: RunnerContext, *,
     elector.on_schedules_changed.append(scheduler.wake)
     ctx.shared["elector"] = elector
     ctx.shared["scheduler"] = scheduler
-    return [elector]
+    return [*services, elector]

@@ -16,28 +16,32 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from cronplane.domain.clock import Clock
+from cronplane.execution.service import LoopService
 from cronplane.storage.database import Database
 
 Callback = Callable[[str], None]  # receives the notification payload ("" after a reconnect)
 
 
-class Listener:
+class Listener(LoopService):
     """Service: ``subscribe(channel, callback)`` at any time; the callback runs on the listener
-    thread and must be quick (set an event, never query)."""
+    thread and must be quick (set an event, never query). Each tick waits up to
+    ``poll_timeout`` for notifications on its dedicated connection; a failed connection is
+    closed and reopened ``reconnect_delay`` later (of the service's clock)."""
 
     name = "listener"
     poll_timeout = 0.5
     reconnect_delay = 1.0
 
-    def __init__(self, db: Database, *, logger: logging.Logger | None = None) -> None:
+    def __init__(self, db: Database, *, clock: Clock | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        super().__init__(clock=clock, logger=logger)
         self.db = db
-        self.log = logger or logging.getLogger("cronplane.listener")
         self._subscribers: dict[str, list[Callback]] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._listening: set[str] = set()
+        self._ever_connected = False
         self.connected = threading.Event()
         self.reconnects = 0
 
@@ -45,42 +49,31 @@ class Listener:
         with self._lock:
             self._subscribers.setdefault(channel, []).append(callback)
 
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="cronplane-listener", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> bool:
-        thread = self._thread
-        if thread is None:
-            return True
-        self._stop.set()
-        thread.join(timeout)
-        stopped = not thread.is_alive()
-        if stopped:
-            self._thread = None
-        return stopped
-
-    def _run(self) -> None:
-        first = True
-        while not self._stop.is_set():
-            try:
+    def tick(self) -> float:
+        try:
+            if self._conn is None:
                 self._connect()
-                if not first:
+                if self._ever_connected:
                     self.reconnects += 1
                     self._fan_out_all()
-                first = False
-                self._loop()
-            except Exception as exc:  # noqa: BLE001 - any failure: reconnect after a pause
-                if self._stop.is_set():
+                self._ever_connected = True
+            self._sync_channels()
+            assert self._conn is not None
+            for notify in self._conn.notifies(timeout=self.poll_timeout):
+                self._fan_out(notify.channel, notify.payload)
+                if self.stopping:
                     break
+        except Exception as exc:  # noqa: BLE001 - any failure: reconnect after a pause
+            self.connected.clear()
+            self._close()
+            if not self.stopping:
                 self.log.warning("listener connection failed (%s); reconnecting", exc)
-            finally:
-                self.connected.clear()
-                self._close()
-            self._stop.wait(self.reconnect_delay)
+            return self.reconnect_delay
+        return 0.0
+
+    def on_stop(self) -> None:
+        self.connected.clear()
+        self._close()
 
     def _connect(self) -> None:
         self._conn = self.db.dedicated(autocommit=True)
@@ -95,15 +88,6 @@ class Listener:
         for channel in channels - self._listening:
             self._conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
             self._listening.add(channel)
-
-    def _loop(self) -> None:
-        assert self._conn is not None
-        while not self._stop.is_set():
-            self._sync_channels()
-            for notify in self._conn.notifies(timeout=self.poll_timeout):
-                self._fan_out(notify.channel, notify.payload)
-                if self._stop.is_set():
-                    return
 
     def _fan_out(self, channel: str, payload: str) -> None:
         with self._lock:

@@ -40,10 +40,10 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
     listener = ctx.shared.get("listener")
     services: list[Service] = []
     if not isinstance(listener, Listener):
-        listener = Listener(ctx.db)
+        listener = Listener(ctx.db, clock=ctx.clock)
         ctx.shared["listener"] = listener
         services.append(listener)
-    completer = Completer(store)
+    completer = Completer(store, clock=ctx.clock)
     worker = Worker(
         store, completer, default_registry(), ctx.identity,
         WorkerConfig(concurrency=settings.worker_concurrency,

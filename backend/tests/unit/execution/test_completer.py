@@ -74,3 +74,26 @@ def test_rejected_late_completions_are_counted() -> None:
 def test_max_delay_is_bounded_by_50_ms() -> None:
     with pytest.raises(ValueError):
         CompleterConfig(max_delay=0.2)
+
+
+def test_the_completer_waits_on_its_clock_for_the_batch_delay() -> None:
+    from cronplane.domain.clock import ManualClock
+
+    store = FakeStore()
+    clock = ManualClock()
+    completer = Completer(store, CompleterConfig(max_delay=0.02),  # type: ignore[arg-type]
+                          clock=clock)
+    completer.start()
+    try:
+        with completer.ticked:  # the idle tick at start
+            assert completer.ticked.wait_for(lambda: completer.ticks >= 1, 5)
+        completer.submit(outcome(1))
+        with completer.ticked:  # woken by the submit: it now waits 20 ms of *its* clock
+            assert completer.ticked.wait_for(lambda: completer.ticks >= 2, 5)
+        assert store.batches == [], "nothing is written before max_delay has passed"
+        clock.advance(0.02)
+        assert completer.wait_flushed(1, timeout=5)
+        assert [o.attempt_id for b in store.batches for o in b] == [1]
+    finally:
+        assert completer.stop()
+    assert store.closed
