@@ -448,6 +448,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules/{schedule_id}/fires": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        /** The fire ledger: every expected fire time of a window (≤ 1,000) and its outcome */
+        get: operations["listScheduleFires"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules/{schedule_id}/pause": {
         parameters: {
             query?: never;
@@ -874,6 +893,23 @@ export interface components {
             title: string;
             /** @description URI naming the problem type */
             type: string;
+        };
+        FireEntry: {
+            /** Format: date-time */
+            fire_time: string;
+            job_id: number | null;
+            job_status: string | null;
+            /** @description Job start minus fire time (null until it starts) */
+            lag_ms: number | null;
+            /**
+             * @description Why this fire time ran or did not
+             * @enum {string}
+             */
+            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "deleted" | "pending" | "missing";
+            reason: string | null;
+        };
+        FireLedger: {
+            items: components["schemas"]["FireEntry"][];
         };
         FirstRun: {
             /** @description Where the first-run password is kept until it is changed */
@@ -2221,6 +2257,39 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listScheduleFires: {
+        parameters: {
+            query?: {
+                /** @description Inclusive start (default: the last 100 fire times) */
+                after?: string | null;
+                /** @description Inclusive end (default: now) */
+                before?: string | null;
+            };
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FireLedger"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };

@@ -30,10 +30,11 @@ from cronplane.api.schemas_common import (
     problem_responses,
     strict_int,
 )
+from cronplane.domain.fire_ledger import Outcome
 from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
-from cronplane.management import schedules
+from cronplane.management import fire_ledger, schedules
 from cronplane.management.errors import PreconditionFailed
 
 blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
@@ -266,3 +267,37 @@ class ScheduleBackfill(MethodView):
         return schedules.backfill(management_context(), current_actor(), schedule_id,
                                   after=body["after"], before=body["before"],
                                   dry_run=body["dry_run"])
+
+
+class FireLedgerArgsSchema(ma.Schema):
+    after = UtcDateTime(load_default=None,
+                        metadata={"description": "Inclusive start (default: the last 100 fire times)"})
+    before = UtcDateTime(load_default=None, metadata={"description": "Inclusive end (default: now)"})
+
+
+class FireEntrySchema(ma.Schema):
+    fire_time = UtcDateTime(required=True)
+    outcome = fields.String(required=True, validate=validate.OneOf([str(o) for o in Outcome]),
+                            metadata={"description": "Why this fire time ran or did not"})
+    job_id = fields.Integer(allow_none=True, required=True)
+    job_status = fields.String(allow_none=True, required=True)
+    lag_ms = fields.Integer(allow_none=True, required=True,
+                            metadata={"description": "Job start minus fire time (null until it starts)"})
+    reason = fields.String(allow_none=True, required=True)
+
+
+class FireLedgerSchema(ma.Schema):
+    items = fields.List(fields.Nested(FireEntrySchema), required=True)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/fires")
+class ScheduleFires(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listScheduleFires",
+             summary="The fire ledger: every expected fire time of a window (≤ 1,000) and its outcome")
+    @blp.arguments(FireLedgerArgsSchema, location="query")
+    @blp.response(200, FireLedgerSchema)
+    @problem_responses(blp, 400, 404)
+    def get(self, args: dict[str, Any], schedule_id: int) -> Any:
+        return {"items": fire_ledger.fires(management_context(), schedule_id,
+                                           after=args["after"], before=args["before"])}

@@ -52,6 +52,10 @@ class FirePlan:
     missed: int  # fire times that produced no job because they were too late
     overlap_skipped: int  # fire times that produced no job because a run was RUNNING
     next_run_at: datetime  # first fire time strictly after now
+    # The fire ledger's stored part: the (inclusive) instants bounding the fire times that were
+    # missed, and those skipped for overlap, in this plan (None: none).
+    missed_window: tuple[datetime, datetime] | None = None
+    overlap_window: tuple[datetime, datetime] | None = None
 
     @property
     def last_fire(self) -> datetime | None:
@@ -80,7 +84,9 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
 
     on_time: list[datetime] = []
     missed = 0
+    first_missed: datetime | None = None
     latest_missed: datetime | None = None
+    saturated = False
     oldest_on_time = now - grace
     current = next_run_at
     while current <= now:
@@ -88,8 +94,10 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
             on_time.append(current)
         else:
             missed += 1
+            first_missed = first_missed or current
             latest_missed = current
-            if missed >= MAX_ENUMERATED:
+            if missed >= MAX_ENUMERATED and not saturated:
+                saturated = True
                 # Do not walk a day of per-second fires one by one: jump to the on-time window.
                 # The count saturates; the exact number of missed fires is not worth the CPU.
                 current = _first_at_or_after(expression, tz, oldest_on_time)
@@ -97,15 +105,24 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
         current = expression.next_after(current, tz)
     following = current  # first fire time strictly after now
 
+    missed_window = None
+    if first_missed is not None and latest_missed is not None:
+        # Saturated: fire times between the last one enumerated and the on-time window were
+        # missed too, so the window runs up to just before the on-time window.
+        end = oldest_on_time - timedelta(microseconds=1) if saturated else latest_missed
+        missed_window = (first_missed, end)
     chosen = list(on_time)
     if misfire == Misfire.FIRE_ONCE and latest_missed is not None:
         chosen.insert(0, latest_missed)
         missed -= 1
     overlap_skipped = 0
+    overlap_window = None
     if overlap == Overlap.FORBID and running and chosen:
         overlap_skipped = len(chosen)
+        overlap_window = (chosen[0], chosen[-1])
         chosen = []
-    return FirePlan(tuple(chosen), missed, overlap_skipped, following)
+    return FirePlan(tuple(chosen), missed, overlap_skipped, following, missed_window,
+                    overlap_window)
 
 
 def _first_at_or_after(expression: CronExpression, tz: ZoneInfo, instant: datetime) -> datetime:

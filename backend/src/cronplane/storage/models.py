@@ -30,6 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from cronplane.domain.chaos import ChaosKind
+from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
 from cronplane.domain.roles import ROLE_NAMES
@@ -315,6 +316,28 @@ class Attempt(Base):
         # Heartbeats rewrite these rows every few seconds; free space on the page keeps the
         # updates HOT (no index churn) as long as no indexed column changes.
         {"postgresql_with": {"fillfactor": 80}},
+    )
+
+
+class ScheduleSkip(Base):
+    """An interval of fire times of one schedule that produced no job, and why (the fire
+    ledger's stored part: everything else in the ledger is computed from the cron and jobs).
+    ``paused`` spans are written by a trigger on schedules; ``overlap`` and ``misfire`` by the
+    leader's fire path. ``ends_at`` NULL: still open (paused now)."""
+
+    __tablename__ = "schedule_skips"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(BigInteger,
+                                             ForeignKey("schedules.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(Text)
+    starts_at: Mapped[datetime] = mapped_column(TZ)
+    ends_at: Mapped[datetime | None] = mapped_column(TZ)
+    reason: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        CheckConstraint(_in("kind", SkipKind), name="kind"),
+        Index("ix_schedule_skips_schedule", "schedule_id", "starts_at"),
     )
 
 

@@ -17,7 +17,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
+from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import DEFAULT_GRACE, FirePlan, plan_fires
+from cronplane.domain.keys import format_fire_time as format_instant
 from cronplane.domain.keys import schedule_fire_key
 from cronplane.storage import notify
 from cronplane.storage.database import Database
@@ -52,6 +54,29 @@ def _zone(name: str) -> ZoneInfo:
     return validate_timezone(name)
 
 
+def _add_skips(skips: dict[str, list[Any]], row: dict[str, Any], plan: FirePlan,
+               grace: timedelta) -> None:
+    """The intervals of fire times this plan skips, for the fire ledger."""
+    if plan.missed_window is not None:
+        start, end = plan.missed_window
+        reason = (f"outage: no scheduler fired from {format_instant(start)} until "
+                  f"{format_instant(row['db_now'])} (grace {grace.total_seconds():g} s, "
+                  f"misfire={row['misfire']})")
+        _append_skip(skips, row["id"], SkipKind.MISFIRE, start=start, end=end, reason=reason)
+    if plan.overlap_window is not None:
+        start, end = plan.overlap_window
+        _append_skip(skips, row["id"], SkipKind.OVERLAP, start=start, end=end, reason=None)
+
+
+def _append_skip(skips: dict[str, list[Any]], schedule_id: int, kind: SkipKind, *, start: datetime,
+                 end: datetime, reason: str | None) -> None:
+    skips["schedule_ids"].append(schedule_id)
+    skips["kinds"].append(str(kind))
+    skips["starts"].append(start)
+    skips["ends"].append(end)
+    skips["reasons"].append(reason)
+
+
 class ScheduleStore:
     def __init__(self, db: Database, *, lease_name: str = LEADER_LEASE) -> None:
         self.db = db
@@ -78,6 +103,8 @@ class ScheduleStore:
             batch: dict[str, list[Any]] = {
                 "schedule_ids": [], "fire_times": [], "keys": [], "ids": [], "next_run_ats": [],
                 "last_run_ats": [], "missed": [], "overlap_skipped": []}
+            skips: dict[str, list[Any]] = {"schedule_ids": [], "kinds": [], "starts": [],
+                                           "ends": [], "reasons": []}
             for row in rows:
                 plan = self._plan(row, grace)
                 batch["ids"].append(row["id"])
@@ -89,10 +116,14 @@ class ScheduleStore:
                     continue
                 result.missed += plan.missed
                 result.overlap_skipped += plan.overlap_skipped
+                _add_skips(skips, row, plan, grace)
                 for fire_time in plan.fire_times:
                     batch["schedule_ids"].append(row["id"])
                     batch["fire_times"].append(fire_time)
                     batch["keys"].append(schedule_fire_key(row["id"], fire_time))
+            if skips["schedule_ids"]:
+                # Before schedule_fire: the overlap extension reads the old last_run_at.
+                conn.execute(QUERIES["fire_skips_record"], skips)
             # Jobs, progress and the one NOTIFY (only if a job was inserted) in one statement.
             inserted = conn.execute(QUERIES["schedule_fire"],
                                     {**batch, "channel": notify.JOBS}).fetchall()

@@ -124,3 +124,54 @@ WITH resumed AS (
 )
 SELECT r.id, (SELECT count(*) FROM audited) AS audited, (SELECT count(*) FROM woken) AS woken
   FROM resumed r;
+
+-- name: fire_skips_record
+-- The fire ledger's stored part, in the fire transaction (fenced like the jobs): one interval
+-- per plan that skipped fire times. Bounded storage: an overlap skip extends the schedule's
+-- latest interval instead of adding a row when that interval is an overlap one and no fire was
+-- enqueued since it ended (last_run_at, read before schedule_fire advances it), so a
+-- per-second schedule stuck behind a long run writes one row, not one per second.
+WITH v AS (
+  SELECT * FROM unnest(%(schedule_ids)s::bigint[], %(kinds)s::text[],
+                       %(starts)s::timestamptz[], %(ends)s::timestamptz[], %(reasons)s::text[])
+           AS v(schedule_id, kind, starts_at, ends_at, reason)
+), latest AS (
+  SELECT DISTINCT ON (k.schedule_id) k.id, k.schedule_id, k.kind, k.ends_at
+    FROM schedule_skips k
+   WHERE k.schedule_id = ANY (%(schedule_ids)s::bigint[])
+   ORDER BY k.schedule_id, k.id DESC
+), extended AS (
+  UPDATE schedule_skips k
+     SET ends_at = v.ends_at
+    FROM v
+    JOIN latest l ON l.schedule_id = v.schedule_id
+    JOIN schedules s ON s.id = v.schedule_id
+   WHERE k.id = l.id AND v.kind = 'overlap' AND l.kind = 'overlap'
+     AND l.ends_at IS NOT NULL AND l.ends_at > coalesce(s.last_run_at, '-infinity')
+  RETURNING k.schedule_id
+)
+INSERT INTO schedule_skips (schedule_id, kind, starts_at, ends_at, reason)
+SELECT v.schedule_id, v.kind, v.starts_at, v.ends_at, v.reason
+  FROM v
+ WHERE NOT (v.kind = 'overlap' AND v.schedule_id IN (SELECT schedule_id FROM extended))
+ ORDER BY v.schedule_id, v.starts_at;
+
+-- name: fire_ledger_jobs
+-- The jobs of a ledger window, by their fire keys (the unique idempotency index).
+SELECT j.id, j.fire_time, j.status, j.started_at, j.idempotency_key
+  FROM jobs j
+ WHERE j.idempotency_key = ANY (%(keys)s::text[]);
+
+-- name: fire_ledger_skips
+-- The stored intervals that can cover a fire time in [start, end] (ix_schedule_skips_schedule).
+SELECT k.kind, k.starts_at, k.ends_at, k.reason
+  FROM schedule_skips k
+ WHERE k.schedule_id = %(schedule_id)s AND k.starts_at <= %(end)s
+   AND (k.ends_at IS NULL OR k.ends_at >= %(start)s)
+ ORDER BY k.starts_at;
+
+-- name: fire_ledger_schedule
+SELECT s.id, s.cron, s.timezone, s.created_at, s.deleted_at, s.next_run_at,
+       statement_timestamp() AS db_now
+  FROM schedules s
+ WHERE s.id = %(schedule_id)s;
