@@ -36,7 +36,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -64,9 +63,10 @@ class _Experiment:
     params: dict[str, Any]
     deadline: float  # monotonic: stop acting here even before the next poll
     ended: threading.Event  # set when the experiment stops being active (cuts latency short)
+    monotonic: Callable[[], float]  # the service's clock, which ``deadline`` is on
 
     def live(self) -> bool:
-        return time.monotonic() < self.deadline and not self.ended.is_set()
+        return self.monotonic() < self.deadline and not self.ended.is_set()
 
 
 class ChaosInjector:
@@ -90,7 +90,7 @@ class ChaosInjector:
             if (experiment.kind == ChaosKind.HANDLER_LATENCY and experiment.params.get("handler") == handler
                     and experiment.live()):
                 delay = float(experiment.params.get("delay_ms", 0)) / 1000.0
-                wait = min(delay, max(0.0, experiment.deadline - time.monotonic()))
+                wait = min(delay, max(0.0, experiment.deadline - experiment.monotonic()))
                 experiment.ended.wait(wait)
         for experiment in self.experiments:
             if (experiment.kind == ChaosKind.FAIL_HANDLER and experiment.params.get("handler") == handler
@@ -201,12 +201,13 @@ class ChaosService(LoopService):
             return
         for experiment_id in set(self._events) - ids:
             self._events.pop(experiment_id).set()
-        now = time.monotonic()
+        now = self.clock.monotonic()
         experiments = []
         for row in active:
             event = self._events.setdefault(row.id, threading.Event())
             experiments.append(_Experiment(id=row.id, kind=row.kind, params=row.params,
-                                           deadline=now + row.seconds_left, ended=event))
+                                           deadline=now + row.seconds_left, ended=event,
+                                           monotonic=self.clock.monotonic))
         with self._kill_lock:
             self._kills_done &= ids
         self.faults.install(ChaosInjector(experiments, self.worker_id, self._kills_done,

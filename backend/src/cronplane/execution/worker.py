@@ -37,7 +37,6 @@ import itertools
 import logging
 import queue
 import threading
-import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +47,9 @@ from cronplane.domain.identity import ProcessIdentity
 from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
 from cronplane.execution.faults import FaultInjector, NoFaults
+from cronplane.execution.prefetch import PrefetchPolicy
 from cronplane.execution.service import LoopService
-from cronplane.handlers.context import Cancelled, HandlerContext
+from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
 from cronplane.handlers.registry import HandlerSpec, Registry
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage import notify
@@ -129,7 +129,8 @@ class Worker(LoopService):
         self._by_job: dict[int, Task] = {}
         self._queued = 0  # claimed tasks no executor thread has started yet
         self._wake_at = float("inf")  # when the loop wakes next unless woken (timeouts)
-        self._avg_runtime: float | None = None  # moving average of handler run time
+        self.prefetch = PrefetchPolicy(self.config.concurrency, self.config.buffer,
+                                       self.config.prefetch_wait)
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._thread_names = itertools.count(1)
@@ -173,7 +174,7 @@ class Worker(LoopService):
                 task.abandoned = True  # the executor thread that dequeues it skips it
                 self._forget(task)
                 self._queued -= 1
-        task.ctx.cancel("cancel requested")
+        task.ctx.cancel(CancelReason.REQUESTED)
         if buffered:
             self._report(task, AttemptStatus.CANCELLED, error="cancel requested")
             self._after_slot_freed()
@@ -188,7 +189,7 @@ class Worker(LoopService):
             self.log.warning("attempt %s of job %s was reclaimed while running; stopping it",
                              task.claim.number, task.claim.job_id,
                              extra={"job_id": task.claim.job_id})
-            task.ctx.cancel("attempt reclaimed")
+            task.ctx.cancel(CancelReason.RECLAIMED)
 
     def cancels_requested(self, attempt_ids: list[int]) -> None:
         with self._lock:
@@ -203,7 +204,7 @@ class Worker(LoopService):
                 self._spawn_thread()
 
     def stop(self, timeout: float = 10.0) -> bool:
-        started = time.monotonic()
+        started = self.clock.monotonic()
         loop_stopped = super().stop(timeout)
         grace = min(self.config.shutdown_grace, max(0.0, timeout - 2.0))
         with self._lock:
@@ -226,12 +227,12 @@ class Worker(LoopService):
             self.log.exception("could not flush completions at shutdown")
         self._release(leftover, "running")
         for task in leftover:
-            task.ctx.cancel("worker shutting down")
+            task.ctx.cancel(CancelReason.SHUTDOWN)
         with self._lock:
             threads = list(self._threads)
         for _ in threads:
             self._queue.put(_STOP_THREAD)
-        remaining = max(0.1, timeout - (time.monotonic() - started))
+        remaining = max(0.1, timeout - (self.clock.monotonic() - started))
         for thread in threads:
             thread.join(min(remaining, 1.0))
         with self._lock:
@@ -253,7 +254,7 @@ class Worker(LoopService):
 
     # -- the loop ------------------------------------------------------------------------------
     def tick(self) -> float:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         next_deadline = self._expire_timeouts(now)
         delay = self.config.poll_interval
         limit = self._claim_limit()
@@ -266,39 +267,18 @@ class Worker(LoopService):
                 if len(claims) == limit and self._claim_limit() > 0:
                     delay = 0.0
         if next_deadline is not None:
-            delay = min(delay, max(0.0, next_deadline - time.monotonic()))
-        self._wake_at = time.monotonic() + delay
+            delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
+        self._wake_at = self.clock.monotonic() + delay
         return delay
 
-    def _buffer_size(self) -> int:
-        average = self._avg_runtime
-        if average is None:
-            return 0  # no run time seen yet: no buffer
-        budget = self.config.concurrency * self.config.prefetch_wait  # thread-seconds
-        if average * self.config.buffer <= budget:
-            return self.config.buffer
-        return int(budget / average)
-
-    def _prefetching(self) -> bool:
-        return self._buffer_size() > 0
-
     def _claim_limit(self) -> int:
-        """How many jobs to claim now: the free slots, plus the buffer while handlers are short.
-        With a buffer, wait until it runs low (at most one round of work left in it) so claims
-        stay large instead of one round trip per freed slot."""
         with self._lock:
             held = len(self._running)
             queued = self._queued
-        concurrency = self.config.concurrency
-        buffer = self._buffer_size()
-        if not buffer:
-            return max(0, concurrency - held)
-        if queued > concurrency:
-            return 0
-        return max(0, concurrency + buffer - held)
+        return self.prefetch.claim_limit(held=held, queued=queued)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         tasks = []
         for claim in claims:
             observe_claim_latency(claim.claim_lag_seconds)
@@ -309,9 +289,10 @@ class Worker(LoopService):
                 cancelled=threading.Event(), deadline=now + timeout,
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
                 settings=self.settings,
-                maintenance=self.store if self.db is not None else None)
+                maintenance=self.store if self.db is not None else None,
+                monotonic=self.clock.monotonic)
             if claim.cancel_requested:
-                ctx.cancel("cancel requested")
+                ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
         with self._lock:
             for task in tasks:
@@ -338,7 +319,7 @@ class Worker(LoopService):
                 # The stuck thread keeps its handler; a new thread takes over its slot.
                 self._spawn_thread()
         for task in expired:
-            task.ctx.cancel("timed out")
+            task.ctx.cancel(CancelReason.TIMED_OUT)
             self.log.warning("attempt %s of job %s timed out; abandoning its thread",
                              task.claim.number, task.claim.job_id,
                              extra={"job_id": task.claim.job_id})
@@ -387,7 +368,7 @@ class Worker(LoopService):
         with self._lock:
             if task.abandoned:
                 return True
-            task.started = time.monotonic()
+            task.started = self.clock.monotonic()
             task.deadline = task.ctx.deadline = task.started + task.timeout
             self._queued -= 1
         if task.deadline < self._wake_at:
@@ -408,12 +389,11 @@ class Worker(LoopService):
         except BaseException as exc:  # noqa: BLE001 - a handler's failure is data, not our crash
             status = AttemptStatus.FAILED
             error = _describe(exc)
-            if task.ctx.cancelled.is_set() and task.ctx.reason[:1] == ["cancel requested"]:
+            if task.ctx.cancelled.is_set() and task.ctx.cancel_reason is CancelReason.REQUESTED:
                 status = AttemptStatus.CANCELLED
-        runtime = time.monotonic() - task.started
+        runtime = self.clock.monotonic() - task.started
         observe_handler_duration(handler, runtime)
-        average = self._avg_runtime
-        self._avg_runtime = runtime if average is None else 0.8 * average + 0.2 * runtime
+        self.prefetch.observe(runtime)
         with self._lock:
             task.finished = True
             if task.abandoned:
@@ -429,7 +409,7 @@ class Worker(LoopService):
         if self._idle or self.stopping:
             return
         # With a buffer, the loop only claims once it runs low: no wake-up per finished job.
-        if not self._prefetching() or self._queued <= self.config.concurrency:
+        if self.prefetch.claim_when_slot_frees(queued=self._queued):
             self.wake()
 
     def _forget(self, task: Task) -> None:

@@ -5,12 +5,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 
 class Cancelled(Exception):
     """Raised by a handler (or ``ctx.raise_if_cancelled()``) when it stopped because it was told to."""
+
+
+class CancelReason(StrEnum):
+    """Why a handler's ``cancelled`` event was set (the first reason wins)."""
+
+    REQUESTED = "cancel requested"  # a person cancelled the job: the attempt ends CANCELLED
+    RECLAIMED = "attempt reclaimed"  # the lease expired; another worker owns the job now
+    SHUTDOWN = "worker shutting down"  # the job is released to another worker
+    TIMED_OUT = "timed out"
 
 
 class Maintenance(Protocol):
@@ -30,16 +41,18 @@ class HandlerContext:
     # Set when the job's cancel was requested, its timeout passed, its attempt was reclaimed,
     # or the worker is shutting down. Handlers poll ``cancelled.is_set()`` or ``wait()`` on it.
     cancelled: threading.Event
-    deadline: float  # time.monotonic() value after which the attempt is TIMED_OUT
+    deadline: float  # monotonic() value after which the attempt is TIMED_OUT
     log: logging.Logger
     settings: Any = None
     # Storage operations for maintenance handlers; None when the handler runs without a database.
     maintenance: Maintenance | None = None
     reason: list[str] = field(default_factory=list)
+    # The clock ``deadline`` is on (the worker's, so a test clock moves both).
+    monotonic: Callable[[], float] = time.monotonic
 
     @property
     def remaining(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - self.monotonic())
 
     def sleep(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; returns True if woken early by cancellation."""
@@ -54,7 +67,16 @@ class HandlerContext:
             raise RuntimeError("this handler context has no database access")
         return self.maintenance
 
-    def cancel(self, reason: str) -> None:
+    @property
+    def cancel_reason(self) -> CancelReason | None:
+        if not self.reason:
+            return None
+        try:
+            return CancelReason(self.reason[0])
+        except ValueError:
+            return None
+
+    def cancel(self, reason: CancelReason | str) -> None:
         if not self.reason:
             self.reason.append(reason)
         self.cancelled.set()

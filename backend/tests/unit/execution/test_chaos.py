@@ -19,7 +19,7 @@ ME = "host:1:me"
 
 def experiment(id_: int, kind: str, seconds: float = 60, **params: Any) -> _Experiment:
     return _Experiment(id=id_, kind=kind, params=params, deadline=time.monotonic() + seconds,
-                       ended=threading.Event())
+                       ended=threading.Event(), monotonic=time.monotonic)
 
 
 def injector(*experiments: _Experiment, chance: float = 0.5) -> ChaosInjector:

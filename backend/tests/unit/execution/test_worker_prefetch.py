@@ -1,19 +1,18 @@
-"""How large the worker's local buffer is: by its cap, and by the recent handler run time."""
+"""The prefetch policy: how large the worker's local buffer is (by its cap, and by the recent
+handler run time) and how many jobs a claim asks for. Pure: no worker, thread or database."""
 
 from __future__ import annotations
 
 import pytest
 
-from cronplane.domain.identity import ProcessIdentity
-from cronplane.execution.worker import Worker, WorkerConfig
-from cronplane.handlers.registry import Registry
+from cronplane.execution.prefetch import PrefetchPolicy
+from cronplane.execution.worker import WorkerConfig
 
 
-def worker(average: float | None, **config: float) -> Worker:
-    w = Worker(store=None, completer=None, registry=Registry(),  # type: ignore[arg-type]
-               identity=ProcessIdentity.new("host", 1), config=WorkerConfig(concurrency=8, **config))
-    w._avg_runtime = average
-    return w
+def policy(average: float | None, **config: float) -> PrefetchPolicy:
+    worker = WorkerConfig(concurrency=8, **config)  # type: ignore[arg-type]
+    return PrefetchPolicy(worker.concurrency, worker.buffer, worker.prefetch_wait,
+                          average_runtime=average)
 
 
 @pytest.mark.parametrize(("average", "expected"), [
@@ -25,13 +24,32 @@ def worker(average: float | None, **config: float) -> Worker:
     (1.0, 0),         # slow handlers: claims never exceed the free slots
 ])
 def test_buffer_follows_the_run_time(average: float | None, expected: int) -> None:
-    assert worker(average)._buffer_size() == expected
+    assert policy(average).buffer_size() == expected
 
 
 def test_an_idle_worker_claims_free_slots_plus_the_buffer() -> None:
-    assert worker(None)._claim_limit() == 8
-    assert worker(0.0001, prefetch=5)._claim_limit() == 13
-    assert worker(0.0001, prefetch=5, prefetch_wait=0)._claim_limit() == 8
+    assert policy(None).claim_limit(held=0, queued=0) == 8
+    assert policy(0.0001, prefetch=5).claim_limit(held=0, queued=0) == 13
+    assert policy(0.0001, prefetch=5, prefetch_wait=0).claim_limit(held=0, queued=0) == 8
+
+
+def test_a_busy_worker_claims_only_what_is_free_and_waits_for_a_low_buffer() -> None:
+    assert policy(None).claim_limit(held=8, queued=0) == 0
+    assert policy(None).claim_limit(held=5, queued=0) == 3
+    buffered = policy(0.0001, prefetch=5)
+    assert buffered.claim_limit(held=12, queued=9) == 0  # more than a round left in the buffer
+    assert buffered.claim_limit(held=12, queued=4) == 1
+    assert not buffered.claim_when_slot_frees(queued=9)
+    assert buffered.claim_when_slot_frees(queued=8)
+    assert policy(None).claim_when_slot_frees(queued=100)
+
+
+def test_the_run_time_is_a_moving_average() -> None:
+    p = policy(None)
+    p.observe(1.0)
+    assert p.average_runtime == 1.0
+    p.observe(0.0)
+    assert p.average_runtime == pytest.approx(0.8)
 
 
 def test_negative_settings_are_rejected() -> None:
