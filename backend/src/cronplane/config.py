@@ -7,6 +7,7 @@ fails at start with a single line that names the variable, so an operator fixes 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,8 @@ class Settings:
     lease_ttl_seconds: float = 15.0
     attempt_lease_seconds: float = 30.0
     worker_concurrency: int = 8
+    # CRONPLANE_QUEUES: the queues this process's worker claims from (None = every queue).
+    worker_queues: tuple[str, ...] | None = None
     shutdown_grace_seconds: float = 10.0
     execution: bool = True
     shell_commands: bool = False
@@ -78,6 +81,7 @@ class Settings:
             attempt_lease_seconds=reader.number("CRONPLANE_ATTEMPT_LEASE_SECONDS", 30.0,
                                                 low=1, high=86400),
             worker_concurrency=reader.integer("CRONPLANE_WORKER_CONCURRENCY", 8, low=1, high=256),
+            worker_queues=_queue_list(reader.text("CRONPLANE_QUEUES", "*")),
             shutdown_grace_seconds=reader.number("CRONPLANE_SHUTDOWN_GRACE_SECONDS", 10.0,
                                                  low=0, high=3600),
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
@@ -199,3 +203,18 @@ class _Reader:
         if not (parts.hostname or "host=" in parts.query):
             raise ConfigError(f"{name}: the URL names no host")
         return value
+
+
+QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
+
+
+def _queue_list(text: str) -> tuple[str, ...] | None:
+    """``*`` (the default) is every queue; otherwise a comma list of queue names."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not names or "*" in names:
+        return None
+    for name in names:
+        if not QUEUE_NAME.fullmatch(name):
+            raise ConfigError(f"CRONPLANE_QUEUES: {name!r} is not a queue name "
+                              "([a-z0-9_.-]{1,64}, comma-separated, or *)")
+    return names

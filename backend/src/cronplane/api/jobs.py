@@ -39,10 +39,11 @@ JOB_STATUSES = [status.value for status in JobStatus]
 ATTEMPT_STATUSES = [status.value for status in AttemptStatus]
 TRIGGERS = [trigger.value for trigger in Trigger]
 MAX_IDEMPOTENCY_KEY = 255
+QUEUE_NAME_RE = r"^[a-z0-9_.-]{1,64}$"
 JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
-              "finished_at", "rerun_of")
+              "finished_at", "rerun_of", "queue", "concurrency_key")
 
 
 class JobSchema(ma.Schema):
@@ -67,6 +68,8 @@ class JobSchema(ma.Schema):
     finished_at = UtcDateTime(required=True, allow_none=True)
     rerun_of = fields.Integer(required=True, allow_none=True,
                               metadata={"description": "trigger rerun: the job this one copies"})
+    queue = fields.String(required=True)
+    concurrency_key = fields.String(required=True, allow_none=True)
 
 
 class AttemptSchema(ma.Schema):
@@ -105,6 +108,13 @@ class JobCreateSchema(ma.Schema):
     max_attempts = strict_int(*MAX_ATTEMPTS_RANGE, load_default=None, allow_none=True)
     timeout_seconds = strict_int(*TIMEOUT_RANGE, load_default=None, allow_none=True,
                                  metadata={"description": "Default: the handler's"})
+    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE),
+                       metadata={"description": "[a-z0-9_.-]{1,64}, default `default`; a new "
+                                                "name creates the queue"})
+    concurrency_key = SafeString(load_default=None, allow_none=True,
+                                 validate=validate.Length(min=1, max=255),
+                                 metadata={"description": "Jobs sharing a key count against "
+                                                          "their queue's per_key_limit together"})
 
 
 class IdempotencyHeaderSchema(ma.Schema):
@@ -123,6 +133,7 @@ class JobListArgsSchema(ListArgsSchema):
                          load_default=list, metadata={"description": "Repeatable"})
     schedule_id = id_field(load_default=None)
     handler = SafeString(load_default=None, validate=validate.Length(max=200))
+    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
     q = SafeString(load_default=None, validate=validate.Length(max=200),
                    metadata={"description": "Full-text search over handler, idempotency key "
                                             "and error"})
@@ -139,7 +150,7 @@ class Jobs(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         page = history.list_jobs(
             management_context(), statuses=args["status"], schedule_id=args["schedule_id"],
-            handler=args["handler"], q=args["q"], created_after=args["created_after"],
+            handler=args["handler"], queue=args["queue"], q=args["q"], created_after=args["created_after"],
             created_before=args["created_before"], limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
 

@@ -61,6 +61,7 @@ class ScheduleSchema(ma.Schema):
     timeout_seconds = fields.Integer(required=True, allow_none=True)
     overlap = fields.String(required=True, validate=validate.OneOf(OVERLAP))
     misfire = fields.String(required=True, validate=validate.OneOf(MISFIRE))
+    queue = fields.String(required=True, metadata={"description": "The queue its jobs go to"})
     next_run_at = UtcDateTime(required=True, allow_none=True)
     last_run_at = UtcDateTime(required=True, allow_none=True)
     missed_count = fields.Integer(metadata={"description": "Fires skipped by the misfire policy"})
@@ -102,6 +103,8 @@ class ScheduleUpdateSchema(ma.Schema):
     timeout_seconds = strict_int(*TIMEOUT_RANGE, allow_none=True)
     overlap = fields.String(validate=validate.OneOf(OVERLAP))
     misfire = fields.String(validate=validate.OneOf(MISFIRE))
+    queue = SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$"),
+                       metadata={"description": "[a-z0-9_.-]{1,64}, default `default`"})
 
 
 class ScheduleCreateSchema(ScheduleUpdateSchema):

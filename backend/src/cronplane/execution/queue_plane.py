@@ -48,7 +48,8 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
         store, completer, default_registry(), ctx.identity,
         WorkerConfig(concurrency=settings.worker_concurrency,
                      lease_seconds=settings.attempt_lease_seconds,
-                     shutdown_grace=settings.shutdown_grace_seconds),
+                     shutdown_grace=settings.shutdown_grace_seconds,
+                     queues=settings.worker_queues),
         db=ctx.db, settings=settings, faults=faults, clock=ctx.clock)
     listener.subscribe(JOBS, worker.notify)
     heartbeater = Heartbeater(store, worker, lease_seconds=settings.attempt_lease_seconds,

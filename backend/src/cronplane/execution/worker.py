@@ -70,6 +70,7 @@ class WorkerConfig:
     # time: a buffered job waits about that long at most, and slow handlers get no buffer.
     prefetch: int | None = None
     prefetch_wait: float = 0.05
+    queues: tuple[str, ...] | None = None  # claim only these queues (None: all)
 
     @property
     def buffer(self) -> int:
@@ -259,7 +260,8 @@ class Worker(LoopService):
         delay = self.config.poll_interval
         limit = self._claim_limit()
         if limit > 0 and not self.stopping:
-            claims = self.store.claim(self.identity.id, limit, self.config.lease_seconds)
+            claims = self.store.claim(self.identity.id, limit, self.config.lease_seconds,
+                                      self.config.queues)
             self._idle = not claims
             if claims:
                 self.claimed += len(claims)

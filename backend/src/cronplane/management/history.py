@@ -44,6 +44,7 @@ def list_jobs(
     statuses: Iterable[str] = (),
     schedule_id: int | None = None,
     handler: str | None = None,
+    queue: str | None = None,
     q: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
@@ -68,6 +69,8 @@ def list_jobs(
             stmt = stmt.where(Job.schedule_id == schedule_id)
         if handler:
             stmt = stmt.where(Job.handler == handler)
+        if queue:
+            stmt = stmt.where(Job.queue == queue)
         if query:
             # The expression of the partial GIN index ix_jobs_search (finished jobs, migration
             # 0003); active jobs are not in it and are found by status (ix_jobs_status_id).

@@ -13,6 +13,7 @@ as far as users can tell: it is absent from the catalogue and submitting it is a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,9 @@ from cronplane.storage.job_store import JobStore, NewJob
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
 
+QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
+MAX_CONCURRENCY_KEY = 255
+
 
 @dataclass(frozen=True)
 class JobRequest:
@@ -49,6 +53,9 @@ class JobRequest:
     schedule_id: int | None = None
     exclusive: bool = False
     rerun_of: int | None = None
+    queue: str = "default"
+    concurrency_key: str | None = None
+    project: str = "default"
 
     def fingerprint(self) -> str:
         # What the client asked for, before defaults: a repeat of the same body matches even if
@@ -57,6 +64,7 @@ class JobRequest:
             "handler": self.handler, "payload": self.payload, "priority": self.priority,
             "run_at": self.run_at, "max_attempts": self.max_attempts,
             "timeout_seconds": self.timeout_seconds, "schedule_id": self.schedule_id,
+            "queue": self.queue, "concurrency_key": self.concurrency_key,
         })
 
 
@@ -117,6 +125,16 @@ def _check_range(errors: dict[str, list[str]], name: str, value: object,
         errors[name] = [f"Must be an integer between {low} and {high}."]
 
 
+def check_queue_fields(queue: str, concurrency_key: str | None) -> None:
+    """The same rules as the schema's check constraints, as a 422 naming the field."""
+    if not QUEUE_NAME.fullmatch(queue):
+        raise InvalidInput("queue: must match [a-z0-9_.-]{1,64}",
+                           errors={"queue": ["Must match [a-z0-9_.-]{1,64}."]})
+    if concurrency_key is not None and not 1 <= len(concurrency_key) <= MAX_CONCURRENCY_KEY:
+        raise InvalidInput("concurrency_key: 1 to 255 characters",
+                           errors={"concurrency_key": ["Must be 1 to 255 characters."]})
+
+
 def _check_key(key: str, *, allow_reserved: bool) -> None:
     if not key or len(key) > keys.MAX_KEY_LENGTH:
         raise InvalidInput("Idempotency-Key must be 1 to 255 characters",
@@ -144,6 +162,7 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
     "Run now" is an action on the schedule; the job id goes into the event's details)."""
     _spec, max_attempts, timeout = _resolve(request, settings)
+    check_queue_fields(request.queue, request.concurrency_key)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)
     fingerprint = request.fingerprint() if idempotency_key is not None else None
@@ -152,8 +171,11 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         "max_attempts": max_attempts, "timeout_seconds": timeout, "trigger": request.trigger,
         "schedule_id": request.schedule_id, "exclusive": request.exclusive,
         "idempotency_key": idempotency_key, "request_fingerprint": fingerprint,
-        "requested_by": actor.username,
+        "requested_by": actor.username, "queue": request.queue,
+        "concurrency_key": request.concurrency_key,
     }
+    if request.project != "default":
+        values["project"] = request.project
     if request.rerun_of is not None:
         values["rerun_of"] = request.rerun_of
     if request.run_at is not None:
@@ -220,7 +242,9 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
                            priority=request.priority, run_at=request.run_at,
                            max_attempts=max_attempts, timeout_seconds=timeout,
                            trigger=request.trigger, schedule_id=request.schedule_id,
-                           exclusive=request.exclusive, requested_by=requested_by))
+                           exclusive=request.exclusive, requested_by=requested_by,
+                           project=request.project, queue=request.queue,
+                           concurrency_key=request.concurrency_key))
     return JobStore(db).insert_many(rows)
 
 
@@ -296,7 +320,9 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
                              priority=original.priority if priority is None else priority,
                              max_attempts=original.max_attempts,
                              timeout_seconds=original.timeout_seconds, trigger=Trigger.RERUN.value,
-                             schedule_id=original.schedule_id, rerun_of=original.id)
+                             schedule_id=original.schedule_id, rerun_of=original.id,
+                             queue=original.queue, concurrency_key=original.concurrency_key,
+                             project=original.project)
         result = enqueue_in_session(session, actor, request, audit_action="job.rerun",
                                     settings=ctx.settings, audit_target=("job", original.id),
                                     extra_details={

@@ -37,7 +37,13 @@ from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
-from cronplane.management.jobs import EnqueueResult, JobRequest, _resolve, enqueue_in_session
+from cronplane.management.jobs import (
+    QUEUE_NAME,
+    EnqueueResult,
+    JobRequest,
+    _resolve,
+    enqueue_in_session,
+)
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
 from cronplane.storage.models import Job, Schedule
@@ -45,10 +51,11 @@ from cronplane.storage.notify import SCHEDULES
 
 MAX_PAUSE_REASON = 1000
 EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
+            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
-                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value}
+                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
+                            "queue": "default"}
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
@@ -85,6 +92,8 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         errors["overlap"] = [f"Must be one of {', '.join(Overlap)}."]
     if values["misfire"] not in set(Misfire):
         errors["misfire"] = [f"Must be one of {', '.join(Misfire)}."]
+    if not isinstance(values["queue"], str) or not QUEUE_NAME.fullmatch(values["queue"]):
+        errors["queue"] = ["Must match [a-z0-9_.-]{1,64}."]
     # Handler, payload schema, priority, attempts and timeout: exactly the job queue's rules, so
     # a schedule can never be saved that would enqueue a job the queue rejects.
     try:
@@ -344,7 +353,8 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
         request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
                              priority=schedule.priority, max_attempts=schedule.max_attempts,
                              timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
-                             schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID)
+                             schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID,
+                             queue=schedule.queue, project=schedule.project)
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   audit_action="schedule.trigger", settings=ctx.settings,
                                   audit_target=("schedule", schedule.id))
@@ -413,7 +423,7 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                      "timeout_seconds": timeout, "trigger": Trigger.BACKFILL.value,
                      "schedule_id": schedule_id, "fire_time": t, "idempotency_key": k,
                      "requested_by": actor.username, "exclusive": schedule.overlap == "forbid",
-                     "project": schedule.project}
+                     "project": schedule.project, "queue": schedule.queue}
                     for k, t in missing]
             # One statement; the unique key settles a race with the scheduler or another backfill.
             inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(

@@ -92,6 +92,9 @@ class NewJob:
     schedule_id: int | None = None
     exclusive: bool = False
     requested_by: str | None = None
+    project: str = "default"
+    queue: str = "default"
+    concurrency_key: str | None = None
     payload_json: str | None = None  # ``payload`` already serialised by the caller
 
 
@@ -144,8 +147,10 @@ class JobStore:
                 conn.close()
 
     # -- claim -------------------------------------------------------------------------------
-    def claim(self, worker_id: str, limit: int, lease_seconds: float) -> list[ClaimedAttempt]:
-        """Claim up to ``limit`` ready jobs. A trip of the exclusive-run index (two claims racing
+    def claim(self, worker_id: str, limit: int, lease_seconds: float,
+              queues: Sequence[str] | None = None) -> list[ClaimedAttempt]:
+        """Claim up to ``limit`` ready jobs of ``queues`` (None: every queue), fairly across
+        (project, queue) lanes and within their limits. A trip of the exclusive-run index (two claims racing
         for one forbid-overlap schedule) is retried, so the caller never sees it."""
         if limit <= 0:
             return []
@@ -154,7 +159,8 @@ class JobStore:
                 with self._hot() as conn:
                     rows = conn.execute(QUERIES["claim_jobs"], {
                         "limit": limit, "worker_id": worker_id,
-                        "lease_seconds": lease_seconds}).fetchall()
+                        "lease_seconds": lease_seconds,
+                        "queues": list(queues) if queues is not None else None}).fetchall()
             except pg_errors.UniqueViolation:
                 continue
             except TRANSIENT_ERRORS:
@@ -264,7 +270,13 @@ def _job_row(job: NewJob) -> dict[str, Any]:
         "handler": job.handler, "priority": job.priority, "max_attempts": job.max_attempts,
         "trigger": job.trigger, "exclusive": job.exclusive,
         "payload": job.payload_json if job.payload_json is not None else json.dumps(job.payload)}
-    # Absent keys are NULL for json_to_recordset: leave the usual None fields out.
+    # Absent keys are NULL for json_to_recordset: leave the usual None (and default) fields out.
+    if job.project != "default":
+        row["project"] = job.project
+    if job.queue != "default":
+        row["queue"] = job.queue
+    if job.concurrency_key is not None:
+        row["concurrency_key"] = job.concurrency_key
     if job.run_at is not None:
         row["run_at"] = job.run_at
     if job.timeout_seconds is not None:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     CheckConstraint,
     Computed,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -74,6 +75,39 @@ class Project(Base):
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
 
     __table_args__ = (CheckConstraint("slug ~ '^[a-z0-9-]{1,40}$'", name="slug"),)
+
+
+QUEUE_NAME_PATTERN = "^[a-z0-9_.-]{1,64}$"
+
+
+class Queue(Base):
+    """A named lane of work in a project: pause and limits, enforced by the claim statement."""
+
+    __tablename__ = "queues"
+
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"), primary_key=True)
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    paused: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    paused_by: Mapped[str | None] = mapped_column(Text)
+    paused_reason: Mapped[str | None] = mapped_column(Text)
+    paused_at: Mapped[datetime | None] = mapped_column(TZ)
+    concurrency_limit: Mapped[int | None] = mapped_column(Integer)
+    per_key_limit: Mapped[int | None] = mapped_column(Integer)
+    rate_limit_per_second: Mapped[float | None] = mapped_column(Float)
+    # The start-rate token bucket, spent by the claim statement (null until first limited claim).
+    rate_tokens: Mapped[float | None] = mapped_column(Float)
+    rate_refilled_at: Mapped[datetime | None] = mapped_column(TZ)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint(f"name ~ '{QUEUE_NAME_PATTERN}'", name="name"),
+        CheckConstraint("concurrency_limit IS NULL OR concurrency_limit > 0",
+                        name="concurrency_limit"),
+        CheckConstraint("per_key_limit IS NULL OR per_key_limit > 0", name="per_key_limit"),
+        CheckConstraint("rate_limit_per_second IS NULL OR rate_limit_per_second > 0",
+                        name="rate_limit_per_second"),
+    )
 
 
 class ProjectMember(Base):
@@ -183,6 +217,8 @@ class Schedule(Base):
     name: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, server_default=text("''"))
     handler: Mapped[str] = mapped_column(Text)
+    # The queue its jobs go to (created on first use by a trigger of migration 0007).
+    queue: Mapped[str] = mapped_column(Text, server_default=text("'default'"))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     cron: Mapped[str] = mapped_column(Text)
     timezone: Mapped[str] = mapped_column(Text, server_default=text("'UTC'"))
@@ -213,6 +249,7 @@ class Schedule(Base):
 
     __table_args__ = (
         CheckConstraint(_in("overlap", Overlap), name="overlap"),
+        CheckConstraint(f"queue ~ '{QUEUE_NAME_PATTERN}'", name="queue"),
         CheckConstraint(_in("misfire", Misfire), name="misfire"),
         CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
         CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
@@ -237,6 +274,9 @@ class Job(Base):
     handler: Mapped[str] = mapped_column(Text)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     status: Mapped[str] = mapped_column(Text, server_default=text("'PENDING'"))
+    queue: Mapped[str] = mapped_column(Text, server_default=text("'default'"))
+    # Jobs sharing a key count against their queue's per_key_limit together.
+    concurrency_key: Mapped[str | None] = mapped_column(Text)
     priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
     run_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
@@ -270,8 +310,13 @@ class Job(Base):
         CheckConstraint("attempt_count >= 0", name="attempt_count"),
         # The claim path: exactly the claim's ORDER BY, over the ready set only, so the claim is
         # an index scan whose size is the backlog, not the history.
-        Index("ix_jobs_ready", text("priority DESC"), "run_at", "id",
+        CheckConstraint(f"queue ~ '{QUEUE_NAME_PATTERN}'", name="queue"),
+        CheckConstraint("length(concurrency_key) <= 255", name="concurrency_key"),
+        Index("ix_jobs_ready", "project", "queue", text("priority DESC"), "run_at", "id",
               postgresql_where=text("status = 'PENDING'")),
+        # The limited claim counts RUNNING jobs of a lane (and of a key) under the lane's lock.
+        Index("ix_jobs_running_queue", "project", "queue", "concurrency_key",
+              postgresql_where=text("status = 'RUNNING'")),
         # Keyset history listing (newest first), overall and by the common filters.
         Index("ix_jobs_status_id", "status", text("id DESC")),
         Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC")),

@@ -4,43 +4,92 @@
 -- jobs.attempt_count = attempt number): only the job's current attempt can move it.
 
 -- name: claim_jobs
--- One statement claims up to %(limit)s ready jobs and inserts their attempt rows. The inner SELECT
--- is exactly the partial index ix_jobs_ready (status = 'PENDING', ORDER BY priority DESC, run_at,
--- id), so it is an index scan over the backlog; SKIP LOCKED lets any number of workers claim
--- concurrently without waiting on each other. Exclusive jobs (schedule overlap=forbid) are skipped
--- while their schedule has a RUNNING exclusive job, or an earlier ready one (so one claim never
--- takes two of the same schedule); uq_jobs_running_exclusive is the backstop for the remaining
--- race, and the caller retries the claim when it trips. Lease times come from the database clock.
-WITH claimed AS (
+-- One statement claims up to %(limit)s ready jobs and inserts their attempt rows, fairly across
+-- lanes (project, queue) and within every queue's limits (docs/adr/0007-queue-limits.md).
+-- lanes: the queues this worker serves (%(queues)s, NULL = all) that are not paused and have a
+-- ready job. A lane without limits may take %(limit)s; a limited lane's room is computed by
+-- queue_room(), which first takes the lane's transaction-scoped advisory lock and then counts its
+-- RUNNING jobs (and start-rate tokens) with a fresh snapshot (VOLATILE under READ COMMITTED), so
+-- it sees every claim committed by the previous lock holder: concurrent claimers of one limited
+-- lane are serialised and none can exceed its limit; unlimited lanes take no lock at all. Lanes
+-- are visited in (project, name) order so the locks are always taken in one order.
+-- candidates: per lane, the first `room` ready jobs by the lane's ready index (priority DESC,
+-- run_at, id), FOR UPDATE SKIP LOCKED so any number of workers claim without waiting on each
+-- other; a job claimed by someone else after this statement's snapshot is re-checked on its
+-- latest version and skipped. Exclusive jobs (schedule overlap=forbid) are skipped while their
+-- schedule has a RUNNING exclusive job, or an earlier ready one; uq_jobs_running_exclusive is the
+-- backstop and the caller retries the claim when it trips.
+-- picked: round-robin across lanes (every lane's first job, then every lane's second, …), so a
+-- backlog in one project cannot delay another's; a per-key-limited lane drops candidates beyond
+-- key_room() of their key. spent: the claimed count leaves the lane's token bucket.
+WITH lanes AS MATERIALIZED (
+  SELECT l.project, l.name, l.per_key_limit,
+         CASE WHEN l.concurrency_limit IS NULL AND l.per_key_limit IS NULL
+                   AND l.rate_limit_per_second IS NULL
+              THEN %(limit)s ELSE queue_room(l.project, l.name, %(limit)s) END AS room
+    FROM (SELECT q.* FROM queues q
+           WHERE NOT q.paused
+             AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
+             AND EXISTS (SELECT 1 FROM jobs r
+                          WHERE r.project = q.project AND r.queue = q.name
+                            AND r.status = 'PENDING' AND r.run_at <= now())
+           ORDER BY q.project, q.name) l
+), candidates AS (
+  SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
+         row_number() OVER (PARTITION BY c.project, c.queue
+                            ORDER BY c.priority DESC, c.run_at, c.id) AS lane_rank,
+         row_number() OVER (PARTITION BY c.project, c.queue, c.concurrency_key
+                            ORDER BY c.priority DESC, c.run_at, c.id) AS key_rank
+    FROM lanes l CROSS JOIN LATERAL (
+      SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at FROM jobs c
+       WHERE c.project = l.project AND c.queue = l.name
+         AND c.status = 'PENDING' AND c.run_at <= now()
+         AND (NOT c.exclusive OR (
+               NOT EXISTS (SELECT 1 FROM jobs r
+                            WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
+                              AND r.exclusive)
+           AND NOT EXISTS (SELECT 1 FROM jobs e
+                            WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
+                              AND e.exclusive AND e.run_at <= now() AND e.id <> c.id
+                              AND (e.priority > c.priority
+                                   OR (e.priority = c.priority
+                                       AND (e.run_at, e.id) < (c.run_at, c.id))))))
+       ORDER BY c.priority DESC, c.run_at, c.id
+       LIMIT l.room
+       FOR UPDATE SKIP LOCKED) c
+   WHERE l.room > 0
+), picked AS (
+  SELECT c.id FROM candidates c
+   WHERE c.per_key_limit IS NULL OR c.concurrency_key IS NULL
+      OR c.key_rank <= key_room(c.project, c.queue, c.concurrency_key, c.per_key_limit)
+   ORDER BY c.lane_rank, c.priority DESC, c.run_at, c.id
+   LIMIT %(limit)s
+), claimed AS (
   UPDATE jobs j
      SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = now()
-   WHERE j.id IN (
-     SELECT c.id FROM jobs c
-      WHERE c.status = 'PENDING' AND c.run_at <= now()
-        AND (NOT c.exclusive OR (
-              NOT EXISTS (SELECT 1 FROM jobs r
-                           WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
-                             AND r.exclusive)
-          AND NOT EXISTS (SELECT 1 FROM jobs e
-                           WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
-                             AND e.exclusive AND e.run_at <= now() AND e.id <> c.id
-                             AND (e.priority > c.priority
-                                  OR (e.priority = c.priority
-                                      AND (e.run_at, e.id) < (c.run_at, c.id))))))
-      ORDER BY c.priority DESC, c.run_at, c.id
-      LIMIT %(limit)s
-      FOR UPDATE SKIP LOCKED)
-  RETURNING j.id, j.handler, j.payload, j.attempt_count, j.max_attempts, j.timeout_seconds,
-            j.cancel_requested, j.priority, j.run_at
+   WHERE j.id IN (SELECT id FROM picked)
+  RETURNING j.id, j.project, j.queue, j.handler, j.payload, j.attempt_count, j.max_attempts,
+            j.timeout_seconds, j.cancel_requested, j.priority, j.run_at
 ), attempt AS (
   INSERT INTO attempts (job_id, number, status, worker_id, started_at, lease_expires_at)
   SELECT id, attempt_count, 'RUNNING', %(worker_id)s, now(),
          now() + make_interval(secs => %(lease_seconds)s)
     FROM claimed
   RETURNING id AS attempt_id, job_id
+), spent AS (
+  UPDATE queues q
+     SET rate_tokens = least(q.rate_limit_per_second,
+                             coalesce(q.rate_tokens, q.rate_limit_per_second)
+                             + extract(epoch FROM clock_timestamp()
+                                       - coalesce(q.rate_refilled_at, clock_timestamp()))
+                               * q.rate_limit_per_second) - s.n,
+         rate_refilled_at = clock_timestamp()
+    FROM (SELECT project, queue, count(*) AS n FROM claimed GROUP BY project, queue) s
+   WHERE q.project = s.project AND q.name = s.queue AND q.rate_limit_per_second IS NOT NULL
+  RETURNING q.name
 )
 SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS number,
-       c.max_attempts, c.timeout_seconds, c.cancel_requested,
+       c.max_attempts, c.timeout_seconds, c.cancel_requested, c.project, c.queue,
        extract(epoch FROM now() - c.run_at)::float8 AS claim_lag_seconds
   FROM claimed c JOIN attempt a ON a.job_id = c.id
  ORDER BY c.priority DESC, c.run_at, c.id;
@@ -196,13 +245,15 @@ SELECT r.id AS job_id, r.status AS job_status FROM released r;
 -- round trip that commits, durably, before it returns.
 WITH inserted AS (
   INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds, trigger,
-                    schedule_id, exclusive, requested_by)
+                    schedule_id, exclusive, requested_by, project, queue, concurrency_key)
   SELECT handler, payload::jsonb, priority, coalesce(run_at, now()), max_attempts,
-         timeout_seconds, trigger, schedule_id, exclusive, requested_by
+         timeout_seconds, trigger, schedule_id, exclusive, requested_by,
+         coalesce(project, 'default'), coalesce(queue, 'default'), concurrency_key
     FROM json_to_recordset(%(rows)s::json)
          AS t(handler text, payload text, priority smallint, run_at timestamptz,
               max_attempts int, timeout_seconds int, trigger text, schedule_id bigint,
-              exclusive bool, requested_by text)
+              exclusive bool, requested_by text, project text, queue text,
+              concurrency_key text)
   RETURNING id
 ), notified AS MATERIALIZED (
   SELECT pg_notify(%(channel)s, '') WHERE %(notify)s

@@ -47,9 +47,11 @@ SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
 -- * woken: one NOTIFY on the jobs channel, only if a job was inserted.
 WITH fired AS (
   INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds,
-                    schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive)
+                    schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive,
+                    project, queue)
   SELECT s.handler, s.payload, s.priority, v.fire_time, s.max_attempts, s.timeout_seconds,
-         s.id, v.fire_time, 'schedule', v.key, 'system', s.overlap = 'forbid'
+         s.id, v.fire_time, 'schedule', v.key, 'system', s.overlap = 'forbid',
+         s.project, s.queue
     FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[], %(keys)s::text[])
          AS v(schedule_id, fire_time, key)
     JOIN schedules s ON s.id = v.schedule_id

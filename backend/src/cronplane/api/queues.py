@@ -1,0 +1,88 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Queues: depth and running count per (project, queue), pause/resume and limits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import marshmallow as ma
+from flask.views import MethodView
+from marshmallow import fields, validate
+
+from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
+from cronplane.api.schemas_common import ApiBlueprint, SafeString, UtcDateTime, problem_responses
+from cronplane.domain.roles import Role
+from cronplane.management import queues
+
+blp = ApiBlueprint("queues", __name__,
+                   description="Named lanes of work: pause them, bound their concurrency.")
+
+LIMIT_DOC = "null = unlimited"
+
+
+class QueueSchema(ma.Schema):
+    project = fields.String(required=True)
+    name = fields.String(required=True)
+    paused = fields.Boolean(required=True)
+    paused_by = fields.String(required=True, allow_none=True)
+    paused_reason = fields.String(required=True, allow_none=True)
+    paused_at = UtcDateTime(required=True, allow_none=True)
+    concurrency_limit = fields.Integer(required=True, allow_none=True,
+                                       metadata={"description": "RUNNING jobs of the queue, "
+                                                                "across all processes; "
+                                                                + LIMIT_DOC})
+    per_key_limit = fields.Integer(required=True, allow_none=True,
+                                   metadata={"description": "RUNNING jobs sharing one "
+                                                            "concurrency_key; " + LIMIT_DOC})
+    rate_limit_per_second = fields.Float(required=True, allow_none=True,
+                                         metadata={"description": "Starts per second; "
+                                                                  + LIMIT_DOC})
+    pending = fields.Integer(required=True)
+    running = fields.Integer(required=True)
+
+
+class QueueListArgsSchema(ma.Schema):
+    project = fields.List(SafeString(validate=validate.Regexp(r"^[a-z0-9-]{1,40}$")),
+                          load_default=list, metadata={"description": "Repeatable"})
+
+
+def _limit(**kwargs: Any) -> fields.Field:
+    return fields.Integer(strict=True, allow_none=True,
+                          validate=validate.Range(min=1, max=1_000_000), **kwargs)
+
+
+class QueueUpdateSchema(ma.Schema):
+    """OPERATOR: paused (+ paused_reason). ADMIN: the limits. Absent fields keep their value."""
+
+    paused = fields.Boolean(truthy={True}, falsy={False})
+    paused_reason = SafeString(allow_none=True, validate=validate.Length(max=1000))
+    concurrency_limit = _limit()
+    per_key_limit = _limit()
+    rate_limit_per_second = fields.Float(allow_none=True,
+                                         validate=validate.Range(min=0, min_inclusive=False,
+                                                                 max=1_000_000))
+
+
+@blp.route("/queues")
+class Queues(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listQueues", summary="Queues with their depth and running count")
+    @blp.arguments(QueueListArgsSchema, location="query")
+    @blp.response(200, QueueSchema(many=True))
+    def get(self, args: dict[str, Any]) -> Any:
+        return [asdict(q) for q in queues.list_queues(management_context(),
+                                                       projects=args["project"])]
+
+
+@blp.route("/queues/<string:project>/<string:name>")
+class QueueItem(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="updateQueue",
+             summary="Pause/resume a queue (OPERATOR) or set its limits (ADMIN)")
+    @blp.arguments(QueueUpdateSchema)
+    @blp.response(200, QueueSchema)
+    @problem_responses(blp, 400, 403, 404, 415)
+    def patch(self, body: dict[str, Any], project: str, name: str) -> Any:
+        return asdict(queues.update(management_context(), current_actor(), project, name, body))

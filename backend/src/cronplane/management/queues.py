@@ -1,0 +1,142 @@
+"""Queues: list them with their depth, pause and resume them (OPERATOR), set their limits (ADMIN).
+
+The limits themselves are enforced by the claim statement (storage/sql/jobs.sql claim_jobs,
+docs/adr/0007-queue-limits.md); this module only edits the row the claim reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+
+from cronplane.domain.roles import Role
+from cronplane.management import audit
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Forbidden, InvalidInput, NotFound
+from cronplane.management.jobs import QUEUE_NAME
+from cronplane.storage.models import Job, Project, Queue
+
+LIMITS = ("concurrency_limit", "per_key_limit", "rate_limit_per_second")
+MAX_REASON = 1000
+
+
+@dataclass(frozen=True)
+class QueueView:
+    project: str
+    name: str
+    paused: bool
+    paused_by: str | None
+    paused_reason: str | None
+    paused_at: datetime | None
+    concurrency_limit: int | None
+    per_key_limit: int | None
+    rate_limit_per_second: float | None
+    pending: int
+    running: int
+
+
+def list_queues(ctx: ManagementContext, *, projects: Iterable[str] = ()) -> list[QueueView]:
+    wanted = list(projects)
+    with ctx.db.read_session() as session:
+        stmt = select(Queue).order_by(Queue.project, Queue.name)
+        counts = (select(Job.project, Job.queue, Job.status, func.count())
+                  .where(Job.status.in_(("PENDING", "RUNNING")))
+                  .group_by(Job.project, Job.queue, Job.status))
+        if wanted:
+            stmt = stmt.where(Queue.project.in_(wanted))
+            counts = counts.where(Job.project.in_(wanted))
+        rows = list(session.scalars(stmt))
+        depth = {(p, q, s): n for p, q, s, n in session.execute(counts)}
+    return [_view(row, depth.get((row.project, row.name, "PENDING"), 0),
+                  depth.get((row.project, row.name, "RUNNING"), 0)) for row in rows]
+
+
+def _view(row: Queue, pending: int, running: int) -> QueueView:
+    return QueueView(project=row.project, name=row.name, paused=row.paused,
+                     paused_by=row.paused_by, paused_reason=row.paused_reason,
+                     paused_at=row.paused_at, concurrency_limit=row.concurrency_limit,
+                     per_key_limit=row.per_key_limit,
+                     rate_limit_per_second=row.rate_limit_per_second,
+                     pending=pending, running=running)
+
+
+def _checked(changes: Mapping[str, Any]) -> dict[str, Any]:
+    errors: dict[str, list[str]] = {}
+    unknown = sorted(set(changes) - {"paused", "paused_reason", *LIMITS})
+    for name in unknown:
+        errors[name] = ["Unknown field."]
+    if "paused" in changes and not isinstance(changes["paused"], bool):
+        errors["paused"] = ["Must be a boolean."]
+    reason = changes.get("paused_reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+        errors["paused_reason"] = [f"Must be at most {MAX_REASON} characters."]
+    for name in LIMITS:
+        if name not in changes or changes[name] is None:
+            continue
+        value = changes[name]
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if (not numeric or value <= 0 or (name != "rate_limit_per_second"
+                                          and not isinstance(value, int))
+                or value > 1_000_000):
+            errors[name] = ["Must be a positive " + ("number" if name == "rate_limit_per_second"
+                                                     else "integer") + " or null (unlimited)."]
+    if errors:
+        field = next(iter(errors))
+        raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
+    return dict(changes)
+
+
+def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
+           changes: Mapping[str, Any]) -> QueueView:
+    """Pause/resume (OPERATOR) or change limits (ADMIN). A queue not named yet is created: only
+    OPERATOR and above get here, so reading never creates state. One audit event per change:
+    queue.pause, queue.resume, queue.update."""
+    if not QUEUE_NAME.fullmatch(name):
+        raise InvalidInput("queue: must match [a-z0-9_.-]{1,64}",
+                           errors={"name": ["Must match [a-z0-9_.-]{1,64}."]})
+    values = _checked(changes)
+    if any(limit in values for limit in LIMITS) and not actor.role.allows(Role.ADMIN):
+        raise Forbidden("changing queue limits requires ADMIN")
+    with ctx.db.transaction() as session:
+        if session.get(Project, project) is None:
+            raise NotFound(f"project {project!r} not found")
+        session.execute(insert(Queue).values(project=project, name=name)
+                        .on_conflict_do_nothing())
+        row = session.execute(select(Queue).where(Queue.project == project, Queue.name == name)
+                              .with_for_update()).scalar_one()
+        target = f"{project}/{name}"
+        if "paused" in values and values["paused"] != row.paused:
+            row.paused = values["paused"]
+            if row.paused:
+                row.paused_by = actor.username
+                row.paused_reason = values.get("paused_reason")
+                row.paused_at = func.now()
+            else:
+                row.paused_by = row.paused_reason = row.paused_at = None
+            audit.record(session, actor, "queue.pause" if row.paused else "queue.resume",
+                         target_type="queue", target_id=target,
+                         details={"reason": values.get("paused_reason")})
+        limits = {k: values[k] for k in LIMITS if k in values}
+        before = {k: getattr(row, k) for k in limits}
+        if limits and before != limits:
+            for key, value in limits.items():
+                setattr(row, key, value)
+            if "rate_limit_per_second" in limits:
+                row.rate_tokens = row.rate_refilled_at = None  # a new bucket, full
+            audit.record(session, actor, "queue.update", target_type="queue", target_id=target,
+                         details={k: [before[k], limits[k]] for k in limits
+                                  if before[k] != limits[k]})
+        row.updated_at = func.now()
+        session.flush()
+        session.refresh(row)
+        pending, running = (
+            session.execute(select(func.count()).where(Job.project == project, Job.queue == name,
+                                                       Job.status == status)).scalar_one()
+            for status in ("PENDING", "RUNNING"))
+        return _view(row, pending, running)
