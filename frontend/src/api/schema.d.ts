@@ -390,6 +390,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Queues with their depth and running count */
+        get: operations["listQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queues/{project}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Pause/resume a queue (OPERATOR) or set its limits (ADMIN) */
+        patch: operations["updateQueue"];
+        trace?: never;
+    };
     "/api/v1/schedules": {
         parameters: {
             query?: never;
@@ -935,6 +972,7 @@ export interface components {
         Job: {
             attempt_count: number;
             cancel_requested: boolean;
+            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -948,6 +986,7 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
+            queue: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -970,6 +1009,11 @@ export interface components {
             limit: number;
         };
         JobCreate: {
+            /**
+             * @description Jobs sharing a key count against their queue's per_key_limit together
+             * @default null
+             */
+            concurrency_key?: string | null;
             handler: string;
             /** @default null */
             max_attempts?: number | null;
@@ -981,6 +1025,11 @@ export interface components {
              * @default null
              */
             priority?: number | null;
+            /**
+             * @description [a-z0-9_.-]{1,64}, default `default`; a new name creates the queue
+             * @default null
+             */
+            queue?: string | null;
             /**
              * Format: date-time
              * @description Not before this instant (default now)
@@ -997,6 +1046,7 @@ export interface components {
             attempt_count: number;
             attempts: components["schemas"]["Attempt"][];
             cancel_requested: boolean;
+            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -1010,6 +1060,7 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
+            queue: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -1103,6 +1154,30 @@ export interface components {
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
+        Queue: {
+            /** @description RUNNING jobs of the queue, across all processes; null = unlimited */
+            concurrency_limit: number | null;
+            name: string;
+            paused: boolean;
+            /** Format: date-time */
+            paused_at: string | null;
+            paused_by: string | null;
+            paused_reason: string | null;
+            pending: number;
+            /** @description RUNNING jobs sharing one concurrency_key; null = unlimited */
+            per_key_limit: number | null;
+            project: string;
+            /** @description Starts per second; null = unlimited */
+            rate_limit_per_second: number | null;
+            running: number;
+        };
+        QueueUpdate: {
+            concurrency_limit?: number | null;
+            paused?: boolean;
+            paused_reason?: string | null;
+            per_key_limit?: number | null;
+            rate_limit_per_second?: number | null;
+        };
         Schedule: {
             /** Format: date-time */
             created_at: string;
@@ -1138,6 +1213,8 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
+            /** @description The queue its jobs go to */
+            queue: string;
             timeout_seconds: number | null;
             timezone: string;
             /** Format: date-time */
@@ -1160,6 +1237,8 @@ export interface components {
                 [key: string]: unknown;
             };
             priority?: number;
+            /** @description [a-z0-9_.-]{1,64}, default `default` */
+            queue?: string;
             timeout_seconds?: number | null;
             /**
              * @description IANA time zone (default UTC)
@@ -1197,6 +1276,8 @@ export interface components {
                 [key: string]: unknown;
             };
             priority?: number;
+            /** @description [a-z0-9_.-]{1,64}, default `default` */
+            queue?: string;
             timeout_seconds?: number | null;
             /** @description IANA time zone, e.g. Europe/Paris */
             timezone?: string;
@@ -1785,6 +1866,7 @@ export interface operations {
                 status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
                 schedule_id?: number | null;
                 handler?: string | null;
+                queue?: string | null;
                 /** @description Full-text search over handler, idempotency key and error */
                 q?: string | null;
                 created_after?: string | null;
@@ -2063,6 +2145,67 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listQueues: {
+        parameters: {
+            query?: {
+                /** @description Repeatable */
+                project?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queue"][];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    updateQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queue"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -48,7 +48,7 @@ class QueueListArgsSchema(ma.Schema):
                           load_default=list, metadata={"description": "Repeatable"})
 
 
-def _limit(**kwargs: Any) -> fields.Field:
+def _limit(**kwargs: Any) -> fields.Integer:
     return fields.Integer(strict=True, allow_none=True,
                           validate=validate.Range(min=1, max=1_000_000), **kwargs)
 
