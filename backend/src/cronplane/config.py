@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cronplane.domain.egress import DEFAULT_POLICY, EgressPolicy
+
 DEFAULT_DATA_DIR = ".cronplane"
 
 
@@ -48,6 +50,8 @@ class Settings:
     access_token_minutes: int = 15
     refresh_token_days: int = 7
     trusted_proxies: int = 0
+    # CRONPLANE_HTTP_ALLOW: what outbound calls may reach beyond the public internet.
+    egress_policy: EgressPolicy = DEFAULT_POLICY
 
     @property
     def production(self) -> bool:
@@ -97,6 +101,7 @@ class Settings:
                                                 low=1, high=24 * 60),
             refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),
             trusted_proxies=reader.integer("CRONPLANE_TRUSTED_PROXIES", 0, low=0, high=5),
+            egress_policy=reader.egress_policy("CRONPLANE_HTTP_ALLOW"),
         )
         if settings.admin_username and not settings.admin_password:
             raise ConfigError(
@@ -191,6 +196,13 @@ class _Reader:
         if normalised not in allowed:
             raise ConfigError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
         return normalised
+
+    def egress_policy(self, name: str) -> EgressPolicy:
+        try:
+            return EgressPolicy.parse(self.text(name, ""))
+        except ValueError as exc:
+            raise ConfigError(f"{name}: {exc} (expected comma-separated CIDRs and host names)") \
+                from None
 
     def database_url(self, name: str) -> str | None:
         value = self.optional(name)

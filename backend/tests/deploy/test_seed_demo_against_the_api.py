@@ -55,6 +55,8 @@ def server(make_database: Callable[[], str],
         port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
     env.update({
+        # The health probe calls this server on loopback: allowed explicitly, as in the demo.
+        "CRONPLANE_HTTP_ALLOW": "127.0.0.1/32",
         "DATABASE_URL": make_database(),
         "CRONPLANE_PORT": str(port),
         "CRONPLANE_DATA_DIR": str(tmp_path_factory.mktemp("seed-serve")),

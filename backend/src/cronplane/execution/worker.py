@@ -43,6 +43,7 @@ from typing import Any
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF
 from cronplane.domain.clock import Clock
+from cronplane.domain.egress import EgressError
 from cronplane.domain.identity import ProcessIdentity
 from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
@@ -433,6 +434,7 @@ class Worker(LoopService):
 
 
 def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    # An egress refusal reads as the contract spells it ("egress denied: …"), with no class name.
+    text = str(exc) if isinstance(exc, EgressError) else f"{type(exc).__name__}: {exc}"
     tail = "".join(traceback.format_exception(exc)[-3:])
     return (text + "\n" + tail)[:MAX_ERROR_CHARS]

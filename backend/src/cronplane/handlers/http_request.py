@@ -1,22 +1,23 @@
-"""``http.request``: one real HTTP request with a timeout; records status and latency.
+"""``http.request``: one real HTTP request under the egress policy; records status and latency.
 
 A status outside ``expect_status`` (default: any 2xx) fails the attempt, so retries and the
-dead-letter queue apply to flaky endpoints the same way they apply to exceptions.
+dead-letter queue apply to flaky endpoints the same way they apply to exceptions. Where the
+request may go is decided by ``handlers/outbound.py`` (resolve, check every address, connect to
+the checked one, re-check every redirect): an OPERATOR runs work, it does not get the network
+behind the server.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
+from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
 from cronplane.handlers.context import HandlerContext
+from cronplane.handlers.outbound import client_for
 from cronplane.handlers.registry import handler
 
-MAX_BODY_CHARS = 2000
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -41,8 +42,21 @@ class UnexpectedStatus(Exception):
     pass
 
 
-@handler("http.request", schema=SCHEMA, timeout=60,
-         description="Sends one HTTP request; fails unless the status is expected (default 2xx).")
+def check_destination(payload: dict[str, Any], settings: Any) -> list[str]:
+    """At submission: a URL whose literal host (an address or a localhost name) is denied → 422.
+    Names are resolved only when the attempt runs, and checked again there."""
+    policy = getattr(settings, "egress_policy", None)
+    try:
+        (policy if isinstance(policy, EgressPolicy) else DEFAULT_POLICY).check_url_literal(
+            str(payload.get("url", "")))
+    except EgressError as exc:
+        return [f"url: {exc}"]
+    return []
+
+
+@handler("http.request", schema=SCHEMA, timeout=60, check=check_destination,
+         description="Sends one HTTP request to a public address (or one allowed by "
+                     "CRONPLANE_HTTP_ALLOW); fails unless the status is expected (default 2xx).")
 def http_request(ctx: HandlerContext) -> dict[str, Any]:
     payload = ctx.payload
     headers = dict(payload.get("headers") or {})
@@ -53,22 +67,20 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
     elif body is not None:
         data = json.dumps(body).encode()
         headers.setdefault("Content-Type", "application/json")
-    headers.setdefault("User-Agent", "cronplane/0.1")
-    if urllib.parse.urlsplit(payload["url"]).scheme not in ("http", "https"):
-        raise ValueError("http.request only speaks http and https")
-    request = urllib.request.Request(payload["url"], data=data,  # noqa: S310 - scheme checked
-                                     method=payload["method"], headers=headers)
-    timeout = max(0.1, ctx.remaining)
     started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme checked by the schema
-            status = int(response.status)
-            text = response.read(MAX_BODY_CHARS * 4).decode("utf-8", "replace")
-    except urllib.error.HTTPError as exc:
-        status = int(exc.code)
-        text = exc.read(MAX_BODY_CHARS * 4).decode("utf-8", "replace")
+    # EgressError ("egress denied: …") propagates: the attempt fails before anything is sent.
+    response = client_for(ctx.settings).request(payload["method"], payload["url"],
+                                                headers=headers, body=data,
+                                                timeout=max(0.1, ctx.remaining))
+    status = response.status
+    text = response.body.decode("utf-8", "replace")
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    result = {"status": status, "latency_ms": latency_ms, "body": text[:MAX_BODY_CHARS]}
+    result: dict[str, Any] = {"status": status, "latency_ms": latency_ms, "body": text}
+    if response.truncated:
+        result["body_truncated"] = True
+    if response.redirects:
+        result["redirects"] = response.redirects
+        result["url"] = response.url
     expected = payload.get("expect_status")
     ok = (200 <= status < 300) if expected is None else (
         status in expected if isinstance(expected, list) else status == expected)

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "cronplane.handlers"
 DEFAULT_TIMEOUT_SECONDS = 300
 HandlerFn = Callable[[HandlerContext], Any]
+# A check beyond the schema, run at submission with the settings: (payload, settings) → messages.
+PayloadCheck = Callable[[dict[str, Any], Any], list[str]]
 OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
 
@@ -40,17 +42,20 @@ class HandlerSpec:
     # Name of a boolean Settings field that must be true for this handler to exist at all
     # (shell.command needs CRONPLANE_SHELL_COMMANDS=true).
     requires_setting: str | None = None
+    # Run after the schema passed (http.request refuses a literal denied host here → 422).
+    check: PayloadCheck | None = None
 
     def enabled(self, settings: Any) -> bool:
         if self.requires_setting is None:
             return True
         return bool(getattr(settings, self.requires_setting, False))
 
-    def validate(self, payload: Any) -> list[str]:
-        """Every schema violation as '<path>: <message>'; empty when the payload is valid."""
+    def validate(self, payload: Any, settings: Any = None) -> list[str]:
+        """Every schema violation as '<path>: <message>' (then the spec's own check); empty when
+        the payload is valid."""
         validator = _validator(self.schema)
         if validator.is_valid(payload):  # the common case, and the cheap one (bulk enqueue)
-            return []
+            return self.check(payload, settings) if self.check is not None else []
         messages = []
         for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path)):
             path = "/".join(str(p) for p in error.absolute_path)
@@ -101,13 +106,14 @@ class Registry:
     def handler(self, name: str, *, schema: dict[str, Any] | None = None,
                 timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
                 backoff: Backoff | None = None, max_attempts: int = 3,
-                requires_setting: str | None = None) -> Callable[[HandlerFn], HandlerFn]:
+                requires_setting: str | None = None,
+                check: PayloadCheck | None = None) -> Callable[[HandlerFn], HandlerFn]:
         def register(fn: HandlerFn) -> HandlerFn:
             self.register(HandlerSpec(
                 name=name, fn=fn, schema=schema if schema is not None else OBJECT_SCHEMA,
                 timeout=timeout, description=description or (fn.__doc__ or "").strip(),
                 backoff=backoff or DEFAULT_BACKOFF, max_attempts=max_attempts,
-                requires_setting=requires_setting))
+                requires_setting=requires_setting, check=check))
             return fn
         return register
 
@@ -118,11 +124,12 @@ REGISTRY = Registry()
 def handler(name: str, *, schema: dict[str, Any] | None = None,
             timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
             backoff: Backoff | None = None, max_attempts: int = 3,
-            requires_setting: str | None = None) -> Callable[[HandlerFn], HandlerFn]:
+            requires_setting: str | None = None,
+            check: PayloadCheck | None = None) -> Callable[[HandlerFn], HandlerFn]:
     """Register a handler in the process-wide registry."""
     return REGISTRY.handler(name, schema=schema, timeout=timeout, description=description,
                             backoff=backoff, max_attempts=max_attempts,
-                            requires_setting=requires_setting)
+                            requires_setting=requires_setting, check=check)
 
 
 _loaded = False

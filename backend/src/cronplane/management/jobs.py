@@ -99,7 +99,7 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
     if not isinstance(request.payload, dict):
         errors["payload"] = ["Must be an object."]
     else:
-        problems = spec.validate(request.payload)
+        problems = spec.validate(request.payload, settings)
         if problems:
             errors["payload"] = problems
     _check_range(errors, "priority", request.priority, PRIORITY_RANGE)

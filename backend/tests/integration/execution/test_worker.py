@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from cronplane.config import Settings
+from cronplane.domain.egress import EgressPolicy
 from cronplane.domain.roles import Role
 from cronplane.execution.queue_plane import build_queue_services
 from cronplane.execution.runner import ExecutionRunner
@@ -39,8 +40,10 @@ def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
 def plane(fresh_database_url: str, settings: Settings) -> Iterator[
         tuple[ManagementContext, ExecutionRunner]]:
     db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=12)
+    # The HTTP receiver below listens on loopback, which the egress policy denies by default.
     tuned = dataclasses.replace(settings, worker_concurrency=4, attempt_lease_seconds=2,
-                                shutdown_grace_seconds=0.5)
+                                shutdown_grace_seconds=0.5,
+                                egress_policy=EgressPolicy.parse("127.0.0.0/8"))
     runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
     runner.start()
     ctx = ManagementContext(settings=tuned, db=db)
