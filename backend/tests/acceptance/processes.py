@@ -16,8 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,21 +24,13 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from tests.support.waiting import wait_until
+
 TTL = 2.0
 RENEW = TTL / 3
 CLI = [sys.executable, "-m", "cronplane.cli", "worker"]
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float, step: float = 0.02) -> Any:
-    """Poll ``predicate`` until it is truthy or ``timeout`` passes; returns its last value."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        pause.wait(step)
-    return predicate()
 
 
 class Cluster:
@@ -82,8 +73,8 @@ class Cluster:
 
     def wait_registered(self, procs: Sequence[subprocess.Popen[bytes]],
                         timeout: float = 30) -> None:
-        ok = wait_until(lambda: all(self.registered(p.pid) for p in procs), timeout, step=0.1)
-        assert ok, f"processes {[p.pid for p in procs]} did not register within {timeout}s"
+        wait_until(lambda: all(self.registered(p.pid) for p in procs), timeout,
+                   f"processes {[p.pid for p in procs]} to register", step=0.1)
 
     def kill9(self, proc: subprocess.Popen[bytes]) -> None:
         proc.send_signal(signal.SIGKILL)

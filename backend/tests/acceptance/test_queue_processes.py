@@ -7,9 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -18,20 +17,11 @@ from psycopg.rows import dict_row
 
 from cronplane.management import jobs
 from cronplane.storage.database import Database
+from tests.support.waiting import wait_until
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
 
 
-def wait_until(predicate: Callable[[], object], timeout: float,
-               message: str | Callable[[], str]) -> None:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        pause.wait(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for "
-                         f"{message() if callable(message) else message}")
 
 
 class Workers:

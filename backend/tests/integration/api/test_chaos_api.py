@@ -6,6 +6,7 @@ import psycopg
 import pytest
 
 from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.db_state import assert_unchanged
 
 URL = "/api/v1/chaos/experiments"
 
@@ -117,12 +118,13 @@ def test_valid_per_kind_params(setup) -> None:
 
 
 def test_chaos_is_admin_only(setup) -> None:
-    clients, _ = setup
+    clients, url = setup
     body = {"kind": "leader_stepdown", "duration_seconds": 30}
-    assert clients.operator.post(URL, json=body).status_code == 403
-    assert clients.operator.get(URL).status_code == 403
-    assert clients.operator.delete(f"{URL}/1").status_code == 403
-    assert clients.anonymous.get(URL).status_code == 401
+    with assert_unchanged(url, ["chaos_experiments", "leases"]):
+        assert clients.operator.post(URL, json=body).status_code == 403
+        assert clients.operator.get(URL).status_code == 403
+        assert clients.operator.delete(f"{URL}/1").status_code == 403
+        assert clients.anonymous.get(URL).status_code == 401
 
 
 def test_stopping_an_unknown_experiment_is_404(setup) -> None:

@@ -18,7 +18,8 @@ from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
 from tests.integration.api.role_clients import RoleClient, make_app
-from tests.integration.execution.test_leadership import query, wait_until
+from tests.integration.execution.test_leadership import query
+from tests.support.waiting import wait_until
 
 TTL = 1.0
 GRACE = misfire_grace(TTL)  # 5 s

@@ -8,6 +8,7 @@ import pytest
 
 from tests.integration.api.job_seed import insert_job, insert_schedule
 from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.db_state import assert_unchanged
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +107,12 @@ def test_reading_needs_credentials(clients) -> None:
     _problem(clients.anonymous.get("/api/v1/jobs/1"), 401)
 
 
-def test_viewer_cannot_submit_cancel_or_retry(clients, seeded) -> None:
+def test_viewer_cannot_submit_cancel_or_retry(clients, seeded, database_url) -> None:
     viewer = clients.viewer
-    _problem(viewer.post("/api/v1/jobs", json={"handler": "noop"}), 403)
-    _problem(viewer.post(f"/api/v1/jobs/{seeded['dead']}/cancel"), 403)
-    _problem(viewer.post(f"/api/v1/jobs/{seeded['dead']}/retry"), 403)
+    with assert_unchanged(database_url, ["jobs", "attempts"]):
+        _problem(viewer.post("/api/v1/jobs", json={"handler": "noop"}), 403)
+        _problem(viewer.post(f"/api/v1/jobs/{seeded['dead']}/cancel"), 403)
+        _problem(viewer.post(f"/api/v1/jobs/{seeded['dead']}/retry"), 403)
 
 
 def _count_jobs(url: str) -> int:

@@ -7,6 +7,7 @@ import pytest
 
 from tests.integration.api.job_seed import insert_job
 from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.db_state import assert_unchanged
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +46,13 @@ def test_idempotent_replay_is_200_with_the_same_job(clients) -> None:
     assert different.status_code == 422, "same key, different body"
 
 
-def test_unknown_handler_or_bad_payload_is_422_at_submission(clients) -> None:
-    unknown = clients.operator.post("/api/v1/jobs", json={"handler": "teleport"})
-    assert unknown.status_code == 422 and "handler" in unknown.json["errors"]
-    bad = clients.operator.post("/api/v1/jobs", json={"handler": "sleep",
-                                                      "payload": {"seconds": "forever"}})
-    assert bad.status_code == 422
+def test_unknown_handler_or_bad_payload_is_422_at_submission(clients, database_url) -> None:
+    with assert_unchanged(database_url, ["jobs", "audit_events"]):
+        unknown = clients.operator.post("/api/v1/jobs", json={"handler": "teleport"})
+        assert unknown.status_code == 422 and "handler" in unknown.json["errors"]
+        bad = clients.operator.post("/api/v1/jobs", json={"handler": "sleep",
+                                                          "payload": {"seconds": "forever"}})
+        assert bad.status_code == 422
 
 
 def test_cancel_pending_is_200_running_is_202_finished_is_409(clients, database_url) -> None:

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.db_state import assert_unchanged
 
 URL = "/api/v1/schedules"
 
@@ -61,16 +62,19 @@ def test_invalid_schedule_is_422_naming_the_field(clients, body, field) -> None:
     assert clients.admin.get(f"{URL}?q=x").json["items"] == [], "nothing written"
 
 
-def test_patch_with_if_match(clients) -> None:
+def test_patch_with_if_match(clients, database_url) -> None:
     created = _create(clients)
     path = f"{URL}/{created['id']}"
     ok = clients.admin.patch(path, json={"description": "v2"}, headers={"If-Match": '"1"'})
     assert ok.status_code == 200 and ok.json["version"] == 2 and ok.headers["ETag"] == '"2"'
-    stale = clients.admin.patch(path, json={"description": "v3"}, headers={"If-Match": "1"})
+    with assert_unchanged(database_url, ["schedules"]):
+        stale = clients.admin.patch(path, json={"description": "v3"}, headers={"If-Match": "1"})
     assert stale.status_code == 412 and stale.mimetype == "application/problem+json"
     bare = clients.admin.patch(path, json={"description": "v3"}, headers={"If-Match": "2"})
     assert bare.status_code == 200 and bare.json["version"] == 3
-    garbage = clients.admin.patch(path, json={"description": "v4"}, headers={"If-Match": "abc"})
+    with assert_unchanged(database_url, ["schedules"]):
+        garbage = clients.admin.patch(path, json={"description": "v4"},
+                                      headers={"If-Match": "abc"})
     assert garbage.status_code == 412
     unconditional = clients.admin.patch(path, json={"description": "v4"})
     assert unconditional.status_code == 200
@@ -116,15 +120,16 @@ def test_list_pagination_and_search(clients) -> None:
     assert clients.viewer.get(f"{URL}?limit=0").status_code == 422
 
 
-def test_roles(clients) -> None:
+def test_roles(clients, database_url) -> None:
     created = _create(clients)
     path = f"{URL}/{created['id']}"
     body = {"name": "op", "handler": "noop", "cron": "* * * * *"}
-    assert clients.operator.post(URL, json=body).status_code == 403
-    assert clients.operator.patch(path, json={"description": "x"}).status_code == 403
-    assert clients.operator.post(f"{path}/pause").status_code == 403
-    assert clients.operator.delete(path).status_code == 403
-    assert clients.viewer.post(f"{path}/trigger").status_code == 403
+    with assert_unchanged(database_url, ["schedules", "jobs"]):
+        assert clients.operator.post(URL, json=body).status_code == 403
+        assert clients.operator.patch(path, json={"description": "x"}).status_code == 403
+        assert clients.operator.post(f"{path}/pause").status_code == 403
+        assert clients.operator.delete(path).status_code == 403
+        assert clients.viewer.post(f"{path}/trigger").status_code == 403
     assert clients.anonymous.get(URL).status_code == 401
     assert clients.viewer.get(path).status_code == 200
 

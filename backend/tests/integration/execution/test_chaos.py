@@ -8,9 +8,7 @@ cases, exactly as the API does.
 from __future__ import annotations
 
 import dataclasses
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,20 +23,11 @@ from cronplane.management import chaos, jobs
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
+from tests.support.waiting import wait_until
 
 ADMIN = Actor(username="root", role=Role.ADMIN, user_id=1)
 
 
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
-               message: str | Callable[[], str] = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        pause.wait(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for "
-                         f"{message() if callable(message) else message}")
 
 
 @dataclasses.dataclass

@@ -23,6 +23,7 @@ from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
+from tests.support.waiting import wait_until
 
 TTL = 2.0
 
@@ -34,14 +35,6 @@ class Node:
     scheduler: Scheduler
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        pause.wait(step)
-    return predicate()
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
-from tests.integration.execution.test_leadership import query, wait_until
+from tests.integration.execution.test_leadership import query
+from tests.support.waiting import wait_until
 
 TTL = 2.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -21,19 +21,11 @@ from cronplane.management import history, jobs
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
+from tests.support.waiting import wait_until
 
 ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
 
 
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
-               message: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        pause.wait(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
 @pytest.fixture

@@ -1,0 +1,28 @@
+"""The one wait helper of the test suite."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 10.0,
+               message: str | Callable[[], str] = "condition", *, step: float = 0.02) -> T:
+    """Poll ``predicate`` every ``step`` seconds until it returns something truthy (returned),
+    or raise ``AssertionError`` after ``timeout`` seconds naming ``message`` (a callable is
+    evaluated then, so it can describe the state that did not come)."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            break
+        pause.wait(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for "
+                         f"{message() if callable(message) else message}")
