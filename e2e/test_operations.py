@@ -120,3 +120,16 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
     stored = admin_api.get(f"/schedules/{schedule['id']}")
     assert stored["paused"] is True and stored["pause_reason"] == "maintenance window"
     assert stored["paused_until"] == until.strftime("%Y-%m-%dT%H:%M:00Z")
+
+    # The pause is version 2 in the history; rolling back to version 1 makes version 3, unpaused.
+    history = page.get_by_role("region", name="Version history")
+    expect(history.get_by_test_id("version-2")).to_contain_text("by admin")
+    expect(history.get_by_role("table", name="Changes in v2")).to_contain_text("paused")
+    history.get_by_role("button", name="Roll back to v1").click()
+    box = dialog(page)
+    box.get_by_role("button", name="Roll back to v1", exact=True).click()
+    expect(box).to_be_hidden()
+    expect(history.get_by_test_id("version-3")).to_contain_text("(current)")
+    rolled = admin_api.get(f"/schedules/{schedule['id']}")
+    assert rolled["version"] == 3 and rolled["paused"] is False
+    screenshot(page, "schedule-versions")

@@ -542,6 +542,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules/{schedule_id}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a new version whose definition equals an earlier one */
+        post: operations["rollbackSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules/{schedule_id}/trigger": {
         parameters: {
             query?: never;
@@ -555,6 +574,25 @@ export interface paths {
         put?: never;
         /** Run the schedule's definition now (ad hoc) */
         post: operations["triggerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        /** Every version of the schedule, newest first, with its field changes */
+        get: operations["listScheduleVersions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -994,6 +1032,8 @@ export interface components {
             /** Format: date-time */
             run_at: string;
             schedule_id: number | null;
+            /** @description The schedule version whose definition made this job */
+            schedule_version: number | null;
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
@@ -1068,6 +1108,8 @@ export interface components {
             /** Format: date-time */
             run_at: string;
             schedule_id: number | null;
+            /** @description The schedule version whose definition made this job */
+            schedule_version: number | null;
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
@@ -1178,6 +1220,9 @@ export interface components {
             per_key_limit?: number | null;
             rate_limit_per_second?: number | null;
         };
+        Rollback: {
+            version: number;
+        };
         Schedule: {
             /** Format: date-time */
             created_at: string;
@@ -1281,6 +1326,20 @@ export interface components {
             timeout_seconds?: number | null;
             /** @description IANA time zone, e.g. Europe/Paris */
             timezone?: string;
+        };
+        ScheduleVersion: {
+            actor: string;
+            /** Format: date-time */
+            at: string;
+            /** @description {field: [old, new]} (old null on create) */
+            changes: {
+                [key: string]: unknown[];
+            };
+            /** @description The whole definition at this version */
+            definition: {
+                [key: string]: unknown;
+            };
+            version: number;
         };
         Stats: {
             /** @description Chaos experiments running now (any role may know that one runs; details are ADMIN-only) */
@@ -2496,6 +2555,38 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    rollbackSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Rollback"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     triggerSchedule: {
         parameters: {
             query?: never;
@@ -2533,6 +2624,32 @@ export interface operations {
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listScheduleVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleVersion"][];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

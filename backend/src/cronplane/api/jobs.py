@@ -43,7 +43,8 @@ QUEUE_NAME_RE = r"^[a-z0-9_.-]{1,64}$"
 JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
-              "finished_at", "rerun_of", "queue", "concurrency_key")
+              "finished_at", "rerun_of", "queue", "concurrency_key",
+              "schedule_version")
 
 
 class JobSchema(ma.Schema):
@@ -70,6 +71,9 @@ class JobSchema(ma.Schema):
                               metadata={"description": "trigger rerun: the job this one copies"})
     queue = fields.String(required=True)
     concurrency_key = fields.String(required=True, allow_none=True)
+    schedule_version = fields.Integer(
+        required=True, allow_none=True,
+        metadata={"description": "The schedule version whose definition made this job"})
 
 
 class AttemptSchema(ma.Schema):

@@ -304,3 +304,41 @@ class ScheduleFires(MethodView):
     def get(self, args: dict[str, Any], schedule_id: int) -> Any:
         return {"items": fire_ledger.fires(management_context(), schedule_id,
                                            after=args["after"], before=args["before"])}
+
+
+class ScheduleVersionSchema(ma.Schema):
+    version = fields.Integer(required=True)
+    at = UtcDateTime(required=True)
+    actor = fields.String(required=True)
+    changes = fields.Dict(keys=fields.String(), values=fields.List(fields.Raw()), required=True,
+                          metadata={"description": "{field: [old, new]} (old null on create)"})
+    definition = fields.Dict(required=True,
+                             metadata={"description": "The whole definition at this version"})
+
+
+class RollbackSchema(ma.Schema):
+    version = strict_int(1, 2**31 - 1, required=True)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/versions")
+class ScheduleVersions(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listScheduleVersions",
+             summary="Every version of the schedule, newest first, with its field changes")
+    @blp.response(200, ScheduleVersionSchema(many=True))
+    @problem_responses(blp, 404)
+    def get(self, schedule_id: int) -> Any:
+        return schedules.versions(management_context(), schedule_id)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/rollback")
+class ScheduleRollback(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="rollbackSchedule",
+             summary="Make a new version whose definition equals an earlier one")
+    @blp.arguments(RollbackSchema)
+    @blp.response(200, ScheduleSchema)
+    @problem_responses(blp, 404, 409)
+    def post(self, body: dict[str, Any], schedule_id: int) -> Any:
+        return schedules.rollback(management_context(), current_actor(), schedule_id,
+                                  body["version"])

@@ -56,6 +56,7 @@ class JobRequest:
     queue: str = "default"
     concurrency_key: str | None = None
     project: str = "default"
+    schedule_version: int | None = None
 
     def fingerprint(self) -> str:
         # What the client asked for, before defaults: a repeat of the same body matches even if
@@ -178,6 +179,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         values["project"] = request.project
     if request.rerun_of is not None:
         values["rerun_of"] = request.rerun_of
+    if request.schedule_version is not None:
+        values["schedule_version"] = request.schedule_version
     if request.run_at is not None:
         values["run_at"] = request.run_at
     statement = insert(Job).values(**values)

@@ -46,7 +46,7 @@ from cronplane.management.jobs import (
 )
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
-from cronplane.storage.models import Job, Schedule
+from cronplane.storage.models import Job, Schedule, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 
 MAX_PAUSE_REASON = 1000
@@ -162,6 +162,23 @@ def _touch(session: Session, schedule: Schedule) -> None:
     schedule.updated_at = session.execute(select(func.now())).scalar_one()
 
 
+def definition(schedule: Schedule) -> dict[str, Any]:
+    """The editable definition: what a version records and a rollback puts back."""
+    return {name: getattr(schedule, name) for name in EDITABLE}
+
+
+def _record_version(session: Session, schedule: Schedule, actor: Actor,
+                    before: dict[str, Any] | None) -> None:
+    """Append the schedule's current version with the fields that changed from ``before``
+    (``None``: it was just created, every field is new)."""
+    after = definition(schedule)
+    changes = {name: [None if before is None else before.get(name), after[name]]
+               for name in EDITABLE if before is None or before.get(name) != after[name]}
+    session.add(ScheduleVersion(schedule_id=schedule.id, version=schedule.version,
+                                actor=actor.username, definition=after, changes=changes))
+    session.flush()
+
+
 def _finish(session: Session, schedule: Schedule) -> Schedule:
     session.flush()
     session.refresh(schedule)
@@ -181,6 +198,7 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Sch
         session.add(schedule)
         _flush_unique_name(session, values["name"])  # the unique index settles a race
         _finish(session, schedule)
+        _record_version(session, schedule, actor, None)
         audit.record(session, actor, "schedule.create", target_type="schedule",
                      target_id=schedule.id, details={"after": snapshot(schedule)})
         _changed(session)
@@ -227,7 +245,8 @@ def list_schedules(ctx: ManagementContext, *, q: str | None = None, paused: bool
 
 
 def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapping[str, Any],
-           if_match: int | None = None) -> Schedule:
+           if_match: int | None = None, *, audit_action: str = "schedule.update",
+           audit_details: dict[str, Any] | None = None) -> Schedule:
     with ctx.db.transaction() as session:
         schedule = _locked(session, schedule_id)
         if if_match is not None and if_match != schedule.version:
@@ -246,6 +265,7 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
             if taken is not None:
                 raise _duplicate(values["name"])
         before = snapshot(schedule)
+        before_definition = definition(schedule)
         # New cron, zone, or un-pausing: fire from the next time after now (no catch-up).
         # Queried before any attribute changes, so no autoflush can hit the unique index early.
         next_run = schedule.next_run_at
@@ -262,9 +282,11 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         schedule.updated_at = now
         _flush_unique_name(session, values["name"])
         _finish(session, schedule)
-        audit.record(session, actor, "schedule.update", target_type="schedule",
+        _record_version(session, schedule, actor, before_definition)
+        audit.record(session, actor, audit_action, target_type="schedule",
                      target_id=schedule_id,
-                     details={"before": before, "after": snapshot(schedule), "changed": changed})
+                     details={"before": before, "after": snapshot(schedule), "changed": changed,
+                              **(audit_details or {})})
         _changed(session)
         return schedule
 
@@ -290,11 +312,13 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
                                    errors={"until": ["Must be in the future."]})
         if schedule.paused and (schedule.paused_until, schedule.pause_reason) == (until, why):
             return schedule
+        before_definition = definition(schedule)
         schedule.paused = True
         schedule.paused_until = until
         schedule.pause_reason = why
         _touch(session, schedule)
         _finish(session, schedule)
+        _record_version(session, schedule, actor, before_definition)
         audit.record(session, actor, "schedule.pause", target_type="schedule",
                      target_id=schedule_id,
                      details={"until": until.isoformat() if until else None, "reason": why})
@@ -309,12 +333,14 @@ def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         _live(schedule, "resumed")
         if not schedule.paused:
             return schedule
+        before_definition = definition(schedule)
         schedule.paused = False
         schedule.paused_until = None
         schedule.pause_reason = None
         schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
         _touch(session, schedule)
         _finish(session, schedule)
+        _record_version(session, schedule, actor, before_definition)
         audit.record(session, actor, "schedule.resume", target_type="schedule",
                      target_id=schedule_id,
                      details={"next_run_at": schedule.next_run_at.isoformat()
@@ -354,7 +380,8 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
                              priority=schedule.priority, max_attempts=schedule.max_attempts,
                              timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
                              schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID,
-                             queue=schedule.queue, project=schedule.project)
+                             queue=schedule.queue, project=schedule.project,
+                             schedule_version=schedule.version)
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   audit_action="schedule.trigger", settings=ctx.settings,
                                   audit_target=("schedule", schedule.id))
@@ -423,7 +450,8 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                      "timeout_seconds": timeout, "trigger": Trigger.BACKFILL.value,
                      "schedule_id": schedule_id, "fire_time": t, "idempotency_key": k,
                      "requested_by": actor.username, "exclusive": schedule.overlap == "forbid",
-                     "project": schedule.project, "queue": schedule.queue}
+                     "project": schedule.project, "queue": schedule.queue,
+                     "schedule_version": schedule.version}
                     for k, t in missing]
             # One statement; the unique key settles a race with the scheduler or another backfill.
             inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(
@@ -439,3 +467,27 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
         return BackfillResult(fire_times=fire_times, enqueued=enqueued,
                               already_present=len(fire_times) - len(missing) if dry_run
                               else len(fire_times) - enqueued, dry_run=dry_run)
+
+
+# -- versions --------------------------------------------------------------------------------------
+def versions(ctx: ManagementContext, schedule_id: int) -> list[ScheduleVersion]:
+    """Every version of a schedule, newest first."""
+    with ctx.db.read_session() as session:
+        if session.get(Schedule, schedule_id) is None:
+            raise NotFound(f"schedule {schedule_id} does not exist")
+        return list(session.scalars(select(ScheduleVersion)
+                                    .where(ScheduleVersion.schedule_id == schedule_id)
+                                    .order_by(ScheduleVersion.version.desc())))
+
+
+def rollback(ctx: ManagementContext, actor: Actor, schedule_id: int, version: int) -> Schedule:
+    """A new version whose definition equals ``version``'s (nothing new if it already does)."""
+    with ctx.db.read_session() as session:
+        if session.get(Schedule, schedule_id) is None:
+            raise NotFound(f"schedule {schedule_id} does not exist")
+        old = session.get(ScheduleVersion, (schedule_id, version))
+        if old is None:
+            raise NotFound(f"schedule {schedule_id} has no version {version}")
+        target = dict(old.definition)
+    return update(ctx, actor, schedule_id, target, audit_action="schedule.rollback",
+                  audit_details={"to_version": version})

@@ -265,6 +265,22 @@ class Schedule(Base):
     )
 
 
+class ScheduleVersion(Base):
+    """Every create and update of a schedule, with its whole definition (what a rollback puts
+    back) and the fields it changed (``{field: [old, new]}``). Written in the same transaction as
+    the change; the leader's timed resume appends one too."""
+
+    __tablename__ = "schedule_versions"
+
+    schedule_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("schedules.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    actor: Mapped[str] = mapped_column(Text)
+    definition: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    changes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+
+
 class Job(Base):
     __tablename__ = "jobs"
 
@@ -286,6 +302,8 @@ class Job(Base):
         BigInteger, ForeignKey("schedules.id", ondelete="SET NULL"))
     fire_time: Mapped[datetime | None] = mapped_column(TZ)
     trigger: Mapped[str] = mapped_column(Text, server_default=text("'api'"))
+    # The schedule's version whose definition this job was made from (schedule_versions).
+    schedule_version: Mapped[int | None] = mapped_column(Integer)
     # trigger "rerun": the job this one copies (with the changes its audit event lists).
     rerun_of: Mapped[int | None] = mapped_column(
         BigInteger, ForeignKey("jobs.id", ondelete="SET NULL"))

@@ -51,3 +51,9 @@ def test_a_timed_pause_resumes_at_until_as_system_and_fires_only_after(leader) -
                                     row["id"])[0]["n"] >= 1, 10)
     [first] = query(db, "SELECT min(fire_time) AS t FROM jobs WHERE schedule_id = %s", row["id"])
     assert first["t"] > row["paused_until"], "no fire time from inside the pause"
+    [version] = query(db, "SELECT actor, changes FROM schedule_versions WHERE schedule_id = %s "
+                          "AND version = 2", row["id"])
+    assert version == {"actor": "system", "changes": {"paused": [True, False]}}
+    versions = query(db, "SELECT DISTINCT schedule_version AS v FROM jobs WHERE schedule_id = %s",
+                     row["id"])
+    assert versions == [{"v": 2}], "fired jobs carry the schedule version that made them"

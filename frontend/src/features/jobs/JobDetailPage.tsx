@@ -82,6 +82,7 @@ export function JobDetailPage() {
                       ) : (
                         '—'
                       )}
+                      {j.schedule_id && j.schedule_version ? ` (version ${j.schedule_version})` : ''}
                     </Row>
                     <Row label="Priority">{j.priority}</Row>
                     <Row label="Attempts">

@@ -18,6 +18,7 @@ import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
 import { BackfillDialog } from './BackfillDialog';
 import { PauseDialog } from './PauseDialog';
+import { VersionHistory } from './VersionHistory';
 import { useResumeSchedule } from './api/resume-schedule';
 import { useTriggerSchedule } from './api/trigger-schedule';
 import { ScheduleTime } from './ScheduleTimes';
@@ -152,6 +153,7 @@ export function ScheduleDetailPage() {
           </Grid>
         )}
       </QueryState>
+      {s && <VersionHistory id={id} current={s.version} live={!s.deleted_at} />}
       <Paper withBorder p="md" component="section" aria-label="Run history">
         <Group justify="space-between" mb="sm">
           <Title order={2} size="h4">Run history</Title>

@@ -48,10 +48,10 @@ SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
 WITH fired AS (
   INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds,
                     schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive,
-                    project, queue)
+                    project, queue, schedule_version)
   SELECT s.handler, s.payload, s.priority, v.fire_time, s.max_attempts, s.timeout_seconds,
          s.id, v.fire_time, 'schedule', v.key, 'system', s.overlap = 'forbid',
-         s.project, s.queue
+         s.project, s.queue, s.version
     FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[], %(keys)s::text[])
          AS v(schedule_id, fire_time, key)
     JOIN schedules s ON s.id = v.schedule_id
@@ -110,7 +110,18 @@ WITH resumed AS (
          next_run_at = v.next_run_at, version = s.version + 1, updated_at = now()
     FROM unnest(%(ids)s::bigint[], %(next_run_ats)s::timestamptz[]) AS v(id, next_run_at)
    WHERE s.id = v.id AND s.paused
-  RETURNING s.id, s.next_run_at
+  RETURNING s.id, s.next_run_at, s.version,
+            jsonb_build_object('name', s.name, 'description', s.description,
+              'handler', s.handler, 'payload', s.payload, 'cron', s.cron,
+              'timezone', s.timezone, 'paused', s.paused, 'priority', s.priority,
+              'max_attempts', s.max_attempts, 'timeout_seconds', s.timeout_seconds,
+              'overlap', s.overlap, 'misfire', s.misfire) AS definition
+), versioned AS (
+  -- Every change of the definition is a version (management/schedules.py _record_version).
+  INSERT INTO schedule_versions (schedule_id, version, actor, definition, changes)
+  SELECT r.id, r.version, 'system', r.definition, '{"paused": [true, false]}'::jsonb
+    FROM resumed r
+  RETURNING 1
 ), audited AS (
   INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
   SELECT 'system', 'ADMIN', 'schedule.resume', 'schedule', r.id::text,
@@ -124,7 +135,8 @@ WITH resumed AS (
 ), woken AS (
   SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM resumed LIMIT 1) AS any_resumed
 )
-SELECT r.id, (SELECT count(*) FROM audited) AS audited, (SELECT count(*) FROM woken) AS woken
+SELECT r.id, (SELECT count(*) FROM audited) AS audited, (SELECT count(*) FROM woken) AS woken,
+       (SELECT count(*) FROM versioned) AS versioned
   FROM resumed r;
 
 -- name: fire_skips_record
