@@ -21,10 +21,17 @@ down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-DEFINITION = """jsonb_build_object('name', name, 'description', description, 'handler', handler,
-  'payload', payload, 'cron', cron, 'timezone', timezone, 'paused', paused,
-  'priority', priority, 'max_attempts', max_attempts, 'timeout_seconds', timeout_seconds,
-  'overlap', overlap, 'misfire', misfire)"""
+# Each existing schedule's current version, its definition, no changes (one literal statement).
+SEED_VERSIONS = """
+INSERT INTO schedule_versions (schedule_id, version, at, actor, definition, changes)
+SELECT id, version, updated_at, coalesce(created_by, 'system'),
+       jsonb_build_object('name', name, 'description', description, 'handler', handler,
+         'payload', payload, 'cron', cron, 'timezone', timezone, 'paused', paused,
+         'priority', priority, 'max_attempts', max_attempts, 'timeout_seconds', timeout_seconds,
+         'overlap', overlap, 'misfire', misfire),
+       '{}'
+  FROM schedules
+"""
 
 
 def upgrade() -> None:
@@ -44,10 +51,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("schedule_id", "version", name=op.f("pk_schedule_versions")),
     )
     op.add_column("jobs", sa.Column("schedule_version", sa.Integer(), nullable=True))
-    op.execute(f"""
-        INSERT INTO schedule_versions (schedule_id, version, at, actor, definition, changes)
-        SELECT id, version, updated_at, coalesce(created_by, 'system'), {DEFINITION}, '{{}}'
-          FROM schedules""")
+    op.execute(SEED_VERSIONS)
 
 
 def downgrade() -> None:
