@@ -85,7 +85,7 @@ def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
         attempt_count=3, max_attempts=3, timeout_seconds=None, schedule_id=None, trigger="api",
         idempotency_key="k", requested_by="alice", cancel_requested=False, result=None,
         error="boom", created_at=now, started_at=now, finished_at=None, rerun_of=None,
-        schedule_version=None)
+        schedule_version=None, queue="default", concurrency_key=None)
     page = Page(items=[row, row], next_cursor=None)
     generic = type("Generic", (ma.Schema,), {
         "items": fields.List(fields.Nested(JobSchema)),
