@@ -40,7 +40,8 @@ class Settings:
     worker_queues: tuple[str, ...] | None = None
     shutdown_grace_seconds: float = 10.0
     execution: bool = True
-    shell_commands: bool = False
+    # CRONPLANE_SHELL_COMMANDS: absolute paths shell.command may run; empty = handler off.
+    shell_commands: tuple[str, ...] = ()
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     static_dir: Path | None = None
     http_workers: int = 2
@@ -89,7 +90,7 @@ class Settings:
             shutdown_grace_seconds=reader.number("CRONPLANE_SHUTDOWN_GRACE_SECONDS", 10.0,
                                                  low=0, high=3600),
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
-            shell_commands=reader.boolean("CRONPLANE_SHELL_COMMANDS", False),
+            shell_commands=reader.absolute_paths("CRONPLANE_SHELL_COMMANDS"),
             data_dir=data_dir,
             static_dir=reader.path("CRONPLANE_STATIC_DIR"),
             http_workers=reader.integer("CRONPLANE_HTTP_WORKERS", 2, low=1, high=64),
@@ -196,6 +197,17 @@ class _Reader:
         if normalised not in allowed:
             raise ConfigError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
         return normalised
+
+    def absolute_paths(self, name: str) -> tuple[str, ...]:
+        value = self.optional(name)
+        if value is None or value.lower() in ("0", "false", "no", "off"):
+            return ()
+        paths = tuple(p.strip() for p in value.split(",") if p.strip())
+        for path in paths:
+            if not path.startswith("/"):
+                raise ConfigError(f"{name}: expected comma-separated absolute paths of the "
+                                  f"programs shell.command may run, got {path!r}")
+        return paths
 
     def egress_policy(self, name: str) -> EgressPolicy:
         try:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.registry import handler
 
 BATCH = 500
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"older_than_days": {"type": "integer", "minimum": 0, "maximum": 36500}},
+    "properties": {"older_than_days": {"type": "integer", "minimum": 1, "maximum": 36500}},
     "required": ["older_than_days"],
     "additionalProperties": False,
 }
 
 
-@handler("maintenance.purge_history", schema=SCHEMA, timeout=3600,
+@handler("maintenance.purge_history", schema=SCHEMA, timeout=3600, min_role=Role.ADMIN,
          description="Deletes finished jobs (and their attempts) older than `older_than_days`.")
 def purge_history(ctx: HandlerContext) -> dict[str, Any]:
     days = int(ctx.payload["older_than_days"])

@@ -18,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF, Backoff
+from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 
 log = logging.getLogger(__name__)
@@ -39,11 +40,14 @@ class HandlerSpec:
     description: str = ""
     backoff: Backoff = DEFAULT_BACKOFF
     max_attempts: int = 3
-    # Name of a boolean Settings field that must be true for this handler to exist at all
-    # (shell.command needs CRONPLANE_SHELL_COMMANDS=true).
+    # Name of a Settings field (truthy = on) that must be true for this handler to exist at all
+    # (shell.command needs CRONPLANE_SHELL_COMMANDS to list programs).
     requires_setting: str | None = None
     # Run after the schema passed (http.request refuses a literal denied host here → 422).
     check: PayloadCheck | None = None
+    # The role a person needs to submit this handler ad hoc (POST /jobs, rerun). Running it from a
+    # schedule needs only the schedule's trigger rights: an ADMIN defined what it runs.
+    min_role: Role | None = None
 
     def enabled(self, settings: Any) -> bool:
         if self.requires_setting is None:
@@ -107,13 +111,14 @@ class Registry:
                 timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
                 backoff: Backoff | None = None, max_attempts: int = 3,
                 requires_setting: str | None = None,
-                check: PayloadCheck | None = None) -> Callable[[HandlerFn], HandlerFn]:
+                check: PayloadCheck | None = None,
+                min_role: Role | None = None) -> Callable[[HandlerFn], HandlerFn]:
         def register(fn: HandlerFn) -> HandlerFn:
             self.register(HandlerSpec(
                 name=name, fn=fn, schema=schema if schema is not None else OBJECT_SCHEMA,
                 timeout=timeout, description=description or (fn.__doc__ or "").strip(),
                 backoff=backoff or DEFAULT_BACKOFF, max_attempts=max_attempts,
-                requires_setting=requires_setting, check=check))
+                requires_setting=requires_setting, check=check, min_role=min_role))
             return fn
         return register
 
@@ -125,11 +130,13 @@ def handler(name: str, *, schema: dict[str, Any] | None = None,
             timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
             backoff: Backoff | None = None, max_attempts: int = 3,
             requires_setting: str | None = None,
-            check: PayloadCheck | None = None) -> Callable[[HandlerFn], HandlerFn]:
+            check: PayloadCheck | None = None,
+            min_role: Role | None = None) -> Callable[[HandlerFn], HandlerFn]:
     """Register a handler in the process-wide registry."""
     return REGISTRY.handler(name, schema=schema, timeout=timeout, description=description,
                             backoff=backoff, max_attempts=max_attempts,
-                            requires_setting=requires_setting, check=check)
+                            requires_setting=requires_setting, check=check,
+                            min_role=min_role)
 
 
 _loaded = False

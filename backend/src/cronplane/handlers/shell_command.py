@@ -1,20 +1,29 @@
-"""``shell.command {argv}``: runs a program, off unless ``CRONPLANE_SHELL_COMMANDS=true``.
+"""``shell.command {argv}``: runs an allow-listed program; off unless ``CRONPLANE_SHELL_COMMANDS``
+names absolute paths.
 
-An argv list only, executed without a shell, so a payload can never inject shell syntax. The
-process is killed at the attempt's deadline or on cancel; output is truncated to keep job rows
-small. When the setting is off the handler is not in the catalogue and submission rejects it as
-an unknown handler; a job that reaches a worker where it is off fails without running.
+An argv list only, executed without a shell, so a payload can never inject shell syntax.
+``argv[0]`` must equal one of the configured paths (checked at submission and again on the
+worker, which fails closed without settings). The program runs in its own session and process
+group, so at its deadline or on cancel the whole group — grandchildren included — is killed. Its
+environment is PATH, HOME, LANG and the job's id and attempt only: never the product's own
+variables (database URL, signing key, admin password). Submitting it ad hoc needs ADMIN
+(``min_role``); an OPERATOR may still trigger a schedule an ADMIN defined.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 from typing import Any
 
+from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.registry import handler
 
 MAX_OUTPUT_CHARS = 4000
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -30,25 +39,62 @@ class CommandFailed(Exception):
     pass
 
 
+def allowed_commands(settings: Any) -> tuple[str, ...]:
+    value = getattr(settings, "shell_commands", ()) if settings is not None else ()
+    return tuple(value) if isinstance(value, tuple | list) else ()
+
+
+def check_command(payload: dict[str, Any], settings: Any) -> list[str]:
+    """At submission: argv[0] must be one of the allowed absolute paths, spelled exactly."""
+    allowed = allowed_commands(settings)
+    program = str(payload["argv"][0])
+    if program not in allowed:
+        return [f"argv/0: {program!r} is not allowed; CRONPLANE_SHELL_COMMANDS lists "
+                f"{', '.join(allowed) or 'nothing'}"]
+    return []
+
+
+def child_environment(ctx: HandlerContext) -> dict[str, str]:
+    return {"PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/"),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "CRONPLANE_JOB_ID": str(ctx.job_id), "CRONPLANE_ATTEMPT": str(ctx.attempt)}
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    # The child leads its own group (start_new_session): killing the group reaches everything it
+    # started, even after the child itself has exited.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 @handler("shell.command", schema=SCHEMA, timeout=300, requires_setting="shell_commands",
-         description="Runs a program from an argv list (no shell). Disabled unless configured.")
+         check=check_command, min_role=Role.ADMIN,
+         description="Runs an allow-listed program from an argv list (no shell). "
+                     "Disabled unless CRONPLANE_SHELL_COMMANDS lists programs.")
 def shell_command(ctx: HandlerContext) -> dict[str, Any]:
-    if ctx.settings is not None and not getattr(ctx.settings, "shell_commands", False):
+    allowed = allowed_commands(ctx.settings)
+    if not allowed:  # also without settings: fail closed
         raise CommandFailed("shell.command is disabled on this worker (CRONPLANE_SHELL_COMMANDS)")
     argv = [str(a) for a in ctx.payload["argv"]]
+    if argv[0] not in allowed:
+        raise CommandFailed(f"{argv[0]!r} is not in CRONPLANE_SHELL_COMMANDS")
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True)
+                               stdin=subprocess.DEVNULL, text=True, env=child_environment(ctx),
+                               start_new_session=True, close_fds=True)
     stdout, stderr = "", ""
-    while True:
-        try:
-            stdout, stderr = process.communicate(timeout=min(0.2, max(0.01, ctx.remaining)))
-            break
-        except subprocess.TimeoutExpired:
-            if ctx.cancelled.is_set() or ctx.remaining <= 0:
-                process.kill()
-                stdout, stderr = process.communicate()
-                ctx.raise_if_cancelled()
-                raise CommandFailed(f"{argv[0]} killed at its deadline") from None
+    try:
+        while True:
+            try:
+                stdout, stderr = process.communicate(timeout=min(0.2, max(0.01, ctx.remaining)))
+                break
+            except subprocess.TimeoutExpired:
+                if ctx.cancelled.is_set() or ctx.remaining <= 0:
+                    _kill_group(process)
+                    stdout, stderr = process.communicate()
+                    ctx.raise_if_cancelled()
+                    raise CommandFailed(f"{argv[0]} killed at its deadline") from None
+    finally:
+        _kill_group(process)  # whatever the program left running in the background
     result = {"exit_code": process.returncode, "stdout": stdout[-MAX_OUTPUT_CHARS:],
               "stderr": stderr[-MAX_OUTPUT_CHARS:]}
     if process.returncode != 0:

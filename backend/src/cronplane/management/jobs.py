@@ -30,7 +30,7 @@ from cronplane.handlers import HandlerSpec, default_registry
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob
@@ -145,6 +145,16 @@ def _check_key(key: str, *, allow_reserved: bool) -> None:
                            errors={"idempotency_key": ["The prefix 'schedule:' is reserved."]})
 
 
+AD_HOC_TRIGGERS = frozenset({Trigger.API.value, Trigger.RERUN.value})
+
+
+def _check_role(spec: HandlerSpec, actor: Actor, trigger: str) -> None:
+    # An ad-hoc run chooses its own payload; a schedule's run uses what an ADMIN defined.
+    if spec.min_role is not None and trigger in AD_HOC_TRIGGERS \
+            and not actor.role.allows(spec.min_role):
+        raise Forbidden(f"submitting {spec.name} ad hoc needs the {spec.min_role.name} role")
+
+
 # -- enqueue -------------------------------------------------------------------------------------
 def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
             idempotency_key: str | None = None) -> EnqueueResult:
@@ -162,7 +172,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
 
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
     "Run now" is an action on the schedule; the job id goes into the event's details)."""
-    _spec, max_attempts, timeout = _resolve(request, settings)
+    spec, max_attempts, timeout = _resolve(request, settings)
+    _check_role(spec, actor, request.trigger)
     check_queue_fields(request.queue, request.concurrency_key)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)

@@ -24,6 +24,7 @@ from cronplane.storage.database import Database
 from tests.support.waiting import wait_until
 
 ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
+ROOT = Actor(username="root", role=Role.ADMIN, user_id=2)  # ad-hoc purges need ADMIN
 
 
 
@@ -231,7 +232,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
     with ctx.db.connection() as conn:
         conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
                      "'40 days' WHERE id = ANY(%s)", (old,))
-    purge = jobs.enqueue(ctx, ALICE, jobs.JobRequest("maintenance.purge_history",
+    purge = jobs.enqueue(ctx, ROOT, jobs.JobRequest("maintenance.purge_history",
                                                      {"older_than_days": 30})).job
     wait_until(lambda: status_of(ctx, purge.id) == "SUCCEEDED", message="purge")
     assert history.get_job(ctx, purge.id).job.result["deleted_jobs"] == 3

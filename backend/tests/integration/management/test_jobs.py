@@ -189,5 +189,5 @@ def test_bulk_enqueue_validates_each_distinct_request_and_keeps_every_field(
 def test_catalogue_hides_disabled_handlers(ctx: ManagementContext) -> None:
     names = [h.name for h in jobs.handler_catalogue(ctx.settings)]
     assert "noop" in names and "shell.command" not in names
-    enabled = dataclasses.replace(ctx.settings, shell_commands=True)
+    enabled = dataclasses.replace(ctx.settings, shell_commands=("/bin/echo",))
     assert "shell.command" in [h.name for h in jobs.handler_catalogue(enabled)]

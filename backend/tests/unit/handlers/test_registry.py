@@ -36,10 +36,10 @@ def test_payload_validation_reports_each_problem_with_its_path() -> None:
 
 def test_shell_command_exists_only_when_enabled() -> None:
     class Off:
-        shell_commands = False
+        shell_commands = ()
 
     class On:
-        shell_commands = True
+        shell_commands = ("/bin/echo",)
 
     assert "shell.command" not in {s.name for s in default_registry().available(Off())}
     assert "shell.command" in {s.name for s in default_registry().available(On())}
@@ -72,14 +72,14 @@ def test_sleep_stops_when_cancelled() -> None:
 
 def test_shell_command_runs_argv_without_a_shell() -> None:
     class On:
-        shell_commands = True
+        shell_commands = ("/bin/echo",)
 
     spec = default_registry().get("shell.command")
     assert spec is not None
-    ctx = make_ctx({"argv": ["echo", "$HOME; rm -rf /"]})
+    ctx = make_ctx({"argv": ["/bin/echo", "$HOME; rm -rf /"]})
     ctx.settings = On()
     result = spec.fn(ctx)
     assert result["stdout"].strip() == "$HOME; rm -rf /"
-    ctx.settings = type("Off", (), {"shell_commands": False})()
+    ctx.settings = type("Off", (), {"shell_commands": ()})()
     with pytest.raises(Exception, match="disabled"):
         spec.fn(ctx)
