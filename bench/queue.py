@@ -168,9 +168,9 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
     runner = ExecutionRunner(Settings(database_url=url), db, kind="worker",
                              builders=[build_queue_services])
     runner.start()
-    worker = runner.context.shared["worker"]
+    worker = runner.context.worker
     assert isinstance(worker, Worker)
-    listener: Any = runner.context.shared["listener"]
+    listener: Any = runner.context.listener
     wait_until(listener.connected.is_set, 10, "listener")
     started: dict[int, float] = {}
     arrived = threading.Condition()

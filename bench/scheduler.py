@@ -107,7 +107,7 @@ def plane(url: str, *, workers: bool, ttl: float = 5.0) -> tuple[ExecutionRunner
 
 
 def wait_for_leader(runner: ExecutionRunner, timeout: float = 10.0) -> None:
-    elector = runner.context.shared["elector"]
+    elector = runner.context.elector
     if not elector.wait_for_leadership(timeout):  # type: ignore[attr-defined]
         raise RuntimeError("the benchmark's elector never became leader")
 

@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.clock import Clock
-from cronplane.execution.faults import FaultSwitch, faults_of
-from cronplane.execution.listener import Listener
+from cronplane.execution.faults import FaultSwitch
 from cronplane.execution.service import LoopService, Service
 from cronplane.storage import notify
 from cronplane.storage.chaos_store import ActiveExperiment, ChaosStore
@@ -223,15 +222,12 @@ def chaos_services(ctx: RunnerContext) -> list[Service]:
     The elector is looked up when needed (it is built after this)."""
 
     def wake_elector() -> None:
-        elector = ctx.shared.get("elector")
-        wake = getattr(elector, "wake", None)
-        if callable(wake):
-            wake()
+        if ctx.elector is not None:
+            ctx.elector.wake()
 
-    service = ChaosService(ChaosStore(ctx.db), faults_of(ctx.shared), ctx.identity.id,
+    service = ChaosService(ChaosStore(ctx.db), ctx.faults, ctx.identity.id,
                            leader_wake=wake_elector, clock=ctx.clock)
-    listener = ctx.shared.get("listener")
-    if isinstance(listener, Listener):
-        listener.subscribe(notify.CHAOS, service.notify)
-    ctx.shared["chaos"] = service
+    if ctx.listener is not None:
+        ctx.listener.subscribe(notify.CHAOS, service.notify)
+    ctx.chaos = service
     return [service]

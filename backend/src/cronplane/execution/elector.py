@@ -203,10 +203,9 @@ def leadership_services(ctx: RunnerContext, *,
     ttl = ctx.settings.lease_ttl_seconds
     # The process's one LISTEN connection; built here when no earlier builder made it.
     services: list[Service] = []
-    listener = ctx.shared.get("listener")
-    if not isinstance(listener, Listener):
-        listener = Listener(ctx.db, clock=ctx.clock)
-        ctx.shared["listener"] = listener
+    listener = ctx.listener
+    if listener is None:
+        listener = ctx.listener = Listener(ctx.db, clock=ctx.clock)
         services.append(listener)
     elector = Elector(LeaseStore(ctx.db), ctx.identity.id, ttl, clock=ctx.clock)
     elector.subscribe_to(listener)
@@ -215,6 +214,5 @@ def leadership_services(ctx: RunnerContext, *,
                           on_fenced=elector.wake, clock=ctx.clock)
     elector.leader_services.append(scheduler)
     elector.on_schedules_changed.append(scheduler.wake)
-    ctx.shared["elector"] = elector
-    ctx.shared["scheduler"] = scheduler
+    ctx.elector, ctx.scheduler = elector, scheduler
     return [*services, elector]

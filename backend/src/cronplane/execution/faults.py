@@ -1,7 +1,7 @@
 """Fault injection hooks the worker and heartbeater consult (chaos experiments implement them).
 
 The default injects nothing and costs one attribute lookup and a call per hook. A process holds
-one ``FaultSwitch`` (in ``RunnerContext.shared["faults"]``): services keep a reference to the switch,
+one ``FaultSwitch`` (``RunnerContext.faults``): services keep a reference to the switch,
 and the chaos service installs its injector into it whenever it likes, before or after the
 services were built.
 """
@@ -50,12 +50,3 @@ class FaultSwitch:
 
     def should_kill_thread(self, handler: str) -> bool:
         return self.injector.should_kill_thread(handler)
-
-
-def faults_of(shared: dict[str, object]) -> FaultSwitch:
-    """The process's switch, created on first use."""
-    switch = shared.get("faults")
-    if not isinstance(switch, FaultSwitch):
-        switch = FaultSwitch()
-        shared["faults"] = switch
-    return switch

@@ -3,7 +3,7 @@
 Start order (the runner stops in reverse): listener → process registry → completer →
 heartbeater → worker → watchdog. So at shutdown the worker stops claiming and releases its
 attempts while the heartbeater still renews their leases and the completer still writes.
-Shared with other services through ``RunnerContext.shared``: ``listener`` (subscribe to any
+Shared with other services through ``RunnerContext``: ``listener`` (subscribe to any
 channel), ``worker``, ``job_store``, ``faults`` (the chaos service installs its injector there).
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cronplane.execution.completer import Completer
-from cronplane.execution.faults import faults_of
 from cronplane.execution.heartbeater import Heartbeater
 from cronplane.execution.listener import Listener
 from cronplane.execution.process_registry import ProcessRegistry
@@ -35,13 +34,12 @@ def watchdog_interval(lease_seconds: float) -> float:
 
 def build_queue_services(ctx: RunnerContext) -> list[Service]:
     settings = ctx.settings
-    faults = faults_of(ctx.shared)
+    faults = ctx.faults
     store = JobStore(ctx.db)
-    listener = ctx.shared.get("listener")
+    listener = ctx.listener
     services: list[Service] = []
-    if not isinstance(listener, Listener):
-        listener = Listener(ctx.db, clock=ctx.clock)
-        ctx.shared["listener"] = listener
+    if listener is None:
+        listener = ctx.listener = Listener(ctx.db, clock=ctx.clock)
         services.append(listener)
     completer = Completer(store, clock=ctx.clock)
     worker = Worker(
@@ -59,6 +57,6 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
                                running=lambda: worker.running_count, clock=ctx.clock)
     watchdog = Watchdog(store, interval=watchdog_interval(settings.attempt_lease_seconds),
                         clock=ctx.clock)
-    ctx.shared.update({"worker": worker, "job_store": store, "completer": completer})
+    ctx.worker, ctx.job_store, ctx.completer = worker, store, completer
     services.extend([registry, completer, heartbeater, worker, watchdog])
     return services

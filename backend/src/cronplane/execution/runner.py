@@ -12,12 +12,23 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cronplane.config import Settings
 from cronplane.domain.clock import Clock, SystemClock
 from cronplane.domain.identity import ProcessIdentity
+from cronplane.execution.faults import FaultSwitch
 from cronplane.execution.service import Service
 from cronplane.storage.database import Database
+
+if TYPE_CHECKING:
+    from cronplane.execution.chaos import ChaosService
+    from cronplane.execution.completer import Completer
+    from cronplane.execution.elector import Elector
+    from cronplane.execution.listener import Listener
+    from cronplane.execution.scheduler import Scheduler
+    from cronplane.execution.worker import Worker
+    from cronplane.storage.job_store import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +39,22 @@ ServiceBuilder = Callable[["RunnerContext"], list[Service]]
 
 @dataclass
 class RunnerContext:
+    """What the builders of one process share, typed: each builder fills in what it builds, and
+    later builders (and tests) read it. ``None`` means no builder has made that service."""
+
     settings: Settings
     db: Database
     identity: ProcessIdentity
     clock: Clock
     kind: str  # "serve" or "worker"
-    shared: dict[str, object] = field(default_factory=dict)
+    faults: FaultSwitch = field(default_factory=FaultSwitch)  # the fault hooks' one switch
+    listener: Listener | None = None  # the process's one LISTEN connection
+    job_store: JobStore | None = None
+    completer: Completer | None = None
+    worker: Worker | None = None
+    chaos: ChaosService | None = None
+    elector: Elector | None = None
+    scheduler: Scheduler | None = None
 
 
 def new_identity() -> ProcessIdentity:

@@ -68,7 +68,7 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Plane]:
 
 
 def chaos_of(runner: ExecutionRunner) -> ChaosService:
-    service = runner.context.shared["chaos"]
+    service = runner.context.chaos
     assert isinstance(service, ChaosService)
     return service
 
@@ -122,7 +122,7 @@ def test_freeze_heartbeats_gets_attempts_lost_and_rejects_their_late_completion(
                                                          max_attempts=5)).job
     wait_until(lambda: plane.attempts(job.id)[:1] == ["LOST"], 10,
                lambda: f"attempt 1 LOST (lease 2 s not renewed): {plane.attempts(job.id)}")
-    completer = runner.context.shared["completer"]
+    completer = runner.context.completer
     assert isinstance(completer, Completer)
     # The handler of attempt 1 still finishes (3.5 s): its completion must be rejected.
     wait_until(lambda: completer.rejected >= 1, 10, "the late completion rejected by the CAS")
@@ -138,7 +138,7 @@ def test_freeze_heartbeats_scoped_to_a_worker_id_spares_the_others(plane: Plane)
     job = jobs.enqueue(plane.ctx, ADMIN, jobs.JobRequest("sleep", {"seconds": 3})).job
     wait_until(lambda: plane.status(job.id) == "SUCCEEDED", 10, "job SUCCEEDED")
     assert plane.attempts(job.id) == ["SUCCEEDED"], "our heartbeats must keep the lease"
-    assert not runner.context.shared["faults"].heartbeats_frozen()  # type: ignore[attr-defined]
+    assert not runner.context.faults.heartbeats_frozen()  # type: ignore[attr-defined]
 
 
 def test_kill_worker_thread_kills_one_thread_once_and_the_attempt_is_reclaimed(
@@ -162,7 +162,7 @@ def leader_of(plane: Plane) -> dict[str, Any] | None:
 
 
 def elector_of(runner: ExecutionRunner) -> Elector:
-    elector = runner.context.shared["elector"]
+    elector = runner.context.elector
     assert isinstance(elector, Elector)
     return elector
 

@@ -50,7 +50,7 @@ def status_of(ctx: ManagementContext, job_id: int) -> str:
 
 
 def worker_of(runner: ExecutionRunner) -> Worker:
-    worker = runner.context.shared["worker"]
+    worker = runner.context.worker
     assert isinstance(worker, Worker)
     return worker
 
@@ -127,7 +127,7 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
 def test_notify_wakes_an_idle_worker_before_its_poll(plane) -> None:
     ctx, runner = plane
     worker = worker_of(runner)
-    listener = runner.context.shared["listener"]
+    listener = runner.context.listener
     wait_until(lambda: listener.connected.is_set(), message="listener connected")
     started_at: list[float] = []
     worker.on_handler_start = lambda task: started_at.append(time.monotonic())
@@ -140,7 +140,7 @@ def test_notify_wakes_an_idle_worker_before_its_poll(plane) -> None:
 
 def test_listener_reconnects_and_wakes_everyone(plane) -> None:
     ctx, runner = plane
-    listener = runner.context.shared["listener"]
+    listener = runner.context.listener
     wait_until(lambda: listener.connected.is_set(), message="listener connected")
     listener.interrupt_connection()
     wait_until(lambda: listener.reconnects >= 1, timeout=10, message="reconnect")
@@ -176,7 +176,7 @@ class FailEverything(KillOnce):
 def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -> None:
     ctx, runner = plane
     faults = KillOnce()
-    runner.context.shared["faults"].install(faults)
+    runner.context.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
                message="job re-run after its thread died")
@@ -188,7 +188,7 @@ def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -
 
 def test_injected_failures_fail_the_attempt(plane) -> None:
     ctx, runner = plane
-    runner.context.shared["faults"].install(FailEverything())
+    runner.context.faults.install(FailEverything())
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}, max_attempts=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", message="injected failure")
     assert "injected failure" in (history.get_job(ctx, job.id).job.error or "")
@@ -243,7 +243,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
 
 def test_polling_picks_up_work_when_no_notification_arrives(plane) -> None:
     ctx, runner = plane
-    listener = runner.context.shared["listener"]
+    listener = runner.context.listener
     assert listener.stop(5), "listener should stop"
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     enqueued = time.monotonic()
@@ -267,7 +267,7 @@ class FrozenHeartbeats(KillOnce):
 def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(plane) -> None:
     ctx, runner = plane
     faults = FrozenHeartbeats()
-    runner.context.shared["faults"].install(faults)
+    runner.context.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
     wait_until(lambda: [a.status for a in history.get_job(ctx, job.id).attempts][:1] == ["LOST"],
                timeout=10, message="attempt 1 reclaimed after its lease expired")
