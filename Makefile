@@ -36,8 +36,17 @@ $(FRONTEND_STAMP): frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
 	@touch $(FRONTEND_STAMP)
 
-frontend: $(FRONTEND_STAMP)
+# The console is built once per change of its sources: test-backend, test-e2e and `make run` all
+# ask for it, and only the first of them in a `make test` pays for the build.
+FRONTEND_DIST := frontend/dist/index.html
+FRONTEND_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
+	frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/openapi.json
+
+$(FRONTEND_DIST): $(FRONTEND_STAMP) $(FRONTEND_SOURCES)
 	cd frontend && npm run build
+	@touch $(FRONTEND_DIST)
+
+frontend: $(FRONTEND_DIST)
 
 # Debian packages the test suites need (Caddy and ShellCheck for the deploy files, Chromium for
 # end-to-end).
@@ -86,7 +95,8 @@ openapi-check: $(STAMP)
 
 test-frontend: openapi-check
 	@if [ -f frontend/package.json ]; then \
-	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npm run check; \
+	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npm run gen:api:check \
+	    && npm run typecheck && npm run lint && npx vitest run; \
 	else echo "no frontend yet"; fi
 
 test-e2e: $(STAMP)
