@@ -118,8 +118,14 @@ def cpu_seconds(pid: int, database: str) -> tuple[float, float]:
     return worker, backends
 
 
-def cronplane_drain(url: str, jobs: int, threads: int = 8) -> dict[str, Any]:
+def cronplane_drain(url: str, jobs: int, threads: int = 8,
+                    queue_limit: int | None = None) -> dict[str, Any]:
     preload(url, jobs)
+    if queue_limit is not None:
+        # The limited claim path (queue_room() under the lane's advisory lock) instead of the
+        # lock-free one: what a concurrency limit costs the drain.
+        query(url, "UPDATE queues SET concurrency_limit = %s, per_key_limit = %s "
+                   "WHERE name = 'default' RETURNING name", queue_limit, queue_limit)
     database = urlsplit(url).path.lstrip("/")
     env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
            "CRONPLANE_WORKER_CONCURRENCY": str(threads)}
@@ -274,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", default="1,2,4,8,16,32")
     parser.add_argument("--scaling-jobs", type=int, default=10_000)
     parser.add_argument("--skip-others", action="store_true", help="skip PgQueuer/Procrastinate")
+    parser.add_argument("--queue-limit", type=int, default=None,
+                        help="drain with this concurrency_limit (and per_key_limit) on the queue")
     parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others"])
     args = parser.parse_args(argv)
     server = BenchServer(args.database_url, prefix="bench_queue")
@@ -286,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if want("drain"):
         with server.fresh() as url:
-            results["drain"] = cronplane_drain(url, args.jobs)
+            results["drain"] = cronplane_drain(url, args.jobs, queue_limit=args.queue_limit)
         d = results["drain"]
         print(f"drain: {d['jobs']} noop jobs, 1 process x 8 threads: {d['seconds']:.2f}s = "
               f"{d['jobs_per_s']:,.0f} jobs/s; CPU per job: worker "

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, g, request
 
 from cronplane.api.context import management_context
+from cronplane.management import queues
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
 
@@ -19,7 +20,9 @@ def _cluster_state() -> ClusterState:
     leader = snapshot.leader
     return ClusterState(jobs_by_status=snapshot.jobs_by_status,
                         leader_owner=leader.owner if leader else None,
-                        fencing_token=leader.fencing_token if leader else None)
+                        fencing_token=leader.fencing_token if leader else None,
+                        queues=[(q.project, q.name, q.pending, q.running, q.concurrency_limit)
+                                for q in queues.list_queues(ctx)])
 
 
 def init_app(app: Flask, api: Any) -> None:

@@ -60,6 +60,9 @@ from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
 MAX_ERROR_CHARS = 4000
 
 
+LIMITED_RECHECK = 0.05  # seconds; see tick()
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
     concurrency: int = 8
@@ -269,6 +272,11 @@ class Worker(LoopService):
                 self._dispatch(claims)
                 if len(claims) == limit and self._claim_limit() > 0:
                     delay = 0.0
+            elif self._running:
+                # Nothing claimed while our own jobs run: a queue limit may be holding us back
+                # until their outcomes are flushed (~20 ms), which frees their slots in the
+                # database. Look again soon instead of after a full poll interval.
+                delay = LIMITED_RECHECK
         if next_deadline is not None:
             delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
         self._wake_at = self.clock.monotonic() + delay
@@ -284,7 +292,7 @@ class Worker(LoopService):
         now = self.clock.monotonic()
         tasks = []
         for claim in claims:
-            observe_claim_latency(claim.claim_lag_seconds)
+            observe_claim_latency(claim.claim_lag_seconds, claim.queue)
             spec = self.registry.get(claim.handler)
             timeout = float(claim.timeout_seconds or (spec.timeout if spec else 60))
             ctx = HandlerContext(

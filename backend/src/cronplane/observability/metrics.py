@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import (
@@ -54,8 +54,15 @@ HTTP_REQUEST_DURATION = Histogram(
     ["method", "route", "status"], buckets=_FAST)
 
 
-def observe_claim_latency(seconds: float) -> None:
+QUEUE_CLAIM_LATENCY = Histogram(
+    "cronplane_queue_claim_latency_seconds",
+    "Due (run_at) → claimed, per queue (queue names are operator-chosen, so bounded).",
+    ["queue"], buckets=_SLOW)
+
+
+def observe_claim_latency(seconds: float, queue: str = "default") -> None:
     CLAIM_LATENCY.observe(max(0.0, seconds))
+    QUEUE_CLAIM_LATENCY.labels(queue=queue).observe(max(0.0, seconds))
 
 
 def observe_handler_duration(handler: str, seconds: float) -> None:
@@ -83,6 +90,8 @@ class ClusterState:
     jobs_by_status: Mapping[str, int]
     leader_owner: str | None
     fencing_token: int | None
+    # (project, queue, pending, running, concurrency_limit) per queue
+    queues: Sequence[tuple[str, str, int, int, int | None]] = ()
 
 
 class ClusterStateCollector:
@@ -126,6 +135,23 @@ class ClusterStateCollector:
         fencing.add_metric([], state.fencing_token or 0)
         yield leader
         yield fencing
+        yield from _queue_families(state)
+
+
+def _queue_families(state: ClusterState) -> Iterator[Metric]:
+    jobs = GaugeMetricFamily("cronplane_queue_jobs", "Jobs of a queue by status (PENDING = "
+                             "depth, RUNNING = running).", labels=["project", "queue", "status"])
+    saturation = GaugeMetricFamily(
+        "cronplane_queue_limit_saturation",
+        "RUNNING / concurrency_limit of a queue (1 = at its limit; absent when unlimited).",
+        labels=["project", "queue"])
+    for project, queue, pending, running, limit in state.queues:
+        jobs.add_metric([project, queue, "PENDING"], pending)
+        jobs.add_metric([project, queue, "RUNNING"], running)
+        if limit:
+            saturation.add_metric([project, queue], running / limit)
+    yield jobs
+    yield saturation
 
 
 class _Scrape:

@@ -43,6 +43,8 @@ class ClaimedAttempt:
     timeout_seconds: int | None
     cancel_requested: bool
     claim_lag_seconds: float = 0.0  # due (run_at) → claimed, by the database clock
+    project: str = "default"
+    queue: str = "default"
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,8 @@ class JobStore:
                                    payload=r["payload"], max_attempts=r["max_attempts"],
                                    timeout_seconds=r["timeout_seconds"],
                                    cancel_requested=r["cancel_requested"],
-                                   claim_lag_seconds=r["claim_lag_seconds"]) for r in rows]
+                                   claim_lag_seconds=r["claim_lag_seconds"],
+                                   project=r["project"], queue=r["queue"]) for r in rows]
         return []
 
     # -- complete ----------------------------------------------------------------------------

@@ -134,3 +134,15 @@ def test_schedule_carries_its_queue(clients) -> None:
     bad = clients.admin.post("/api/v1/schedules", json={
         "name": "bad-queue", "handler": "noop", "cron": "0 0 1 1 *", "queue": "NO"})
     assert bad.status_code == 422 and "queue" in bad.json["errors"]
+
+
+def test_metrics_expose_depth_running_and_saturation_per_queue(clients) -> None:
+    clients.admin.patch("/api/v1/queues/default/api-metrics", json={"concurrency_limit": 4})
+    clients.operator.post("/api/v1/jobs", json={"handler": "noop", "queue": "api-metrics",
+                                                "run_at": "2030-01-01T00:00:00Z"})
+    text = clients.anonymous.get("/metrics").get_data(as_text=True)
+    assert ('cronplane_queue_jobs{project="default",queue="api-metrics",status="PENDING"} 1.0'
+            in text)
+    assert ('cronplane_queue_jobs{project="default",queue="api-metrics",status="RUNNING"} 0.0'
+            in text)
+    assert 'cronplane_queue_limit_saturation{project="default",queue="api-metrics"} 0.0' in text

@@ -19,8 +19,10 @@
 -- latest version and skipped. Exclusive jobs (schedule overlap=forbid) are skipped while their
 -- schedule has a RUNNING exclusive job, or an earlier ready one; uq_jobs_running_exclusive is the
 -- backstop and the caller retries the claim when it trips.
--- picked: round-robin across lanes (every lane's first job, then every lane's second, …), so a
--- backlog in one project cannot delay another's; a per-key-limited lane drops candidates beyond
+-- picked: round-robin across lanes (every lane's first job, then every lane's second, …; lanes
+-- tied on rank in random order, so a worker claiming one job at a time still alternates instead
+-- of always preferring the oldest job), so a backlog in one project cannot delay another's;
+-- priority orders jobs within a lane, not across lanes. A per-key-limited lane drops candidates beyond
 -- key_room() of their key. spent: the claimed count leaves the lane's token bucket.
 WITH lanes AS MATERIALIZED (
   SELECT l.project, l.name, l.per_key_limit,
@@ -62,7 +64,7 @@ WITH lanes AS MATERIALIZED (
   SELECT c.id FROM candidates c
    WHERE c.per_key_limit IS NULL OR c.concurrency_key IS NULL
       OR c.key_rank <= key_room(c.project, c.queue, c.concurrency_key, c.per_key_limit)
-   ORDER BY c.lane_rank, c.priority DESC, c.run_at, c.id
+   ORDER BY c.lane_rank, random()
    LIMIT %(limit)s
 ), claimed AS (
   UPDATE jobs j
