@@ -1,6 +1,7 @@
 """Benchmarks: ``python -m bench queue|scheduler|api|all [options]`` from the repository root.
 
-Each area lives in its own module (``bench/queue.py``, ``bench/scheduler.py``, ``bench/api.py``)
+Each area lives in its own module (``bench/queue.py``, ``bench/scheduler.py``, ``bench/api.py``,
+``bench/cron.py``)
 with a ``main(argv)``; a module that is missing is reported and skipped, never fatal to the others.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("queue", "scheduler", "api")
+AREAS = ("queue", "scheduler", "api", "cron")
 
 
 def run(area: str, argv: list[str]) -> int:

@@ -1,5 +1,4 @@
 import threading
-import time
 from collections.abc import Sequence
 
 import pytest
@@ -37,11 +36,10 @@ def test_outcomes_are_written_in_one_batch_within_the_bounded_delay() -> None:
     completer = Completer(store, CompleterConfig(max_delay=0.05))  # type: ignore[arg-type]
     completer.start()
     try:
-        started = time.monotonic()
         for n in range(1, 51):
             completer.submit(outcome(n))
+        # The delay bound itself is checked on a manual clock below, not on the wall clock.
         assert store.written.wait(2)
-        assert time.monotonic() - started < 0.5
         assert completer.wait_flushed(50, timeout=2)
         assert sum(len(b) for b in store.batches) == 50
         assert len(store.batches) <= 2, "outcomes should be batched, not written one by one"
