@@ -53,6 +53,8 @@ class Settings:
     trusted_proxies: int = 0
     # CRONPLANE_HTTP_ALLOW: what outbound calls may reach beyond the public internet.
     egress_policy: EgressPolicy = DEFAULT_POLICY
+    # CRONPLANE_SECRETS_DIR: one file per secret name ({"$secret": NAME} in payloads).
+    secrets_dir: Path | None = None
 
     @property
     def production(self) -> bool:
@@ -103,6 +105,7 @@ class Settings:
             refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),
             trusted_proxies=reader.integer("CRONPLANE_TRUSTED_PROXIES", 0, low=0, high=5),
             egress_policy=reader.egress_policy("CRONPLANE_HTTP_ALLOW"),
+            secrets_dir=reader.path("CRONPLANE_SECRETS_DIR"),
         )
         if settings.admin_username and not settings.admin_password:
             raise ConfigError(

@@ -52,6 +52,7 @@ from cronplane.execution.prefetch import PrefetchPolicy
 from cronplane.execution.service import LoopService
 from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
 from cronplane.handlers.registry import HandlerSpec, Registry
+from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage import notify
 from cronplane.storage.database import Database
@@ -394,6 +395,9 @@ class Worker(LoopService):
                 self.on_handler_start(task)
             self.faults.before_attempt(handler)
             task.ctx.raise_if_cancelled()
+            # Secret references become values only here, in memory, for this attempt.
+            task.ctx.payload, task.ctx.secret_values = \
+                SecretSource.for_settings(self.settings).resolve_payload(task.ctx.payload)
             result = task.spec.fn(task.ctx)
         except Cancelled as exc:
             status, error = AttemptStatus.CANCELLED, str(exc) or "cancelled"
@@ -435,6 +439,8 @@ class Worker(LoopService):
             backoff = task.spec.backoff if task.spec is not None else DEFAULT_BACKOFF
             delay = backoff.delay(task.claim.number)
         queued = max(0.0, task.started - task.claimed) if task.started else 0.0
+        # Nothing a run reports may carry a resolved secret into the database.
+        result, error = task.ctx.mask(result), task.ctx.mask(error)
         self.completer.submit(Outcome(attempt_id=task.claim.attempt_id, job_id=task.claim.job_id,
                                       number=task.claim.number, status=status.value,
                                       result=result, error=error, retry_delay=delay,

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from cronplane.domain.secrets import mask as mask_secrets
+
 
 class Cancelled(Exception):
     """Raised by a handler (or ``ctx.raise_if_cancelled()``) when it stopped because it was told to."""
@@ -49,6 +51,12 @@ class HandlerContext:
     reason: list[str] = field(default_factory=list)
     # The clock ``deadline`` is on (the worker's, so a test clock moves both).
     monotonic: Callable[[], float] = time.monotonic
+    # Resolved ``{"$secret": …}`` values in ``payload``; whatever the run writes back (result,
+    # error, output) goes through ``mask`` so none of them reaches the database.
+    secret_values: tuple[str, ...] = ()
+
+    def mask(self, value: Any) -> Any:
+        return mask_secrets(value, self.secret_values)
 
     @property
     def remaining(self) -> float:

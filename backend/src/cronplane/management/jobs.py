@@ -23,10 +23,11 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from cronplane.domain import keys, states
+from cronplane.domain import keys, secrets, states
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
+from cronplane.handlers.secret_source import SecretSource
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
@@ -100,7 +101,7 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
     if not isinstance(request.payload, dict):
         errors["payload"] = ["Must be an object."]
     else:
-        problems = spec.validate(request.payload, settings)
+        problems = _validate_payload(spec, request.payload, settings)
         if problems:
             errors["payload"] = problems
     _check_range(errors, "priority", request.priority, PRIORITY_RANGE)
@@ -117,6 +118,22 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
         field = next(iter(errors))
         raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
     return spec, max_attempts, timeout
+
+
+def _validate_payload(spec: HandlerSpec, payload: dict[str, Any], settings: Any) -> list[str]:
+    """Schema and handler checks on the payload as the worker will see it: secret references
+    replaced by their values (unknown names → problems). Messages never show a value."""
+    names, invalid = secrets.references(payload)
+    problems = [f"invalid secret name {name!r} (expected [A-Z0-9_]{{1,64}})"
+                for name in sorted(invalid)]
+    source = SecretSource.for_settings(settings)
+    values = {name: source.get(name) for name in sorted(names)}
+    problems += [f"unknown secret {name!r}" for name, value in values.items() if value is None]
+    if problems:
+        return problems
+    resolved = secrets.substitute(payload, lambda name: values[name] or "")
+    return [str(m) for m in secrets.mask(spec.validate(resolved, settings),
+                                         [v for v in values.values() if v])]
 
 
 def _check_range(errors: dict[str, list[str]], name: str, value: object,
