@@ -17,6 +17,7 @@ import { describeCron } from '../../lib/cron-english';
 import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
 import { BackfillDialog } from './BackfillDialog';
+import { FireTimeline } from './FireTimeline';
 import { PauseDialog } from './PauseDialog';
 import { VersionHistory } from './VersionHistory';
 import { useResumeSchedule } from './api/resume-schedule';
@@ -153,6 +154,7 @@ export function ScheduleDetailPage() {
           </Grid>
         )}
       </QueryState>
+      {s && <FireTimeline id={id} timeZone={s.timezone} />}
       {s && <VersionHistory id={id} current={s.version} live={!s.deleted_at} />}
       <Paper withBorder p="md" component="section" aria-label="Run history">
         <Group justify="space-between" mb="sm">
