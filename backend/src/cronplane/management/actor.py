@@ -16,6 +16,7 @@ class Actor:
     session_id: str | None = None  # the refresh family (login) of a browser/session token
     request_id: str | None = None
     ip: str | None = None
+    is_persona: bool = False  # a demo persona: anyone on the internet
 
     @classmethod
     def system(cls) -> Actor:

@@ -226,7 +226,8 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
             raise Unauthenticated("This session has ended; sign in again.")
         family, user, live, in_grace = row
         usable = (family.user_id == user_id and family.revoked_at is None and live
-                  and not user.locked and not user.disabled and user.token_version == version)
+                  and not user.locked and not user.disabled and user.token_version == version
+                  and not (user.is_persona and not getattr(ctx.settings, "demo_personas", False)))
         if not usable:
             raise Unauthenticated("This session has ended; sign in again.")
         identity = Identity(id=user.id, username=user.username, role=Role.parse(user.role),
@@ -288,10 +289,17 @@ def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: st
             QUERIES["authenticate_session"], {"user_id": user_id, "session_id": session_id},
             prepare=True).fetchone()
     if (row is None or not row["session_live"] or row["locked"] or row["disabled"]
-            or row["token_version"] != version):
+            or row["token_version"] != version or _persona_refused(ctx, row)):
         raise Unauthenticated("Missing, invalid or expired credentials.")
     return Actor(username=row["username"], role=Role.parse(row["role"]), user_id=row["id"],
-                 session_id=session_id, request_id=request_id, ip=ip)
+                 session_id=session_id, request_id=request_id, ip=ip,
+                 is_persona=bool(row["is_persona"]))
+
+
+def _persona_refused(ctx: ManagementContext, row: dict[str, Any]) -> bool:
+    # A persona's credentials are only good while demo personas are on: turning them off must
+    # end every session and token they obtained (review H1), not only new logins.
+    return bool(row["is_persona"]) and not getattr(ctx.settings, "demo_personas", False)
 
 
 def authenticate_api_token(ctx: ManagementContext, credential: str, *,
@@ -303,10 +311,11 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
         with ctx.db.connection() as conn:
             row = conn.execute(QUERIES["authenticate_api_token"], {"token_hash": token_hash},
                                prepare=True).fetchone()
-    if row is None:
+    if row is None or _persona_refused(ctx, row):
         raise Unauthenticated("Missing, invalid or expired credentials.")
     return Actor(username=row["username"], role=Role.parse(row["token_role"]),
-                 user_id=row["user_id"], token_id=row["token_id"], request_id=request_id, ip=ip)
+                 user_id=row["user_id"], token_id=row["token_id"], request_id=request_id, ip=ip,
+                 is_persona=bool(row["is_persona"]))
 
 
 def me(ctx: ManagementContext, actor: Actor) -> Identity:

@@ -77,6 +77,9 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
                  expires_at: datetime | None = None,
                  now: datetime | None = None) -> CreatedToken:
     user_id = _require_session(actor, "create")
+    if actor.is_persona:
+        # A persona is anyone on the internet: a token would outlive the demo session.
+        raise Forbidden("demo personas cannot create API tokens")
     errors: dict[str, list[str]] = {}
     name = name.strip()
     if not 1 <= len(name) <= MAX_NAME:

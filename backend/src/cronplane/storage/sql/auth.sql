@@ -2,7 +2,7 @@
 -- Every request with a session JWT: the user and the login (refresh family) in one primary-key
 -- join, so logout, lock, disable, role and password changes take effect on the very next request
 -- and the effective role is the database's, not the token's.
-SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled,
+SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_persona,
        (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live
   FROM users u
   JOIN refresh_families f ON f.user_id = u.id
@@ -14,7 +14,7 @@ SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled,
 -- it. last_used_at is written at most once a minute per token, so a busy script does not turn
 -- every read into a write.
 WITH hit AS (
-  SELECT t.id AS token_id, t.role AS token_role, u.id AS user_id, u.username
+  SELECT t.id AS token_id, t.role AS token_role, u.id AS user_id, u.username, u.is_persona
     FROM api_tokens t
     JOIN users u ON u.id = t.user_id
    WHERE t.token_hash = %(token_hash)s
@@ -29,4 +29,4 @@ WITH hit AS (
      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
   RETURNING id
 )
-SELECT token_id, token_role, user_id, username FROM hit;
+SELECT token_id, token_role, user_id, username, is_persona FROM hit;
