@@ -117,6 +117,10 @@ class Settings:
             raise ConfigError(
                 "CRONPLANE_SECRET_KEY: required (at least 32 characters) when "
                 "CRONPLANE_ENV=production")
+        if settings.production and _placeholder_key(settings.secret_key):
+            raise ConfigError(
+                "CRONPLANE_SECRET_KEY: the example value (or another placeholder) is public; "
+                "set the output of `openssl rand -hex 32` when CRONPLANE_ENV=production")
         if settings.attempt_lease_seconds < 2:
             raise ConfigError("CRONPLANE_ATTEMPT_LEASE_SECONDS: must be at least 2")
         return settings
@@ -140,6 +144,15 @@ class Settings:
             with os.fdopen(fd, "w") as handle:
                 handle.write(key)
         return replace(self, secret_key=key)
+
+
+# Values from the repository's example files, or anyone could sign ADMIN tokens (review M8).
+PLACEHOLDER_KEY_WORDS = ("change-me", "changeme", "demo-only", "example", "placeholder")
+
+
+def _placeholder_key(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in PLACEHOLDER_KEY_WORDS) or len(set(key)) < 8
 
 
 class _Reader:

@@ -44,3 +44,16 @@ def test_a_persona_session_is_401_once_personas_are_off(apps) -> None:
     assert client.get("/api/v1/jobs", headers=bearer(pair["access_token"])).status_code == 401
     assert client.post("/api/v1/auth/refresh",
                        headers=bearer(pair["refresh_token"])).status_code == 401
+
+
+@pytest.mark.parametrize("key", ["change-me-to-the-output-of-openssl-rand-hex-32",
+                                 "demo-only-insecure-signing-key-never-use-in-production",
+                                 "a" * 64])
+def test_production_refuses_a_placeholder_signing_key(key: str) -> None:
+    from cronplane.config import ConfigError, Settings
+
+    with pytest.raises(ConfigError, match=r"^CRONPLANE_SECRET_KEY: the example value"):
+        Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key})
+    assert Settings.from_env({"CRONPLANE_ENV": "production",
+                              "CRONPLANE_SECRET_KEY": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
+                              "2b0b822cd15d6c15b0f00a08"}).production
