@@ -1151,6 +1151,11 @@ export interface components {
             } | null;
             /** @default null */
             priority?: number | null;
+            /**
+             * @description Run it in another queue (default: the same)
+             * @default null
+             */
+            queue?: string | null;
         };
         Leader: {
             /** Format: date-time */

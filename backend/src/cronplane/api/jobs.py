@@ -292,6 +292,8 @@ class JobRerunSchema(ma.Schema):
     payload = JsonObject(load_default=None,
                          metadata={"description": "Checked against the handler's JSON Schema"})
     priority = strict_int(-100, 100, load_default=None)
+    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE),
+                       metadata={"description": "Run it in another queue (default: the same)"})
 
 
 @blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/rerun")
@@ -304,4 +306,5 @@ class JobRerun(MethodView):
     @problem_responses(blp, 400, 404)
     def post(self, body: dict[str, Any], job_id: int) -> Any:
         return jobs.rerun(management_context(), current_actor(), job_id,
-                          payload=body["payload"], priority=body["priority"]), 202
+                          payload=body["payload"], priority=body["priority"],
+                          queue=body["queue"]), 202

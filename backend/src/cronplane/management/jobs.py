@@ -339,7 +339,8 @@ def payload_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[Any
 
 
 def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
-          payload: dict[str, Any] | None = None, priority: int | None = None) -> Job:
+          payload: dict[str, Any] | None = None, priority: int | None = None,
+          queue: str | None = None) -> Job:
     """A new job copying ``job_id`` (any status), with the given changes; trigger ``rerun``.
     The original is untouched. The audit event holds the payload diff."""
     with ctx.db.transaction() as session:
@@ -352,7 +353,8 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
                              max_attempts=original.max_attempts,
                              timeout_seconds=original.timeout_seconds, trigger=Trigger.RERUN.value,
                              schedule_id=original.schedule_id, rerun_of=original.id,
-                             queue=original.queue, concurrency_key=original.concurrency_key,
+                             queue=original.queue if queue is None else queue,
+                             concurrency_key=original.concurrency_key,
                              project=original.project)
         result = enqueue_in_session(session, actor, request, audit_action="job.rerun",
                                     settings=ctx.settings, audit_target=("job", original.id),
@@ -360,7 +362,8 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
                                         "rerun_of": original.id,
                                         "payload_diff": payload_diff(original.payload,
                                                                      new_payload),
-                                        "priority": [original.priority, request.priority]})
+                                        "priority": [original.priority, request.priority],
+                                        "queue": [original.queue, request.queue]})
         return result.job
 
 

@@ -66,12 +66,17 @@ def test_rerun_creates_a_new_job_with_the_changes_and_audits_the_payload_diff(
     assert details["rerun_of"] == original and details["job_id"] == job["id"]
     same = clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={})
     assert same.status_code == 202 and same.json["payload"] == {"seconds": 1}
+    assert same.json["queue"] == "default"
+    moved = clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={"queue": "slow"})
+    assert moved.status_code == 202 and moved.json["queue"] == "slow"
+    assert _events(url, "job.rerun")[-1]["queue"] == ["default", "slow"]
 
 
 @pytest.mark.parametrize("body, status", [
     ({"payload": {"seconds": "forever"}}, 422),
     ({"priority": 1000}, 422),
     ({"payload": [1, 2]}, 422),
+    ({"queue": "Not A Queue"}, 422),
 ])
 def test_bad_rerun_is_4xx_and_changes_nothing(clients, url, body, status) -> None:
     original = insert_job(url, handler="sleep", status="DEAD", payload={"seconds": 1})

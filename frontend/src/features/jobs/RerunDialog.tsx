@@ -1,4 +1,4 @@
-import { Alert, Button, Code, Group, Modal, NumberInput, Stack, Table, Text } from '@mantine/core';
+import { Alert, Button, Code, Group, Modal, NumberInput, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { ApiError } from '../../api/problem';
@@ -19,6 +19,7 @@ export function RerunDialog({ job }: { job: Job }) {
   const [open, setOpen] = useState(false);
   const [text, setText] = useState(() => JSON.stringify(job.payload, null, 2));
   const [priority, setPriority] = useState<string | number>(job.priority);
+  const [queue, setQueue] = useState(job.queue);
   const rerun = useRerunJob();
   const schema = handlers.data?.find((h) => h.name === job.handler)?.payload_schema as JsonSchema | undefined;
   const check = useMemo(() => checkPayloadText(text, schema), [text, schema]);
@@ -28,7 +29,7 @@ export function RerunDialog({ job }: { job: Job }) {
   const submit = async () => {
     if (!edited) return;
     try {
-      const created = await rerun.mutateAsync({ id: job.id, payload: edited, priority: typeof priority === 'number' ? priority : job.priority });
+      const created = await rerun.mutateAsync({ id: job.id, payload: edited, priority: typeof priority === 'number' ? priority : job.priority, queue: queue.trim() || job.queue });
       setOpen(false);
       navigate(`/jobs/${created.id}`);
     } catch {
@@ -44,7 +45,10 @@ export function RerunDialog({ job }: { job: Job }) {
         <Stack>
           <Text size="sm">A new job (trigger “rerun”) runs <Code>{job.handler}</Code> with this payload; job #{job.id} is left as it is.</Text>
           <PayloadEditor value={text} onChange={setText} schema={schema} errors={check.errors.length ? check.errors : serverFields.payload ? [serverFields.payload] : []} />
-          <NumberInput label="Priority (−100…100)" min={-100} max={100} value={priority} onChange={setPriority} error={serverFields.priority} w={200} />
+          <Group grow>
+            <NumberInput label="Priority (−100…100)" min={-100} max={100} value={priority} onChange={setPriority} error={serverFields.priority} />
+            <TextInput label="Queue" value={queue} onChange={(e) => setQueue(e.currentTarget.value)} error={serverFields.queue} />
+          </Group>
           <div>
             <Text size="sm" fw={500}>Changes to the payload</Text>
             {diff.length === 0 ? (

@@ -5,8 +5,8 @@ import { api, unwrap } from '../../../api/client';
 export const useRerunJob = () => {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, payload, priority }: { id: number; payload?: Record<string, unknown>; priority?: number }) =>
-      unwrap(api.POST('/api/v1/jobs/{job_id}/rerun', { params: { path: { job_id: id } }, body: { payload, priority } })),
+    mutationFn: ({ id, payload, priority, queue }: { id: number; payload?: Record<string, unknown>; priority?: number; queue?: string }) =>
+      unwrap(api.POST('/api/v1/jobs/{job_id}/rerun', { params: { path: { job_id: id } }, body: { payload, priority, queue } })),
     onSettled: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
   });
 };
