@@ -62,6 +62,7 @@ MAX_ERROR_CHARS = 4000
 
 
 LIMITED_RECHECK = 0.05  # seconds; see tick()
+RECHECK_WINDOW = 1.0  # seconds after the last non-empty claim
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class Worker(LoopService):
         self._running: dict[int, Task] = {}  # attempt id → task
         self._by_job: dict[int, Task] = {}
         self._queued = 0  # claimed tasks no executor thread has started yet
+        self._last_claim_at = float("-inf")  # monotonic time of the last non-empty claim
         self._wake_at = float("inf")  # when the loop wakes next unless woken (timeouts)
         self.prefetch = PrefetchPolicy(self.config.concurrency, self.config.buffer,
                                        self.config.prefetch_wait)
@@ -270,13 +272,15 @@ class Worker(LoopService):
             self._idle = not claims
             if claims:
                 self.claimed += len(claims)
+                self._last_claim_at = self.clock.monotonic()
                 self._dispatch(claims)
                 if len(claims) == limit and self._claim_limit() > 0:
                     delay = 0.0
-            elif self._running:
-                # Nothing claimed while our own jobs run: a queue limit may be holding us back
-                # until their outcomes are flushed (~20 ms), which frees their slots in the
-                # database. Look again soon instead of after a full poll interval.
+            elif self._running or (self.clock.monotonic() - self._last_claim_at
+                                   < RECHECK_WINDOW):
+                # Nothing claimed while our own jobs run, or just after they ran: a queue limit
+                # may be holding us back until their outcomes are flushed (~20 ms), which frees
+                # their slots in the database. Look again soon, not after a full poll interval.
                 delay = LIMITED_RECHECK
         if next_deadline is not None:
             delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
