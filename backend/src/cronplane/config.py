@@ -55,6 +55,20 @@ class Settings:
     egress_policy: EgressPolicy = DEFAULT_POLICY
     # CRONPLANE_SECRETS_DIR: one file per secret name ({"$secret": NAME} in payloads).
     secrets_dir: Path | None = None
+    public_url: str | None = None
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = field(default=None, repr=False)
+    oidc_name: str = "identity provider"
+    oidc_groups_claim: str = "groups"
+    # (group, role, project or None), in the order written.
+    oidc_role_map: tuple[tuple[str, str, str | None], ...] = ()
+    password_login: bool = True
+    break_glass_users: frozenset[str] = frozenset()
+
+    @property
+    def oidc_enabled(self) -> bool:
+        return self.oidc_issuer is not None
 
     @property
     def production(self) -> bool:
@@ -106,7 +120,26 @@ class Settings:
             trusted_proxies=reader.integer("CRONPLANE_TRUSTED_PROXIES", 0, low=0, high=5),
             egress_policy=reader.egress_policy("CRONPLANE_HTTP_ALLOW"),
             secrets_dir=reader.path("CRONPLANE_SECRETS_DIR"),
+            public_url=(reader.optional("CRONPLANE_PUBLIC_URL") or "").rstrip("/") or None,
+            oidc_issuer=(reader.optional("CRONPLANE_OIDC_ISSUER") or "").rstrip("/") or None,
+            oidc_client_id=reader.optional("CRONPLANE_OIDC_CLIENT_ID"),
+            oidc_client_secret=reader.optional("CRONPLANE_OIDC_CLIENT_SECRET"),
+            oidc_name=reader.text("CRONPLANE_OIDC_NAME", "identity provider"),
+            oidc_groups_claim=reader.text("CRONPLANE_OIDC_GROUPS_CLAIM", "groups"),
+            oidc_role_map=_role_map(reader.optional("CRONPLANE_OIDC_ROLE_MAP")),
+            password_login=reader.boolean("CRONPLANE_PASSWORD_LOGIN", True),
+            break_glass_users=frozenset(
+                name.strip().lower()
+                for name in (reader.optional("CRONPLANE_BREAK_GLASS_USERS") or "").split(",")
+                if name.strip()),
         )
+        if settings.oidc_issuer:
+            for name, value in (("CRONPLANE_OIDC_CLIENT_ID", settings.oidc_client_id),
+                                ("CRONPLANE_PUBLIC_URL", settings.public_url)):
+                if not value:
+                    raise ConfigError(f"{name}: required when CRONPLANE_OIDC_ISSUER is set")
+            if not settings.oidc_issuer.startswith(("https://", "http://")):
+                raise ConfigError("CRONPLANE_OIDC_ISSUER: expected an https:// URL")
         if settings.admin_username and not settings.admin_password:
             raise ConfigError(
                 "CRONPLANE_ADMIN_PASSWORD: required when CRONPLANE_ADMIN_USERNAME is set "
@@ -153,6 +186,25 @@ PLACEHOLDER_KEY_WORDS = ("change-me", "changeme", "demo-only", "example", "place
 def _placeholder_key(key: str) -> bool:
     lowered = key.lower()
     return any(word in lowered for word in PLACEHOLDER_KEY_WORDS) or len(set(key)) < 8
+
+
+def _role_map(text: str | None) -> tuple[tuple[str, str, str | None], ...]:
+    """``group=ROLE`` or ``group=ROLE@project``, comma-separated (CRONPLANE_OIDC_ROLE_MAP)."""
+    from cronplane.domain.roles import Role
+
+    roles = [role.name for role in Role]
+    entries = []
+    for raw in (text or "").split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        group, sep, target = item.rpartition("=")
+        role, _, project = target.partition("@")
+        if not sep or not group.strip() or role.strip().upper() not in roles:
+            raise ConfigError(f"CRONPLANE_OIDC_ROLE_MAP: expected group=ROLE or group=ROLE@project "
+                              f"with ROLE one of {', '.join(roles)}, got {item!r}")
+        entries.append((group.strip(), role.strip().upper(), project.strip() or None))
+    return tuple(entries)
 
 
 class _Reader:

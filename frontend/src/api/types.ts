@@ -6,6 +6,9 @@ export type User = Schemas['User'];
 /** Who is signed in (`/auth/me`, and `user` in a login response). */
 export type Identity = Schemas['Identity'];
 export type Role = Identity['role'];
+/** `/auth/me`: the identity plus where it came from (`identity` is null for local accounts). */
+export type Me = Schemas['Me'];
+export type AuthProvider = Schemas['Provider'];
 export type Persona = Schemas['Persona'];
 export type Schedule = Schemas['Schedule'];
 export type ScheduleCreate = Schemas['ScheduleCreate'];

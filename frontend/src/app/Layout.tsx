@@ -1,7 +1,9 @@
 import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
+import { api } from '../api/client';
 import { useLogout } from '../api/queries/logout';
+import type { Me } from '../api/types';
 import type { Role } from '../api/types';
 import { useSession } from '../lib/session';
 
@@ -25,6 +27,34 @@ function ColorSchemeToggle() {
       </ActionIcon>
     </Tooltip>
   );
+}
+
+/** Where the roles came from: the identity provider's groups (per the role map) or a local account. */
+function RoleSource({ user }: { user: Partial<Me> }) {
+  const identity = user.identity;
+  if (!identity) {
+    return <Menu.Label>Local account: role set by an administrator</Menu.Label>;
+  }
+  const source = (identity.role_source ?? {}) as { instance?: string[]; projects?: Record<string, string[]> };
+  return (
+    <>
+      <Menu.Label>Signed in through {identity.issuer}</Menu.Label>
+      <Menu.Label>Role {user.role} from: {(source.instance ?? []).join(', ') || 'project groups only'}</Menu.Label>
+      {Object.entries(source.projects ?? {}).map(([project, groups]) => (
+        <Menu.Label key={project}>
+          Project {project}: {groups.join(', ')}
+        </Menu.Label>
+      ))}
+    </>
+  );
+}
+
+/** Our sign-out first; then, for a provider sign-in, the provider's own (RP-initiated logout) when it offers one. */
+async function signOut(ours: () => Promise<void>, viaProvider: boolean) {
+  await ours();
+  if (!viaProvider) return;
+  const { data } = await api.GET('/api/v1/auth/oidc/logout');
+  if (data?.url) window.location.assign(data.url);
 }
 
 export function Layout() {
@@ -52,7 +82,9 @@ export function Layout() {
                   </Button>
                 </Menu.Target>
                 <Menu.Dropdown>
-                  <Menu.Item onClick={() => logout.mutate()}>Sign out</Menu.Item>
+                  <RoleSource user={user as Partial<Me>} />
+                  <Menu.Divider />
+                  <Menu.Item onClick={() => signOut(logout.mutateAsync, Boolean((user as Partial<Me>).identity))}>Sign out</Menu.Item>
                 </Menu.Dropdown>
               </Menu>
             )}

@@ -106,8 +106,8 @@ def _register_resources(app: Flask, api: Api) -> None:
     """Each resource module exposes ``blp``; security wiring exposes ``init_app``."""
     import importlib
 
-    for name in ("auth", "users", "tokens", "audit", "schedules", "jobs", "handlers", "cron",
-                 "stats", "chaos", "docs", "metrics", "queues"):
+    for name in ("auth", "oidc", "users", "tokens", "audit", "schedules", "jobs", "handlers",
+                 "cron", "stats", "chaos", "docs", "metrics", "queues"):
         module = importlib.import_module(f"cronplane.api.{name}")
         if hasattr(module, "init_app"):
             module.init_app(app, api)

@@ -57,6 +57,20 @@ class IdentitySchema(ma.Schema):
     is_persona = fields.Boolean()
 
 
+class ProviderIdentitySchema(ma.Schema):
+    issuer = fields.String(required=True)
+    subject = fields.String(required=True)
+    groups = fields.List(fields.String(), metadata={"description": "At the last sign-in"})
+    role_source = fields.Dict(metadata={
+        "description": "Which groups produced the roles: {instance: [group=ROLE], "
+                       "projects: {slug: [group=ROLE]}}"})
+
+
+class MeSchema(IdentitySchema):
+    identity = fields.Nested(ProviderIdentitySchema, required=True, allow_none=True,
+                             metadata={"description": "Null for local (password) accounts"})
+
+
 class LoginResponseSchema(ma.Schema):
     access_token = fields.String(required=True)
     refresh_token = fields.String(required=True)
@@ -201,9 +215,12 @@ class Me(MethodView):
     @requires(Role.VIEWER)
     @blp.doc(operationId="getMe",
              summary="The signed-in user, with the role in effect for this request")
-    @blp.response(200, IdentitySchema)
+    @blp.response(200, MeSchema)
     def get(self) -> dict[str, Any]:
-        return _identity(auth.me(management_context(), current_actor()))
+        from cronplane.management.oidc_login import identity_of
+
+        me = _identity(auth.me(management_context(), current_actor()))
+        return {**me, "identity": identity_of(management_context(), me["id"])}
 
 
 @blp.route("/auth/personas")

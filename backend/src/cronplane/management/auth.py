@@ -96,6 +96,11 @@ def block_seconds(failures: int) -> int:
 def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
           hashing: PasswordHashing = DEFAULT_HASHING) -> Grant:
     key = username.strip().lower()[:MAX_USERNAME * 2]
+    if not ctx.settings.password_login and key not in ctx.settings.break_glass_users:
+        with ctx.db.transaction() as session:
+            _failed(session, key, None, "password_login_disabled", origin)
+        raise Unauthenticated("Password sign-in is turned off on this server: sign in with the "
+                              "identity provider.")
     outcome: Grant | int | None = None  # grant, seconds to wait, or a plain failure
     with ctx.db.transaction() as session:
         session.execute(text("INSERT INTO login_throttles (username) VALUES (:u) "
@@ -159,7 +164,7 @@ def _failed(session: Session, key: str, user: User | None, reason: str, origin: 
 
 
 def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin, *,
-           method: str) -> Grant:
+           method: str, extra: dict[str, Any] | None = None) -> Grant:
     family = RefreshFamily(
         id=secrets.token_urlsafe(24), user_id=user.id, current_jti=secrets.token_urlsafe(24),
         expires_at=func.now() + timedelta(days=ctx.settings.refresh_token_days),
@@ -172,7 +177,7 @@ def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin,
     actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                   session_id=family.id, request_id=origin.request_id, ip=origin.ip)
     record(session, actor, "auth.login", target_type="user", target_id=user.id,
-           details={"method": method, "session": family.id})
+           details={"method": method, "session": family.id, **(extra or {})})
     return Grant(user=identity, session_id=family.id, refresh_jti=family.current_jti,
                  token_version=user.token_version)
 

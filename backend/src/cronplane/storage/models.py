@@ -152,6 +152,33 @@ class User(Base):
     )
 
 
+class UserIdentity(Base):
+    """A user signed in through an identity provider: (issuer, subject) is who they are; the
+    groups and where each role came from are kept from the last login, for the console."""
+
+    __tablename__ = "user_identities"
+
+    issuer: Mapped[str] = mapped_column(Text, primary_key=True)
+    subject: Mapped[str] = mapped_column(Text, primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"),
+                                         unique=True)
+    groups: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
+    role_source: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    last_login_at: Mapped[datetime | None] = mapped_column(TZ)
+
+
+class OidcLoginState(Base):
+    """One sign-in in flight: used once (deleted by the callback), whatever process answers."""
+
+    __tablename__ = "oidc_login_states"
+
+    state: Mapped[str] = mapped_column(Text, primary_key=True)
+    nonce: Mapped[str] = mapped_column(Text)
+    code_verifier: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+
 class LoginThrottle(Base):
     """Failed logins per (lower-cased) username, known or not, so a 429 reveals nothing."""
 

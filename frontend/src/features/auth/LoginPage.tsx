@@ -1,12 +1,29 @@
 import { Alert, Button, Center, Code, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
-import { Navigate, useLocation } from 'react-router';
+import { Navigate, useLocation, useSearchParams } from 'react-router';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { useSession } from '../../lib/session';
 import { useListPersonasSafe } from './use-personas-safe';
 import { useFirstRun } from './api/first-run';
+import { useProviders } from './api/list-providers';
 import { useLogin } from './api/login';
 import { usePersonaLogin } from './api/persona-login';
+
+/** What each `/login?error=` reason from the provider callback means, in words. */
+const PROVIDER_ERRORS: Record<string, string> = {
+  bad_state: 'The sign-in expired or was started in another browser',
+  code_rejected: 'The identity provider refused the sign-in code (used twice?)',
+  bad_signature: 'The identity token was not signed by the identity provider',
+  bad_issuer: 'The identity token came from another issuer',
+  bad_audience: 'The identity token was issued for another application',
+  bad_nonce: 'The identity token does not belong to this sign-in',
+  expired: 'The identity token has expired',
+  no_mapped_group: 'None of your groups at the identity provider gives access to cronplane',
+  username_taken: 'A local account already has your username; ask an administrator',
+  provider_unavailable: 'The identity provider could not be reached',
+  locked: 'Your account is locked',
+  disabled: 'Your account is disabled',
+};
 
 export function LoginPage() {
   const { user, endedMessage, clearEndedMessage } = useSession();
@@ -16,6 +33,9 @@ export function LoginPage() {
   const personaLogin = usePersonaLogin();
   const personas = useListPersonasSafe();
   const firstRun = useFirstRun().data;
+  const providers = useProviders().data ?? [];
+  const [search] = useSearchParams();
+  const providerError = search.get('error');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
 
@@ -46,6 +66,17 @@ export function LoginPage() {
               change it.
             </Alert>
           )}
+          {providerError && (
+            <Alert color="red" role="alert" title="Sign-in with the identity provider failed">
+              {PROVIDER_ERRORS[providerError] ?? 'The sign-in could not be completed'} (<Code>{providerError}</Code>). Nothing was changed; try again.
+            </Alert>
+          )}
+          {providers.map((p) => (
+            <Button key={p.login_url} component="a" href={p.login_url} variant="filled" color="dark">
+              Sign in with {p.name}
+            </Button>
+          ))}
+          {providers.length > 0 && <Divider label="or with a password" />}
           <form onSubmit={submit} aria-label="Sign in">
             <Stack>
               <TextInput label="Username" autoComplete="username" required withAsterisk={false} value={username} onChange={(e) => setUsername(e.currentTarget.value)} />

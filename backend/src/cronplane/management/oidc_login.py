@@ -1,0 +1,174 @@
+"""Sign-in through the identity provider, the part that touches our database.
+
+- ``begin`` stores the request's state, nonce and PKCE verifier (one row, any process can finish).
+- ``finish`` consumes that row (DELETE … RETURNING: a replayed state finds nothing), exchanges the
+  code, validates the ID token, then in one transaction finds or creates the user for
+  (issuer, sub), sets the instance role and project memberships from the groups claim through
+  ``CRONPLANE_OIDC_ROLE_MAP`` (every login: a group removed at the provider is a role removed
+  here; a changed role bumps ``token_version`` so older tokens die), and grants our own session.
+- Any failure audits ``auth.login_failed`` with the reason and provisions nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
+
+from cronplane.domain.roles import Role
+from cronplane.management.auth import Grant, Origin, _failed, _grant, revoke_sessions
+from cronplane.management.context import ManagementContext
+from cronplane.security.oidc import OidcFailure, Provider
+from cronplane.security.passwords import DEFAULT_HASHING
+from cronplane.storage.models import (
+    OidcLoginState,
+    Project,
+    ProjectMember,
+    User,
+    UserIdentity,
+)
+
+STATE_TTL = timedelta(minutes=10)
+_USERNAME = re.compile(r"[^A-Za-z0-9._@-]+")
+
+
+@dataclass(frozen=True)
+class Mapping:
+    role: Role
+    projects: dict[str, Role]
+    source: dict[str, Any]  # {"instance": [groups], "projects": {slug: [groups]}}
+    groups: list[str]  # the groups that produced a role
+
+
+def map_groups(groups: list[str], role_map: tuple[tuple[str, str, str | None], ...]) -> Mapping | None:
+    instance: Role | None = None
+    projects: dict[str, Role] = {}
+    source: dict[str, Any] = {"instance": [], "projects": {}}
+    used: list[str] = []
+    for group, role_name, project in role_map:
+        if group not in groups:
+            continue
+        role = Role[role_name]
+        used.append(group)
+        if project is None:
+            instance = role if instance is None or role > instance else instance
+            source["instance"].append(f"{group}={role.name}")
+        else:
+            if project not in projects or role > projects[project]:
+                projects[project] = role
+            source["projects"].setdefault(project, []).append(f"{group}={role.name}")
+    if not used:
+        return None
+    # Only project roles mapped: the least instance role; the memberships say where they act.
+    return Mapping(instance or Role.VIEWER, projects, source, sorted(set(used)))
+
+
+def begin(ctx: ManagementContext, provider: Provider) -> tuple[str, str]:
+    """(authorization URL, state); the state goes into a cookie too, binding it to the browser."""
+    request = provider.authorization_request()
+    with ctx.db.transaction() as session:
+        session.execute(delete(OidcLoginState).where(
+            OidcLoginState.created_at < func.now() - STATE_TTL))
+        session.add(OidcLoginState(state=request.state, nonce=request.nonce,
+                                   code_verifier=request.code_verifier))
+    return request.url, request.state
+
+
+def finish(ctx: ManagementContext, provider: Provider, *, state: str | None,
+           browser_state: str | None, code: str | None, error: str | None,
+           origin: Origin) -> Grant:
+    try:
+        return _finish(ctx, provider, state=state, browser_state=browser_state, code=code,
+                       error=error, origin=origin)
+    except OidcFailure as failure:
+        with ctx.db.transaction() as session:
+            _failed(session, f"oidc:{provider.issuer}", None, failure.reason, origin)
+        raise
+
+
+def _finish(ctx: ManagementContext, provider: Provider, *, state: str | None,
+            browser_state: str | None, code: str | None, error: str | None,
+            origin: Origin) -> Grant:
+    if error:
+        raise OidcFailure("provider_error", error)
+    if not state or not code:
+        raise OidcFailure("bad_request")
+    with ctx.db.transaction() as session:
+        row = session.execute(delete(OidcLoginState).where(
+            OidcLoginState.state == state,
+            OidcLoginState.created_at > func.now() - STATE_TTL)
+            .returning(OidcLoginState.nonce, OidcLoginState.code_verifier)).one_or_none()
+    if row is None:
+        raise OidcFailure("bad_state")
+    if browser_state != state:
+        raise OidcFailure("bad_state", "the state was not started in this browser")
+    claims = provider.validate(provider.exchange(code, row.code_verifier), row.nonce)
+    raw_groups = claims.get(ctx.settings.oidc_groups_claim) or []
+    groups = [str(g) for g in raw_groups] if isinstance(raw_groups, list) else [str(raw_groups)]
+    mapping = map_groups(groups, ctx.settings.oidc_role_map)
+    if mapping is None:
+        raise OidcFailure("no_mapped_group")
+    return _provision(ctx, provider.issuer, claims, mapping, origin)
+
+
+def _username(claims: dict[str, Any]) -> str:
+    name = str(claims.get("preferred_username") or claims.get("email") or claims["sub"])
+    return _USERNAME.sub("-", name)[:64] or "user"
+
+
+def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapping: Mapping,
+               origin: Origin) -> Grant:
+    subject = str(claims["sub"])
+    with ctx.db.transaction() as session:
+        link = session.get(UserIdentity, (issuer, subject), with_for_update=True)
+        if link is None:
+            username = _username(claims)
+            taken = session.scalars(select(User.id).where(
+                func.lower(User.username) == username.lower())).first()
+            if taken is not None:
+                # Never attach a provider identity to an existing local account by name.
+                raise OidcFailure("username_taken")
+            # No usable password: this account signs in through the provider only.
+            user = User(username=username, password_hash=DEFAULT_HASHING.unusable_hash(),
+                        role=mapping.role.name)
+            session.add(user)
+            session.flush()
+            link = UserIdentity(issuer=issuer, subject=subject, user_id=user.id)
+            session.add(link)
+        else:
+            found = session.get(User, link.user_id, with_for_update=True)
+            assert found is not None
+            user = found
+            if user.locked or user.disabled:
+                raise OidcFailure("locked" if user.locked else "disabled")
+            if user.role != mapping.role.name:
+                user.role = mapping.role.name
+                revoke_sessions(session, user.id, "role_change")
+                session.flush()
+                session.refresh(user)  # the bumped token_version goes into the new tokens
+        link.groups = mapping.groups
+        link.role_source = mapping.source
+        link.last_login_at = func.now()
+        session.execute(delete(ProjectMember).where(ProjectMember.user_id == user.id))
+        existing = set(session.scalars(select(Project.slug).where(
+            Project.slug.in_(list(mapping.projects)))))
+        rows = [{"project": slug, "user_id": user.id, "role": role.name}
+                for slug, role in mapping.projects.items() if slug in existing]
+        if rows:  # a mapped project that does not exist (yet) grants nothing
+            session.execute(insert(ProjectMember).values(rows).on_conflict_do_nothing())
+        session.flush()
+        return _grant(ctx, session, user, origin, method="oidc",
+                      extra={"issuer": issuer, "subject": subject, "groups": mapping.groups})
+
+
+def identity_of(ctx: ManagementContext, user_id: int) -> dict[str, Any] | None:
+    with ctx.db.read_session() as session:
+        link = session.scalars(select(UserIdentity).where(UserIdentity.user_id == user_id)).first()
+    if link is None:
+        return None
+    return {"issuer": link.issuer, "subject": link.subject, "groups": list(link.groups),
+            "role_source": dict(link.role_source)}
