@@ -17,7 +17,7 @@ def test_returns_canonical_expression_description_and_five_runs_by_default() -> 
     result = describe_cron("30 9 * * mon-fri", "Europe/Berlin", after=AFTER)
     assert isinstance(result, CronDescription)
     assert result.expression == "0 30 9 * * MON-FRI"
-    assert result.description == "At 09:30:00, Monday through Friday"
+    assert result.description == "At 09:30, Monday through Friday"  # as fixtures/cron/cases.json says
     assert result.next_runs == [
         datetime(2024, 10, 28, 8, 30, tzinfo=UTC),  # Monday, CET after the change
         datetime(2024, 10, 29, 8, 30, tzinfo=UTC),
