@@ -872,6 +872,11 @@ export interface components {
             heartbeat_at: string | null;
             /** Format: date-time */
             lease_expires_at: string;
+            /**
+             * @description LOST attempts: released when its worker shut down, or its lease expired (worker died or stalled); null otherwise
+             * @enum {string|null}
+             */
+            lost_reason: "released_at_shutdown" | "lease_expired" | null;
             number: number;
             /** Format: date-time */
             started_at: string;

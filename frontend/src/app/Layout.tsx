@@ -1,4 +1,4 @@
-import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
+import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { api } from '../api/client';
@@ -64,21 +64,34 @@ export function Layout() {
   const location = useLocation();
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+      <a href="#main" className="cp-skip-link">
+        Skip to content
+      </a>
       <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between">
-          <Group>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
             <Text fw={700} size="lg">
               cronplane
             </Text>
           </Group>
-          <Group>
+          <Group wrap="nowrap" gap="xs">
             <ColorSchemeToggle />
             {user && (
               <Menu position="bottom-end">
                 <Menu.Target>
-                  <Button variant="default" aria-label={`Account: ${user.username} (${user.role})`} rightSection={<Badge size="xs">{user.role}</Badge>}>
-                    {user.username}
+                  {/* The name is built from visible text plus hidden words, so what a speech user reads
+                      out is part of it ("Account: admin (ADMIN)"). */}
+                  <Button variant="default" maw={{ base: 170, sm: 'none' }}>
+                    <VisuallyHidden>Account: </VisuallyHidden>
+                    <Text span inherit truncate="end" maw={{ base: 80, sm: 240 }}>
+                      {user.username}
+                    </Text>
+                    <VisuallyHidden> (</VisuallyHidden>
+                    <Badge size="sm" ml={6}>
+                      {user.role}
+                    </Badge>
+                    <VisuallyHidden>)</VisuallyHidden>
                   </Button>
                 </Menu.Target>
                 <Menu.Dropdown>
@@ -103,7 +116,7 @@ export function Layout() {
           />
         ))}
       </AppShell.Navbar>
-      <AppShell.Main>
+      <AppShell.Main id="main" tabIndex={-1}>
         <Outlet />
       </AppShell.Main>
     </AppShell>

@@ -16,7 +16,8 @@ export function DataTable<T>({
 }) {
   const table = useReactTable({ data, columns, getCoreRowModel: getCoreRowModel() });
   return (
-    <Table.ScrollContainer minWidth={700}>
+    // Scrolls inside its card on a phone (never widens the page); focusable so the keyboard can scroll it.
+    <Table.ScrollContainer minWidth={560} tabIndex={0} aria-label={`${label} (scrollable)`}>
       <Table striped highlightOnHover withTableBorder aria-label={label} aria-busy={loading} fz="sm" style={loading ? { opacity: 0.5 } : undefined}>
         <Table.Thead>
           {table.getHeaderGroups().map((hg) => (

@@ -1,12 +1,14 @@
 import { Tooltip } from '@mantine/core';
-import { formatRelative, formatUtc } from '../lib/time';
+import { formatExact, formatRelative } from '../lib/time';
 
-/** "3 minutes ago", with the exact UTC time on hover (and as the <time> element's datetime). */
+/** "3 minutes ago", with the exact local and UTC time on hover (and as the <time> element's datetime).
+ * Not a tab stop: a list of 50 rows would otherwise add 150 stops; the exact time is in `title` for
+ * assistive technology and on hover. */
 export function RelativeTime({ iso, now }: { iso: string | null | undefined; now?: number }) {
   if (!iso) return <span>—</span>;
   return (
-    <Tooltip label={formatUtc(iso)} withArrow events={{ hover: true, focus: true, touch: true }}>
-      <time dateTime={iso} title={formatUtc(iso)} tabIndex={0}>
+    <Tooltip label={formatExact(iso)} withArrow events={{ hover: true, focus: false, touch: true }}>
+      <time dateTime={iso} title={formatExact(iso)}>
         {formatRelative(iso, now)}
       </time>
     </Tooltip>

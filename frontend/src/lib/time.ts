@@ -73,3 +73,21 @@ export function formatDuration(ms: number): string {
   if (m < 60) return `${m} min ${s % 60} s`;
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
+
+/** Local wall-clock time (24 h, with the viewer's zone) and UTC: "2026-03-29 03:00:00 Europe/Berlin · 01:00:00 UTC". */
+export function formatExact(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const local = new Intl.DateTimeFormat('sv-SE', {
+    timeZone: VIEWER_TIME_ZONE,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).format(d);
+  if (VIEWER_TIME_ZONE === 'UTC') return `${local} UTC`;
+  return `${local} ${VIEWER_TIME_ZONE} · ${d.toISOString().slice(11, 19)} UTC`;
+}

@@ -1,8 +1,12 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
 
 afterEach(() => cleanup());
+
+// Pages are lazy chunks (routes.tsx); the first import of one in a test can take over a second on a
+// loaded machine, which is not what the find* queries are testing.
+configure({ asyncUtilTimeout: 5000 });
 
 // Pure-logic test files run in the node environment; the DOM stubs below are for jsdom only.
 if (typeof window !== 'undefined') installDomStubs();

@@ -32,6 +32,7 @@ from cronplane.domain.limits import BIGINT_MAX, MAX_ATTEMPTS_RANGE, PRIORITY_RAN
 from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
 from cronplane.management import bulk, history, jobs
+from cronplane.management.failure_text import failure_text_for, lost_reason
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
 
@@ -45,6 +46,16 @@ JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attem
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at", "rerun_of", "queue", "concurrency_key",
               "schedule_version")
+
+
+class FailureText(fields.String):
+    """An error as the requesting role may read it (server paths only for ADMIN).
+
+    A field rather than a schema hook: list pages serialise rows through ``RowList``'s plan,
+    which runs fields but not hooks."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        return failure_text_for(current_actor().role, value)
 
 
 class JobSchema(ma.Schema):
@@ -63,7 +74,7 @@ class JobSchema(ma.Schema):
     requested_by = fields.String(required=True, allow_none=True)
     cancel_requested = fields.Boolean(required=True)
     result = fields.Raw(required=True, allow_none=True)
-    error = fields.String(required=True, allow_none=True)
+    error = FailureText(required=True, allow_none=True)
     created_at = UtcDateTime(required=True)
     started_at = UtcDateTime(required=True, allow_none=True)
     finished_at = UtcDateTime(required=True, allow_none=True)
@@ -84,7 +95,20 @@ class AttemptSchema(ma.Schema):
     heartbeat_at = UtcDateTime(required=True, allow_none=True)
     lease_expires_at = UtcDateTime(required=True)
     finished_at = UtcDateTime(required=True, allow_none=True)
-    error = fields.String(required=True, allow_none=True)
+    error = FailureText(required=True, allow_none=True)
+    lost_reason = fields.String(
+        required=True, allow_none=True,
+        validate=validate.OneOf(["released_at_shutdown", "lease_expired"]),
+        metadata={"description": "LOST attempts: released when its worker shut down, or its "
+                                 "lease expired (worker died or stalled); null otherwise"})
+
+    @pre_dump
+    def derive(self, attempt: Any, **_: Any) -> dict[str, Any]:
+        data = {name: getattr(attempt, name) for name in (
+            "number", "status", "worker_id", "started_at", "heartbeat_at", "lease_expires_at",
+            "finished_at", "error")}
+        data["lost_reason"] = lost_reason(data["status"], data["error"])
+        return data
 
 
 class JobDetailSchema(JobSchema):

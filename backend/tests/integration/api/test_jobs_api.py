@@ -63,7 +63,7 @@ def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
     assert [a["status"] for a in job["attempts"]] == ["FAILED", "TIMED_OUT", "LOST"]
     assert set(job["attempts"][0]) == {"number", "status", "worker_id", "started_at",
                                        "heartbeat_at", "lease_expires_at", "finished_at",
-                                       "error"}
+                                       "error", "lost_reason"}
 
 
 def test_filters(clients, seeded) -> None:

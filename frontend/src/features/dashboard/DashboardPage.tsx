@@ -5,6 +5,7 @@ import { useJobs } from '../../api/queries/list-jobs';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
+import { errorHeadline } from '../../components/FailureText';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { usePolling } from '../../lib/polling';
@@ -119,8 +120,8 @@ export function DashboardPage() {
                     <StatusBadge status={j.status} />
                   </Table.Td>
                   <Table.Td maw={360}>
-                    <Text size="sm" truncate>
-                      {j.error ?? '—'}
+                    <Text size="sm" lineClamp={2} title={j.error ? errorHeadline(j.error) : undefined}>
+                      {j.error ? errorHeadline(j.error) : '—'}
                     </Text>
                   </Table.Td>
                   <Table.Td>

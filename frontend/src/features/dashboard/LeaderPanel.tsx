@@ -27,7 +27,7 @@ export function LeaderPanel({ leader }: { leader: Stats['leader'] }) {
   const lastFailover = useLastFailover(leader?.owner ?? null);
   if (!leader) {
     return (
-      <Text c="orange" role="status">
+      <Text className="cp-warning-text" role="status">
         No leader holds the lease: schedules are not firing until one is elected.
       </Text>
     );
@@ -49,7 +49,7 @@ export function LeaderPanel({ leader }: { leader: Stats['leader'] }) {
           </Table.Tr>
           <Table.Tr>
             <Table.Th>Lease time left</Table.Th>
-            <Table.Td title={formatUtc(leader.expires_at)}>{left > 0 ? formatDuration(left) : <Text c="orange" span>expired</Text>}</Table.Td>
+            <Table.Td title={formatUtc(leader.expires_at)}>{left > 0 ? formatDuration(left) : <Text className="cp-warning-text" span>expired</Text>}</Table.Td>
           </Table.Tr>
           <Table.Tr>
             <Table.Th>Last failover</Table.Th>

@@ -1,6 +1,7 @@
 import { Anchor, Badge, Code, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import { ConfirmButton } from '../../components/ConfirmButton';
+import { FailureText } from '../../components/FailureText';
 import { JsonBlock } from '../../components/JsonBlock';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
@@ -10,7 +11,7 @@ import { formatUtc } from '../../lib/time';
 import { useCancelJob } from './api/cancel-job';
 import { useJob } from './api/get-job';
 import { useRetryJob } from './api/retry-job';
-import { AttemptTimeline } from './AttemptTimeline';
+import { AttemptTimeline, attemptCountText } from './AttemptTimeline';
 import { RerunDialog } from './RerunDialog';
 
 export function JobDetailPage() {
@@ -86,7 +87,7 @@ export function JobDetailPage() {
                     </Row>
                     <Row label="Priority">{j.priority}</Row>
                     <Row label="Attempts">
-                      {j.attempt_count} / {j.max_attempts}
+                      {attemptCountText(j.attempt_count, j.max_attempts, j.attempts)}
                     </Row>
                     <Row label="Timeout">{j.timeout_seconds ? `${j.timeout_seconds} s` : 'handler default'}</Row>
                     <Row label="Requested by">{j.requested_by ?? '—'}</Row>
@@ -126,16 +127,14 @@ export function JobDetailPage() {
                     <Title order={2} size="h5" mb="xs">
                       Error
                     </Title>
-                    <Code block c="red">
-                      {j.error}
-                    </Code>
+                    <FailureText error={j.error} />
                   </Paper>
                 )}
                 <Paper withBorder p="md">
                   <Title order={2} size="h5" mb="xs">
                     Attempt timeline
                   </Title>
-                  <AttemptTimeline attempts={j.attempts} />
+                  <AttemptTimeline attempts={j.attempts} jobError={j.error} />
                 </Paper>
               </Stack>
             </Grid.Col>

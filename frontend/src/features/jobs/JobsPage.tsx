@@ -1,4 +1,4 @@
-import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, TextInput } from '@mantine/core';
+import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
@@ -11,6 +11,7 @@ import { DataTable } from '../../components/DataTable';
 import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
+import { errorHeadline } from '../../components/FailureText';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters } from '../../lib/search-params';
@@ -42,6 +43,18 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
       ),
   },
   { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
+  {
+    header: 'Error',
+    // The headline only (the traceback is on the job's page): why a row matched a search, at a glance.
+    cell: ({ row }) =>
+      row.original.error ? (
+        <Text size="xs" lineClamp={2} maw={320} title={errorHeadline(row.original.error)}>
+          {errorHeadline(row.original.error)}
+        </Text>
+      ) : (
+        '—'
+      ),
+  },
   { header: 'Created', cell: ({ row }) => <RelativeTime iso={row.original.created_at} /> },
   { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
   { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },

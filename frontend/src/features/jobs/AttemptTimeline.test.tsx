@@ -1,0 +1,47 @@
+import { MantineProvider } from '@mantine/core';
+import { render, screen } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { Attempt } from '../../api/types';
+import { AttemptTimeline, attemptCountText } from './AttemptTimeline';
+
+const attempt = (over: Partial<Attempt>): Attempt =>
+  ({
+    number: 1,
+    status: 'FAILED',
+    worker_id: 'h:1:a',
+    started_at: '2026-12-01T10:00:00Z',
+    heartbeat_at: null,
+    lease_expires_at: '2026-12-01T10:00:30Z',
+    finished_at: '2026-12-01T10:00:04Z',
+    error: null,
+    lost_reason: null,
+    ...over,
+  }) as Attempt;
+
+const attempts = [
+  attempt({ number: 1, status: 'LOST', lost_reason: 'released_at_shutdown', error: 'released: worker shut down' }),
+  attempt({ number: 2, status: 'LOST', lost_reason: 'lease_expired', started_at: '2026-12-01T10:00:10Z', finished_at: '2026-12-01T10:01:10Z' }),
+  attempt({ number: 3, started_at: '2026-12-01T10:01:40Z', finished_at: '2026-12-01T10:01:42Z', error: 'boom\nTraceback' }),
+];
+
+describe('AttemptTimeline', () => {
+  it('tells a release at shutdown from an expired lease, with run times and backoff gaps', () => {
+    render(
+      <MantineProvider env="test">
+        <AttemptTimeline attempts={attempts} jobError={"boom\nTraceback"} />
+      </MantineProvider>,
+    );
+    expect(screen.getByText(/Released when its worker shut down/)).toBeInTheDocument();
+    expect(screen.getByText(/Lost: lease expired/)).toBeInTheDocument();
+    expect(screen.getByText(/ran 1 min 0 s/)).toBeInTheDocument();
+    expect(screen.getByText('Waited 6 s after attempt 1 (retry backoff)')).toBeInTheDocument();
+    expect(screen.getByText('Waited 30 s after attempt 2 (retry backoff)')).toBeInTheDocument();
+    // The job's error is shown in full once, on the job; the attempt repeats only its headline.
+    expect(screen.queryByText('Traceback')).toBeNull();
+  });
+
+  it('explains a limit raised by releases so the counts add up', () => {
+    expect(attemptCountText(3, 4, attempts)).toBe('3 of at most 4 attempts (the limit includes 1 extra for an attempt released at shutdown)');
+    expect(attemptCountText(2, 3, [attempt({})])).toBe('2 of at most 3 attempts');
+  });
+});
