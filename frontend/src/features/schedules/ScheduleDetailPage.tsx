@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -12,6 +12,7 @@ import { JsonBlock } from '../../components/JsonBlock';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
+import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { StatusBadge } from '../../components/StatusBadge';
 import { describeCron } from '../../lib/cron-english';
 import { useDeleteSchedule } from './api/delete-schedule';
@@ -112,7 +113,8 @@ export function ScheduleDetailPage() {
                 <Table variant="vertical" fz="sm" aria-label="Schedule fields">
                   <Table.Tbody>
                     <Row label="State">
-                      {s.paused ? <Badge color="yellow">paused</Badge> : <Badge color="green">active</Badge>}
+                      {/* Runs of the first page are the newest; on later pages the state is the server's or unknown. */}
+                      <ScheduleStateBadge state={scheduleState(s, cursor ? undefined : runs.data?.items)} />
                       {s.paused && s.paused_until && (
                         <Text size="sm" data-testid="paused-until">
                           resumes by itself <RelativeTime iso={s.paused_until} />

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
@@ -10,21 +10,22 @@ import { DataTable } from '../../components/DataTable';
 import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
-import { StatusBadge } from '../../components/StatusBadge';
+import { RunStrip, ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { describeCron } from '../../lib/cron-english';
 import { useUrlFilters } from '../../lib/search-params';
 import { useSchedules } from './api/list-schedules';
 import { ScheduleTime } from './ScheduleTimes';
 
-function LastOutcome({ scheduleId }: { scheduleId: number }) {
-  const jobs = useJobs({ schedule_id: scheduleId, limit: 1 });
-  const last = jobs.data?.items[0];
+/** One request per row (the last 10 runs) gives both the state and the strip. */
+function StateAndRuns({ schedule }: { schedule: Schedule }) {
+  const jobs = useJobs({ schedule_id: schedule.id, limit: 10 });
   if (jobs.isPending) return <Text size="xs">…</Text>;
-  if (!last) return <Text size="sm" c="dimmed">never ran</Text>;
+  const runs = jobs.data?.items ?? [];
   return (
-    <Anchor component={Link} to={`/jobs/${last.id}`} aria-label={`Last run: job ${last.id}, ${last.status}`}>
-      <StatusBadge status={last.status} />
-    </Anchor>
+    <Stack gap={4}>
+      <ScheduleStateBadge state={scheduleState(schedule, runs)} />
+      <RunStrip runs={runs} label={schedule.name} />
+    </Stack>
   );
 }
 
@@ -49,16 +50,11 @@ const columns: ColumnDef<Schedule, unknown>[] = [
       </Stack>
     ),
   },
-  {
-    header: 'State',
-    cell: ({ row }) =>
-      row.original.deleted_at ? <Badge color="gray">deleted</Badge> : row.original.paused ? <Badge color="yellow">paused</Badge> : <Badge color="green">active</Badge>,
-  },
+  { header: 'State and last runs', cell: ({ row }) => <StateAndRuns schedule={row.original} /> },
   {
     header: 'Next run',
     cell: ({ row }) => (row.original.paused || row.original.deleted_at ? <Text size="sm" c="dimmed">—</Text> : <ScheduleTime iso={row.original.next_run_at} timeZone={row.original.timezone} />),
   },
-  { header: 'Last outcome', cell: ({ row }) => <LastOutcome scheduleId={row.original.id} /> },
 ];
 
 export function SchedulesPage() {
