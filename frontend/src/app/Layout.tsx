@@ -1,4 +1,4 @@
-import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
+import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { api } from '../api/client';
@@ -80,18 +80,13 @@ export function Layout() {
             {user && (
               <Menu position="bottom-end">
                 <Menu.Target>
-                  {/* The name is built from visible text plus hidden words, so what a speech user reads
-                      out is part of it ("Account: admin (ADMIN)"). */}
-                  <Button variant="default" maw={{ base: 170, sm: 'none' }}>
-                    <VisuallyHidden>Account: </VisuallyHidden>
+                  <Button variant="default" maw={{ base: 170, sm: 'none' }} aria-label={`Account: ${user.username} (${user.role})`}>
                     <Text span inherit truncate="end" maw={{ base: 80, sm: 240 }}>
                       {user.username}
                     </Text>
-                    <VisuallyHidden> (</VisuallyHidden>
                     <Badge size="sm" ml={6}>
                       {user.role}
                     </Badge>
-                    <VisuallyHidden>)</VisuallyHidden>
                   </Button>
                 </Menu.Target>
                 <Menu.Dropdown>
