@@ -57,7 +57,8 @@ def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
     assert {"id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
             "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
             "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
-            "finished_at", "attempts", "rerun_of", "queue", "concurrency_key"} == set(job)
+            "finished_at", "attempts", "rerun_of", "queue", "concurrency_key",
+            "schedule_version"} == set(job)
     assert job["created_at"].endswith("Z") and job["finished_at"].endswith("Z")
     assert [a["number"] for a in job["attempts"]] == [1, 2, 3]
     assert [a["status"] for a in job["attempts"]] == ["FAILED", "TIMED_OUT", "LOST"]
