@@ -11,6 +11,11 @@ Usage in a resource::
         def post(self, body): ...
 
 ``requires`` also records the role in the OpenAPI document as ``x-required-role``.
+
+Projects: ``requires(role)`` passes when the caller has ``role`` in at least one project; the use
+case then checks the role in the object's own project (management/scope.py), so a project ADMIN
+can edit its schedules and nobody else's. ``requires(role, instance=True)`` is for what belongs to
+the installation (users, projects, chaos, audit verification): the user's own role decides.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from flask import Flask, current_app, g
 from cronplane.domain.roles import Role
 from cronplane.management.actor import Actor
 from cronplane.management.errors import Forbidden, Unauthenticated
+from cronplane.management.scope import best_role
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXTENSION = "cronplane.authenticator"
@@ -51,18 +57,20 @@ def current_actor() -> Actor:
     return actor
 
 
-def requires(role: Role) -> Callable[[F], F]:
+def requires(role: Role, *, instance: bool = False) -> Callable[[F], F]:
     def decorate(view: F) -> F:
         @wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             actor = current_actor()
-            if not actor.role.allows(role):
-                raise Forbidden(f"This action needs the {role.name} role; you are {actor.role.name}.")
+            have = actor.role if instance else best_role(actor)
+            if not have.allows(role):
+                raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
             return view(*args, **kwargs)
 
         apidoc = getattr(wrapper, "_apidoc", {})
         manual = dict(apidoc.get("manual_doc", {}))
         manual["x-required-role"] = role.name
+        manual["x-role-scope"] = "instance" if instance else "project"
         manual.setdefault("security", [{"bearerAuth": []}, {"cookieAuth": []}])
         # Every role-gated operation can answer 401 and 403 (problem+json response components).
         responses = dict(manual.get("responses", {}))

@@ -16,6 +16,7 @@ from cronplane.api.schemas_common import (
     LINK_HEADER_DOC,
     ApiBlueprint,
     ListArgsSchema,
+    ProjectFilterArgs,
     SafeString,
     UtcDateTime,
     list_schema,
@@ -33,6 +34,7 @@ class AuditEventSchema(ma.Schema):
     at = UtcDateTime(required=True)
     actor = fields.String(required=True, metadata={"description": "A username, or system"})
     actor_role = fields.String(allow_none=True)
+    project = fields.String(required=True)
     action = fields.String(required=True, metadata={"example": "schedule.create"})
     target_type = fields.String(allow_none=True)
     target_id = fields.String(allow_none=True)
@@ -49,7 +51,7 @@ def _filter(max_length: int, description: str) -> SafeString:
                       metadata={"description": description})
 
 
-class AuditListArgs(ListArgsSchema):
+class AuditListArgs(ListArgsSchema, ProjectFilterArgs):
     actor = _filter(128, "Exact username, or system")
     action = _filter(128, "Exact action, e.g. user.lock")
     target_type = _filter(64, "Exact target type, e.g. schedule")
@@ -72,7 +74,8 @@ class AuditEvents(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         filters = audit_log.AuditFilters(actor=args["actor"], action=args["action"],
                                          target_type=args["target_type"],
-                                         target_id=args["target_id"])
+                                         target_id=args["target_id"],
+                                         project=tuple(args["project"]))
         page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)
@@ -80,7 +83,7 @@ class AuditEvents(MethodView):
 
 @blp.route("/audit/verify")
 class AuditVerify(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="verifyAudit",
              summary="Recompute the hash chain and name the first broken row")
     @blp.response(200, AuditVerifySchema)

@@ -63,7 +63,7 @@ class ChaosListArgsSchema(ListArgsSchema):
 
 @blp.route("/chaos/experiments")
 class ChaosExperiments(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="listChaos", summary="Experiments, newest first")
     @blp.arguments(ChaosListArgsSchema, location="query")
     @blp.response(200, ChaosListSchema, headers=LINK_HEADER_DOC)
@@ -72,7 +72,7 @@ class ChaosExperiments(MethodView):
                                       cursor=args["cursor"])
         return page, next_link(page)
 
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="startChaos",
              summary=f"Start an experiment (at most {chaos.MAX_ACTIVE} at once: else 409)")
     @blp.arguments(ChaosCreateSchema)
@@ -85,7 +85,7 @@ class ChaosExperiments(MethodView):
 
 @blp.route(f"/chaos/experiments/<{ID_CONVERTER}:experiment_id>")
 class ChaosExperimentById(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="stopChaos", summary="End an experiment early (idempotent)")
     @blp.response(204)
     @problem_responses(blp, 404)

@@ -20,12 +20,14 @@ from cronplane.api.schemas_common import (
     ApiBlueprint,
     JsonObject,
     ListArgsSchema,
+    ProjectFilterArgs,
     SafeString,
     UtcDateTime,
     id_field,
     list_schema,
     next_link,
     problem_responses,
+    project_field,
     strict_int,
 )
 from cronplane.domain.limits import BIGINT_MAX, MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
@@ -41,7 +43,7 @@ ATTEMPT_STATUSES = [status.value for status in AttemptStatus]
 TRIGGERS = [trigger.value for trigger in Trigger]
 MAX_IDEMPOTENCY_KEY = 255
 QUEUE_NAME_RE = r"^[a-z0-9_.-]{1,64}$"
-JOB_FIELDS = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
+JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at", "rerun_of", "queue", "concurrency_key",
@@ -60,6 +62,7 @@ class FailureText(fields.String):
 
 class JobSchema(ma.Schema):
     id = fields.Integer(required=True)
+    project = fields.String(required=True)
     handler = fields.String(required=True)
     payload = fields.Dict(required=True)
     status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
@@ -127,6 +130,7 @@ JobListSchema = list_schema(JobSchema, "JobList")
 class JobCreateSchema(ma.Schema):
     """An ad-hoc job. The payload is checked against the handler's JSON Schema at submission."""
 
+    project = project_field(load_default=None)
     handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
     payload = JsonObject(load_default=dict)
     priority = strict_int(*PRIORITY_RANGE, load_default=None,
@@ -156,7 +160,7 @@ class IdempotencyHeaderSchema(ma.Schema):
         unknown = ma.EXCLUDE
 
 
-class JobListArgsSchema(ListArgsSchema):
+class JobListArgsSchema(ListArgsSchema, ProjectFilterArgs):
     status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)),
                          load_default=list, metadata={"description": "Repeatable"})
     schedule_id = id_field(load_default=None)
@@ -177,8 +181,9 @@ class Jobs(MethodView):
     @blp.response(200, JobListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
         page = history.list_jobs(
-            management_context(), statuses=args["status"], schedule_id=args["schedule_id"],
-            handler=args["handler"], queue=args["queue"], q=args["q"], created_after=args["created_after"],
+            management_context(), current_actor(), project=args["project"],
+            statuses=args["status"], schedule_id=args["schedule_id"], handler=args["handler"],
+            queue=args["queue"], q=args["q"], created_after=args["created_after"],
             created_before=args["created_before"], limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
 
@@ -204,7 +209,7 @@ class JobById(MethodView):
     @blp.response(200, JobDetailSchema)
     @problem_responses(blp, 404)
     def get(self, job_id: int) -> Any:
-        return history.get_job(management_context(), job_id)
+        return history.get_job(management_context(), current_actor(), job_id)
 
 
 @blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/cancel")
@@ -232,7 +237,7 @@ class JobRetry(MethodView):
 
 
 # -- bulk --------------------------------------------------------------------------------------
-class JobFilterSchema(ma.Schema):
+class JobFilterSchema(ProjectFilterArgs):
     """The filter names of ``GET /jobs``."""
 
     status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)), load_default=list)
@@ -307,7 +312,8 @@ class JobsCount(MethodView):
     @blp.response(200, JobCountSchema)
     def get(self, args: dict[str, Any]) -> Any:
         flt = bulk.make_filter(ids=None, flt=args)
-        return {"count": bulk.count(management_context(), flt), "limit": bulk.MAX_MATCHED}
+        return {"count": bulk.count(management_context(), current_actor(), flt),
+                "limit": bulk.MAX_MATCHED}
 
 
 class JobRerunSchema(ma.Schema):

@@ -23,11 +23,13 @@ from cronplane.api.schemas_common import (
     ApiBlueprint,
     JsonObject,
     ListArgsSchema,
+    ProjectFilterArgs,
     SafeString,
     UtcDateTime,
     list_schema,
     next_link,
     problem_responses,
+    project_field,
     strict_int,
 )
 from cronplane.domain.fire_ledger import Outcome
@@ -46,6 +48,7 @@ _VERSION = re.compile(r'^(?:W/)?(?:"(\d{1,9})"|(\d{1,9}))$')
 
 class ScheduleSchema(ma.Schema):
     id = fields.Integer(required=True)
+    project = fields.String(required=True)
     name = fields.String(required=True)
     description = fields.String(required=True)
     handler = fields.String(required=True)
@@ -108,6 +111,7 @@ class ScheduleUpdateSchema(ma.Schema):
 
 
 class ScheduleCreateSchema(ScheduleUpdateSchema):
+    project = project_field()
     name = SafeString(required=True, validate=validate.Length(min=1, max=200))
     handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
     cron = SafeString(required=True, validate=validate.Length(min=1, max=200),
@@ -117,7 +121,7 @@ class ScheduleCreateSchema(ScheduleUpdateSchema):
                           metadata={"description": "IANA time zone (default UTC)"})
 
 
-class ScheduleListArgsSchema(ListArgsSchema):
+class ScheduleListArgsSchema(ListArgsSchema, ProjectFilterArgs):
     q = SafeString(load_default=None, validate=validate.Length(max=200),
                    metadata={"description": "Full-text search over name, handler, description"})
     paused = fields.Boolean(load_default=None)
@@ -159,7 +163,8 @@ class Schedules(MethodView):
     @blp.response(200, ScheduleListSchema, headers=LINK_HEADER_DOC)
     def get(self, args: dict[str, Any]) -> Any:
         page = schedules.list_schedules(
-            management_context(), q=args["q"], paused=args["paused"], include_deleted=args["include_deleted"],
+            management_context(), current_actor(), project=args["project"], q=args["q"],
+            paused=args["paused"], include_deleted=args["include_deleted"],
             limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
 
@@ -180,7 +185,7 @@ class ScheduleById(MethodView):
     @blp.response(200, ScheduleSchema, headers=ETAG_DOC)
     @problem_responses(blp, 404)
     def get(self, schedule_id: int) -> Any:
-        schedule = schedules.get(management_context(), schedule_id)
+        schedule = schedules.get(management_context(), current_actor(), schedule_id)
         return schedule, _etag(schedule)
 
     @requires(Role.ADMIN)

@@ -178,6 +178,23 @@ class ListArgsSchema(ma.Schema):
                         metadata={"description": "Opaque cursor from a previous page's next_cursor"})
 
 
+PROJECT_SLUG = r"^[a-z0-9-]{1,40}$"
+
+
+def project_field(**kwargs: Any) -> fields.Field[Any]:
+    """A create body's ``project`` (slug; default ``default``)."""
+    return SafeString(validate=validate.Regexp(PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."),
+                      metadata={"description": "Project slug (default: default)"}, **kwargs)
+
+
+class ProjectFilterArgs(ma.Schema):
+    """``project`` (repeatable) on every list of project-owned objects; default every project
+    the caller can read (management/scope.py)."""
+
+    project = fields.List(SafeString(validate=validate.Length(min=1, max=40)), load_default=list,
+                          metadata={"description": "Repeatable; default: all of yours"})
+
+
 class RowList(fields.List[Any]):
     """``List(Nested(item))`` for ORM rows, serialised with a plan computed once.
 

@@ -9,9 +9,9 @@ import marshmallow as ma
 from flask.views import MethodView
 from marshmallow import fields
 
-from cronplane.api.access import requires
+from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint, UtcDateTime
+from cronplane.api.schemas_common import ApiBlueprint, ProjectFilterArgs, UtcDateTime
 from cronplane.domain.roles import Role
 from cronplane.management.stats import get_stats
 
@@ -61,6 +61,7 @@ class Stats(MethodView):
     @requires(Role.VIEWER)
     @blp.doc(operationId="getStats",
              summary="Counts, throughput, leader, workers and running chaos experiments")
+    @blp.arguments(ProjectFilterArgs, location="query")
     @blp.response(200, StatsSchema)
-    def get(self) -> Any:
-        return get_stats(management_context())
+    def get(self, args: dict[str, Any]) -> Any:
+        return get_stats(management_context(), current_actor(), args["project"])

@@ -52,6 +52,11 @@ class UserCreateSchema(ma.Schema):
     password = SafeString(required=True, load_only=True,
                           validate=validate.Length(min=8, max=1024))
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+    projects = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=40)),
+        values=fields.String(validate=validate.OneOf(ROLE_NAMES)), load_default=None,
+        metadata={"description": "Project memberships {slug: role}; omitted: member of "
+                                 "default with the instance role; {}: none"})
 
 
 class UserUpdateSchema(ma.Schema):
@@ -70,7 +75,7 @@ def _out(view: users.UserView) -> dict[str, Any]:
 
 @blp.route("/users")
 class Users(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="listUsers", summary="List users")
     @blp.arguments(ListArgsSchema, location="query")
     @blp.response(200, UserListSchema, headers=LINK_HEADER_DOC)
@@ -80,26 +85,27 @@ class Users(MethodView):
                                 cursor=args["cursor"])
         return page, next_link(page)
 
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="createUser", summary="Create a user with a role")
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
     @problem_responses(blp, 400, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         return _out(users.create_user(management_context(), current_actor(), username=body["username"],
-                                      password=body["password"], role=body["role"]))
+                                      password=body["password"], role=body["role"],
+                                      projects=body["projects"]))
 
 
 @blp.route(USER)
 class UserById(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="getUser", summary="A user")
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
     def get(self, user_id: int) -> dict[str, Any]:
         return _out(users.get_user(management_context(), current_actor(), user_id))
 
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="updateUser",
              summary="Change a user's role (409 for yourself or the last active admin)")
     @blp.arguments(UserUpdateSchema)
@@ -114,7 +120,7 @@ class UserById(MethodView):
 
 @blp.route(USER + "/lock")
 class UserLock(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="lockUser",
              summary="Lock a user: sessions and API tokens are revoked at once")
     @blp.response(200, UserSchema)
@@ -125,7 +131,7 @@ class UserLock(MethodView):
 
 @blp.route(USER + "/unlock")
 class UserUnlock(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="unlockUser", summary="Unlock a user")
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
@@ -135,7 +141,7 @@ class UserUnlock(MethodView):
 
 @blp.route(USER + "/disable")
 class UserDisable(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="disableUser",
              summary="Disable a user: sessions and API tokens are revoked at once")
     @blp.response(200, UserSchema)
@@ -146,7 +152,7 @@ class UserDisable(MethodView):
 
 @blp.route(USER + "/enable")
 class UserEnable(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="enableUser", summary="Enable a disabled user")
     @blp.response(200, UserSchema)
     @problem_responses(blp, 404)
@@ -156,7 +162,7 @@ class UserEnable(MethodView):
 
 @blp.route(USER + "/password")
 class UserPassword(MethodView):
-    @requires(Role.ADMIN)
+    @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="resetUserPassword",
              summary="Reset a user's password; their sessions end at once")
     @blp.arguments(PasswordResetSchema)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cronplane.domain.roles import Role
@@ -17,6 +18,10 @@ class Actor:
     request_id: str | None = None
     ip: str | None = None
     is_persona: bool = False  # a demo persona: anyone on the internet
+    # Effective role per project (membership, capped by an API token's role and project).
+    # None: every project at ``role`` — instance ADMINs and the system. management/scope.py is
+    # the only reader; every project-owned query goes through it.
+    memberships: Mapping[str, Role] | None = None
 
     @classmethod
     def system(cls) -> Actor:

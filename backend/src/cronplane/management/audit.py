@@ -16,8 +16,12 @@ from cronplane.storage.models import AuditEvent
 
 
 def record(session: Session, actor: Actor, action: str, *, target_type: str | None = None,
-           target_id: object = None, details: dict[str, Any] | None = None) -> None:
+           target_id: object = None, details: dict[str, Any] | None = None,
+           project: str = "default") -> None:
+    """``project``: whose trail the event belongs to (the changed object's project; events of
+    the installation itself — logins, users, chaos — belong to ``default``)."""
     session.add(AuditEvent(
+        project=project,
         actor=actor.username,
         actor_role=actor.role.name,
         action=action,

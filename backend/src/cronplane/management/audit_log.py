@@ -14,6 +14,8 @@ from typing import Any
 
 from sqlalchemy import select, text
 
+from cronplane.domain.roles import Role
+from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
@@ -36,6 +38,7 @@ class AuditFilters:
     action: str | None = None
     target_type: str | None = None
     target_id: str | None = None
+    project: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class AuditView:
     at: datetime
     actor: str
     actor_role: str | None
+    project: str
     action: str
     target_type: str | None
     target_id: str | None
@@ -64,7 +68,10 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
     """Newest first; each filter is an exact match served by its own (column, id DESC) index."""
     size = check_limit(limit)
     before = decode_cursor(cursor)
-    statement = select(AuditEvent).order_by(AuditEvent.id.desc()).limit(size + 1)
+    # The trail of the projects where the caller is at least OPERATOR.
+    statement = scope.restrict(select(AuditEvent), AuditEvent.project, actor,
+                               filters.project, Role.OPERATOR)
+    statement = statement.order_by(AuditEvent.id.desc()).limit(size + 1)
     for column, value in ((AuditEvent.actor, filters.actor), (AuditEvent.action, filters.action),
                           (AuditEvent.target_type, filters.target_type),
                           (AuditEvent.target_id, filters.target_id)):
@@ -74,7 +81,8 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
         statement = statement.where(AuditEvent.id < before["id"])
     with ctx.db.read_session() as session:
         rows = [AuditView(id=e.id, at=e.at, actor=e.actor, actor_role=e.actor_role,
-                          action=e.action, target_type=e.target_type, target_id=e.target_id,
+                          project=e.project, action=e.action, target_type=e.target_type,
+                          target_id=e.target_id,
                           details=e.details, request_id=e.request_id, ip=e.ip)
                 for e in session.scalars(statement)]
     return page_by_id(rows, size)

@@ -296,9 +296,12 @@ def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: st
     if (row is None or not row["session_live"] or row["locked"] or row["disabled"]
             or row["token_version"] != version or _persona_refused(ctx, row)):
         raise Unauthenticated("Missing, invalid or expired credentials.")
-    return Actor(username=row["username"], role=Role.parse(row["role"]), user_id=row["id"],
+    role = Role.parse(row["role"])
+    memberships = None if role is Role.ADMIN else {
+        slug: Role.parse(name) for slug, name in row["memberships"].items()}
+    return Actor(username=row["username"], role=role, user_id=row["id"],
                  session_id=session_id, request_id=request_id, ip=ip,
-                 is_persona=bool(row["is_persona"]))
+                 is_persona=bool(row["is_persona"]), memberships=memberships)
 
 
 def _persona_refused(ctx: ManagementContext, row: dict[str, Any]) -> bool:
@@ -318,9 +321,10 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
                                prepare=True).fetchone()
     if row is None or _persona_refused(ctx, row):
         raise Unauthenticated("Missing, invalid or expired credentials.")
-    return Actor(username=row["username"], role=Role.parse(row["token_role"]),
-                 user_id=row["user_id"], token_id=row["token_id"], request_id=request_id, ip=ip,
-                 is_persona=bool(row["is_persona"]))
+    role = Role.parse(row["token_role"])
+    return Actor(username=row["username"], role=role, user_id=row["user_id"],
+                 token_id=row["token_id"], request_id=request_id, ip=ip,
+                 is_persona=bool(row["is_persona"]), memberships={row["token_project"]: role})
 
 
 def me(ctx: ManagementContext, actor: Actor) -> Identity:

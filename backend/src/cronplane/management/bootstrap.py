@@ -28,9 +28,10 @@ from cronplane.management.audit import record
 from cronplane.management.auth import PERSONAS
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict
+from cronplane.management.scope import DEFAULT_PROJECT
 from cronplane.management.users import create_user
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing
-from cronplane.storage.models import User
+from cronplane.storage.models import ProjectMember, User
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,9 @@ def bootstrap_accounts(ctx: ManagementContext,
                                         role=role.name, is_persona=True)
                     .on_conflict_do_nothing().returning(User.id)).scalar_one_or_none()
                 if created is not None:
+                    # Personas see the default project (where the demo data lives) only.
+                    session.add(ProjectMember(project=DEFAULT_PROJECT, user_id=created,
+                                              role=role.name))
                     record(session, Actor.system(), "user.create", target_type="user",
                            target_id=created,
                            details={"after": {"username": name, "role": role.name,

@@ -9,12 +9,13 @@ narrower one (or several) says what was meant.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
-from cronplane.management import audit
+from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
@@ -86,8 +87,22 @@ def _check_reason(reason: str | None) -> str:
     return text
 
 
-def count(ctx: ManagementContext, flt: JobFilter) -> int:
+def _scoped(actor: Actor, flt: JobFilter, minimum: Role) -> JobFilter | None:
+    """The filter narrowed to the caller's projects (at ``minimum``); None: it can match nothing."""
+    projects = scope.readable(actor, flt.projects, minimum)
+    if projects is None:
+        return flt
+    if not projects:
+        return None
+    return replace(flt, projects=tuple(projects))
+
+
+def count(ctx: ManagementContext, actor: Actor, flt: JobFilter) -> int:
     """How many jobs a filter matches, up to MAX_MATCHED + 1 (the console's "select all N")."""
+    scoped = _scoped(actor, flt, Role.VIEWER)
+    if scoped is None:
+        return 0
+    flt = scoped
     with ctx.db.read_session() as session:
         return bulk_jobs.count_matching(session, flt, MAX_MATCHED)
 
@@ -97,8 +112,11 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
     if action not in ACTIONS:
         raise InvalidInput(f"unknown action {action!r}")
     why = _check_reason(reason)
+    asked = flt
+    scoped = _scoped(actor, flt, Role.OPERATOR)
     with ctx.db.transaction() as session:
-        matched = bulk_jobs.lock_matching(session, flt, MAX_MATCHED)
+        # Jobs outside the caller's projects are "not found", exactly like missing ids.
+        matched = [] if scoped is None else bulk_jobs.lock_matching(session, scoped, MAX_MATCHED)
         if len(matched) > MAX_MATCHED:
             raise InvalidInput(
                 f"the filter matches more than {MAX_MATCHED:,} jobs; narrow it (for example by "
@@ -125,11 +143,13 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
                                        "retried" if m.status not in ("DEAD", "CANCELLED")
                                        else "has used all the attempts a job may have"))
             details = {}
-        if flt.ids is not None:
+        if asked.ids is not None:
             found = {m.id for m in matched}
-            skipped.extend(Skipped(i, "not found") for i in flt.ids if i not in found)
+            skipped.extend(Skipped(i, "not found") for i in asked.ids if i not in found)
+        touched = scope.readable(actor, asked.projects, Role.OPERATOR) or []
         audit.record(session, actor, f"job.bulk_{action}", target_type="job", target_id=None,
                      details={"count": len(changed_ids), "matched": len(matched),
-                              "skipped": len(skipped), "filter": _describe(flt),
-                              "reason": why, **details})
+                              "skipped": len(skipped), "filter": _describe(asked),
+                              "reason": why, **details},
+                     project=touched[0] if len(touched) == 1 else scope.DEFAULT_PROJECT)
         return BulkResult(matched=len(matched), changed=len(changed_ids), skipped=skipped)

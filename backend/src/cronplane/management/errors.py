@@ -59,3 +59,16 @@ class TooManyRequests(ManagementError):
     def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)
         self.retry_after = retry_after
+
+
+class QuotaExceeded(ManagementError):
+    """A project quota (``max_schedules``, ``max_pending_jobs``) is reached: problem type
+    ``…/quota-exceeded``, the quota named in ``errors``."""
+
+    status = 409
+    title = "Quota exceeded"
+
+    def __init__(self, project: str, quota: str, limit: int) -> None:
+        super().__init__(f"project {project!r} has reached its {quota} quota ({limit})",
+                         errors={quota: [f"Project {project!r} allows at most {limit}."]})
+        self.quota = quota

@@ -21,7 +21,10 @@ from sqlalchemy import Select, and_, func, or_, select, union_all
 from sqlalchemy.orm import aliased
 
 from cronplane.domain.limits import BIGINT_MAX
+from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
+from cronplane.management import scope
+from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
@@ -40,7 +43,9 @@ class JobDetail:
 
 def list_jobs(
     ctx: ManagementContext,
+    actor: Actor,
     *,
+    project: list[str] | None = None,
     statuses: Iterable[str] = (),
     schedule_id: int | None = None,
     handler: str | None = None,
@@ -62,7 +67,7 @@ def list_jobs(
         return Page(items=[], next_cursor=None)
 
     def scan(status: str | None) -> Select[Any]:
-        stmt = select(Job)
+        stmt = scope.restrict(select(Job), Job.project, actor, project)
         if status is not None:
             stmt = stmt.where(Job.status == status)
         if schedule_id is not None:
@@ -97,13 +102,15 @@ def list_jobs(
     return page_by_id(rows, size)
 
 
-def get_job(ctx: ManagementContext, job_id: int) -> JobDetail:
+def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:
+    missing = f"Job {job_id} does not exist."
     if not 1 <= job_id <= BIGINT_MAX:
-        raise NotFound(f"Job {job_id} does not exist.")
+        raise NotFound(missing)
     with ctx.db.read_session() as session:
         job = session.scalars(select(Job).where(Job.id == job_id)).one_or_none()
         if job is None:
-            raise NotFound(f"Job {job_id} does not exist.")
+            raise NotFound(missing)
+        scope.require(actor, job.project, Role.VIEWER, missing=missing)
         attempts = list(session.scalars(
             select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)))
     return JobDetail(job=job, attempts=attempts)

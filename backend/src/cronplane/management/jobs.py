@@ -25,10 +25,11 @@ from sqlalchemy.orm import Session
 
 from cronplane.domain import keys, secrets, states
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
 from cronplane.handlers.secret_source import SecretSource
-from cronplane.management import audit
+from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -56,7 +57,7 @@ class JobRequest:
     rerun_of: int | None = None
     queue: str = "default"
     concurrency_key: str | None = None
-    project: str = "default"
+    project: str = scope.DEFAULT_PROJECT
     schedule_version: int | None = None
 
     def fingerprint(self) -> str:
@@ -67,6 +68,8 @@ class JobRequest:
             "run_at": self.run_at, "max_attempts": self.max_attempts,
             "timeout_seconds": self.timeout_seconds, "schedule_id": self.schedule_id,
             "queue": self.queue, "concurrency_key": self.concurrency_key,
+            # Only when not the default, so keys recorded before projects still match.
+            **({"project": self.project} if self.project != scope.DEFAULT_PROJECT else {}),
         })
 
 
@@ -175,6 +178,9 @@ def _check_role(spec: HandlerSpec, actor: Actor, trigger: str) -> None:
 # -- enqueue -------------------------------------------------------------------------------------
 def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
             idempotency_key: str | None = None) -> EnqueueResult:
+    """An ad-hoc job in ``request.project``: OPERATOR there (404 for a project that is not the
+    caller's)."""
+    scope.writable(actor, request.project, Role.OPERATOR)
     with ctx.db.transaction() as session:
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   settings=ctx.settings)
@@ -194,6 +200,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     check_queue_fields(request.queue, request.concurrency_key)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)
+    # Under the project's lock when it has a pending-jobs quota (race-free count).
+    projects.check_pending_quota(session, request.project)
     fingerprint = request.fingerprint() if idempotency_key is not None else None
     values: dict[str, Any] = {
         "handler": request.handler, "payload": request.payload, "priority": request.priority,
@@ -220,7 +228,7 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     if job_id is None:
         existing = session.execute(
             select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
-        if existing.request_fingerprint != fingerprint:
+        if existing.project != request.project or existing.request_fingerprint != fingerprint:
             raise InvalidInput(
                 "Idempotency-Key was already used with a different request body",
                 errors={"idempotency_key": ["Already used with a different request body."]})
@@ -231,7 +239,8 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     audit.record(session, actor, audit_action, target_type=target_type, target_id=target_id,
                  details={"handler": request.handler, "schedule_id": request.schedule_id,
                           "job_id": job_id, "idempotency_key": idempotency_key,
-                          **(extra_details or {})})
+                          **(extra_details or {})},
+                 project=request.project)
     # Postgres folds identical notifications of one transaction into one, so a caller that
     # enqueues several jobs in its transaction still sends a single wake-up.
     notify.send(session, JOBS)
@@ -280,17 +289,18 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
 
 
 # -- cancel and retry ------------------------------------------------------------------------------
-def _locked_job(session: Session, job_id: int) -> Job:
+def _locked_job(session: Session, actor: Actor, job_id: int) -> Job:
     job = session.execute(select(Job).where(Job.id == job_id).with_for_update()).scalar_one_or_none()
     if job is None:
         raise NotFound(f"job {job_id} not found")
+    scope.require(actor, job.project, Role.OPERATOR, missing=f"job {job_id} not found")
     return job
 
 
 def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
     with ctx.db.transaction() as session:
         # FOR UPDATE: a worker's claim (SKIP LOCKED) cannot take the job while we decide.
-        job = _locked_job(session, job_id)
+        job = _locked_job(session, actor, job_id)
         status = states.JobStatus(job.status)
         if not states.can_cancel(status):
             raise Conflict(f"job {job_id} is already {job.status}")
@@ -303,7 +313,8 @@ def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
             immediate = False
         session.flush()
         audit.record(session, actor, "job.cancel", target_type="job", target_id=job_id,
-                     details={"from_status": status.value, "immediate": immediate})
+                     details={"from_status": status.value, "immediate": immediate},
+                     project=job.project)
         if not immediate:
             # Tells the worker running it to signal the handler now, not at its next heartbeat.
             notify.send(session, JOBS, notify.cancel_payload(job_id))
@@ -312,7 +323,7 @@ def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
 
 def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
     with ctx.db.transaction() as session:
-        job = _locked_job(session, job_id)
+        job = _locked_job(session, actor, job_id)
         if not states.can_retry(job.status):
             raise Conflict(f"job {job_id} is {job.status}; only DEAD or CANCELLED jobs can be retried")
         if job.attempt_count + 1 > MAX_ATTEMPTS_RANGE[1]:
@@ -326,7 +337,8 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
         job.cancel_requested = False
         session.flush()
         audit.record(session, actor, "job.retry", target_type="job", target_id=job_id,
-                     details={"from_status": previous, "attempt": job.attempt_count + 1})
+                     details={"from_status": previous, "attempt": job.attempt_count + 1},
+                     project=job.project)
         notify.send(session, JOBS)
         return job
 
@@ -347,6 +359,7 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
         original = session.get(Job, job_id)
         if original is None:
             raise NotFound(f"job {job_id} not found")
+        scope.require(actor, original.project, Role.OPERATOR, missing=f"job {job_id} not found")
         new_payload = dict(original.payload) if payload is None else payload
         request = JobRequest(handler=original.handler, payload=new_payload,
                              priority=original.priority if priority is None else priority,

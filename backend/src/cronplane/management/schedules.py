@@ -32,8 +32,9 @@ from sqlalchemy.orm import Session
 from cronplane.domain import keys
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
 from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
-from cronplane.management import audit
+from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -125,11 +126,17 @@ def snapshot(schedule: Schedule) -> dict[str, Any]:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def _locked(session: Session, schedule_id: int) -> Schedule:
+def _missing(schedule_id: int) -> str:
+    return f"schedule {schedule_id} does not exist"
+
+
+def _locked(session: Session, actor: Actor, schedule_id: int, role: Role = Role.ADMIN) -> Schedule:
+    """The schedule, locked, if the caller has ``role`` in its project (else 404/403)."""
     schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
                                .with_for_update()).scalar_one_or_none()
     if schedule is None:
-        raise NotFound(f"schedule {schedule_id} does not exist")
+        raise NotFound(_missing(schedule_id))
+    scope.require(actor, schedule.project, role, missing=_missing(schedule_id))
     return schedule
 
 
@@ -187,41 +194,50 @@ def _finish(session: Session, schedule: Schedule) -> Schedule:
 
 # -- use cases -------------------------------------------------------------------------------------
 def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Schedule:
-    values = _validated(data, ctx.settings)
+    """``data["project"]`` (default ``default``) needs ADMIN there; its ``max_schedules`` quota
+    is checked under the project's lock, so concurrent creates cannot overshoot it."""
+    fields = dict(data)
+    project = scope.writable(actor, fields.pop("project", None), Role.ADMIN)
+    values = _validated(fields, ctx.settings)
     with ctx.db.transaction() as session:
+        projects.check_schedules_quota(session, project)
         taken = session.execute(select(Schedule.id).where(
             Schedule.name == values["name"], Schedule.deleted_at.is_(None))).first()
         if taken is not None:
             raise _duplicate(values["name"])
-        schedule = Schedule(**values, created_by=actor.username,
+        schedule = Schedule(**values, project=project, created_by=actor.username,
                             next_run_at=_next_run(session, values["cron"], values["timezone"]))
         session.add(schedule)
         _flush_unique_name(session, values["name"])  # the unique index settles a race
         _finish(session, schedule)
         _record_version(session, schedule, actor, None)
         audit.record(session, actor, "schedule.create", target_type="schedule",
-                     target_id=schedule.id, details={"after": snapshot(schedule)})
+                     target_id=schedule.id, details={"after": snapshot(schedule)},
+                     project=project)
         _changed(session)
         return schedule
 
 
-def get(ctx: ManagementContext, schedule_id: int) -> Schedule:
+def get(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     with ctx.db.read_session() as session:
         schedule = session.get(Schedule, schedule_id)
         if schedule is None:
-            raise NotFound(f"schedule {schedule_id} does not exist")
+            raise NotFound(_missing(schedule_id))
+        scope.require(actor, schedule.project, Role.VIEWER, missing=_missing(schedule_id))
         session.expunge(schedule)
         return schedule
 
 
-def list_schedules(ctx: ManagementContext, *, q: str | None = None, paused: bool | None = None,
-                   include_deleted: bool = False, limit: int | None = None,
-                   cursor: str | None = None) -> Page[Schedule]:
-    """Newest first, keyset by id. ``q`` matches whole words and word prefixes of the name,
-    handler and description through the ``search`` tsvector (GIN index)."""
+def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None,
+                   paused: bool | None = None, include_deleted: bool = False,
+                   limit: int | None = None, cursor: str | None = None,
+                   project: list[str] | None = None) -> Page[Schedule]:
+    """Newest first, keyset by id, in the caller's projects (``project`` narrows them). ``q``
+    matches whole words and word prefixes of the name, handler and description through the
+    ``search`` tsvector (GIN index)."""
     size = check_limit(limit)
     after = decode_cursor(cursor)
-    query = select(Schedule)
+    query = scope.restrict(select(Schedule), Schedule.project, actor, project)
     if not include_deleted:
         query = query.where(Schedule.deleted_at.is_(None))
     if paused is not None:
@@ -248,7 +264,7 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
            if_match: int | None = None, *, audit_action: str = "schedule.update",
            audit_details: dict[str, Any] | None = None) -> Schedule:
     with ctx.db.transaction() as session:
-        schedule = _locked(session, schedule_id)
+        schedule = _locked(session, actor, schedule_id)
         if if_match is not None and if_match != schedule.version:
             raise PreconditionFailed(
                 f"schedule {schedule_id} is at version {schedule.version}, not {if_match}")
@@ -286,7 +302,8 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         audit.record(session, actor, audit_action, target_type="schedule",
                      target_id=schedule_id,
                      details={"before": before, "after": snapshot(schedule), "changed": changed,
-                              **(audit_details or {})})
+                              **(audit_details or {})},
+                     project=schedule.project)
         _changed(session)
         return schedule
 
@@ -303,7 +320,7 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
         raise InvalidInput("until must include a time zone offset",
                            errors={"until": ["Must include a time zone offset."]})
     with ctx.db.transaction() as session:
-        schedule = _locked(session, schedule_id)
+        schedule = _locked(session, actor, schedule_id)
         _live(schedule, "paused")
         if until is not None:
             now = session.execute(select(func.now())).scalar_one()
@@ -321,7 +338,8 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
         _record_version(session, schedule, actor, before_definition)
         audit.record(session, actor, "schedule.pause", target_type="schedule",
                      target_id=schedule_id,
-                     details={"until": until.isoformat() if until else None, "reason": why})
+                     details={"until": until.isoformat() if until else None, "reason": why},
+                     project=schedule.project)
         _changed(session)
         return schedule
 
@@ -329,7 +347,7 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
 def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     """Fire again from the first fire time after now; fires missed while paused are not run."""
     with ctx.db.transaction() as session:
-        schedule = _locked(session, schedule_id)
+        schedule = _locked(session, actor, schedule_id)
         _live(schedule, "resumed")
         if not schedule.paused:
             return schedule
@@ -344,7 +362,7 @@ def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         audit.record(session, actor, "schedule.resume", target_type="schedule",
                      target_id=schedule_id,
                      details={"next_run_at": schedule.next_run_at.isoformat()
-                              if schedule.next_run_at else None})
+                              if schedule.next_run_at else None}, project=schedule.project)
         _changed(session)
         return schedule
 
@@ -352,7 +370,7 @@ def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
 def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     """Soft delete: the row and its jobs stay readable; it never fires again."""
     with ctx.db.transaction() as session:
-        schedule = _locked(session, schedule_id)
+        schedule = _locked(session, actor, schedule_id)
         if schedule.deleted_at is not None:
             return schedule
         before = snapshot(schedule)
@@ -361,7 +379,8 @@ def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         _touch(session, schedule)
         _finish(session, schedule)
         audit.record(session, actor, "schedule.delete", target_type="schedule",
-                     target_id=schedule_id, details={"before": before})
+                     target_id=schedule_id, details={"before": before},
+                     project=schedule.project)
         _changed(session)
         return schedule
 
@@ -374,9 +393,11 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
         schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
                                    .with_for_update(read=True)).scalar_one_or_none()
         if schedule is None:
-            raise NotFound(f"schedule {schedule_id} does not exist")
+            raise NotFound(_missing(schedule_id))
+        scope.require(actor, schedule.project, Role.OPERATOR, missing=_missing(schedule_id))
         _live(schedule, "triggered")
         request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
+                             project=schedule.project,
                              priority=schedule.priority, max_attempts=schedule.max_attempts,
                              timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
                              schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID,
@@ -415,7 +436,8 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
         schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
                                    .with_for_update(read=True)).scalar_one_or_none()
         if schedule is None:
-            raise NotFound(f"schedule {schedule_id} does not exist")
+            raise NotFound(_missing(schedule_id))
+        scope.require(actor, schedule.project, Role.ADMIN, missing=_missing(schedule_id))
         _live(schedule, "backfilled")
         now = session.execute(select(func.now())).scalar_one()
         if before > now:
@@ -461,7 +483,8 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                          target_id=schedule_id,
                          details={"after": after.isoformat(), "before": before.isoformat(),
                                   "fire_times": len(fire_times), "enqueued": enqueued,
-                                  "already_present": len(fire_times) - enqueued})
+                                  "already_present": len(fire_times) - enqueued},
+                         project=schedule.project)
             if enqueued:
                 notify.send(session, notify.JOBS)
         return BackfillResult(fire_times=fire_times, enqueued=enqueued,

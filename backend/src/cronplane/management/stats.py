@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronplane.domain.states import JobStatus
+from cronplane.management import scope
+from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.stats_store import StatsStore
 
@@ -67,9 +69,16 @@ class StateSnapshot:
     leader: Leader | None
 
 
-def get_stats(ctx: ManagementContext) -> Stats:
-    row = StatsStore(ctx.db).dashboard(throughput_minutes=THROUGHPUT_MINUTES,
-                                       worker_liveness_seconds=WORKER_LIVENESS_SECONDS)
+def get_stats(ctx: ManagementContext, actor: Actor,
+              project: list[str] | None = None) -> Stats:
+    """Job counts and throughput of the caller's projects (``project`` narrows them); the
+    installation-wide trigger-kept counters serve a caller who sees every project."""
+    store = StatsStore(ctx.db)
+    row = store.dashboard(throughput_minutes=THROUGHPUT_MINUTES,
+                          worker_liveness_seconds=WORKER_LIVENESS_SECONDS)
+    projects = scope.readable(actor, project)
+    if projects is not None:
+        row = {**row, **store.project_counts(projects, throughput_minutes=THROUGHPUT_MINUTES)}
     return Stats(
         jobs_by_status=_counts(row["counts"]),
         throughput=[ThroughputMinute(minute=_instant(p["minute"]), succeeded=int(p["succeeded"]),

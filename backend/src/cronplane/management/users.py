@@ -14,6 +14,7 @@ so two admins demoting each other at once cannot both succeed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,9 +31,10 @@ from cronplane.management.auth import revoke_api_tokens, revoke_sessions
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.management.scope import DEFAULT_PROJECT
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
-from cronplane.storage.models import User
+from cronplane.storage.models import Project, ProjectMember, User
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 RESERVED_USERNAMES = frozenset({"system", "anonymous"})
@@ -104,18 +106,45 @@ def validate_new_user(username: str, password: str, role: str) -> Role:
     return parsed
 
 
+def _memberships(projects: Mapping[str, str] | None, role: Role) -> dict[str, str]:
+    """A new user's project roles: as given, or (omitted) a member of ``default`` with its
+    instance role — a single-team installation works as it did before projects."""
+    if projects is None:
+        return {DEFAULT_PROJECT: role.name}
+    cleaned: dict[str, str] = {}
+    for slug, name in projects.items():
+        try:
+            cleaned[slug] = Role.parse(str(name)).name
+        except ValueError:
+            raise InvalidInput(f"projects.{slug}: unknown role {name!r}", errors={
+                f"projects.{slug}": ["Must be one of VIEWER, OPERATOR, ADMIN."]}) from None
+    return cleaned
+
+
 def create_user(ctx: ManagementContext, actor: Actor, *, username: str, password: str, role: str,
-                hashing: PasswordHashing = DEFAULT_HASHING) -> UserView:
+                hashing: PasswordHashing = DEFAULT_HASHING,
+                projects: Mapping[str, str] | None = None) -> UserView:
+    """``projects`` ({slug: role}) are the user's memberships; omitted, ``default`` with the
+    instance role; ``{}`` none (an instance ADMIN needs none: it is ADMIN everywhere)."""
     parsed = validate_new_user(username, password, role)
+    memberships = _memberships(projects, parsed)
     password_hash = hashing.hash(password)
     try:
         with ctx.db.transaction() as session:
+            unknown = sorted(set(memberships) - set(session.scalars(
+                select(Project.slug).where(Project.slug.in_(list(memberships))))))
+            if unknown:
+                raise NotFound(f"project {unknown[0]!r} does not exist",
+                               errors={f"projects.{unknown[0]}": ["No such project."]})
             user = User(username=username, password_hash=password_hash, role=parsed.name)
             session.add(user)
             session.flush()
+            for slug, member_role in memberships.items():
+                session.add(ProjectMember(project=slug, user_id=user.id, role=member_role))
+            session.flush()
             session.refresh(user)
             record(session, actor, "user.create", target_type="user", target_id=user.id,
-                   details={"after": _snapshot(user)})
+                   details={"after": _snapshot(user), "projects": memberships})
             return _view(user)
     except IntegrityError as exc:
         if "uq_users_username_lower" in str(exc.orig):
@@ -168,6 +197,11 @@ def change_role(ctx: ManagementContext, actor: Actor, user_id: int, role: str) -
             _guard_removal(session, actor, user, "demote")
         if new_role != old_role:
             user.role = new_role.name
+            # The instance role is also the user's role in ``default`` where it is a member
+            # there (what v1 clients expect of PATCH /users); other projects keep theirs.
+            member = session.get(ProjectMember, (DEFAULT_PROJECT, user.id))
+            if member is not None:
+                member.role = new_role.name
             revoke_sessions(session, user.id, "role_change")
             if new_role < old_role:
                 revoke_api_tokens(session, user.id, above=new_role)

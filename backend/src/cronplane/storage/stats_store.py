@@ -24,6 +24,11 @@ class StatsStore:
         return self._one("stats_dashboard", {"span": throughput_minutes, "name": self.lease_name,
                                              "liveness": worker_liveness_seconds})
 
+    def project_counts(self, projects: list[str], *, throughput_minutes: int) -> dict[str, Any]:
+        """Columns ``counts`` and ``throughput`` (JSON) over the jobs of ``projects`` only."""
+        return self._one("stats_project_counts", {"projects": projects,
+                                                  "span": throughput_minutes})
+
     def snapshot(self) -> dict[str, Any]:
         """Columns ``counts`` and ``leader`` (JSON)."""
         return self._one("stats_snapshot", {"name": self.lease_name})

@@ -46,7 +46,7 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[
 
 
 def status_of(ctx: ManagementContext, job_id: int) -> str:
-    return history.get_job(ctx, job_id).job.status
+    return history.get_job(ctx, Actor.system(), job_id).job.status
 
 
 def worker_of(runner: ExecutionRunner) -> Worker:
@@ -72,7 +72,7 @@ def test_failures_retry_then_dead_letter(plane) -> None:
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("fail", {"message": "nope"},
                                                    max_attempts=2)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=15, message="job DEAD")
-    detail = history.get_job(ctx, job.id)
+    detail = history.get_job(ctx, Actor.system(), job.id)
     assert [a.status for a in detail.attempts] == ["FAILED", "FAILED"]
     assert "nope" in (detail.job.error or "")
 
@@ -82,7 +82,7 @@ def test_timeout_marks_the_attempt_timed_out_and_frees_the_slot(plane) -> None:
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 30}, max_attempts=1,
                                                    timeout_seconds=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", timeout=10, message="timed out")
-    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["TIMED_OUT"]
+    assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["TIMED_OUT"]
     follow = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, follow.id) == "SUCCEEDED", message="slot reused")
 
@@ -94,7 +94,7 @@ def test_cancelling_a_running_sleep_ends_it_cancelled_quickly(plane) -> None:
     result = jobs.cancel(ctx, ALICE, job.id)
     assert not result.immediate
     wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", timeout=5, message="cancelled")
-    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["CANCELLED"]
+    assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["CANCELLED"]
 
 
 def test_graceful_stop_releases_running_attempts_for_immediate_retry(
@@ -111,7 +111,7 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
     started = time.monotonic()
     assert runner.stop(timeout=10)
     assert time.monotonic() - started < 5
-    detail = history.get_job(ctx, job.id)
+    detail = history.get_job(ctx, Actor.system(), job.id)
     assert detail.job.status == "PENDING", "a released job must be runnable at once"
     assert detail.job.max_attempts == 2, "a release must not burn the job's last attempt"
     assert [a.status for a in detail.attempts] == ["LOST"]
@@ -180,7 +180,7 @@ def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
                message="job re-run after its thread died")
-    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["LOST", "SUCCEEDED"]
+    assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["LOST", "SUCCEEDED"]
     others = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(20)])
     wait_until(lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in others),
                message="full capacity after the thread was replaced")
@@ -191,7 +191,7 @@ def test_injected_failures_fail_the_attempt(plane) -> None:
     runner.context.faults.install(FailEverything())
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}, max_attempts=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", message="injected failure")
-    assert "injected failure" in (history.get_job(ctx, job.id).job.error or "")
+    assert "injected failure" in (history.get_job(ctx, Actor.system(), job.id).job.error or "")
 
 
 def test_http_request_records_status_and_latency(plane) -> None:
@@ -221,9 +221,9 @@ def test_http_request_records_status_and_latency(plane) -> None:
         wait_until(lambda: status_of(ctx, bad.id) == "DEAD", message="http 400 dead")
     finally:
         server.shutdown()
-    result = history.get_job(ctx, ok.id).job.result
+    result = history.get_job(ctx, Actor.system(), ok.id).job.result
     assert result is not None and result["status"] == 201 and result["latency_ms"] >= 0
-    assert "HTTP 400" in (history.get_job(ctx, bad.id).job.error or "")
+    assert "HTTP 400" in (history.get_job(ctx, Actor.system(), bad.id).job.error or "")
 
 
 def test_purge_history_deletes_old_finished_jobs(plane) -> None:
@@ -235,7 +235,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
     purge = jobs.enqueue(ctx, ROOT, jobs.JobRequest("maintenance.purge_history",
                                                      {"older_than_days": 30})).job
     wait_until(lambda: status_of(ctx, purge.id) == "SUCCEEDED", message="purge")
-    assert history.get_job(ctx, purge.id).job.result["deleted_jobs"] == 3
+    assert history.get_job(ctx, Actor.system(), purge.id).job.result["deleted_jobs"] == 3
     with ctx.db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM jobs WHERE id = ANY(%s)",
                             (old,)).fetchone()["n"] == 0
@@ -269,19 +269,19 @@ def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(pla
     faults = FrozenHeartbeats()
     runner.context.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
-    wait_until(lambda: [a.status for a in history.get_job(ctx, job.id).attempts][:1] == ["LOST"],
+    wait_until(lambda: [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts][:1] == ["LOST"],
                timeout=10, message="attempt 1 reclaimed after its lease expired")
     faults.frozen = False
     worker = worker_of(runner)
     # Attempt 2 must be claimed first: until then the stale attempt 1 alone is running_count 1.
-    wait_until(lambda: [a.status for a in history.get_job(ctx, job.id).attempts]
+    wait_until(lambda: [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts]
                == ["LOST", "RUNNING"], timeout=10, message="attempt 2 claimed")
     # The re-run (attempt 2) runs here too; the resumed heartbeat tells attempt 1 to stop.
     wait_until(lambda: worker.running_count == 1, timeout=10,
                message="the reclaimed handler stopped, only attempt 2 runs")
     jobs.cancel(ctx, ALICE, job.id)
     wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", message="cancelled")
-    assert [a.status for a in history.get_job(ctx, job.id).attempts] == ["LOST", "CANCELLED"]
+    assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["LOST", "CANCELLED"]
 
 
 def _prefetching_plane(fresh_database_url: str, settings: Settings, grace: float) -> tuple[
@@ -322,7 +322,7 @@ def test_a_cancelled_buffered_job_ends_cancelled_at_once_without_running(
         wait_until(lambda: status_of(ctx, victim) == "CANCELLED", timeout=5,
                    message="buffered job cancelled while the slot is still busy")
         assert status_of(ctx, sleeper) == "RUNNING"
-        assert [a.status for a in history.get_job(ctx, victim).attempts] == ["CANCELLED"]
+        assert [a.status for a in history.get_job(ctx, Actor.system(), victim).attempts] == ["CANCELLED"]
         assert victim not in ran
     finally:
         runner.stop(timeout=10)
@@ -335,9 +335,9 @@ def test_graceful_stop_releases_buffered_jobs_before_the_grace_period(
     try:
         sleeper, buffered = _blocked_with_buffer(ctx, worker)
         assert runner.stop(timeout=10)
-        running = history.get_job(ctx, sleeper).attempts[-1]
+        running = history.get_job(ctx, Actor.system(), sleeper).attempts[-1]
         for job_id in buffered:
-            detail = history.get_job(ctx, job_id)
+            detail = history.get_job(ctx, Actor.system(), job_id)
             assert detail.job.status == "PENDING"
             (attempt,) = detail.attempts
             assert attempt.status == "LOST"
@@ -355,8 +355,8 @@ def test_started_at_is_when_the_handler_started_not_when_it_was_claimed(
         first, second = jobs.enqueue_many(ctx.db, [
             jobs.JobRequest("sleep", {"seconds": 0.5}, priority=10), jobs.JobRequest("noop", {})])
         wait_until(lambda: status_of(ctx, second) == "SUCCEEDED", message="both done")
-        slept = history.get_job(ctx, first).attempts[0]
-        waited = history.get_job(ctx, second)
+        slept = history.get_job(ctx, Actor.system(), first).attempts[0]
+        waited = history.get_job(ctx, Actor.system(), second)
         assert slept.started_at is not None and waited.attempts[0].started_at is not None
         assert waited.attempts[0].started_at - slept.started_at >= timedelta(seconds=0.45)
         assert waited.job.started_at == waited.attempts[0].started_at

@@ -7,6 +7,7 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.management import history
+from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from tests.integration.api.job_seed import insert_job, insert_schedule
@@ -33,7 +34,7 @@ def test_pages_walk_all_jobs_newest_first_without_repeats(seeded) -> None:
     seen: list[int] = []
     cursor = None
     while True:
-        page = history.list_jobs(ctx, limit=3, cursor=cursor)
+        page = history.list_jobs(ctx, Actor.system(), limit=3, cursor=cursor)
         seen.extend(job.id for job in page.items)
         cursor = page.next_cursor
         if cursor is None:
@@ -44,41 +45,41 @@ def test_pages_walk_all_jobs_newest_first_without_repeats(seeded) -> None:
 
 def test_filters_by_status_schedule_handler_and_search(seeded) -> None:
     ctx, ids = seeded["ctx"], seeded["ids"]
-    dead = history.list_jobs(ctx, statuses=["DEAD"])
+    dead = history.list_jobs(ctx, Actor.system(), statuses=["DEAD"])
     assert [j.id for j in dead.items] == ids["dead"]
-    both = history.list_jobs(ctx, statuses=["DEAD", "PENDING"])
+    both = history.list_jobs(ctx, Actor.system(), statuses=["DEAD", "PENDING"])
     assert sorted(j.id for j in both.items) == sorted(ids["dead"] + ids["pending"])
-    by_schedule = history.list_jobs(ctx, schedule_id=seeded["schedule"])
+    by_schedule = history.list_jobs(ctx, Actor.system(), schedule_id=seeded["schedule"])
     assert sorted(j.id for j in by_schedule.items) == sorted(ids["scheduled"])
-    assert [j.id for j in history.list_jobs(ctx, handler="sleep").items] == ids["pending"]
-    found = history.list_jobs(ctx, q="refused")
+    assert [j.id for j in history.list_jobs(ctx, Actor.system(), handler="sleep").items] == ids["pending"]
+    found = history.list_jobs(ctx, Actor.system(), q="refused")
     assert [j.id for j in found.items] == ids["dead"], "q searches error text"
-    assert len(history.list_jobs(ctx, q="schedule").items) == 3, "q searches idempotency keys"
+    assert len(history.list_jobs(ctx, Actor.system(), q="schedule").items) == 3, "q searches idempotency keys"
 
 
 def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
     ctx = seeded["ctx"]
-    first = history.list_jobs(ctx, statuses=["SUCCEEDED", "DEAD"], limit=4)
-    second = history.list_jobs(ctx, statuses=["SUCCEEDED", "DEAD"], limit=4,
+    first = history.list_jobs(ctx, Actor.system(), statuses=["SUCCEEDED", "DEAD"], limit=4)
+    second = history.list_jobs(ctx, Actor.system(), statuses=["SUCCEEDED", "DEAD"], limit=4,
                                cursor=first.next_cursor)
     ids = [j.id for j in first.items] + [j.id for j in second.items]
     assert ids == sorted(ids, reverse=True) and len(set(ids)) == 8
 
 
 def test_job_detail_has_attempts_in_order(seeded) -> None:
-    detail = history.get_job(seeded["ctx"], seeded["ids"]["dead"][0])
+    detail = history.get_job(seeded["ctx"], Actor.system(), seeded["ids"]["dead"][0])
     assert [a.number for a in detail.attempts] == [1, 2, 3]
     with pytest.raises(NotFound):
-        history.get_job(seeded["ctx"], 10**6)
+        history.get_job(seeded["ctx"], Actor.system(), 10**6)
     with pytest.raises(NotFound):
-        history.get_job(seeded["ctx"], 2**70)
+        history.get_job(seeded["ctx"], Actor.system(), 2**70)
 
 
 @pytest.mark.parametrize("kwargs", [{"limit": 0}, {"limit": 201}, {"cursor": "garbage!"},
                                     {"statuses": ["NOPE"]}, {"q": "x" * 201}])
 def test_bad_arguments_are_invalid_input(seeded, kwargs) -> None:
     with pytest.raises(InvalidInput):
-        history.list_jobs(seeded["ctx"], **kwargs)
+        history.list_jobs(seeded["ctx"], Actor.system(), **kwargs)
 
 
 def _plan(url: str, sql: str, *params) -> str:

@@ -116,7 +116,7 @@ def test_cancel_running_requests_it_and_the_attempt_ends_cancelled(
     (applied,) = store.complete([Outcome(claim.attempt_id, job.id, 1, "CANCELLED",
                                          error="cancel requested")])
     assert applied.job_status == "CANCELLED"
-    detail = history.get_job(ctx, job.id)
+    detail = history.get_job(ctx, Actor.system(), job.id)
     assert detail.job.status == "CANCELLED"
     assert [a.status for a in detail.attempts] == ["CANCELLED"]
 
@@ -145,7 +145,7 @@ def test_retry_from_dead_or_cancelled_keeps_history(ctx: ManagementContext) -> N
     (claim2,) = store.claim("w:1:x", 1, 30)
     assert claim2.number == 2
     store.complete([Outcome(claim2.attempt_id, job.id, 2, "SUCCEEDED")])
-    detail = history.get_job(ctx, job.id)
+    detail = history.get_job(ctx, Actor.system(), job.id)
     assert detail.job.status == "SUCCEEDED"
     assert [(a.number, a.status) for a in detail.attempts] == [(1, "FAILED"), (2, "SUCCEEDED")]
     cancelled = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
@@ -179,7 +179,7 @@ def test_bulk_enqueue_validates_each_distinct_request_and_keeps_every_field(
     (job_id,) = jobs.enqueue_many(ctx.db, [jobs.JobRequest(
         "noop", {"seconds": 1, "note": "é \"q\""}, priority=-5, run_at=when, max_attempts=7,
         timeout_seconds=9, trigger="manual", exclusive=True)], requested_by="bob")
-    job = history.get_job(ctx, job_id).job
+    job = history.get_job(ctx, Actor.system(), job_id).job
     assert (job.handler, job.payload, job.priority, job.run_at, job.max_attempts,
             job.timeout_seconds, job.trigger, job.exclusive, job.requested_by) == (
         "noop", {"seconds": 1, "note": "é \"q\""}, -5, when, 7, 9, "manual", True, "bob")

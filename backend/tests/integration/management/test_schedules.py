@@ -112,10 +112,10 @@ def test_concurrent_creates_of_one_name_make_exactly_one_schedule(
 
 def test_get_unknown_is_404_and_deleted_ones_stay_readable(ctx: ManagementContext) -> None:
     with pytest.raises(NotFound):
-        schedules.get(ctx, 999_999_999)
+        schedules.get(ctx, Actor.system(), 999_999_999)
     schedule = new(ctx)
     schedules.delete(ctx, ADMIN, schedule.id)
-    fetched = schedules.get(ctx, schedule.id)
+    fetched = schedules.get(ctx, Actor.system(), schedule.id)
     assert fetched.deleted_at is not None and fetched.next_run_at is None
 
 
@@ -180,16 +180,16 @@ def test_list_filters_searches_by_prefix_and_pages(ctx: ManagementContext) -> No
     made = [new(ctx, name=f"report{tag} {i}", description="nightly export") for i in range(5)]
     schedules.pause(ctx, ADMIN, made[0].id)
     schedules.delete(ctx, ADMIN, made[1].id)
-    hits = schedules.list_schedules(ctx, q=f"report{tag[:4]}", limit=200)
+    hits = schedules.list_schedules(ctx, Actor.system(), q=f"report{tag[:4]}", limit=200)
     assert {s.id for s in hits.items} == {m.id for m in made} - {made[1].id}
-    paused = schedules.list_schedules(ctx, q=f"report{tag}", paused=True)
+    paused = schedules.list_schedules(ctx, Actor.system(), q=f"report{tag}", paused=True)
     assert [s.id for s in paused.items] == [made[0].id]
-    everything = schedules.list_schedules(ctx, q=f"report{tag}", include_deleted=True)
+    everything = schedules.list_schedules(ctx, Actor.system(), q=f"report{tag}", include_deleted=True)
     assert len(everything.items) == 5
     seen: list[int] = []
     cursor = None
     while True:
-        page = schedules.list_schedules(ctx, q=f"report{tag}", limit=2, cursor=cursor)
+        page = schedules.list_schedules(ctx, Actor.system(), q=f"report{tag}", limit=2, cursor=cursor)
         seen.extend(s.id for s in page.items)
         cursor = page.next_cursor
         if cursor is None:
@@ -200,7 +200,7 @@ def test_list_filters_searches_by_prefix_and_pages(ctx: ManagementContext) -> No
 def test_search_finds_names_the_text_parser_splits_into_numbers(ctx: ManagementContext) -> None:
     # "638e8f" is read by the text search parser as the number 638e8 and the word "f".
     made = new(ctx, name=f"e2e-{secrets.token_hex(2)}-638e8f")
-    hits = schedules.list_schedules(ctx, q=made.name, limit=200)
+    hits = schedules.list_schedules(ctx, Actor.system(), q=made.name, limit=200)
     assert [s.id for s in hits.items] == [made.id], "a schedule must be found by its full name"
 
 

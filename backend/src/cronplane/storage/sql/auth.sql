@@ -2,8 +2,11 @@
 -- Every request with a session JWT: the user and the login (refresh family) in one primary-key
 -- join, so logout, lock, disable, role and password changes take effect on the very next request
 -- and the effective role is the database's, not the token's.
+-- The user's project memberships ride along (effective roles, management/scope.py).
 SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_persona,
-       (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live
+       (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live,
+       (SELECT coalesce(jsonb_object_agg(m.project, m.role), '{}'::jsonb)
+          FROM project_members m WHERE m.user_id = u.id) AS memberships
   FROM users u
   JOIN refresh_families f ON f.user_id = u.id
  WHERE u.id = %(user_id)s AND f.id = %(session_id)s;
@@ -12,21 +15,26 @@ SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_per
 -- Every request with an API token: one index probe on the hash, joined to the creator, so a token
 -- stops working when deleted, expired, or when its creator is locked, disabled or demoted below
 -- it. last_used_at is written at most once a minute per token, so a busy script does not turn
--- every read into a write.
+-- every read into a write. A token acts in its one project; its creator's role there (membership,
+-- or ADMIN for an instance ADMIN) must still be at least the token's, so removing the creator from
+-- the project or demoting it there stops the token.
 WITH hit AS (
-  SELECT t.id AS token_id, t.role AS token_role, u.id AS user_id, u.username, u.is_persona
+  SELECT t.id AS token_id, t.role AS token_role, t.project AS token_project,
+         u.id AS user_id, u.username, u.is_persona
     FROM api_tokens t
     JOIN users u ON u.id = t.user_id
+    LEFT JOIN project_members m ON m.user_id = u.id AND m.project = t.project
    WHERE t.token_hash = %(token_hash)s
      AND t.revoked_at IS NULL
      AND (t.expires_at IS NULL OR t.expires_at > now())
      AND NOT u.locked AND NOT u.disabled
      AND array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], t.role)
-         <= array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], u.role)
+         <= array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'],
+                           CASE WHEN u.role = 'ADMIN' THEN 'ADMIN' ELSE m.role END)
 ), touched AS (
   UPDATE api_tokens SET last_used_at = now()
    WHERE id = (SELECT token_id FROM hit)
      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
   RETURNING id
 )
-SELECT token_id, token_role, user_id, username, is_persona FROM hit;
+SELECT token_id, token_role, token_project, user_id, username, is_persona FROM hit;

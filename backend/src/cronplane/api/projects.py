@@ -1,0 +1,154 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Projects and their members. Creating and editing a project needs the instance ADMIN role;
+a project's own ADMINs manage its members (checked in management/projects.py)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import marshmallow as ma
+from flask import Response
+from flask.views import MethodView
+from marshmallow import fields, validate
+
+from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    PROJECT_SLUG,
+    ApiBlueprint,
+    SafeString,
+    problem_responses,
+)
+from cronplane.domain.roles import ROLE_NAMES, Role
+from cronplane.management import projects
+
+blp = ApiBlueprint("projects", __name__, description="Projects: teams' namespaces, quotas, members")
+
+SLUG_CONVERTER = "string(maxlength=64)"
+
+
+def _quota(description: str) -> fields.Integer:
+    return fields.Integer(strict=True, allow_none=True,
+                          validate=validate.Range(min=0, max=projects.MAX_QUOTA),
+                          metadata={"description": description + " (null = unlimited)"})
+
+
+class QuotasSchema(ma.Schema):
+    max_schedules = _quota("Live schedules")
+    max_pending_jobs = _quota("PENDING jobs")
+    enqueue_per_minute = _quota("Jobs enqueued per minute")
+
+
+class UsageSchema(ma.Schema):
+    schedules = fields.Integer(required=True)
+    pending_jobs = fields.Integer(required=True)
+
+
+class ProjectSchema(ma.Schema):
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
+    quotas = fields.Nested(QuotasSchema, required=True)
+    usage = fields.Nested(UsageSchema, required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES),
+                         metadata={"description": "Your effective role in the project"})
+
+
+class ProjectListSchema(ma.Schema):
+    items = fields.List(fields.Nested(ProjectSchema), required=True)
+
+
+class ProjectCreateSchema(ma.Schema):
+    slug = SafeString(required=True, validate=validate.Regexp(
+        PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."))
+    name = SafeString(required=True, validate=validate.Length(min=1, max=projects.MAX_NAME))
+    quotas = fields.Nested(QuotasSchema, load_default=dict)
+
+
+class ProjectUpdateSchema(ma.Schema):
+    name = SafeString(validate=validate.Length(min=1, max=projects.MAX_NAME))
+    quotas = fields.Nested(QuotasSchema)
+
+
+class MemberSchema(ma.Schema):
+    project = fields.String(required=True)
+    user_id = fields.Integer(required=True)
+    username = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+
+
+class MemberListSchema(ma.Schema):
+    items = fields.List(fields.Nested(MemberSchema), required=True)
+
+
+class MemberSetSchema(ma.Schema):
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+
+
+@blp.route("/projects")
+class Projects(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listProjects", summary="The projects you are a member of")
+    @blp.response(200, ProjectListSchema)
+    def get(self) -> Any:
+        return {"items": projects.list_projects(management_context(), current_actor())}
+
+    @requires(Role.ADMIN, instance=True)
+    @blp.doc(operationId="createProject", summary="Create a project (instance ADMIN)")
+    @blp.arguments(ProjectCreateSchema)
+    @blp.response(201, ProjectSchema)
+    @problem_responses(blp, 400, 409, 413, 415)
+    def post(self, body: dict[str, Any]) -> Any:
+        return projects.create_project(management_context(), current_actor(), slug=body["slug"],
+                                       name=body["name"], quotas=body["quotas"])
+
+
+@blp.route(f"/projects/<{SLUG_CONVERTER}:slug>")
+class ProjectBySlug(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getProject", summary="A project with its quotas and current usage")
+    @blp.response(200, ProjectSchema)
+    @problem_responses(blp, 404)
+    def get(self, slug: str) -> Any:
+        return projects.get_project(management_context(), current_actor(), slug)
+
+    @requires(Role.ADMIN, instance=True)
+    @blp.doc(operationId="updateProject", summary="Rename a project or change its quotas")
+    @blp.arguments(ProjectUpdateSchema)
+    @blp.response(200, ProjectSchema)
+    @problem_responses(blp, 400, 404, 413, 415)
+    def patch(self, body: dict[str, Any], slug: str) -> Any:
+        return projects.update_project(management_context(), current_actor(), slug, body)
+
+
+@blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members")
+class ProjectMembers(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listProjectMembers", summary="The project's members and their roles")
+    @blp.response(200, MemberListSchema)
+    @problem_responses(blp, 404)
+    def get(self, slug: str) -> Any:
+        return {"items": [asdict(m) for m in
+                          projects.list_members(management_context(), current_actor(), slug)]}
+
+
+@blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members/<{ID_CONVERTER}:user_id>")
+class ProjectMember(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="setProjectMember",
+             summary="Set a user's role in the project (project or instance ADMIN)")
+    @blp.arguments(MemberSetSchema)
+    @blp.response(200, MemberSchema)
+    @problem_responses(blp, 400, 404, 409, 413, 415)
+    def put(self, body: dict[str, Any], slug: str, user_id: int) -> Any:
+        return projects.set_member(management_context(), current_actor(), slug, user_id,
+                                   body["role"])
+
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="removeProjectMember", summary="Remove a user from the project")
+    @blp.response(204)
+    @problem_responses(blp, 404, 409)
+    def delete(self, slug: str, user_id: int) -> Response:
+        projects.remove_member(management_context(), current_actor(), slug, user_id)
+        return Response(status=204)

@@ -1,0 +1,282 @@
+"""Projects: create, list, edit (name, quotas) and membership.
+
+Instance ADMINs create and edit projects; a project's ADMIN (or an instance ADMIN) sets and
+removes its members. Every change writes one audit event in its transaction, against the project
+(``project.create|update``, ``project.member_set|member_remove``), with ``project`` set so the
+project's own ADMINs can read it.
+
+Decisions:
+* A project the caller is not a member of is 404 on every path (scope.require), like any
+  project-owned object. ``GET /projects`` lists the caller's projects only.
+* The last ADMIN member of a project cannot be removed or demoted (409): somebody must be able
+  to manage the members without an instance ADMIN's help.
+* Quotas are ``null`` (unlimited) or a non-negative integer; they are enforced by
+  ``lock_quota`` in the transaction of the insert they limit (schedules.create, jobs.enqueue).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from cronplane.domain.roles import Role
+from cronplane.management import scope
+from cronplane.management.actor import Actor
+from cronplane.management.audit import record
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound, QuotaExceeded
+from cronplane.storage.models import Job, Project, ProjectMember, Schedule, User
+
+SLUG = re.compile(r"^[a-z0-9-]{1,40}$")
+QUOTAS = ("max_schedules", "max_pending_jobs", "enqueue_per_minute")
+MAX_NAME = 200
+MAX_QUOTA = 10_000_000
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    slug: str
+    name: str
+    quotas: dict[str, int | None]
+    usage: dict[str, int]
+    role: str  # the caller's effective role in it
+
+
+@dataclass(frozen=True)
+class MemberView:
+    project: str
+    user_id: int
+    username: str
+    role: str
+
+
+def _missing(slug: str) -> str:
+    return f"project {slug!r} does not exist"
+
+
+def _usage(session: Session, slug: str) -> dict[str, int]:
+    schedules = session.scalar(select(func.count()).select_from(Schedule).where(
+        Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
+    pending = session.scalar(select(func.count()).select_from(Job).where(
+        Job.project == slug, Job.status == "PENDING")) or 0
+    return {"schedules": schedules, "pending_jobs": pending}
+
+
+def _view(session: Session, actor: Actor, project: Project) -> ProjectView:
+    role = scope.role_in(actor, project.slug)
+    return ProjectView(slug=project.slug, name=project.name,
+                       quotas={name: getattr(project, name) for name in QUOTAS},
+                       usage=_usage(session, project.slug),
+                       role=role.name if role else Role.VIEWER.name)
+
+
+def _snapshot(project: Project) -> dict[str, Any]:
+    return {"name": project.name, **{name: getattr(project, name) for name in QUOTAS}}
+
+
+def _check_quotas(quotas: Mapping[str, Any], errors: dict[str, list[str]]) -> dict[str, int | None]:
+    cleaned: dict[str, int | None] = {}
+    for name, value in quotas.items():
+        if name not in QUOTAS:
+            errors[f"quotas.{name}"] = ["Unknown quota."]
+        elif value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                    or not 0 <= value <= MAX_QUOTA):
+            errors[f"quotas.{name}"] = [f"Must be null or an integer between 0 and {MAX_QUOTA}."]
+        else:
+            cleaned[name] = value
+    return cleaned
+
+
+def _raise(errors: dict[str, list[str]]) -> None:
+    if errors:
+        field = next(iter(errors))
+        raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
+
+
+def _check_name(name: Any, errors: dict[str, list[str]]) -> str:
+    if not isinstance(name, str) or not 1 <= len(name.strip()) <= MAX_NAME:
+        errors["name"] = [f"Must be 1 to {MAX_NAME} characters."]
+        return ""
+    return name.strip()
+
+
+def list_projects(ctx: ManagementContext, actor: Actor) -> list[ProjectView]:
+    statement = scope.restrict(select(Project), Project.slug, actor).order_by(Project.slug)
+    with ctx.db.read_session() as session:
+        return [_view(session, actor, project) for project in session.scalars(statement)]
+
+
+def get_project(ctx: ManagementContext, actor: Actor, slug: str) -> ProjectView:
+    scope.require(actor, slug, Role.VIEWER, missing=_missing(slug))
+    with ctx.db.read_session() as session:
+        project = session.get(Project, slug)
+        if project is None:
+            raise NotFound(_missing(slug))
+        return _view(session, actor, project)
+
+
+def create_project(ctx: ManagementContext, actor: Actor, *, slug: Any, name: Any,
+                   quotas: Mapping[str, Any] | None = None) -> ProjectView:
+    errors: dict[str, list[str]] = {}
+    if not isinstance(slug, str) or not SLUG.match(slug):
+        errors["slug"] = ["Must match [a-z0-9-]{1,40}."]
+    clean_name = _check_name(name, errors)
+    limits = _check_quotas(quotas or {}, errors)
+    _raise(errors)
+    with ctx.db.transaction() as session:
+        if session.get(Project, slug) is not None:
+            raise Conflict(f"project {slug!r} already exists", errors={"slug": ["Already taken."]})
+        project = Project(slug=slug, name=clean_name, **limits)
+        session.add(project)
+        session.flush()
+        record(session, actor, "project.create", target_type="project", target_id=slug,
+               details={"after": _snapshot(project)}, project=slug)
+        return _view(session, actor, project)
+
+
+def update_project(ctx: ManagementContext, actor: Actor, slug: str,
+                   changes: Mapping[str, Any]) -> ProjectView:
+    scope.require(actor, slug, Role.VIEWER, missing=_missing(slug))
+    errors: dict[str, list[str]] = {}
+    values: dict[str, Any] = {}
+    if "name" in changes:
+        values["name"] = _check_name(changes["name"], errors)
+    values.update(_check_quotas(changes.get("quotas") or {}, errors))
+    _raise(errors)
+    with ctx.db.transaction() as session:
+        project = session.execute(select(Project).where(Project.slug == slug)
+                                  .with_for_update()).scalar_one_or_none()
+        if project is None:
+            raise NotFound(_missing(slug))
+        before = _snapshot(project)
+        changed = [key for key, value in values.items() if getattr(project, key) != value]
+        if changed:
+            for key in changed:
+                setattr(project, key, values[key])
+            project.updated_at = func.now()
+            session.flush()
+            record(session, actor, "project.update", target_type="project", target_id=slug,
+                   details={"before": before, "after": _snapshot(project), "changed": changed},
+                   project=slug)
+        session.refresh(project)
+        return _view(session, actor, project)
+
+
+def list_members(ctx: ManagementContext, actor: Actor, slug: str) -> list[MemberView]:
+    scope.require(actor, slug, Role.VIEWER, missing=_missing(slug))
+    with ctx.db.read_session() as session:
+        if session.get(Project, slug) is None:
+            raise NotFound(_missing(slug))
+        rows = session.execute(
+            select(ProjectMember, User.username).join(User, User.id == ProjectMember.user_id)
+            .where(ProjectMember.project == slug).order_by(User.username)).all()
+        return [MemberView(project=slug, user_id=m.user_id, username=username, role=m.role)
+                for m, username in rows]
+
+
+def _load_members(session: Session, actor: Actor, slug: str) -> Project:
+    scope.require(actor, slug, Role.ADMIN, missing=_missing(slug))
+    # The project row is the members' lock: two concurrent removals of the two last ADMINs
+    # cannot both pass the last-admin check.
+    project = session.execute(select(Project).where(Project.slug == slug)
+                              .with_for_update(key_share=True)).scalar_one_or_none()
+    if project is None:
+        raise NotFound(_missing(slug))
+    return project
+
+
+def _guard_last_admin(session: Session, slug: str, user_id: int) -> None:
+    others = session.scalar(select(func.count()).select_from(ProjectMember).where(
+        ProjectMember.project == slug, ProjectMember.role == Role.ADMIN.name,
+        ProjectMember.user_id != user_id)) or 0
+    if not others:
+        raise Conflict(f"user {user_id} is the last ADMIN of project {slug!r}")
+
+
+def set_member(ctx: ManagementContext, actor: Actor, slug: str, user_id: int,
+               role: Any) -> MemberView:
+    try:
+        parsed = Role.parse(role) if isinstance(role, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise InvalidInput("role must be VIEWER, OPERATOR or ADMIN",
+                           errors={"role": ["Must be one of VIEWER, OPERATOR, ADMIN."]})
+    with ctx.db.transaction() as session:
+        _load_members(session, actor, slug)
+        user = session.get(User, user_id)
+        if user is None:
+            raise NotFound(f"user {user_id} does not exist")
+        member = session.get(ProjectMember, (slug, user_id))
+        before = member.role if member else None
+        if before == parsed.name:
+            return MemberView(project=slug, user_id=user_id, username=user.username, role=before)
+        if before == Role.ADMIN.name:
+            _guard_last_admin(session, slug, user_id)
+        if member is None:
+            session.add(ProjectMember(project=slug, user_id=user_id, role=parsed.name))
+        else:
+            member.role = parsed.name
+        session.flush()
+        record(session, actor, "project.member_set", target_type="project", target_id=slug,
+               details={"user_id": user_id, "username": user.username, "before": before,
+                        "after": parsed.name}, project=slug)
+        return MemberView(project=slug, user_id=user_id, username=user.username, role=parsed.name)
+
+
+def remove_member(ctx: ManagementContext, actor: Actor, slug: str, user_id: int) -> None:
+    with ctx.db.transaction() as session:
+        _load_members(session, actor, slug)
+        member = session.get(ProjectMember, (slug, user_id))
+        if member is None:
+            raise NotFound(f"user {user_id} is not a member of project {slug!r}")
+        if member.role == Role.ADMIN.name:
+            _guard_last_admin(session, slug, user_id)
+        session.delete(member)
+        session.flush()
+        record(session, actor, "project.member_remove", target_type="project", target_id=slug,
+               details={"user_id": user_id, "before": member.role}, project=slug)
+
+
+# -- quotas ------------------------------------------------------------------------------------------
+def lock_quota(session: Session, slug: str, quota: str) -> int | None:
+    """The project's ``quota`` (None: unlimited), holding the project row until the transaction
+    ends when there is one, so concurrent inserts into the project count one after another.
+
+    FOR NO KEY UPDATE: it serialises quota checks but not the foreign-key checks of inserts that
+    need no quota (those take KEY SHARE, which it does not block). A missing project is 404."""
+    project = session.execute(select(Project).where(Project.slug == slug)).scalar_one_or_none()
+    if project is None:
+        raise NotFound(_missing(slug))
+    if getattr(project, quota) is None:
+        return None
+    locked = session.execute(select(Project).where(Project.slug == slug)
+                             .with_for_update(key_share=True)
+                             .execution_options(populate_existing=True)).scalar_one()
+    limit: int | None = getattr(locked, quota)
+    return limit
+
+
+def check_schedules_quota(session: Session, slug: str) -> None:
+    limit = lock_quota(session, slug, "max_schedules")
+    if limit is None:
+        return
+    used = session.scalar(select(func.count()).select_from(Schedule).where(
+        Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
+    if used >= limit:
+        raise QuotaExceeded(slug, "max_schedules", limit)
+
+
+def check_pending_quota(session: Session, slug: str, adding: int = 1) -> None:
+    limit = lock_quota(session, slug, "max_pending_jobs")
+    if limit is None:
+        return
+    used = session.scalar(select(func.count()).select_from(Job).where(
+        Job.project == slug, Job.status == "PENDING")) or 0
+    if used + adding > limit:
+        raise QuotaExceeded(slug, "max_pending_jobs", limit)
