@@ -115,57 +115,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/auth/oidc/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The provider's redirect: our session cookies and 302 to /, or 302 to /login?error=<reason> */
-        get: operations["oidcCallback"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/oidc/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** 302 to the identity provider (authorization code, PKCE S256, state, nonce) */
-        get: operations["oidcLogin"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/oidc/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Where to send the browser after our logout to end the provider's session too (RP-initiated logout), or null when the provider does not offer it */
-        get: operations["oidcLogoutUrl"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/auth/personas": {
         parameters: {
             query?: never;
@@ -199,23 +148,6 @@ export interface paths {
          * @description 404 when personas are disabled, unknown, or the account is locked.
          */
         post: operations["personaLogin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/providers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Identity providers to sign in with (empty when OIDC is off) */
-        get: operations["listAuthProviders"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -458,15 +390,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/queues": {
+    "/api/v1/projects": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Queues with their depth and running count */
-        get: operations["listQueues"];
+        /** The projects you are a member of */
+        get: operations["listProjects"];
+        put?: never;
+        /** Create a project (instance ADMIN) */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        /** A project with its quotas and current usage */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a project or change its quotas */
+        patch: operations["updateProject"];
+        trace?: never;
+    };
+    "/api/v1/projects/{slug}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        /** The project's members and their roles */
+        get: operations["listProjectMembers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -475,24 +447,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/queues/{project}/{name}": {
+    "/api/v1/projects/{slug}/members/{user_id}": {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                project: string;
-                name: string;
+                slug: string;
+                user_id: number;
             };
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        /** Set a user's role in the project (project or instance ADMIN) */
+        put: operations["setProjectMember"];
         post?: never;
-        delete?: never;
+        /** Remove a user from the project */
+        delete: operations["removeProjectMember"];
         options?: never;
         head?: never;
-        /** Pause/resume a queue (OPERATOR) or set its limits (ADMIN) */
-        patch: operations["updateQueue"];
+        patch?: never;
         trace?: never;
     };
     "/api/v1/schedules": {
@@ -547,25 +520,6 @@ export interface paths {
         put?: never;
         /** Enqueue the past fire times of a window that have no job (≤ 1,000) */
         post: operations["backfillSchedule"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/schedules/{schedule_id}/fires": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        /** The fire ledger: every expected fire time of a window (≤ 1,000) and its outcome */
-        get: operations["listScheduleFires"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -897,6 +851,7 @@ export interface components {
             };
             id: number;
             ip?: string | null;
+            project: string;
             request_id?: string | null;
             target_id?: string | null;
             target_type?: string | null;
@@ -1042,23 +997,6 @@ export interface components {
             /** @description URI naming the problem type */
             type: string;
         };
-        FireEntry: {
-            /** Format: date-time */
-            fire_time: string;
-            job_id: number | null;
-            job_status: string | null;
-            /** @description Job start minus fire time (null until it starts) */
-            lag_ms: number | null;
-            /**
-             * @description Why this fire time ran or did not
-             * @enum {string}
-             */
-            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "deleted" | "pending" | "missing";
-            reason: string | null;
-        };
-        FireLedger: {
-            items: components["schemas"]["FireEntry"][];
-        };
         FirstRun: {
             /** @description Where the first-run password is kept until it is changed */
             initial_password_file: string | null;
@@ -1083,7 +1021,6 @@ export interface components {
         Job: {
             attempt_count: number;
             cancel_requested: boolean;
-            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -1097,7 +1034,7 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
-            queue: string;
+            project: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -1122,11 +1059,6 @@ export interface components {
             limit: number;
         };
         JobCreate: {
-            /**
-             * @description Jobs sharing a key count against their queue's per_key_limit together
-             * @default null
-             */
-            concurrency_key?: string | null;
             handler: string;
             /** @default null */
             max_attempts?: number | null;
@@ -1139,10 +1071,10 @@ export interface components {
              */
             priority?: number | null;
             /**
-             * @description [a-z0-9_.-]{1,64}, default `default`; a new name creates the queue
+             * @description Project slug (default: default)
              * @default null
              */
-            queue?: string | null;
+            project?: string | null;
             /**
              * Format: date-time
              * @description Not before this instant (default now)
@@ -1159,7 +1091,6 @@ export interface components {
             attempt_count: number;
             attempts: components["schemas"]["Attempt"][];
             cancel_requested: boolean;
-            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -1173,7 +1104,7 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
-            queue: string;
+            project: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -1204,6 +1135,8 @@ export interface components {
             created_before?: string | null;
             /** @default null */
             handler?: string | null;
+            /** @description Repeatable; default: all of yours */
+            project?: string[];
             /** @default null */
             q?: string | null;
             /** @default null */
@@ -1224,11 +1157,6 @@ export interface components {
             } | null;
             /** @default null */
             priority?: number | null;
-            /**
-             * @description Run it in another queue (default: the same)
-             * @default null
-             */
-            queue?: string | null;
         };
         Leader: {
             /** Format: date-time */
@@ -1249,17 +1177,19 @@ export interface components {
             token_type: string;
             user: components["schemas"]["Identity"];
         };
-        LogoutUrl: {
-            url: string | null;
-        };
-        Me: {
-            id: number;
-            /** @description Null for local (password) accounts */
-            identity: components["schemas"]["ProviderIdentity"] | (Record<string, never> | null);
-            is_persona?: boolean;
+        Member: {
+            project: string;
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
+            user_id: number;
             username: string;
+        };
+        MemberList: {
+            items: components["schemas"]["Member"][];
+        };
+        MemberSet: {
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
         PaginationMetadata: {
             /** @description First available page number. */
@@ -1286,44 +1216,36 @@ export interface components {
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
-        Provider: {
-            login_url: string;
-            /** @description The button label */
+        Project: {
             name: string;
+            quotas: components["schemas"]["Quotas"];
+            /**
+             * @description Your effective role in the project
+             * @enum {string}
+             */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            slug: string;
+            usage: components["schemas"]["Usage"];
         };
-        ProviderIdentity: {
-            /** @description At the last sign-in */
-            groups?: string[];
-            issuer: string;
-            /** @description Which groups produced the roles: {instance: [group=ROLE], projects: {slug: [group=ROLE]}} */
-            role_source?: {
-                [key: string]: unknown;
-            };
-            subject: string;
-        };
-        Queue: {
-            /** @description RUNNING jobs of the queue, across all processes; null = unlimited */
-            concurrency_limit: number | null;
+        ProjectCreate: {
             name: string;
-            paused: boolean;
-            /** Format: date-time */
-            paused_at: string | null;
-            paused_by: string | null;
-            paused_reason: string | null;
-            pending: number;
-            /** @description RUNNING jobs sharing one concurrency_key; null = unlimited */
-            per_key_limit: number | null;
-            project: string;
-            /** @description Starts per second; null = unlimited */
-            rate_limit_per_second: number | null;
-            running: number;
+            quotas?: components["schemas"]["Quotas"];
+            slug: string;
         };
-        QueueUpdate: {
-            concurrency_limit?: number | null;
-            paused?: boolean;
-            paused_reason?: string | null;
-            per_key_limit?: number | null;
-            rate_limit_per_second?: number | null;
+        ProjectList: {
+            items: components["schemas"]["Project"][];
+        };
+        ProjectUpdate: {
+            name?: string;
+            quotas?: components["schemas"]["Quotas"];
+        };
+        Quotas: {
+            /** @description Jobs enqueued per minute (null = unlimited) */
+            enqueue_per_minute?: number | null;
+            /** @description PENDING jobs (null = unlimited) */
+            max_pending_jobs?: number | null;
+            /** @description Live schedules (null = unlimited) */
+            max_schedules?: number | null;
         };
         Rollback: {
             version: number;
@@ -1363,8 +1285,7 @@ export interface components {
                 [key: string]: unknown;
             };
             priority: number;
-            /** @description The queue its jobs go to */
-            queue: string;
+            project: string;
             timeout_seconds: number | null;
             timezone: string;
             /** Format: date-time */
@@ -1387,8 +1308,8 @@ export interface components {
                 [key: string]: unknown;
             };
             priority?: number;
-            /** @description [a-z0-9_.-]{1,64}, default `default` */
-            queue?: string;
+            /** @description Project slug (default: default) */
+            project?: string;
             timeout_seconds?: number | null;
             /**
              * @description IANA time zone (default UTC)
@@ -1426,8 +1347,6 @@ export interface components {
                 [key: string]: unknown;
             };
             priority?: number;
-            /** @description [a-z0-9_.-]{1,64}, default `default` */
-            queue?: string;
             timeout_seconds?: number | null;
             /** @description IANA time zone, e.g. Europe/Paris */
             timezone?: string;
@@ -1501,6 +1420,10 @@ export interface components {
             items: components["schemas"]["Token"][];
             next_cursor: string | null;
         };
+        Usage: {
+            pending_jobs: number;
+            schedules: number;
+        };
         User: {
             /** Format: date-time */
             created_at: string;
@@ -1519,6 +1442,13 @@ export interface components {
         };
         UserCreate: {
             password: string;
+            /**
+             * @description Project memberships {slug: role}; omitted: member of default with the instance role; {}: none
+             * @default null
+             */
+            projects?: {
+                [key: string]: "VIEWER" | "OPERATOR" | "ADMIN";
+            } | null;
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
             /** @description Letters, digits, '.', '_', '-'; unique ignoring case */
@@ -1655,6 +1585,8 @@ export interface operations {
     listAudit: {
         parameters: {
             query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
                 /** @description Page size, 1–200 */
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
@@ -1801,70 +1733,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Me"];
+                    "application/json": components["schemas"]["Identity"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    oidcCallback: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To / signed in, or to /login?error=<reason> */
-            302: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    oidcLogin: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the provider, or /login?error= when it is unreachable */
-            302: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    oidcLogoutUrl: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogoutUrl"];
-                };
-            };
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -1910,27 +1783,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["NOT_FOUND"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    listAuthProviders: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Provider"][];
-                };
-            };
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -2102,6 +1954,8 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
                 /** @description Page size, 1–200 */
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
@@ -2110,7 +1964,6 @@ export interface operations {
                 status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
                 schedule_id?: number | null;
                 handler?: string | null;
-                queue?: string | null;
                 /** @description Full-text search over handler, idempotency key and error */
                 q?: string | null;
                 created_after?: string | null;
@@ -2243,6 +2096,8 @@ export interface operations {
     countJobs: {
         parameters: {
             query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
                 status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
                 schedule_id?: number | null;
                 handler?: string | null;
@@ -2392,12 +2247,9 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
-    listQueues: {
+    listProjects: {
         parameters: {
-            query?: {
-                /** @description Repeatable */
-                project?: string[];
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
@@ -2410,28 +2262,84 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Queue"][];
+                    "application/json": components["schemas"]["ProjectList"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
-    updateQueue: {
+    getProject: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                project: string;
-                name: string;
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["QueueUpdate"];
+                "application/json": components["schemas"]["ProjectUpdate"];
             };
         };
         responses: {
@@ -2441,21 +2349,112 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Queue"];
+                    "application/json": components["schemas"]["Project"];
                 };
             };
             400: components["responses"]["BAD_REQUEST"];
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listProjectMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    setProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberSet"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    removeProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
     listSchedules: {
         parameters: {
             query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
                 /** @description Page size, 1–200 */
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
@@ -2648,39 +2647,6 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
-    listScheduleFires: {
-        parameters: {
-            query?: {
-                /** @description Inclusive start (default: the last 100 fire times) */
-                after?: string | null;
-                /** @description Inclusive end (default: now) */
-                before?: string | null;
-            };
-            header?: never;
-            path: {
-                schedule_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FireLedger"];
-                };
-            };
-            400: components["responses"]["BAD_REQUEST"];
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
     pauseSchedule: {
         parameters: {
             query?: never;
@@ -2840,7 +2806,10 @@ export interface operations {
     };
     getStats: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2858,6 +2827,7 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -54,7 +54,7 @@ def test_last_page_has_no_cursor_and_no_link(clients, seeded) -> None:
 
 def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
     job = clients.viewer.get(f"/api/v1/jobs/{seeded['dead']}").json
-    assert {"id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
+    assert {"id", "project", "handler", "payload", "status", "priority", "run_at", "attempt_count",
             "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
             "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
             "finished_at", "attempts", "rerun_of", "queue", "concurrency_key",

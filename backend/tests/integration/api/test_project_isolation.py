@@ -23,7 +23,7 @@ from sqlalchemy import text
 
 from cronplane.management import jobs, projects, schedules
 from cronplane.management.actor import Actor
-from tests.integration.api.test_role_matrix import METHODS, _operations, _spec
+from tests.integration.api.test_role_matrix import _operations, _spec
 from tests.integration.security.harness import add_user, context, make_app, mint_session
 
 MARKER = "zz-foreign-marker"
