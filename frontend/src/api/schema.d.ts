@@ -468,6 +468,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Queues with their depth and running count */
+        get: operations["listQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queues/{project}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Pause/resume a queue (OPERATOR) or set its limits (ADMIN) */
+        patch: operations["updateQueue"];
+        trace?: never;
+    };
     "/api/v1/schedules": {
         parameters: {
             query?: never;
@@ -520,6 +557,25 @@ export interface paths {
         put?: never;
         /** Enqueue the past fire times of a window that have no job (≤ 1,000) */
         post: operations["backfillSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/fires": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        /** The fire ledger: every expected fire time of a window (≤ 1,000) and its outcome */
+        get: operations["listScheduleFires"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -997,6 +1053,23 @@ export interface components {
             /** @description URI naming the problem type */
             type: string;
         };
+        FireEntry: {
+            /** Format: date-time */
+            fire_time: string;
+            job_id: number | null;
+            job_status: string | null;
+            /** @description Job start minus fire time (null until it starts) */
+            lag_ms: number | null;
+            /**
+             * @description Why this fire time ran or did not
+             * @enum {string}
+             */
+            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "deleted" | "pending" | "missing";
+            reason: string | null;
+        };
+        FireLedger: {
+            items: components["schemas"]["FireEntry"][];
+        };
         FirstRun: {
             /** @description Where the first-run password is kept until it is changed */
             initial_password_file: string | null;
@@ -1021,6 +1094,7 @@ export interface components {
         Job: {
             attempt_count: number;
             cancel_requested: boolean;
+            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -1035,6 +1109,7 @@ export interface components {
             };
             priority: number;
             project: string;
+            queue: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -1059,6 +1134,11 @@ export interface components {
             limit: number;
         };
         JobCreate: {
+            /**
+             * @description Jobs sharing a key count against their queue's per_key_limit together
+             * @default null
+             */
+            concurrency_key?: string | null;
             handler: string;
             /** @default null */
             max_attempts?: number | null;
@@ -1076,6 +1156,11 @@ export interface components {
              */
             project?: string | null;
             /**
+             * @description [a-z0-9_.-]{1,64}, default `default`; a new name creates the queue
+             * @default null
+             */
+            queue?: string | null;
+            /**
              * Format: date-time
              * @description Not before this instant (default now)
              * @default null
@@ -1091,6 +1176,7 @@ export interface components {
             attempt_count: number;
             attempts: components["schemas"]["Attempt"][];
             cancel_requested: boolean;
+            concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
             error: string | null;
@@ -1105,6 +1191,7 @@ export interface components {
             };
             priority: number;
             project: string;
+            queue: string;
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
@@ -1239,6 +1326,30 @@ export interface components {
             name?: string;
             quotas?: components["schemas"]["Quotas"];
         };
+        Queue: {
+            /** @description RUNNING jobs of the queue, across all processes; null = unlimited */
+            concurrency_limit: number | null;
+            name: string;
+            paused: boolean;
+            /** Format: date-time */
+            paused_at: string | null;
+            paused_by: string | null;
+            paused_reason: string | null;
+            pending: number;
+            /** @description RUNNING jobs sharing one concurrency_key; null = unlimited */
+            per_key_limit: number | null;
+            project: string;
+            /** @description Starts per second; null = unlimited */
+            rate_limit_per_second: number | null;
+            running: number;
+        };
+        QueueUpdate: {
+            concurrency_limit?: number | null;
+            paused?: boolean;
+            paused_reason?: string | null;
+            per_key_limit?: number | null;
+            rate_limit_per_second?: number | null;
+        };
         Quotas: {
             /** @description Jobs enqueued per minute (null = unlimited) */
             enqueue_per_minute?: number | null;
@@ -1286,6 +1397,8 @@ export interface components {
             };
             priority: number;
             project: string;
+            /** @description The queue its jobs go to */
+            queue: string;
             timeout_seconds: number | null;
             timezone: string;
             /** Format: date-time */
@@ -1310,6 +1423,8 @@ export interface components {
             priority?: number;
             /** @description Project slug (default: default) */
             project?: string;
+            /** @description [a-z0-9_.-]{1,64}, default `default` */
+            queue?: string;
             timeout_seconds?: number | null;
             /**
              * @description IANA time zone (default UTC)
@@ -1347,6 +1462,8 @@ export interface components {
                 [key: string]: unknown;
             };
             priority?: number;
+            /** @description [a-z0-9_.-]{1,64}, default `default` */
+            queue?: string;
             timeout_seconds?: number | null;
             /** @description IANA time zone, e.g. Europe/Paris */
             timezone?: string;
@@ -1964,6 +2081,7 @@ export interface operations {
                 status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
                 schedule_id?: number | null;
                 handler?: string | null;
+                queue?: string | null;
                 /** @description Full-text search over handler, idempotency key and error */
                 q?: string | null;
                 created_after?: string | null;
@@ -2450,6 +2568,67 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    listQueues: {
+        parameters: {
+            query?: {
+                /** @description Repeatable */
+                project?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queue"][];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    updateQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queue"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     listSchedules: {
         parameters: {
             query?: {
@@ -2643,6 +2822,39 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listScheduleFires: {
+        parameters: {
+            query?: {
+                /** @description Inclusive start (default: the last 100 fire times) */
+                after?: string | null;
+                /** @description Inclusive end (default: now) */
+                before?: string | null;
+            };
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FireLedger"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };

@@ -72,7 +72,7 @@ class Queues(MethodView):
     @blp.arguments(QueueListArgsSchema, location="query")
     @blp.response(200, QueueSchema(many=True))
     def get(self, args: dict[str, Any]) -> Any:
-        return [asdict(q) for q in queues.list_queues(management_context(),
+        return [asdict(q) for q in queues.list_queues(management_context(), current_actor(),
                                                        projects=args["project"])]
 
 

@@ -307,7 +307,7 @@ class ScheduleFires(MethodView):
     @blp.response(200, FireLedgerSchema)
     @problem_responses(blp, 400, 404)
     def get(self, args: dict[str, Any], schedule_id: int) -> Any:
-        return {"items": fire_ledger.fires(management_context(), schedule_id,
+        return {"items": fire_ledger.fires(management_context(), current_actor(), schedule_id,
                                            after=args["after"], before=args["before"])}
 
 

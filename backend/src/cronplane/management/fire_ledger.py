@@ -19,12 +19,15 @@ from cronplane.domain.fire_ledger import (
     fire_times,
     last_fire_times,
 )
+from cronplane.domain.roles import Role
+from cronplane.management import scope
+from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.storage.fire_ledger_store import FireLedgerStore
 
 
-def fires(ctx: ManagementContext, schedule_id: int, *, after: datetime | None = None,
+def fires(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: datetime | None = None,
           before: datetime | None = None) -> list[Entry]:
     """Entries for the fire times in ``[after, before]`` (clamped to creation … now), oldest
     first; without ``after`` the last 100 up to ``before``. At most MAX_WINDOW fire times."""
@@ -39,6 +42,8 @@ def fires(ctx: ManagementContext, schedule_id: int, *, after: datetime | None = 
     schedule = store.schedule(schedule_id)
     if schedule is None:
         raise NotFound(f"schedule {schedule_id} does not exist")
+    scope.require(actor, schedule.project, Role.VIEWER,
+                  missing=f"schedule {schedule_id} does not exist")
     expression = CronExpression.parse(schedule.cron)
     zone = validate_timezone(schedule.timezone)
     end = schedule.now if before is None else min(before, schedule.now)

@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from cronplane.domain.roles import Role
-from cronplane.management import audit
+from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import Forbidden, InvalidInput, NotFound
+from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.jobs import QUEUE_NAME
 from cronplane.storage.models import Job, Project, Queue
 
@@ -41,16 +41,17 @@ class QueueView:
     running: int
 
 
-def list_queues(ctx: ManagementContext, *, projects: Iterable[str] = ()) -> list[QueueView]:
+def list_queues(ctx: ManagementContext, actor: Actor, *,
+                projects: Iterable[str] = ()) -> list[QueueView]:
+    """The queues of the caller's projects (``projects`` narrows them)."""
     wanted = list(projects)
     with ctx.db.read_session() as session:
-        stmt = select(Queue).order_by(Queue.project, Queue.name)
-        counts = (select(Job.project, Job.queue, Job.status, func.count())
-                  .where(Job.status.in_(("PENDING", "RUNNING")))
-                  .group_by(Job.project, Job.queue, Job.status))
-        if wanted:
-            stmt = stmt.where(Queue.project.in_(wanted))
-            counts = counts.where(Job.project.in_(wanted))
+        stmt = scope.restrict(select(Queue), Queue.project, actor, wanted).order_by(
+            Queue.project, Queue.name)
+        counts = scope.restrict(select(Job.project, Job.queue, Job.status, func.count())
+                                .where(Job.status.in_(("PENDING", "RUNNING"))),
+                                Job.project, actor, wanted).group_by(
+                                    Job.project, Job.queue, Job.status)
         rows = list(session.scalars(stmt))
         depth = {(p, q, s): n for p, q, s, n in session.execute(counts)}
     return [_view(row, depth.get((row.project, row.name, "PENDING"), 0),
@@ -101,8 +102,10 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
         raise InvalidInput("queue: must match [a-z0-9_.-]{1,64}",
                            errors={"name": ["Must match [a-z0-9_.-]{1,64}."]})
     values = _checked(changes)
-    if any(limit in values for limit in LIMITS) and not actor.role.allows(Role.ADMIN):
-        raise Forbidden("changing queue limits requires ADMIN")
+    # The caller's role in the queue's project: a project it is not a member of is 404.
+    scope.require(actor, project, Role.OPERATOR, missing=f"project {project!r} not found")
+    if any(limit in values for limit in LIMITS):
+        scope.require(actor, project, Role.ADMIN, missing=f"project {project!r} not found")
     with ctx.db.transaction() as session:
         if session.get(Project, project) is None:
             raise NotFound(f"project {project!r} not found")
@@ -121,7 +124,7 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
                 row.paused_by = row.paused_reason = row.paused_at = None
             audit.record(session, actor, "queue.pause" if row.paused else "queue.resume",
                          target_type="queue", target_id=target,
-                         details={"reason": values.get("paused_reason")})
+                         details={"reason": values.get("paused_reason")}, project=project)
         limits = {k: values[k] for k in LIMITS if k in values}
         before = {k: getattr(row, k) for k in limits}
         if limits and before != limits:
@@ -131,7 +134,7 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
                 row.rate_tokens = row.rate_refilled_at = None  # a new bucket, full
             audit.record(session, actor, "queue.update", target_type="queue", target_id=target,
                          details={k: [before[k], limits[k]] for k in limits
-                                  if before[k] != limits[k]})
+                                  if before[k] != limits[k]}, project=project)
         row.updated_at = func.now()
         session.flush()
         session.refresh(row)

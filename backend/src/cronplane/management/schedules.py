@@ -397,7 +397,6 @@ def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
         scope.require(actor, schedule.project, Role.OPERATOR, missing=_missing(schedule_id))
         _live(schedule, "triggered")
         request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
-                             project=schedule.project,
                              priority=schedule.priority, max_attempts=schedule.max_attempts,
                              timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
                              schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID,

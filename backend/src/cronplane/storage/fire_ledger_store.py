@@ -22,6 +22,7 @@ class LedgerSchedule:
     deleted_at: datetime | None
     next_run_at: datetime | None
     now: datetime
+    project: str
 
 
 class FireLedgerStore:
@@ -35,7 +36,8 @@ class FireLedgerStore:
         if row is None:
             return None
         return LedgerSchedule(row["id"], row["cron"], row["timezone"], row["created_at"],
-                              row["deleted_at"], row["next_run_at"], row["db_now"])
+                              row["deleted_at"], row["next_run_at"], row["db_now"],
+                              row["project"])
 
     def window(self, schedule_id: int, fire_times: list[datetime]
                ) -> tuple[dict[datetime, FiredJob], list[Skip]]:

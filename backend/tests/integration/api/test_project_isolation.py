@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from cronplane.management import jobs, projects, schedules
+from cronplane.management import jobs, projects, queues, schedules
 from cronplane.management.actor import Actor
 from tests.integration.api.test_role_matrix import _operations, _spec
 from tests.integration.security.harness import add_user, context, make_app, mint_session
@@ -62,6 +62,7 @@ def world(database_url):
         session.execute(text("INSERT INTO attempts (job_id, number, status, worker_id, "
                              "lease_expires_at, finished_at) VALUES (:j, 1, 'FAILED', 'w', "
                              "now(), now())"), {"j": job.id})
+    queues.update(ctx, system, "default", MARKER + "-queue", {"paused": True})
     mine = schedules.create(ctx, system, {"name": "b-schedule", "handler": "noop",
                                           "cron": "0 0 4 * * *", "project": B})
     mine_job = jobs.enqueue(ctx, system, jobs.JobRequest(handler="noop", payload={}, project=B)).job

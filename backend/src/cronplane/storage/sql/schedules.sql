@@ -186,6 +186,6 @@ SELECT k.kind, k.starts_at, k.ends_at, k.reason
 
 -- name: fire_ledger_schedule
 SELECT s.id, s.cron, s.timezone, s.created_at, s.deleted_at, s.next_run_at,
-       statement_timestamp() AS db_now
+       statement_timestamp() AS db_now, s.project
   FROM schedules s
  WHERE s.id = %(schedule_id)s;
