@@ -13,7 +13,7 @@ API tokens, queues, channels, …) goes through these functions, never through `
 
 The effective role in a project is the membership role; instance ADMINs are ADMIN everywhere;
 an API token carries at most its creator's role in the token's project (computed when the
-request is authenticated, management/auth.py). See docs/adr/0014-project-isolation.md.
+request is authenticated, management/auth.py). See docs/adr/0017-project-isolation.md.
 """
 
 from __future__ import annotations
