@@ -10,6 +10,7 @@ from flask import Blueprint, Flask, Response, g, request
 
 from cronplane.api.context import management_context
 from cronplane.management import queues
+from cronplane.management.actor import Actor
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
 
@@ -22,7 +23,8 @@ def _cluster_state() -> ClusterState:
                         leader_owner=leader.owner if leader else None,
                         fencing_token=leader.fencing_token if leader else None,
                         queues=[(q.project, q.name, q.pending, q.running, q.concurrency_limit)
-                                for q in queues.list_queues(ctx)])
+                                # The scrape is the operator's installation-wide view, not a user's.
+                                for q in queues.list_queues(ctx, Actor.system())])
 
 
 def init_app(app: Flask, api: Any) -> None:

@@ -333,7 +333,7 @@ class ScheduleVersions(MethodView):
     @blp.response(200, ScheduleVersionSchema(many=True))
     @problem_responses(blp, 404)
     def get(self, schedule_id: int) -> Any:
-        return schedules.versions(management_context(), schedule_id)
+        return schedules.versions(management_context(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/rollback")

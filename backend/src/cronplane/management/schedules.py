@@ -492,11 +492,18 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
 
 
 # -- versions --------------------------------------------------------------------------------------
-def versions(ctx: ManagementContext, schedule_id: int) -> list[ScheduleVersion]:
+def _visible(session: Session, actor: Actor, schedule_id: int, role: Role) -> Schedule:
+    schedule = session.get(Schedule, schedule_id)
+    if schedule is None:
+        raise NotFound(_missing(schedule_id))
+    scope.require(actor, schedule.project, role, missing=_missing(schedule_id))
+    return schedule
+
+
+def versions(ctx: ManagementContext, actor: Actor, schedule_id: int) -> list[ScheduleVersion]:
     """Every version of a schedule, newest first."""
     with ctx.db.read_session() as session:
-        if session.get(Schedule, schedule_id) is None:
-            raise NotFound(f"schedule {schedule_id} does not exist")
+        _visible(session, actor, schedule_id, Role.VIEWER)
         return list(session.scalars(select(ScheduleVersion)
                                     .where(ScheduleVersion.schedule_id == schedule_id)
                                     .order_by(ScheduleVersion.version.desc())))
@@ -505,8 +512,7 @@ def versions(ctx: ManagementContext, schedule_id: int) -> list[ScheduleVersion]:
 def rollback(ctx: ManagementContext, actor: Actor, schedule_id: int, version: int) -> Schedule:
     """A new version whose definition equals ``version``'s (nothing new if it already does)."""
     with ctx.db.read_session() as session:
-        if session.get(Schedule, schedule_id) is None:
-            raise NotFound(f"schedule {schedule_id} does not exist")
+        _visible(session, actor, schedule_id, Role.ADMIN)
         old = session.get(ScheduleVersion, (schedule_id, version))
         if old is None:
             raise NotFound(f"schedule {schedule_id} has no version {version}")
