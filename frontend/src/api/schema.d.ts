@@ -115,6 +115,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's redirect: our session cookies and 302 to /, or 302 to /login?error=<reason> */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** 302 to the identity provider (authorization code, PKCE S256, state, nonce) */
+        get: operations["oidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where to send the browser after our logout to end the provider's session too (RP-initiated logout), or null when the provider does not offer it */
+        get: operations["oidcLogoutUrl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/personas": {
         parameters: {
             query?: never;
@@ -148,6 +199,23 @@ export interface paths {
          * @description 404 when personas are disabled, unknown, or the account is locked.
          */
         post: operations["personaLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Identity providers to sign in with (empty when OIDC is off) */
+        get: operations["listAuthProviders"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1244,6 +1312,11 @@ export interface components {
             } | null;
             /** @default null */
             priority?: number | null;
+            /**
+             * @description Run it in another queue (default: the same)
+             * @default null
+             */
+            queue?: string | null;
         };
         Leader: {
             /** Format: date-time */
@@ -1263,6 +1336,18 @@ export interface components {
             /** @example Bearer */
             token_type: string;
             user: components["schemas"]["Identity"];
+        };
+        LogoutUrl: {
+            url: string | null;
+        };
+        Me: {
+            id: number;
+            /** @description Null for local (password) accounts */
+            identity: components["schemas"]["ProviderIdentity"] | (Record<string, never> | null);
+            is_persona?: boolean;
+            /** @enum {string} */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            username: string;
         };
         Member: {
             project: string;
@@ -1325,6 +1410,21 @@ export interface components {
         ProjectUpdate: {
             name?: string;
             quotas?: components["schemas"]["Quotas"];
+        };
+        Provider: {
+            login_url: string;
+            /** @description The button label */
+            name: string;
+        };
+        ProviderIdentity: {
+            /** @description At the last sign-in */
+            groups?: string[];
+            issuer: string;
+            /** @description Which groups produced the roles: {instance: [group=ROLE], projects: {slug: [group=ROLE]}} */
+            role_source?: {
+                [key: string]: unknown;
+            };
+            subject: string;
         };
         Queue: {
             /** @description RUNNING jobs of the queue, across all processes; null = unlimited */
@@ -1850,11 +1950,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Identity"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To / signed in, or to /login?error=<reason> */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    oidcLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider, or /login?error= when it is unreachable */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    oidcLogoutUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutUrl"];
+                };
+            };
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -1900,6 +2059,27 @@ export interface operations {
                 };
             };
             404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Provider"][];
+                };
+            };
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
