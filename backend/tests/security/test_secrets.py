@@ -96,7 +96,7 @@ def plane(fresh_database_url: str, settings: Settings, secret_dir: Path) -> Iter
 def _finished(ctx: ManagementContext, job_id: int) -> str:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        status = history.get_job(ctx, job_id).job.status
+        status = history.get_job(ctx, OPERATOR, job_id).job.status
         if status in ("SUCCEEDED", "DEAD"):
             return status
         time.sleep(0.05)
@@ -114,7 +114,7 @@ def test_a_secret_reaches_the_destination_and_never_the_database(
         "headers": {"Authorization": {"$secret": "HOOK_TOKEN"}}}, max_attempts=1)).job
     assert _finished(plane, ok.id) == "SUCCEEDED" and _finished(plane, bad.id) == "DEAD"
     assert [s["authorization"] for s in seen] == [VALUE, VALUE], "the receiver got the value"
-    result = history.get_job(plane, ok.id).job.result
+    result = history.get_job(plane, OPERATOR, ok.id).job.result
     assert result is not None and json.loads(result["body"]) == {"you_sent": "***"}
     with psycopg.connect(fresh_database_url) as conn:
         dump = json.dumps([conn.execute(f"SELECT to_jsonb(t)::text FROM {table} t").fetchall()

@@ -76,7 +76,11 @@ def test_if_match_that_names_no_version_fails_the_precondition(header) -> None:
 def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
     from types import SimpleNamespace
 
+    from flask import Flask, g
+
     from cronplane.api.jobs import JobListSchema, JobSchema
+    from cronplane.domain.roles import Role
+    from cronplane.management.actor import Actor
     from cronplane.management.pagination import Page
 
     now = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -85,9 +89,12 @@ def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
         attempt_count=3, max_attempts=3, timeout_seconds=None, schedule_id=None, trigger="api",
         idempotency_key="k", requested_by="alice", cancel_requested=False, result=None,
         error="boom", created_at=now, started_at=now, finished_at=None, rerun_of=None,
-        schedule_version=None, queue="default", concurrency_key=None)
+        schedule_version=None, queue="default", concurrency_key=None, project="default")
     page = Page(items=[row, row], next_cursor=None)
     generic = type("Generic", (ma.Schema,), {
         "items": fields.List(fields.Nested(JobSchema)),
         "next_cursor": fields.String(allow_none=True)})
-    assert JobListSchema().dump(page) == generic().dump(page)
+    # The error field is rendered for the requesting role, so the dump needs a request's actor.
+    with Flask(__name__).app_context():
+        g.actor = Actor(username="alice", role=Role.ADMIN, user_id=1)
+        assert JobListSchema().dump(page) == generic().dump(page)
