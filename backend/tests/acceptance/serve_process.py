@@ -63,3 +63,22 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+def admin_token(serve: Serve, username: str, password: str, name: str) -> str:
+    """An ADMIN API token minted through the real login and token endpoints."""
+    login = requests.post(serve.base + "/api/v1/auth/login", timeout=10,
+                          json={"username": username, "password": password}).json()
+    created = requests.post(serve.base + "/api/v1/tokens", timeout=10,
+                            headers={"Authorization": f"Bearer {login['access_token']}"},
+                            json={"name": name, "role": "ADMIN"})
+    assert created.status_code == 201, created.text
+    return str(created.json()["token"])
+
+
+def run_cli(serve: Serve, token: str, *args: str,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The `cronplane` command as a script would run it: only CRONPLANE_URL/CRONPLANE_TOKEN set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    env.update({"CRONPLANE_URL": serve.base, "CRONPLANE_TOKEN": token})
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout)

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 import requests
 
-from tests.acceptance.serve_process import Serve
+from tests.acceptance.serve_process import CLI, Serve, admin_token, run_cli
 
-CLI = [sys.executable, "-m", "cronplane.cli"]
 ADMIN_PASSWORD = "long enough admin pw"
 
 
@@ -31,19 +29,11 @@ def server(make_database, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def token(server) -> str:
-    login = requests.post(server.base + "/api/v1/auth/login", timeout=10,
-                          json={"username": "root", "password": ADMIN_PASSWORD}).json()
-    created = requests.post(server.base + "/api/v1/tokens", timeout=10,
-                            headers={"Authorization": f"Bearer {login['access_token']}"},
-                            json={"name": "remote-commands", "role": "ADMIN"})
-    assert created.status_code == 201, created.text
-    return created.json()["token"]
+    return admin_token(server, "root", ADMIN_PASSWORD, "remote-commands")
 
 
 def cli(server, token, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
-    env.update({"CRONPLANE_URL": server.base, "CRONPLANE_TOKEN": token})
-    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=90)
+    return run_cli(server, token, *args, timeout=90)
 
 
 def test_submit_wait_show_and_list_jobs(server, token) -> None:

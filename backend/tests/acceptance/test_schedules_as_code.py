@@ -4,19 +4,16 @@ what apply reads (round trip), and a bad file names the place without touching t
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import requests
 import yaml
 
-from tests.acceptance.serve_process import Serve
+from tests.acceptance.serve_process import Serve, admin_token, run_cli
 
-CLI = [sys.executable, "-m", "cronplane.cli"]
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "schedules.yaml"
 ADMIN_PASSWORD = "long enough admin pw"
 
@@ -34,19 +31,11 @@ def server(make_database, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def token(server) -> str:
-    login = requests.post(server.base + "/api/v1/auth/login", timeout=10,
-                          json={"username": "root", "password": ADMIN_PASSWORD}).json()
-    created = requests.post(server.base + "/api/v1/tokens", timeout=10,
-                            headers={"Authorization": f"Bearer {login['access_token']}"},
-                            json={"name": "schedules-as-code", "role": "ADMIN"})
-    assert created.status_code == 201, created.text
-    return created.json()["token"]
+    return admin_token(server, "root", ADMIN_PASSWORD, "schedules-as-code")
 
 
 def cli(server, token, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
-    env.update({"CRONPLANE_URL": server.base, "CRONPLANE_TOKEN": token})
-    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=60)
+    return run_cli(server, token, *args, timeout=60)
 
 
 def live(server, token) -> dict[str, dict]:
