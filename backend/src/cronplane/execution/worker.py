@@ -1,5 +1,9 @@
 """The worker: claims ready jobs in batches and runs them on a fixed pool of executor threads.
 
+Three parts: how many jobs to claim is ``PrefetchPolicy`` (pure), the threads and the table of
+held attempts are ``ExecutorPool``, and this module is the claim/dispatch loop plus what running
+one attempt means (handler call, outcome, report).
+
 Guarantees:
 - It claims in one statement per claim (``JobStore.claim``) at most its free executor slots, plus
   a local buffer (River/Oban-style) of at most ``prefetch`` more jobs and at most what the
@@ -21,10 +25,9 @@ Guarantees:
   notification delays work by at most that.
 
 Timeouts: at the deadline the attempt is reported TIMED_OUT at once and its context's
-``cancelled`` event is set. Python cannot kill a thread: a handler that does not cooperate keeps
-running, *abandoned*. Its slot is handed to a new executor thread so capacity stays at
-``concurrency``, its eventual result is discarded (and would be rejected by the database's CAS),
-and the abandoned thread exits when the handler finally returns.
+``cancelled`` event is set. A handler that does not cooperate keeps running, *abandoned*, on a
+thread the pool replaces; its eventual result is discarded (and would be rejected by the
+database's CAS).
 
 Graceful stop: stop claiming, wait up to ``shutdown_grace`` for running attempts, then release the
 rest (attempt LOST, job PENDING now, see ``release_attempts``) so another worker starts them at
@@ -33,9 +36,7 @@ once, and tell their handlers to stop.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import queue
 import threading
 import traceback
 from dataclasses import dataclass
@@ -47,11 +48,12 @@ from cronplane.domain.egress import EgressError
 from cronplane.domain.identity import ProcessIdentity
 from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
+from cronplane.execution.executor_pool import ExecutorPool, RunResult, Task
 from cronplane.execution.faults import FaultInjector, NoFaults
 from cronplane.execution.prefetch import PrefetchPolicy
 from cronplane.execution.service import LoopService
 from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
-from cronplane.handlers.registry import HandlerSpec, Registry
+from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage import notify
@@ -97,23 +99,6 @@ class WorkerConfig:
             raise ValueError("worker prefetch_wait must not be negative")
 
 
-@dataclass(eq=False)
-class Task:
-    claim: ClaimedAttempt
-    spec: HandlerSpec | None
-    ctx: HandlerContext
-    timeout: float
-    claimed: float
-    deadline: float = float("inf")  # set when the handler starts
-    started: float = 0.0  # 0: still in the local buffer
-    abandoned: bool = False  # timed out or released: its result is no longer wanted
-    lost: bool = False  # the database no longer considers this attempt current
-    finished: bool = False
-
-
-_STOP_THREAD = object()
-
-
 class Worker(LoopService):
     name = "worker"
 
@@ -131,17 +116,15 @@ class Worker(LoopService):
         self.db = db
         self.settings = settings
         self.faults: FaultInjector = faults or NoFaults()
-        self._lock = threading.Condition()
-        self._running: dict[int, Task] = {}  # attempt id → task
-        self._by_job: dict[int, Task] = {}
-        self._queued = 0  # claimed tasks no executor thread has started yet
+        self.pool = ExecutorPool(self.config.concurrency, clock=self.clock, log=self.log,
+                                 run=self._run_handler, started=self._handler_started,
+                                 finished=self._handler_finished,
+                                 slot_freed=self._after_slot_freed,
+                                 kill_thread=self.faults.should_kill_thread)
         self._last_claim_at = float("-inf")  # monotonic time of the last non-empty claim
         self._wake_at = float("inf")  # when the loop wakes next unless woken (timeouts)
         self.prefetch = PrefetchPolicy(self.config.concurrency, self.config.buffer,
                                        self.config.prefetch_wait)
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._thread_names = itertools.count(1)
         self._idle = False  # the last claim found nothing: slot frees need not wake the loop
         self.claimed = 0
         # Called in the executor thread right before a handler runs (benchmarks, tests).
@@ -150,12 +133,10 @@ class Worker(LoopService):
     # -- introspection -------------------------------------------------------------------------
     @property
     def running_count(self) -> int:
-        with self._lock:
-            return len(self._running)
+        return self.pool.held_count
 
     def running_attempt_ids(self) -> list[int]:
-        with self._lock:
-            return [a for a, t in self._running.items() if not t.lost]
+        return self.pool.held_attempt_ids()
 
     # -- signals from other services -----------------------------------------------------------
     def notify(self, payload: str) -> None:
@@ -169,19 +150,13 @@ class Worker(LoopService):
         self.wake()
 
     def cancel_job(self, job_id: int) -> None:
-        with self._lock:
-            task = self._by_job.get(job_id)
+        task = self.pool.task_of_job(job_id)
         if task is not None:
             self._cancel(task)
 
     def _cancel(self, task: Task) -> None:
         """Signal a running handler; a job still in the buffer ends CANCELLED now, unrun."""
-        with self._lock:
-            buffered = not task.started and not task.abandoned and not task.lost
-            if buffered:
-                task.abandoned = True  # the executor thread that dequeues it skips it
-                self._forget(task)
-                self._queued -= 1
+        buffered = self.pool.unbuffer(task)
         task.ctx.cancel(CancelReason.REQUESTED)
         if buffered:
             self._report(task, AttemptStatus.CANCELLED, error="cancel requested")
@@ -189,46 +164,27 @@ class Worker(LoopService):
 
     def attempts_lost(self, attempt_ids: list[int]) -> None:
         """The heartbeat found these attempts no longer RUNNING (reclaimed): stop their handlers."""
-        with self._lock:
-            tasks = [self._running[a] for a in attempt_ids if a in self._running]
-            for task in tasks:
-                task.lost = True
-        for task in tasks:
+        for task in self.pool.mark_lost(attempt_ids):
             self.log.warning("attempt %s of job %s was reclaimed while running; stopping it",
                              task.claim.number, task.claim.job_id,
                              extra={"job_id": task.claim.job_id})
             task.ctx.cancel(CancelReason.RECLAIMED)
 
     def cancels_requested(self, attempt_ids: list[int]) -> None:
-        with self._lock:
-            tasks = [self._running[a] for a in attempt_ids if a in self._running]
-        for task in tasks:
+        for task in self.pool.tasks_of(attempt_ids):
             self._cancel(task)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def on_start(self) -> None:
-        with self._lock:
-            for _ in range(self.config.concurrency - len(self._threads)):
-                self._spawn_thread()
+        self.pool.start()
 
     def stop(self, timeout: float = 10.0) -> bool:
         started = self.clock.monotonic()
         loop_stopped = super().stop(timeout)
         grace = min(self.config.shutdown_grace, max(0.0, timeout - 2.0))
-        with self._lock:
-            # Buffered jobs never started: give them back now, not after the grace period.
-            queued = [t for t in self._running.values() if not t.started and not t.abandoned]
-            for task in queued:
-                task.abandoned = True
-                self._forget(task)
-            self._queued -= len(queued)
-            self._lock.notify_all()
-        self._release(queued, "buffered")
-        with self._lock:
-            self._lock.wait_for(lambda: not self._running, grace)
-            leftover = [t for t in self._running.values() if not t.abandoned]
-            for task in leftover:
-                task.abandoned = True
+        # Buffered jobs never started: give them back now, not after the grace period.
+        self._release(self.pool.unbuffer_all(), "buffered")
+        leftover = self.pool.abandon_after(grace)
         try:
             self.completer.flush()
         except Exception:
@@ -236,18 +192,7 @@ class Worker(LoopService):
         self._release(leftover, "running")
         for task in leftover:
             task.ctx.cancel(CancelReason.SHUTDOWN)
-        with self._lock:
-            threads = list(self._threads)
-        for _ in threads:
-            self._queue.put(_STOP_THREAD)
-        remaining = max(0.1, timeout - (self.clock.monotonic() - started))
-        for thread in threads:
-            thread.join(min(remaining, 1.0))
-        with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._running.clear()
-            self._by_job.clear()
-            self._queued = 0
+        self.pool.shutdown(max(0.1, timeout - (self.clock.monotonic() - started)))
         return loop_stopped
 
     def _release(self, tasks: list[Task], what: str) -> None:
@@ -276,8 +221,8 @@ class Worker(LoopService):
                 self._dispatch(claims)
                 if len(claims) == limit and self._claim_limit() > 0:
                     delay = 0.0
-            elif self._running or (self.clock.monotonic() - self._last_claim_at
-                                   < RECHECK_WINDOW):
+            elif self.pool.held_count or (self.clock.monotonic() - self._last_claim_at
+                                          < RECHECK_WINDOW):
                 # Nothing claimed while our own jobs run, or just after they ran: a queue limit
                 # may be holding us back until their outcomes are flushed (~20 ms), which frees
                 # their slots in the database. Look again soon, not after a full poll interval.
@@ -288,9 +233,7 @@ class Worker(LoopService):
         return delay
 
     def _claim_limit(self) -> int:
-        with self._lock:
-            held = len(self._running)
-            queued = self._queued
+        held, queued = self.pool.counts()
         return self.prefetch.claim_limit(held=held, queued=queued)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
@@ -310,30 +253,10 @@ class Worker(LoopService):
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
-        with self._lock:
-            for task in tasks:
-                self._running[task.claim.attempt_id] = task
-                self._by_job[task.claim.job_id] = task
-            self._queued += len(tasks)
-        for task in tasks:
-            self._queue.put(task)
+        self.pool.submit(tasks)
 
     def _expire_timeouts(self, now: float) -> float | None:
-        expired: list[Task] = []
-        next_deadline: float | None = None
-        with self._lock:
-            for task in self._running.values():
-                if task.abandoned:
-                    continue
-                if task.deadline <= now:
-                    expired.append(task)
-                elif next_deadline is None or task.deadline < next_deadline:
-                    next_deadline = task.deadline
-            for task in expired:
-                task.abandoned = True
-                self._forget(task)
-                # The stuck thread keeps its handler; a new thread takes over its slot.
-                self._spawn_thread()
+        expired, next_deadline = self.pool.expire(now)
         for task in expired:
             task.ctx.cancel(CancelReason.TIMED_OUT)
             self.log.warning("attempt %s of job %s timed out; abandoning its thread",
@@ -345,50 +268,13 @@ class Worker(LoopService):
                              if task.started else "timed out")
         return next_deadline
 
-    # -- executor threads ----------------------------------------------------------------------
-    def _spawn_thread(self) -> None:
-        # Threads of abandoned (timed-out) handlers exit on their own; forget the finished ones.
-        self._threads = [t for t in self._threads if t.is_alive()]
-        thread = threading.Thread(target=self._executor_loop, daemon=True,
-                                  name=f"cronplane-exec-{next(self._thread_names)}")
-        self._threads.append(thread)
-        thread.start()
-
-    def _executor_loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP_THREAD:
-                return
-            assert isinstance(item, Task)
-            if not self._execute(item):
-                return  # killed by fault injection, or abandoned: a replacement exists
-
-    def _execute(self, task: Task) -> bool:
-        """Run one attempt; returns False when this thread must exit (its slot was replaced)."""
-        handler = task.claim.handler
-        with self._lock:
-            if task.abandoned:
-                return True  # released from the buffer at shutdown: never started
-        if self.faults.should_kill_thread(handler):
-            # Simulate a thread that died: no outcome, no more heartbeats for its attempt, so the
-            # watchdog reclaims it after the lease; a new thread takes over the slot.
-            with self._lock:
-                self._forget(task)
-                self._queued -= 1
-                self._spawn_thread()
-                self._lock.notify_all()
-            self.log.warning("fault injection: executor thread killed running job %s",
-                             task.claim.job_id, extra={"job_id": task.claim.job_id})
-            self._after_slot_freed()
-            return False
-        with self._lock:
-            if task.abandoned:
-                return True
-            task.started = self.clock.monotonic()
-            task.deadline = task.ctx.deadline = task.started + task.timeout
-            self._queued -= 1
+    # -- in the executor threads ---------------------------------------------------------------
+    def _handler_started(self, task: Task) -> None:
         if task.deadline < self._wake_at:
             self.wake()  # the loop enforces timeouts: it must wake by this one's deadline
+
+    def _run_handler(self, task: Task) -> RunResult:
+        handler = task.claim.handler
         status, result, error = AttemptStatus.SUCCEEDED, None, None
         try:
             # A job cancelled while it waited in the buffer ends CANCELLED without running.
@@ -413,28 +299,19 @@ class Worker(LoopService):
         runtime = self.clock.monotonic() - task.started
         observe_handler_duration(handler, runtime)
         self.prefetch.observe(runtime)
-        with self._lock:
-            task.finished = True
-            if task.abandoned:
-                return False
-            self._forget(task)
-            self._lock.notify_all()
+        return RunResult(status, result, error)
+
+    def _handler_finished(self, task: Task, outcome: RunResult) -> None:
         if not task.lost:
-            self._report(task, status, result=result, error=error)
+            self._report(task, outcome.status, result=outcome.result, error=outcome.error)
         self._after_slot_freed()
-        return True
 
     def _after_slot_freed(self) -> None:
         if self._idle or self.stopping:
             return
         # With a buffer, the loop only claims once it runs low: no wake-up per finished job.
-        if self.prefetch.claim_when_slot_frees(queued=self._queued):
+        if self.prefetch.claim_when_slot_frees(queued=self.pool.queued):
             self.wake()
-
-    def _forget(self, task: Task) -> None:
-        self._running.pop(task.claim.attempt_id, None)
-        if self._by_job.get(task.claim.job_id) is task:
-            del self._by_job[task.claim.job_id]
 
     def _report(self, task: Task, status: AttemptStatus, *, result: Any = None,
                 error: str | None = None) -> None:
