@@ -113,8 +113,11 @@ bench: $(STAMP)
 chaos: $(STAMP)
 	cd backend && ../$(VENV)/bin/pytest -q -m chaos -p no:cacheprovider
 
+# The document, and the typed Python client's models generated from it (the console's TypeScript
+# types follow with `cd frontend && npm run gen:api`).
 openapi: $(STAMP)
 	$(VENV)/bin/cronplane openapi --output frontend/openapi.json
+	$(PY) scripts/gen_client_models.py
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist

@@ -90,12 +90,14 @@ def jobs() -> None:
 @click.argument("handler")
 @click.option("--payload", default="{}", help="JSON object (or @file.json).")
 @click.option("--priority", type=int, default=None)
+@click.option("--max-attempts", type=int, default=None, help="Attempts before DEAD (server default 3).")
 @click.option("--idempotency-key", default=None, help="Same key, same job (safe retries).")
 @click.option("--wait", is_flag=True, help="Wait until the job finishes; exit 0 only on SUCCEEDED.")
 @click.option("--wait-timeout", type=float, default=300.0, show_default=True)
 @remote
 def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | None,
-                idempotency_key: str | None, wait: bool, wait_timeout: float) -> Any:
+                max_attempts: int | None, idempotency_key: str | None, wait: bool,
+                wait_timeout: float) -> Any:
     """Submit an ad-hoc job."""
     text = open(payload[1:], encoding="utf-8").read() if payload.startswith("@") else payload  # noqa: SIM115
     try:
@@ -105,6 +107,8 @@ def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | N
     body: dict[str, Any] = {"handler": handler, "payload": body_payload}
     if priority is not None:
         body["priority"] = priority
+    if max_attempts is not None:
+        body["max_attempts"] = max_attempts
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
     job = api.request("POST", "/jobs", body, headers=headers).body
     if not wait:

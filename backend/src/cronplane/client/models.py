@@ -1,0 +1,617 @@
+"""Typed shapes of the cronplane API, generated from the OpenAPI document by
+``scripts/gen_client_models.py`` (``make openapi``). Do not edit by hand."""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "ActiveExperiment",
+    "Attempt",
+    "AuditEvent",
+    "AuditList",
+    "AuditVerify",
+    "Backfill",
+    "BackfillResult",
+    "BulkAction",
+    "BulkResult",
+    "BulkSkipped",
+    "ChaosCreate",
+    "ChaosExperiment",
+    "ChaosList",
+    "CreatedToken",
+    "CronDescribeRequest",
+    "CronDescription",
+    "Error",
+    "FireEntry",
+    "FireLedger",
+    "FirstRun",
+    "Handler",
+    "Identity",
+    "Job",
+    "JobCount",
+    "JobCreate",
+    "JobDetail",
+    "JobFilter",
+    "JobList",
+    "JobRerun",
+    "Leader",
+    "Login",
+    "LoginResponse",
+    "LogoutUrl",
+    "Me",
+    "Member",
+    "MemberList",
+    "MemberSet",
+    "PaginationMetadata",
+    "PasswordReset",
+    "Persona",
+    "Project",
+    "ProjectCreate",
+    "ProjectList",
+    "ProjectUpdate",
+    "Provider",
+    "ProviderIdentity",
+    "Queue",
+    "QueueUpdate",
+    "Quotas",
+    "Rollback",
+    "Schedule",
+    "ScheduleCreate",
+    "ScheduleList",
+    "SchedulePause",
+    "ScheduleUpdate",
+    "ScheduleVersion",
+    "Stats",
+    "Throughput",
+    "Token",
+    "TokenCreate",
+    "TokenList",
+    "Usage",
+    "User",
+    "UserCreate",
+    "UserList",
+    "UserUpdate",
+    "Worker",
+]
+
+
+class ActiveExperiment(TypedDict):
+    expires_at: str
+    id: int
+    kind: str
+
+
+class Attempt(TypedDict):
+    error: str | None
+    finished_at: str | None
+    heartbeat_at: str | None
+    lease_expires_at: str
+    lost_reason: Literal["released_at_shutdown", "lease_expired"] | None
+    number: int
+    started_at: str
+    status: Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED"]
+    worker_id: str
+
+
+class AuditEvent(TypedDict):
+    action: str
+    actor: str
+    actor_role: NotRequired[str | None]
+    at: str
+    details: dict[str, Any]
+    id: int
+    ip: NotRequired[str | None]
+    project: str
+    request_id: NotRequired[str | None]
+    target_id: NotRequired[str | None]
+    target_type: NotRequired[str | None]
+
+
+class AuditList(TypedDict):
+    items: list[AuditEvent]
+    next_cursor: str | None
+
+
+class AuditVerify(TypedDict):
+    checked: int
+    first_bad_id: int | None
+    ok: bool
+
+
+class Backfill(TypedDict):
+    after: str
+    before: str
+    dry_run: NotRequired[bool]
+
+
+class BackfillResult(TypedDict):
+    already_present: int
+    dry_run: bool
+    enqueued: int
+    fire_times: list[str]
+
+
+class BulkAction(TypedDict):
+    filter: NotRequired[JobFilter | dict[str, Any] | None]
+    ids: NotRequired[list[int] | None]
+    reason: str
+
+
+class BulkResult(TypedDict):
+    changed: int
+    matched: int
+    skipped: list[BulkSkipped]
+
+
+class BulkSkipped(TypedDict):
+    id: int
+    reason: str
+
+
+class ChaosCreate(TypedDict):
+    duration_seconds: int
+    kind: Literal["leader_stepdown", "freeze_heartbeats", "fail_handler", "handler_latency", "kill_worker_thread"]
+    params: NotRequired[dict[str, Any]]
+
+
+class ChaosExperiment(TypedDict):
+    created_by: str
+    end_reason: NotRequired[str | None]
+    ended_at: str | None
+    expires_at: str
+    id: int
+    kind: Literal["leader_stepdown", "freeze_heartbeats", "fail_handler", "handler_latency", "kill_worker_thread"]
+    params: dict[str, Any]
+    started_at: str
+
+
+class ChaosList(TypedDict):
+    items: list[ChaosExperiment]
+    next_cursor: str | None
+
+
+class CreatedToken(TypedDict):
+    created_at: str
+    expires_at: str | None
+    id: int
+    last_used_at: str | None
+    name: str
+    prefix: str
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    token: str
+
+
+class CronDescribeRequest(TypedDict):
+    after: NotRequired[str | None]
+    count: NotRequired[int]
+    expression: str
+    timezone: str
+
+
+class CronDescription(TypedDict):
+    description: str
+    expression: str
+    next_runs: list[str]
+
+
+class Error(TypedDict):
+    detail: str
+    errors: NotRequired[dict[str, Any]]
+    status: int
+    title: str
+    type: str
+
+
+class FireEntry(TypedDict):
+    fire_time: str
+    job_id: int | None
+    job_status: str | None
+    lag_ms: int | None
+    outcome: Literal["enqueued", "skipped_paused", "skipped_overlap", "skipped_misfire", "deleted", "pending", "missing"]
+    reason: str | None
+
+
+class FireLedger(TypedDict):
+    items: list[FireEntry]
+
+
+class FirstRun(TypedDict):
+    initial_password_file: str | None
+    username: str | None
+
+
+class Handler(TypedDict):
+    default_timeout_seconds: int | None
+    description: str
+    name: str
+    payload_schema: dict[str, Any]
+
+
+class Identity(TypedDict):
+    id: int
+    is_persona: NotRequired[bool]
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    username: str
+
+
+class Job(TypedDict):
+    attempt_count: int
+    cancel_requested: bool
+    concurrency_key: str | None
+    created_at: str
+    error: str | None
+    finished_at: str | None
+    handler: str
+    id: int
+    idempotency_key: str | None
+    max_attempts: int
+    payload: dict[str, Any]
+    priority: int
+    project: str
+    queue: str
+    requested_by: str | None
+    rerun_of: int | None
+    result: Any
+    run_at: str
+    schedule_id: int | None
+    schedule_version: int | None
+    started_at: str | None
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]
+    timeout_seconds: int | None
+    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
+
+
+class JobCount(TypedDict):
+    count: int
+    limit: int
+
+
+class JobCreate(TypedDict):
+    concurrency_key: NotRequired[str | None]
+    handler: str
+    max_attempts: NotRequired[int | None]
+    payload: NotRequired[dict[str, Any]]
+    priority: NotRequired[int | None]
+    project: NotRequired[str | None]
+    queue: NotRequired[str | None]
+    run_at: NotRequired[str | None]
+    timeout_seconds: NotRequired[int | None]
+
+
+class JobDetail(TypedDict):
+    attempt_count: int
+    attempts: list[Attempt]
+    cancel_requested: bool
+    concurrency_key: str | None
+    created_at: str
+    error: str | None
+    finished_at: str | None
+    handler: str
+    id: int
+    idempotency_key: str | None
+    max_attempts: int
+    payload: dict[str, Any]
+    priority: int
+    project: str
+    queue: str
+    requested_by: str | None
+    rerun_of: int | None
+    result: Any
+    run_at: str
+    schedule_id: int | None
+    schedule_version: int | None
+    started_at: str | None
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]
+    timeout_seconds: int | None
+    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
+
+
+class JobFilter(TypedDict):
+    created_after: NotRequired[str | None]
+    created_before: NotRequired[str | None]
+    handler: NotRequired[str | None]
+    project: NotRequired[list[str]]
+    q: NotRequired[str | None]
+    schedule_id: NotRequired[int | None]
+    status: NotRequired[list[Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]]]
+
+
+class JobList(TypedDict):
+    items: list[Job]
+    next_cursor: str | None
+
+
+class JobRerun(TypedDict):
+    payload: NotRequired[dict[str, Any] | None]
+    priority: NotRequired[int | None]
+    queue: NotRequired[str | None]
+
+
+class Leader(TypedDict):
+    expires_at: str
+    fencing_token: int
+    owner: str
+
+
+class Login(TypedDict):
+    password: str
+    username: str
+
+
+class LoginResponse(TypedDict):
+    access_token: str
+    expires_in: int
+    refresh_token: str
+    token_type: str
+    user: Identity
+
+
+class LogoutUrl(TypedDict):
+    url: str | None
+
+
+class Me(TypedDict):
+    id: int
+    identity: ProviderIdentity | dict[str, Any] | None
+    is_persona: NotRequired[bool]
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    username: str
+
+
+class Member(TypedDict):
+    project: str
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    user_id: int
+    username: str
+
+
+class MemberList(TypedDict):
+    items: list[Member]
+
+
+class MemberSet(TypedDict):
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+
+
+class PaginationMetadata(TypedDict):
+    first_page: NotRequired[int]
+    last_page: NotRequired[int]
+    next_page: NotRequired[int]
+    page: NotRequired[int]
+    previous_page: NotRequired[int]
+    total: NotRequired[int]
+    total_pages: NotRequired[int]
+
+
+class PasswordReset(TypedDict):
+    password: str
+
+
+class Persona(TypedDict):
+    label: str
+    name: str
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+
+
+class Project(TypedDict):
+    name: str
+    quotas: Quotas
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    slug: str
+    usage: Usage
+
+
+class ProjectCreate(TypedDict):
+    name: str
+    quotas: NotRequired[Quotas]
+    slug: str
+
+
+class ProjectList(TypedDict):
+    items: list[Project]
+
+
+class ProjectUpdate(TypedDict):
+    name: NotRequired[str]
+    quotas: NotRequired[Quotas]
+
+
+class Provider(TypedDict):
+    login_url: str
+    name: str
+
+
+class ProviderIdentity(TypedDict):
+    groups: NotRequired[list[str]]
+    issuer: str
+    role_source: NotRequired[dict[str, Any]]
+    subject: str
+
+
+class Queue(TypedDict):
+    concurrency_limit: int | None
+    name: str
+    paused: bool
+    paused_at: str | None
+    paused_by: str | None
+    paused_reason: str | None
+    pending: int
+    per_key_limit: int | None
+    project: str
+    rate_limit_per_second: float | None
+    running: int
+
+
+class QueueUpdate(TypedDict):
+    concurrency_limit: NotRequired[int | None]
+    paused: NotRequired[bool]
+    paused_reason: NotRequired[str | None]
+    per_key_limit: NotRequired[int | None]
+    rate_limit_per_second: NotRequired[float | None]
+
+
+class Quotas(TypedDict):
+    enqueue_per_minute: NotRequired[int | None]
+    max_pending_jobs: NotRequired[int | None]
+    max_schedules: NotRequired[int | None]
+
+
+class Rollback(TypedDict):
+    version: int
+
+
+class Schedule(TypedDict):
+    created_at: str
+    cron: str
+    deleted_at: str | None
+    description: str
+    handler: str
+    id: int
+    last_run_at: str | None
+    max_attempts: int
+    misfire: Literal["skip", "fire_once"]
+    missed_count: NotRequired[int]
+    name: str
+    next_run_at: str | None
+    overlap: Literal["forbid", "allow"]
+    overlap_skipped_count: NotRequired[int]
+    pause_reason: str | None
+    paused: bool
+    paused_until: str | None
+    payload: dict[str, Any]
+    priority: int
+    project: str
+    queue: str
+    timeout_seconds: int | None
+    timezone: str
+    updated_at: str
+    version: int
+
+
+class ScheduleCreate(TypedDict):
+    cron: str
+    description: NotRequired[str]
+    handler: str
+    max_attempts: NotRequired[int]
+    misfire: NotRequired[Literal["skip", "fire_once"]]
+    name: str
+    overlap: NotRequired[Literal["forbid", "allow"]]
+    paused: NotRequired[bool]
+    payload: NotRequired[dict[str, Any]]
+    priority: NotRequired[int]
+    project: NotRequired[str]
+    queue: NotRequired[str]
+    timeout_seconds: NotRequired[int | None]
+    timezone: NotRequired[str]
+
+
+class ScheduleList(TypedDict):
+    items: list[Schedule]
+    next_cursor: str | None
+
+
+class SchedulePause(TypedDict):
+    reason: NotRequired[str | None]
+    until: NotRequired[str | None]
+
+
+class ScheduleUpdate(TypedDict):
+    cron: NotRequired[str]
+    description: NotRequired[str]
+    handler: NotRequired[str]
+    max_attempts: NotRequired[int]
+    misfire: NotRequired[Literal["skip", "fire_once"]]
+    name: NotRequired[str]
+    overlap: NotRequired[Literal["forbid", "allow"]]
+    paused: NotRequired[bool]
+    payload: NotRequired[dict[str, Any]]
+    priority: NotRequired[int]
+    queue: NotRequired[str]
+    timeout_seconds: NotRequired[int | None]
+    timezone: NotRequired[str]
+
+
+class ScheduleVersion(TypedDict):
+    actor: str
+    at: str
+    changes: dict[str, list[Any]]
+    definition: dict[str, Any]
+    version: int
+
+
+class Stats(TypedDict):
+    chaos: list[ActiveExperiment]
+    jobs_by_status: dict[str, int]
+    leader: dict[str, Any] | Leader | None
+    throughput: list[Throughput]
+    workers: list[Worker]
+
+
+class Throughput(TypedDict):
+    failed: int
+    minute: str
+    succeeded: int
+
+
+class Token(TypedDict):
+    created_at: str
+    expires_at: str | None
+    id: int
+    last_used_at: str | None
+    name: str
+    prefix: str
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+
+
+class TokenCreate(TypedDict):
+    expires_at: NotRequired[str | None]
+    name: str
+    role: NotRequired[Literal["VIEWER", "OPERATOR", "ADMIN"] | None]
+
+
+class TokenList(TypedDict):
+    items: list[Token]
+    next_cursor: str | None
+
+
+class Usage(TypedDict):
+    pending_jobs: int
+    schedules: int
+
+
+class User(TypedDict):
+    created_at: str
+    disabled: bool
+    id: int
+    is_persona: bool
+    last_login_at: str | None
+    locked: bool
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    updated_at: str
+    username: str
+
+
+class UserCreate(TypedDict):
+    password: str
+    projects: NotRequired[dict[str, Literal["VIEWER", "OPERATOR", "ADMIN"]] | None]
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    username: str
+
+
+class UserList(TypedDict):
+    items: list[User]
+    next_cursor: str | None
+
+
+class UserUpdate(TypedDict):
+    role: NotRequired[Literal["VIEWER", "OPERATOR", "ADMIN"]]
+
+
+class Worker(TypedDict):
+    heartbeat_at: str
+    host: str
+    id: str
+    pid: int
+    running: int

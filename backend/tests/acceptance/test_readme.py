@@ -1,0 +1,191 @@
+"""The README's and the operations guide's code blocks, run as written against a real
+``cronplane serve`` (execution on).
+
+Every ```` ```sh ```` and ```` ```python ```` block runs, in document order, each in a fresh shell or
+interpreter whose working directory holds ``examples/`` and a ``.cronplane`` that is the server's
+data directory (as after ``make run``). ``127.0.0.1:8080`` and ``localhost:8080`` are the test
+server's address; ``CRONPLANE_URL``/``URL`` and ``CRONPLANE_TOKEN``/``TOKEN`` (an ADMIN API token)
+are set, and so are ``DATABASE_URL`` (the server's database), ``RESTORE_URL`` (an empty database)
+and a ``PATH`` whose ``pg_dump``/``pg_restore`` match the server; so an ``export`` line naming a
+placeholder (``…``) is the reader's own step and is left out. A ``# → "…"`` comment is output that line must print (``…`` inside it: anything). A block
+that needs what a test machine lacks is preceded by ``<!-- docs-test: skip — REASON -->`` and
+REASON must name the test that covers it instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.acceptance.serve_process import Serve, admin_token
+
+REPO = Path(__file__).resolve().parents[3]
+DOCUMENTS = (REPO / "README.md", REPO / "docs" / "operations.md")
+FENCE = re.compile(r"^```(sh|python)\n(.*?)^```$", re.S | re.M)
+SKIP = re.compile(r"<!-- docs-test: skip — (.+?) -->\s*$")
+EXPECT = re.compile(r'# → "(.*)"\s*$')
+MARK = "@@readme-line-done@@"
+
+
+@dataclass(frozen=True)
+class Block:
+    language: str
+    code: str
+    line: int
+    document: str
+    section: str
+    skip: str | None
+
+
+def readme_blocks() -> list[Block]:
+    blocks = []
+    for document in DOCUMENTS:
+        text = document.read_text()
+        for match in FENCE.finditer(text):
+            before = text[: match.start()].rstrip("\n").splitlines()
+            heading = next((line.lstrip("# ") for line in reversed(before) if line.startswith("#")), "")
+            skip = SKIP.search(before[-1]) if before else None
+            blocks.append(Block(match.group(1), match.group(2), len(before) + 1,
+                                document.relative_to(REPO).as_posix(), heading,
+                                skip.group(1) if skip else None))
+    return blocks
+
+
+def logical_lines(code: str) -> list[str]:
+    """Shell lines with backslash continuations joined; blank and comment-only lines dropped."""
+    lines: list[str] = []
+    pending = ""
+    for raw in code.splitlines():
+        if raw.rstrip().endswith("\\"):
+            pending += raw.rstrip()[:-1] + " "
+            continue
+        line = pending + raw
+        pending = ""
+        if line.strip() and not line.lstrip().startswith("#"):
+            lines.append(line)
+    return lines
+
+
+def expected_in(output: str, comment_line: str) -> str | None:
+    """None when every part of the line's ``# → "…"`` expectation is in ``output``, in order."""
+    expected = EXPECT.search(comment_line)
+    if not expected:
+        return None
+    position = 0
+    for part in (p.strip() for p in expected.group(1).replace('\\"', '"').split("…")):
+        found = output.find(part, position)
+        if found < 0:
+            return f"should print {expected.group(1)!r}"
+        position = found + len(part)
+    return None
+
+
+def test_the_readme_has_blocks_and_every_skip_names_its_covering_test() -> None:
+    blocks = readme_blocks()
+    assert sum(1 for b in blocks if b.skip is None) >= 5, [b.section for b in blocks]
+    for block in blocks:
+        if block.skip is not None:
+            named = re.findall(r"`?((?:backend/)?(?:tests|e2e)/[\w/]+\.py)`?", block.skip)
+            assert named, f"{block.document}:{block.line}: the skip reason names no covering test"
+            for path in named:
+                assert (REPO / path).is_file() or (REPO / "backend" / path).is_file(), path
+
+
+@pytest.fixture(scope="module")
+def server(make_database, tmp_path_factory):
+    data = tmp_path_factory.mktemp("readme-data")
+    url = make_database()
+    serve = Serve(url, data, CRONPLANE_EXECUTION="on")
+    try:
+        serve.wait_ready()
+        yield serve, data, url
+    finally:
+        serve.stop()
+
+
+@pytest.fixture
+def empty_database(pg):
+    name = f"cp_restore_{secrets.token_hex(4)}"
+    url = pg.create_database(name)
+    yield url
+    pg.drop_database(name)
+
+
+def _rewrite(code: str, base: str) -> str:
+    host = base.removeprefix("http://")
+    return code.replace("http://127.0.0.1:8080", base).replace("localhost:8080", host)
+
+
+def _run_sh(block: Block, work: Path, env: dict[str, str], base: str) -> None:
+    lines = [line for line in logical_lines(_rewrite(block.code, base))
+             if not (line.lstrip().startswith("export ") and "…" in line)]
+    script = ["set -eo pipefail"]
+    for line in lines:
+        script += [line, f"echo {MARK}"]
+    result = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    outputs = result.stdout.split(f"{MARK}\n")
+    done = len(outputs) - 1
+    if result.returncode != 0:
+        failed = lines[done] if done < len(lines) else "?"
+        pytest.fail(f"{block.document}:{block.line} ({block.section}): {failed!r} exited "
+                    f"{result.returncode}:\n{outputs[-1]}{result.stderr}")
+    for line, output in zip(lines, outputs, strict=False):
+        problem = expected_in(output, line)
+        assert problem is None, f"{block.document}:{block.line}: {line!r} {problem}:\n{output}"
+
+
+def _run_python(block: Block, work: Path, env: dict[str, str], base: str) -> None:
+    code = _rewrite(block.code, base)
+    result = subprocess.run([sys.executable, "-c", code], cwd=work, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert result.returncode == 0, f"{block.document}:{block.line}: {result.stdout}{result.stderr}"
+    position = 0
+    for line in code.splitlines():
+        problem = expected_in(result.stdout[position:], line)
+        assert problem is None, f"{block.document}:{block.line}: {line!r} {problem}:\n{result.stdout}"
+
+
+def test_every_documented_block_runs_as_written(server, empty_database, tmp_path) -> None:
+    serve, data, database_url = server
+    token = admin_token_from_first_run(serve, data)
+    work = tmp_path / "work"
+    shutil.copytree(REPO / "examples", work / "examples")
+    (work / ".cronplane").symlink_to(data)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    env.update({"CRONPLANE_URL": serve.base, "URL": serve.base, "CRONPLANE_TOKEN": token,
+                "TOKEN": token, "DATABASE_URL": database_url, "RESTORE_URL": empty_database,
+                "PATH": os.pathsep.join([str(Path(sys.executable).parent), *_postgres_bin(),
+                                         env.get("PATH", "")])})
+    ran = 0
+    for block in readme_blocks():
+        if block.skip is not None:
+            continue
+        (_run_sh if block.language == "sh" else _run_python)(block, work, env, serve.base)
+        ran += 1
+    assert ran >= 7
+    assert (work / "schedules.yaml").is_file(), "the Schedules as code export wrote its file"
+    assert (work / "cronplane.dump").is_file(), "the operations guide's backup wrote its dump"
+
+
+def _postgres_bin() -> list[str]:
+    """The embedded server's own client tools (pg_dump must not be older than the server)."""
+    if os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL"):
+        return []
+    import pgserver
+
+    return [str(Path(pgserver.__file__).parent / "pginstall" / "bin")]
+
+
+def admin_token_from_first_run(serve: Serve, data: Path) -> str:
+    """The first-run admin's password is in the data directory, as the README says."""
+    password = (data / "initial-admin-password").read_text().strip()
+    return admin_token(serve, "admin", password, "readme")
