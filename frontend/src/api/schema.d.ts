@@ -942,6 +942,39 @@ export interface components {
             id: number;
             kind: string;
         };
+        AlertStatus: {
+            /** Format: date-time */
+            since: string;
+            /** @enum {string} */
+            state: "ok" | "firing" | "recovered";
+        };
+        Alerts: {
+            /**
+             * @description Alert after N runs died in a row
+             * @default null
+             */
+            consecutive_failures?: number | null;
+            /**
+             * @description Alert when a fire has not started within this
+             * @default null
+             */
+            max_lateness_seconds?: number | null;
+            /**
+             * @description Alert when a run takes longer
+             * @default null
+             */
+            max_runtime_seconds?: number | null;
+            /**
+             * @description Dead-man's switch: alert without a success for this long
+             * @default null
+             */
+            no_success_within_seconds?: number | null;
+            /**
+             * @description Alert when a run dies
+             * @default false
+             */
+            on_failure?: boolean;
+        };
         Attempt: {
             error: string | null;
             /** Format: date-time */
@@ -1151,6 +1184,22 @@ export interface components {
             payload_schema: {
                 [key: string]: unknown;
             };
+        };
+        Health: {
+            /** @description Each configured alert's state */
+            alerts: {
+                [key: string]: components["schemas"]["AlertStatus"];
+            };
+            consecutive_failures: number;
+            /** Format: date-time */
+            last_success_at: string | null;
+            /**
+             * Format: date-time
+             * @description In this state since
+             */
+            since: string;
+            /** @enum {string} */
+            state: "ok" | "late" | "failing" | "paused" | "silent";
         };
         Identity: {
             id: number;
@@ -1462,6 +1511,7 @@ export interface components {
             version: number;
         };
         Schedule: {
+            alerts: components["schemas"]["Alerts"];
             /** Format: date-time */
             created_at: string;
             /** @description Six fields, seconds first */
@@ -1470,6 +1520,7 @@ export interface components {
             deleted_at: string | null;
             description: string;
             handler: string;
+            readonly health: components["schemas"]["Health"];
             id: number;
             /** Format: date-time */
             last_run_at: string | null;
@@ -1481,6 +1532,8 @@ export interface components {
             name: string;
             /** Format: date-time */
             next_run_at: string | null;
+            /** @description Channels (names in the project) alerts go to */
+            notify: string[];
             /** @enum {string} */
             overlap: "forbid" | "allow";
             /** @description Fires skipped because a run was still RUNNING (forbid) */
@@ -1506,6 +1559,8 @@ export interface components {
             version: number;
         };
         ScheduleCreate: {
+            /** @description Replaces the whole set */
+            alerts?: components["schemas"]["Alerts"];
             /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
             cron: string;
             description?: string;
@@ -1514,6 +1569,8 @@ export interface components {
             /** @enum {string} */
             misfire?: "skip" | "fire_once";
             name: string;
+            /** @description Notification channel names of the project */
+            notify?: string[];
             /** @enum {string} */
             overlap?: "forbid" | "allow";
             paused?: boolean;
@@ -1547,6 +1604,8 @@ export interface components {
             until?: string | null;
         };
         ScheduleUpdate: {
+            /** @description Replaces the whole set */
+            alerts?: components["schemas"]["Alerts"];
             /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
             cron?: string;
             description?: string;
@@ -1555,6 +1614,8 @@ export interface components {
             /** @enum {string} */
             misfire?: "skip" | "fire_once";
             name?: string;
+            /** @description Notification channel names of the project */
+            notify?: string[];
             /** @enum {string} */
             overlap?: "forbid" | "allow";
             paused?: boolean;

@@ -34,6 +34,13 @@ from cronplane.api.schemas_common import (
 )
 from cronplane.domain.fire_ledger import Outcome
 from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.health import (
+    MAX_CONSECUTIVE,
+    MAX_THRESHOLD_SECONDS,
+    AlertKind,
+    AlertState,
+    HealthState,
+)
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
 from cronplane.management import fire_ledger, schedules
@@ -44,6 +51,40 @@ blp = ApiBlueprint("schedules", __name__, description="Schedules: the task regis
 OVERLAP = [policy.value for policy in Overlap]
 MISFIRE = [policy.value for policy in Misfire]
 _VERSION = re.compile(r'^(?:W/)?(?:"(\d{1,9})"|(\d{1,9}))$')
+
+
+class AlertsSchema(ma.Schema):
+    """When the leader raises an alert (and notifies the schedule's channels). Absent: off."""
+
+    on_failure = fields.Boolean(load_default=False, truthy={True}, falsy={False},
+                                metadata={"description": "Alert when a run dies"})
+    consecutive_failures = strict_int(2, MAX_CONSECUTIVE, allow_none=True, load_default=None,
+                                      metadata={"description": "Alert after N runs died in a row"})
+    max_lateness_seconds = strict_int(1, MAX_THRESHOLD_SECONDS, allow_none=True,
+                                      load_default=None,
+                                      metadata={"description": "Alert when a fire has not "
+                                                               "started within this"})
+    max_runtime_seconds = strict_int(1, MAX_THRESHOLD_SECONDS, allow_none=True,
+                                     load_default=None,
+                                     metadata={"description": "Alert when a run takes longer"})
+    no_success_within_seconds = strict_int(
+        1, MAX_THRESHOLD_SECONDS, allow_none=True, load_default=None,
+        metadata={"description": "Dead-man's switch: alert without a success for this long"})
+
+
+class AlertStatusSchema(ma.Schema):
+    state = fields.String(required=True, validate=validate.OneOf([str(s) for s in AlertState]))
+    since = UtcDateTime(required=True)
+
+
+class HealthSchema(ma.Schema):
+    state = fields.String(required=True, validate=validate.OneOf([str(s) for s in HealthState]))
+    since = UtcDateTime(required=True, metadata={"description": "In this state since"})
+    last_success_at = UtcDateTime(required=True, allow_none=True)
+    consecutive_failures = fields.Integer(required=True)
+    alerts = fields.Dict(keys=fields.String(validate=validate.OneOf([str(k) for k in AlertKind])),
+                         values=fields.Nested(AlertStatusSchema), required=True,
+                         metadata={"description": "Each configured alert's state"})
 
 
 class ScheduleSchema(ma.Schema):
@@ -71,6 +112,10 @@ class ScheduleSchema(ma.Schema):
     overlap_skipped_count = fields.Integer(
         metadata={"description": "Fires skipped because a run was still RUNNING (forbid)"})
     version = fields.Integer(required=True)
+    alerts = fields.Nested(AlertsSchema, required=True)
+    notify = fields.List(fields.String(), required=True,
+                         metadata={"description": "Channels (names in the project) alerts go to"})
+    health = fields.Nested(HealthSchema, required=True, dump_only=True)
     created_at = UtcDateTime(required=True)
     updated_at = UtcDateTime(required=True)
     deleted_at = UtcDateTime(required=True, allow_none=True)
@@ -108,6 +153,10 @@ class ScheduleUpdateSchema(ma.Schema):
     misfire = fields.String(validate=validate.OneOf(MISFIRE))
     queue = SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$"),
                        metadata={"description": "[a-z0-9_.-]{1,64}, default `default`"})
+    alerts = fields.Nested(AlertsSchema, metadata={"description": "Replaces the whole set"})
+    notify = fields.List(SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$")),
+                         validate=validate.Length(max=20),
+                         metadata={"description": "Notification channel names of the project"})
 
 
 class ScheduleCreateSchema(ScheduleUpdateSchema):

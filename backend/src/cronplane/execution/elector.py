@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING
 from cronplane.domain.clock import Clock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import LeaseGrant, local_deadline, renew_interval, standby_delay
+from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.listener import Listener
 from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import LoopService, Service
 from cronplane.storage import notify
 from cronplane.storage.database import Database
+from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LEADER_LEASE, LeaseOutcome, LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
 
@@ -197,7 +199,8 @@ class Elector(LoopService):
 
 def leadership_services(ctx: RunnerContext, *,
                         schedule_store: ScheduleStore | None = None) -> list[Service]:
-    """Runner builder: the elector, which starts and stops the scheduler as leadership moves.
+    """Runner builder: the elector, which starts and stops the scheduler and the health
+    evaluator as leadership moves.
 
     ``schedule_store`` lets a benchmark instrument the fire path; the runner passes nothing."""
     ttl = ctx.settings.lease_ttl_seconds
@@ -214,5 +217,10 @@ def leadership_services(ctx: RunnerContext, *,
                           on_fenced=elector.wake, clock=ctx.clock)
     elector.leader_services.append(scheduler)
     elector.on_schedules_changed.append(scheduler.wake)
-    ctx.elector, ctx.scheduler = elector, scheduler
+    # After the scheduler: a new leader fires what is due before judging lateness.
+    health = HealthEvaluator(HealthStore(ctx.db), elector.grant,
+                             idle_timeout_seconds=renew_interval(ttl), on_fenced=elector.wake,
+                             clock=ctx.clock)
+    elector.leader_services.append(health)
+    ctx.elector, ctx.scheduler, ctx.health = elector, scheduler, health
     return [*services, elector]

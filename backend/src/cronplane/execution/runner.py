@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cronplane.execution.chaos import ChaosService
     from cronplane.execution.completer import Completer
     from cronplane.execution.elector import Elector
+    from cronplane.execution.health_evaluator import HealthEvaluator
     from cronplane.execution.listener import Listener
     from cronplane.execution.scheduler import Scheduler
     from cronplane.execution.worker import Worker
@@ -55,6 +56,7 @@ class RunnerContext:
     chaos: ChaosService | None = None
     elector: Elector | None = None
     scheduler: Scheduler | None = None
+    health: HealthEvaluator | None = None
 
 
 def new_identity() -> ProcessIdentity:

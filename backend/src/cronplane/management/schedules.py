@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 from cronplane.domain import keys
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
 from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.health import AlertConfig, validate_alerts
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
 from cronplane.management import audit, projects, scope
@@ -52,11 +53,14 @@ from cronplane.storage.notify import SCHEDULES
 
 MAX_PAUSE_REASON = 1000
 EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue")
+            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
+            "alerts", "notify")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
                             "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default"}
+                            "queue": "default", "alerts": AlertConfig().to_json(), "notify": []}
+MAX_NOTIFY = 20
+CHANNEL_NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
@@ -95,6 +99,15 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         errors["misfire"] = [f"Must be one of {', '.join(Misfire)}."]
     if not isinstance(values["queue"], str) or not QUEUE_NAME.fullmatch(values["queue"]):
         errors["queue"] = ["Must match [a-z0-9_.-]{1,64}."]
+    alerts, alert_errors = validate_alerts(values["alerts"])
+    errors.update(alert_errors)
+    values["alerts"] = alerts
+    notify = values["notify"]
+    if (not isinstance(notify, list) or len(notify) > MAX_NOTIFY
+            or not all(isinstance(n, str) and CHANNEL_NAME.fullmatch(n) for n in notify)):
+        errors["notify"] = [f"Must be at most {MAX_NOTIFY} channel names ([a-z0-9_.-]{{1,64}})."]
+    else:
+        values["notify"] = list(dict.fromkeys(notify))
     # Handler, payload schema, priority, attempts and timeout: exactly the job queue's rules, so
     # a schedule can never be saved that would enqueue a job the queue rejects.
     try:
@@ -109,6 +122,7 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
     cleaned = {name: values[name] for name in EDITABLE}
     cleaned["payload"] = dict(cleaned["payload"])  # never share the defaults' dict
+    cleaned["notify"] = list(cleaned["notify"])
     return cleaned
 
 

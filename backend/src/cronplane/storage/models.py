@@ -28,11 +28,12 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.health import HealthState, statuses_from_json
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
 from cronplane.domain.roles import ROLE_NAMES
 from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
@@ -264,10 +265,18 @@ class Schedule(Base):
     missed_count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     overlap_skipped_count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
+    # The alert configuration (domain/health.py AlertConfig as JSON) and the names of the
+    # project's notification channels its alert events go to.
+    alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    notify: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
     created_by: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     deleted_at: Mapped[datetime | None] = mapped_column(TZ)
+    # What the leader's health evaluator last concluded (None: not evaluated yet). Loaded with
+    # the schedule (one extra query per list), read-only for management.
+    health_row: Mapped[ScheduleHealth | None] = relationship(
+        lazy="selectin", viewonly=True, uselist=False)
     search: Mapped[Any] = mapped_column(
         TSVECTOR,
         Computed("to_tsvector('simple', name || ' ' || handler || ' ' || description)",
@@ -290,6 +299,44 @@ class Schedule(Base):
               postgresql_where=text("deleted_at IS NULL AND NOT paused")),
         Index("ix_schedules_search", "search", postgresql_using="gin"),
     )
+
+    @property
+    def health(self) -> dict[str, Any]:
+        """The evaluator's conclusion, with a pause (a person's act) shown at once rather than
+        after the next evaluation."""
+        row = self.health_row
+        if self.paused:
+            since = row.since if row is not None and row.state == "paused" else self.updated_at
+            state = "paused"
+        elif row is None or row.state == "paused":
+            state, since = "ok", (self.updated_at if row is not None else self.created_at)
+        else:
+            state, since = row.state, row.since
+        return {"state": state, "since": since,
+                "last_success_at": row.last_success_at if row is not None else None,
+                "consecutive_failures": row.consecutive_failures if row is not None else 0,
+                "alerts": {str(kind): {"state": str(status.state), "since": status.since}
+                           for kind, status in statuses_from_json(
+                               row.alerts if row is not None else None).items()}}
+
+
+class ScheduleHealth(Base):
+    """The health evaluator's conclusion about one schedule: its state and since when, and each
+    configured alert's state (``{kind: {state, since}}``), so an edge is sent exactly once even
+    across leader changes. Written only by the leader, only when something changed."""
+
+    __tablename__ = "schedule_health"
+
+    schedule_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("schedules.id", ondelete="CASCADE"), primary_key=True)
+    state: Mapped[str] = mapped_column(Text)
+    since: Mapped[datetime] = mapped_column(TZ)
+    last_success_at: Mapped[datetime | None] = mapped_column(TZ)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    evaluated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (CheckConstraint(_in("state", HealthState), name="state"),)
 
 
 class ScheduleVersion(Base):
@@ -372,6 +419,10 @@ class Job(Base):
         # overlap=forbid and stats: running jobs of a schedule.
         Index("ix_jobs_running_schedule", "schedule_id",
               postgresql_where=text("status = 'RUNNING'")),
+        # The health evaluator's lateness probe (migration 0011): fires waiting to start.
+        Index("ix_jobs_unstarted_schedule", "schedule_id", "fire_time",
+              postgresql_where=text("status = 'PENDING' AND attempt_count = 0 "
+                                    "AND schedule_id IS NOT NULL")),
         Index("uq_jobs_running_exclusive", "schedule_id", unique=True,
               postgresql_where=text("status = 'RUNNING' AND exclusive")),
         # Text search over finished jobs only (migration 0003): claims, completions and inserts

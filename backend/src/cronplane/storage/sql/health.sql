@@ -1,0 +1,68 @@
+-- The leader's health evaluator: one read of every live schedule's facts, then writes of what
+-- changed (health rows, audit events, notification jobs) in the same fenced transaction
+-- (schedule_fence first, as for the fire path), so a stale leader sends nothing.
+
+-- name: health_facts
+-- Per live schedule, with what the evaluator concluded last time (schedule_health):
+-- * the statuses of the last `recent` finished runs, newest first (ix_jobs_schedule_id_id,
+--   read backwards: recent rows first), and the newest success among them;
+-- * the oldest fire not started yet: a PENDING never-attempted job of the schedule
+--   (ix_jobs_unstarted_schedule, small: only waiting fires) or, when no scheduler enqueued it,
+--   next_run_at already in the past;
+-- * the oldest attempt still RUNNING (ix_jobs_running_schedule).
+SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
+       statement_timestamp() AS db_now,
+       h.schedule_id IS NOT NULL AS evaluated, h.state, h.since,
+       h.last_success_at AS stored_last_success_at,
+       h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
+       recent.recent_statuses, recent.last_success_at,
+       LEAST(unstarted.fire_time,
+             CASE WHEN s.next_run_at < statement_timestamp() THEN s.next_run_at END)
+         AS oldest_unstarted_fire,
+       running.started_at AS longest_running_since
+  FROM schedules s
+  LEFT JOIN schedule_health h ON h.schedule_id = s.id
+  LEFT JOIN LATERAL (
+    SELECT array_agg(r.status ORDER BY r.id DESC) AS recent_statuses,
+           max(r.finished_at) FILTER (WHERE r.status = 'SUCCEEDED') AS last_success_at
+      FROM (SELECT id, status, finished_at FROM jobs
+             WHERE schedule_id = s.id AND status IN ('SUCCEEDED', 'DEAD')
+             ORDER BY id DESC LIMIT %(recent)s) r
+  ) recent ON true
+  LEFT JOIN LATERAL (
+    SELECT j.fire_time FROM jobs j
+     WHERE j.schedule_id = s.id AND j.status = 'PENDING' AND j.attempt_count = 0
+       AND j.fire_time IS NOT NULL
+     ORDER BY j.fire_time LIMIT 1
+  ) unstarted ON true
+  LEFT JOIN LATERAL (
+    SELECT min(a.started_at) AS started_at FROM jobs j
+      JOIN attempts a ON a.job_id = j.id AND a.number = j.attempt_count
+     WHERE j.schedule_id = s.id AND j.status = 'RUNNING'
+  ) running ON true
+ WHERE s.deleted_at IS NULL
+ ORDER BY s.id;
+
+-- name: health_save
+-- The rows whose conclusion changed, in one statement.
+INSERT INTO schedule_health AS h (schedule_id, state, since, last_success_at,
+                                  consecutive_failures, alerts, evaluated_at)
+SELECT v.id, v.state, v.since, v.last_success_at, v.consecutive_failures, v.alerts,
+       statement_timestamp()
+  FROM unnest(%(ids)s::bigint[], %(states)s::text[], %(sinces)s::timestamptz[],
+              %(last_success_ats)s::timestamptz[], %(consecutive)s::int[],
+              %(alerts)s::jsonb[])
+       AS v(id, state, since, last_success_at, consecutive_failures, alerts)
+ON CONFLICT (schedule_id) DO UPDATE
+   SET state = EXCLUDED.state, since = EXCLUDED.since,
+       last_success_at = EXCLUDED.last_success_at,
+       consecutive_failures = EXCLUDED.consecutive_failures, alerts = EXCLUDED.alerts,
+       evaluated_at = EXCLUDED.evaluated_at;
+
+-- name: health_audit
+-- One audit event per alert transition (actor system, through the hash-chain trigger).
+INSERT INTO audit_events (actor, actor_role, project, action, target_type, target_id, details)
+SELECT 'system', 'ADMIN', v.project, v.action, 'schedule', v.id::text, v.details
+  FROM unnest(%(projects)s::text[], %(actions)s::text[], %(ids)s::bigint[],
+              %(details)s::jsonb[]) WITH ORDINALITY AS v(project, action, id, details, n)
+ ORDER BY v.n;
