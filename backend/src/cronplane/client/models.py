@@ -8,6 +8,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "ActiveExperiment",
+    "AlertStatus",
+    "Alerts",
     "Attempt",
     "AuditEvent",
     "AuditList",
@@ -28,6 +30,7 @@ __all__ = [
     "FireLedger",
     "FirstRun",
     "Handler",
+    "Health",
     "Identity",
     "Job",
     "JobCount",
@@ -81,6 +84,19 @@ class ActiveExperiment(TypedDict):
     expires_at: str
     id: int
     kind: str
+
+
+class AlertStatus(TypedDict):
+    since: str
+    state: Literal["ok", "firing", "recovered"]
+
+
+class Alerts(TypedDict):
+    consecutive_failures: NotRequired[int | None]
+    max_lateness_seconds: NotRequired[int | None]
+    max_runtime_seconds: NotRequired[int | None]
+    no_success_within_seconds: NotRequired[int | None]
+    on_failure: NotRequired[bool]
 
 
 class Attempt(TypedDict):
@@ -227,6 +243,14 @@ class Handler(TypedDict):
     description: str
     name: str
     payload_schema: dict[str, Any]
+
+
+class Health(TypedDict):
+    alerts: dict[str, AlertStatus]
+    consecutive_failures: int
+    last_success_at: str | None
+    since: str
+    state: Literal["ok", "late", "failing", "paused", "silent"]
 
 
 class Identity(TypedDict):
@@ -463,11 +487,13 @@ class Rollback(TypedDict):
 
 
 class Schedule(TypedDict):
+    alerts: Alerts
     created_at: str
     cron: str
     deleted_at: str | None
     description: str
     handler: str
+    health: Any
     id: int
     last_run_at: str | None
     max_attempts: int
@@ -475,6 +501,7 @@ class Schedule(TypedDict):
     missed_count: NotRequired[int]
     name: str
     next_run_at: str | None
+    notify: list[str]
     overlap: Literal["forbid", "allow"]
     overlap_skipped_count: NotRequired[int]
     pause_reason: str | None
@@ -491,12 +518,14 @@ class Schedule(TypedDict):
 
 
 class ScheduleCreate(TypedDict):
+    alerts: NotRequired[Any]
     cron: str
     description: NotRequired[str]
     handler: str
     max_attempts: NotRequired[int]
     misfire: NotRequired[Literal["skip", "fire_once"]]
     name: str
+    notify: NotRequired[list[str]]
     overlap: NotRequired[Literal["forbid", "allow"]]
     paused: NotRequired[bool]
     payload: NotRequired[dict[str, Any]]
@@ -518,12 +547,14 @@ class SchedulePause(TypedDict):
 
 
 class ScheduleUpdate(TypedDict):
+    alerts: NotRequired[Any]
     cron: NotRequired[str]
     description: NotRequired[str]
     handler: NotRequired[str]
     max_attempts: NotRequired[int]
     misfire: NotRequired[Literal["skip", "fire_once"]]
     name: NotRequired[str]
+    notify: NotRequired[list[str]]
     overlap: NotRequired[Literal["forbid", "allow"]]
     paused: NotRequired[bool]
     payload: NotRequired[dict[str, Any]]
