@@ -26,6 +26,9 @@ DASHBOARD_METRICS = (
     "cronplane_fencing_token",
     "cronplane_watchdog_reclaims_total",
     "cronplane_http_request_duration_seconds",
+    "cronplane_queue_jobs",
+    "cronplane_queue_limit_saturation",
+    "cronplane_queue_claim_latency_seconds",
 )
 # Exported too, and fine to chart, but not required on the dashboard.
 OTHER_METRICS = ("cronplane_state_up",)
@@ -71,7 +74,7 @@ def test_dashboard_metrics_are_the_ones_cronplane_exports() -> None:
             for family in value.describe():
                 exported.add(family.name + ("_total" if family.type == "counter" else ""))
     state = metrics.ClusterState(jobs_by_status={"PENDING": 1}, leader_owner="host:1:abc",
-                                 fencing_token=1)
+                                 fencing_token=1, queues=[("default", "default", 1, 1, 2)])
     exported |= {family.name for family in metrics.ClusterStateCollector(lambda: state).collect()}
     missing = {*DASHBOARD_METRICS, *OTHER_METRICS} - exported
     assert not missing, f"the dashboard expects metrics cronplane does not export: {missing}"
@@ -84,7 +87,8 @@ def test_grafana_dashboard_queries_are_valid_promql() -> None:
         pytest.fail(f"promql-parser is not installed; {PIP_HINT}", pytrace=False)
     dashboard = json.loads(DASHBOARD.read_text())
     # Grafana substitutes its variables before Prometheus sees the query.
-    grafana_vars = {"$__rate_interval": "1m", "$__interval": "15s", "$handler": ".*"}
+    grafana_vars = {"$__rate_interval": "1m", "$__interval": "15s", "$handler": ".*",
+                    "$project": ".*", "$queue": ".*"}
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
             expr = target["expr"]
@@ -96,3 +100,14 @@ def test_grafana_dashboard_queries_are_valid_promql() -> None:
                 pytest.fail(f"panel {panel['title']!r}: {exc}: {target['expr']}", pytrace=False)
     provider = load_yaml("deploy/monitoring/grafana/provisioning/dashboards/cronplane.yml")
     assert provider["providers"][0]["options"]["path"] == "/etc/grafana/dashboards"
+
+
+def test_the_dashboard_has_a_project_variable_that_the_queue_panels_use() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert "project" in variables, "no project variable"
+    assert "cronplane_queue_jobs" in variables["project"]["definition"]
+    queue_exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]
+                   if "cronplane_queue_jobs" in target["expr"]
+                   or "cronplane_queue_claim" in target["expr"]]
+    assert queue_exprs and all('project=~"$project"' in e for e in queue_exprs), queue_exprs

@@ -489,7 +489,8 @@ export interface paths {
         get: operations["getProject"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete an empty project (409 while it has schedules, jobs or history) */
+        delete: operations["deleteProject"];
         options?: never;
         head?: never;
         /** Rename a project or change its quotas */
@@ -1115,6 +1116,8 @@ export interface components {
             name: string;
             /** @description The token's public part (cp_<prefix>_…), to recognise it */
             prefix: string;
+            /** @description The one project it acts in; null: every project of its creator */
+            project: string | null;
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
             /** @description The secret, shown only in this response */
@@ -1344,6 +1347,8 @@ export interface components {
             /** @default null */
             q?: string | null;
             /** @default null */
+            queue?: string | null;
+            /** @default null */
             schedule_id?: number | null;
             status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
         };
@@ -1438,6 +1443,8 @@ export interface components {
             role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
         Project: {
+            /** @description An archived project takes no new schedules or jobs */
+            archived: boolean;
             name: string;
             quotas: components["schemas"]["Quotas"];
             /**
@@ -1457,6 +1464,8 @@ export interface components {
             items: components["schemas"]["Project"][];
         };
         ProjectUpdate: {
+            /** @description Archive (no new schedules or jobs) or unarchive */
+            archived?: boolean;
             name?: string;
             quotas?: components["schemas"]["Quotas"];
         };
@@ -1676,6 +1685,8 @@ export interface components {
             name: string;
             /** @description The token's public part (cp_<prefix>_…), to recognise it */
             prefix: string;
+            /** @description The one project it acts in; null: every project of its creator */
+            project: string | null;
             /** @enum {string} */
             role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
@@ -1687,6 +1698,11 @@ export interface components {
              */
             expires_at?: string | null;
             name: string;
+            /**
+             * @description Act only in this project (one you are a member of); default: every project you are a member of, at most `role` in each
+             * @default null
+             */
+            project?: string | null;
             /**
              * @description At most your own role; defaults to it
              * @default null
@@ -2388,9 +2404,11 @@ export interface operations {
             400: components["responses"]["BAD_REQUEST"];
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
             413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -2460,6 +2478,7 @@ export interface operations {
                 status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
                 schedule_id?: number | null;
                 handler?: string | null;
+                queue?: string | null;
                 q?: string | null;
                 created_after?: string | null;
                 created_before?: string | null;
@@ -2575,7 +2594,9 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -2687,6 +2708,31 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     updateProject: {
         parameters: {
             query?: never;
@@ -2715,6 +2761,7 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
             413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -3064,6 +3111,7 @@ export interface operations {
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -3228,6 +3276,7 @@ export interface operations {
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -3340,6 +3389,7 @@ export interface operations {
             400: components["responses"]["BAD_REQUEST"];
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];

@@ -194,7 +194,7 @@ class Jobs(MethodView):
     @blp.response(202, JobSchema, description="The job is committed (not yet run)")
     @blp.alt_response(200, schema=JobSchema, success=True,
                       description="Idempotent replay: the job created by the first request")
-    @problem_responses(blp, 400, 413, 415)
+    @problem_responses(blp, 400, 409, 413, 415, 429)
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
         job_request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
         result = jobs.enqueue(management_context(), current_actor(), job_request,
@@ -243,6 +243,7 @@ class JobFilterSchema(ProjectFilterArgs):
     status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)), load_default=list)
     schedule_id = id_field(load_default=None)
     handler = SafeString(load_default=None, validate=validate.Length(max=200))
+    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
     q = SafeString(load_default=None, validate=validate.Length(max=200))
     created_after = UtcDateTime(load_default=None)
     created_before = UtcDateTime(load_default=None)
@@ -333,7 +334,7 @@ class JobRerun(MethodView):
              summary="Run a job again as a new job (trigger rerun), optionally with changes")
     @blp.arguments(JobRerunSchema)
     @blp.response(202, JobSchema, description="The new job (rerun_of names the original)")
-    @problem_responses(blp, 400, 404)
+    @problem_responses(blp, 400, 404, 409, 429)
     def post(self, body: dict[str, Any], job_id: int) -> Any:
         return jobs.rerun(management_context(), current_actor(), job_id,
                           payload=body["payload"], priority=body["priority"],

@@ -53,6 +53,8 @@ class ProjectSchema(ma.Schema):
     usage = fields.Nested(UsageSchema, required=True)
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES),
                          metadata={"description": "Your effective role in the project"})
+    archived = fields.Boolean(required=True, metadata={
+        "description": "An archived project takes no new schedules or jobs"})
 
 
 class ProjectListSchema(ma.Schema):
@@ -69,6 +71,8 @@ class ProjectCreateSchema(ma.Schema):
 class ProjectUpdateSchema(ma.Schema):
     name = SafeString(validate=validate.Length(min=1, max=projects.MAX_NAME))
     quotas = fields.Nested(QuotasSchema)
+    archived = fields.Boolean(metadata={
+        "description": "Archive (no new schedules or jobs) or unarchive"})
 
 
 class MemberSchema(ma.Schema):
@@ -117,9 +121,18 @@ class ProjectBySlug(MethodView):
     @blp.doc(operationId="updateProject", summary="Rename a project or change its quotas")
     @blp.arguments(ProjectUpdateSchema)
     @blp.response(200, ProjectSchema)
-    @problem_responses(blp, 400, 404, 413, 415)
+    @problem_responses(blp, 400, 404, 409, 413, 415)
     def patch(self, body: dict[str, Any], slug: str) -> Any:
         return projects.update_project(management_context(), current_actor(), slug, body)
+
+    @requires(Role.ADMIN, instance=True)
+    @blp.doc(operationId="deleteProject",
+             summary="Delete an empty project (409 while it has schedules, jobs or history)")
+    @blp.response(204)
+    @problem_responses(blp, 404, 409)
+    def delete(self, slug: str) -> Response:
+        projects.delete_project(management_context(), current_actor(), slug)
+        return Response(status=204)
 
 
 @blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members")

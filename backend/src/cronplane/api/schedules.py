@@ -288,7 +288,7 @@ class ScheduleTrigger(MethodView):
     @blp.response(202, JobSchema, description="The job is committed (not yet run)")
     @blp.alt_response(200, schema=JobSchema, success=True,
                       description="Idempotent replay: the job created by the first request")
-    @problem_responses(blp, 404, 409)
+    @problem_responses(blp, 404, 409, 429)
     def post(self, headers: dict[str, Any], schedule_id: int) -> Any:
         result = schedules.trigger(management_context(), current_actor(), schedule_id,
                                    idempotency_key=headers["idempotency_key"])
@@ -319,7 +319,7 @@ class ScheduleBackfill(MethodView):
              summary="Enqueue the past fire times of a window that have no job (≤ 1,000)")
     @blp.arguments(BackfillSchema)
     @blp.response(200, BackfillResultSchema)
-    @problem_responses(blp, 400, 404, 409)
+    @problem_responses(blp, 400, 404, 409, 429)
     def post(self, body: dict[str, Any], schedule_id: int) -> Any:
         return schedules.backfill(management_context(), current_actor(), schedule_id,
                                   after=body["after"], before=body["before"],

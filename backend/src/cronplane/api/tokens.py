@@ -16,6 +16,7 @@ from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
+    PROJECT_SLUG,
     ApiBlueprint,
     ListArgsSchema,
     SafeString,
@@ -35,6 +36,8 @@ class TokenSchema(ma.Schema):
     id = fields.Integer(required=True)
     name = fields.String(required=True)
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
+    project = fields.String(required=True, allow_none=True, metadata={
+        "description": "The one project it acts in; null: every project of its creator"})
     prefix = fields.String(required=True, metadata={
         "description": "The token's public part (cp_<prefix>_…), to recognise it"})
     created_at = UtcDateTime(required=True)
@@ -57,6 +60,10 @@ class TokenCreateSchema(ma.Schema):
         "description": "At most your own role; defaults to it"})
     expires_at = UtcDateTime(load_default=None, allow_none=True, metadata={
         "description": "Optional; in the future"})
+    project = SafeString(load_default=None, allow_none=True, validate=validate.Regexp(
+        PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."), metadata={
+        "description": "Act only in this project (one you are a member of); "
+                       "default: every project you are a member of, at most `role` in each"})
 
 
 @blp.route("/tokens")
@@ -76,10 +83,11 @@ class Tokens(MethodView):
              summary="Create an API token (role at most yours); the secret is shown once")
     @blp.arguments(TokenCreateSchema)
     @blp.response(201, CreatedTokenSchema)
-    @problem_responses(blp, 400, 413, 415, 422)
+    @problem_responses(blp, 400, 404, 413, 415, 422)
     def post(self, body: dict[str, Any]) -> Response:
         created = tokens.create_token(management_context(), current_actor(), name=body["name"],
-                                      role=body["role"], expires_at=body["expires_at"])
+                                      role=body["role"], expires_at=body["expires_at"],
+                                      project=body["project"])
         response = jsonify(CreatedTokenSchema().dump({**asdict(created.view),
                                                       "token": created.token}))
         response.status_code = 201

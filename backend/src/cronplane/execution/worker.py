@@ -240,7 +240,7 @@ class Worker(LoopService):
         now = self.clock.monotonic()
         tasks = []
         for claim in claims:
-            observe_claim_latency(claim.claim_lag_seconds, claim.queue)
+            observe_claim_latency(claim.claim_lag_seconds, claim.queue, claim.project)
             spec = self.registry.get(claim.handler)
             timeout = float(claim.timeout_seconds or (spec.timeout if spec else 60))
             ctx = HandlerContext(

@@ -322,9 +322,21 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
     if row is None or _persona_refused(ctx, row):
         raise Unauthenticated("Missing, invalid or expired credentials.")
     role = Role.parse(row["token_role"])
-    return Actor(username=row["username"], role=role, user_id=row["user_id"],
+    creator = Role.parse(row["creator_role"])
+    memberships: dict[str, Role] | None
+    if row["token_project"] is not None:
+        memberships = {row["token_project"]: role}
+    elif creator is Role.ADMIN:
+        memberships = None  # every project, at the token's role
+    else:
+        # Every project of the creator, each at the lower of its role there and the token's.
+        memberships = {slug: min(Role.parse(name), role)
+                       for slug, name in row["memberships"].items()}
+    # Actor.role is the instance role (what ``requires(instance=True)`` checks): a project
+    # ADMIN's ADMIN token is not an instance ADMIN.
+    return Actor(username=row["username"], role=min(role, creator), user_id=row["user_id"],
                  token_id=row["token_id"], request_id=request_id, ip=ip,
-                 is_persona=bool(row["is_persona"]), memberships={row["token_project"]: role})
+                 is_persona=bool(row["is_persona"]), memberships=memberships)
 
 
 def me(ctx: ManagementContext, actor: Actor) -> Identity:

@@ -55,7 +55,8 @@ def make_filter(*, ids: Sequence[int] | None, flt: dict[str, Any] | None) -> Job
         raise InvalidInput(f"unknown status {bad[0]!r}",
                            errors={"filter.status": [f"Must be one of {', '.join(JobStatus)}."]})
     return JobFilter(statuses=statuses, schedule_id=flt.get("schedule_id"),
-                     handler=flt.get("handler") or None, q=(flt.get("q") or "").strip() or None,
+                     handler=flt.get("handler") or None, queue=flt.get("queue") or None,
+                     q=(flt.get("q") or "").strip() or None,
                      created_after=flt.get("created_after"),
                      created_before=flt.get("created_before"),
                      projects=tuple(flt.get("project") or ()))
@@ -66,7 +67,7 @@ def _describe(flt: JobFilter) -> dict[str, Any]:
         return {"ids": list(flt.ids)[:100], "id_count": len(flt.ids)}
     out: dict[str, Any] = {}
     for name, value in (("status", list(flt.statuses)), ("schedule_id", flt.schedule_id),
-                        ("handler", flt.handler), ("q", flt.q),
+                        ("handler", flt.handler), ("queue", flt.queue), ("q", flt.q),
                         ("project", list(flt.projects))):
         if value:
             out[name] = value

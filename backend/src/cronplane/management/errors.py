@@ -56,9 +56,17 @@ class TooManyRequests(ManagementError):
     status = 429
     title = "Too many requests"
 
-    def __init__(self, detail: str, *, retry_after: int) -> None:
-        super().__init__(detail)
+    def __init__(self, detail: str, *, retry_after: int,
+                 errors: Mapping[str, list[str]] | None = None) -> None:
+        super().__init__(detail, errors=errors)
         self.retry_after = retry_after
+
+
+class RateQuotaExceeded(TooManyRequests):
+    """A project's ``enqueue_per_minute`` is used up: 429 with ``Retry-After``, problem type
+    ``…/quota-exceeded`` like the counting quotas, the quota named in ``errors``."""
+
+    title = "Quota exceeded"
 
 
 class QuotaExceeded(ManagementError):

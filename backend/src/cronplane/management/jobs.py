@@ -233,6 +233,9 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                 "Idempotency-Key was already used with a different request body",
                 errors={"idempotency_key": ["Already used with a different request body."]})
         return EnqueueResult(job=existing, created=False)
+    if not actor.is_system:
+        # Only jobs a caller adds (not replays, not the scheduler's fires) spend the quota.
+        projects.spend_enqueue_quota(session, request.project)
     job = session.get(Job, job_id)
     assert job is not None
     target_type, target_id = audit_target or ("job", job_id)

@@ -16,12 +16,13 @@ Decisions:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
@@ -29,8 +30,23 @@ from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import Conflict, InvalidInput, NotFound, QuotaExceeded
-from cronplane.storage.models import Job, Project, ProjectMember, Schedule, User
+from cronplane.management.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    QuotaExceeded,
+    RateQuotaExceeded,
+)
+from cronplane.storage import project_store
+from cronplane.storage.models import (
+    ApiToken,
+    Job,
+    Project,
+    ProjectMember,
+    Queue,
+    Schedule,
+    User,
+)
 
 SLUG = re.compile(r"^[a-z0-9-]{1,40}$")
 QUOTAS = ("max_schedules", "max_pending_jobs", "enqueue_per_minute")
@@ -45,6 +61,7 @@ class ProjectView:
     quotas: dict[str, int | None]
     usage: dict[str, int]
     role: str  # the caller's effective role in it
+    archived: bool
 
 
 @dataclass(frozen=True)
@@ -72,11 +89,13 @@ def _view(session: Session, actor: Actor, project: Project) -> ProjectView:
     return ProjectView(slug=project.slug, name=project.name,
                        quotas={name: getattr(project, name) for name in QUOTAS},
                        usage=_usage(session, project.slug),
-                       role=role.name if role else Role.VIEWER.name)
+                       role=role.name if role else Role.VIEWER.name,
+                       archived=project.archived_at is not None)
 
 
 def _snapshot(project: Project) -> dict[str, Any]:
-    return {"name": project.name, **{name: getattr(project, name) for name in QUOTAS}}
+    return {"name": project.name, **{name: getattr(project, name) for name in QUOTAS},
+            "archived": project.archived_at is not None}
 
 
 def _check_quotas(quotas: Mapping[str, Any], errors: dict[str, list[str]]) -> dict[str, int | None]:
@@ -147,6 +166,9 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
     if "name" in changes:
         values["name"] = _check_name(changes["name"], errors)
     values.update(_check_quotas(changes.get("quotas") or {}, errors))
+    archive = changes.get("archived")
+    if archive is not None and not isinstance(archive, bool):
+        errors["archived"] = ["Must be a boolean."]
     _raise(errors)
     with ctx.db.transaction() as session:
         project = session.execute(select(Project).where(Project.slug == slug)
@@ -155,9 +177,18 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
             raise NotFound(_missing(slug))
         before = _snapshot(project)
         changed = [key for key, value in values.items() if getattr(project, key) != value]
+        if archive is not None and archive != (project.archived_at is not None):
+            if slug == scope.DEFAULT_PROJECT and archive:
+                raise Conflict("the default project cannot be archived")
+            project.archived_at = func.now() if archive else None
+            changed.append("archived")
         if changed:
             for key in changed:
-                setattr(project, key, values[key])
+                if key in values:
+                    setattr(project, key, values[key])
+            if "enqueue_per_minute" in changed:
+                # A changed quota starts from a full bucket of the new size.
+                project.enqueue_tokens = project.enqueue_refilled_at = None
             project.updated_at = func.now()
             session.flush()
             record(session, actor, "project.update", target_type="project", target_id=slug,
@@ -165,6 +196,44 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
                    project=slug)
         session.refresh(project)
         return _view(session, actor, project)
+
+
+def delete_project(ctx: ManagementContext, actor: Actor, slug: str) -> None:
+    """Delete an empty project (instance ADMIN). One with live schedules or unfinished jobs is a
+    409 naming them (archive it instead: PATCH ``archived``), and so is one with history (finished
+    jobs, deleted schedules): the jobs and the fire ledger keep their project. ``default`` stays."""
+    scope.require(actor, slug, Role.ADMIN, missing=_missing(slug))
+    if slug == scope.DEFAULT_PROJECT:
+        raise Conflict("the default project cannot be deleted")
+    with ctx.db.transaction() as session:
+        # FOR UPDATE (not NO KEY): blocks inserts into the project (their foreign-key check)
+        # until this transaction ends, so nothing slips in between the counts and the delete.
+        project = session.execute(select(Project).where(Project.slug == slug)
+                                  .with_for_update()).scalar_one_or_none()
+        if project is None:
+            raise NotFound(_missing(slug))
+        live = session.scalar(select(func.count()).select_from(Schedule).where(
+            Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
+        unfinished = session.scalar(select(func.count()).select_from(Job).where(
+            Job.project == slug, Job.status.in_(("PENDING", "RUNNING")))) or 0
+        if live or unfinished:
+            raise Conflict(f"project {slug!r} still has {live} schedule(s) and {unfinished} "
+                           "pending or running job(s); archive it instead",
+                           errors={"slug": ["Has schedules or pending jobs; archive it."]})
+        history = (session.scalar(select(func.count()).select_from(Job)
+                                  .where(Job.project == slug)) or 0) + (
+            session.scalar(select(func.count()).select_from(Schedule)
+                           .where(Schedule.project == slug)) or 0)
+        if history:
+            raise Conflict(f"project {slug!r} has the history of {history} job(s) and deleted "
+                           "schedule(s); archive it instead",
+                           errors={"slug": ["Has history; archive it."]})
+        session.execute(delete(Queue).where(Queue.project == slug))
+        session.execute(delete(ApiToken).where(ApiToken.project == slug))
+        session.delete(project)
+        session.flush()
+        record(session, actor, "project.delete", target_type="project", target_id=slug,
+               details={"before": _snapshot(project)}, project=slug)
 
 
 def list_members(ctx: ManagementContext, actor: Actor, slug: str) -> list[MemberView]:
@@ -253,6 +322,9 @@ def lock_quota(session: Session, slug: str, quota: str) -> int | None:
     project = session.execute(select(Project).where(Project.slug == slug)).scalar_one_or_none()
     if project is None:
         raise NotFound(_missing(slug))
+    if project.archived_at is not None:
+        raise Conflict(f"project {slug!r} is archived: it takes no new schedules or jobs",
+                       errors={"project": ["Archived."]})
     if getattr(project, quota) is None:
         return None
     locked = session.execute(select(Project).where(Project.slug == slug)
@@ -280,3 +352,27 @@ def check_pending_quota(session: Session, slug: str, adding: int = 1) -> None:
         Job.project == slug, Job.status == "PENDING")) or 0
     if used + adding > limit:
         raise QuotaExceeded(slug, "max_pending_jobs", limit)
+
+
+def spend_enqueue_quota(session: Session, slug: str, count: int = 1) -> None:
+    """Admit ``count`` new jobs under the project's ``enqueue_per_minute`` (a token bucket in the
+    project row, shared by every process), or raise TooManyRequests with the wait in seconds.
+
+    Called after the insert it admits, in the same transaction: a refused or failed enqueue
+    spends nothing, and a replay of an idempotency key (nothing inserted) is free."""
+    project = session.get(Project, slug)
+    if project is None or project.enqueue_per_minute is None or count <= 0:
+        return
+    if project_store.spend_enqueue_tokens(session, slug, count):
+        return
+    limit = project.enqueue_per_minute
+    errors = {"enqueue_per_minute": [f"Project {slug!r} admits {limit} jobs a minute."]}
+    wait = project_store.enqueue_wait_seconds(session, slug, count)
+    if wait is None:
+        raise RateQuotaExceeded(
+            f"project {slug!r} admits {limit} jobs a minute; {count} at once can never fit"
+            if limit else f"project {slug!r} admits no new jobs (enqueue_per_minute is 0)",
+            retry_after=60, errors=errors)
+    raise RateQuotaExceeded(
+        f"project {slug!r} has used its enqueue_per_minute quota ({limit}); "
+        f"retry in {math.ceil(wait)} s", retry_after=max(1, math.ceil(wait)), errors=errors)

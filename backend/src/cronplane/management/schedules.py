@@ -216,7 +216,8 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Sch
     with ctx.db.transaction() as session:
         projects.check_schedules_quota(session, project)
         taken = session.execute(select(Schedule.id).where(
-            Schedule.name == values["name"], Schedule.deleted_at.is_(None))).first()
+            Schedule.project == project, Schedule.name == values["name"],
+            Schedule.deleted_at.is_(None))).first()
         if taken is not None:
             raise _duplicate(values["name"])
         schedule = Schedule(**values, project=project, created_by=actor.username,
@@ -290,6 +291,7 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
             return schedule
         if "name" in changed:
             taken = session.execute(select(Schedule.id).where(
+                Schedule.project == schedule.project,
                 Schedule.name == values["name"], Schedule.deleted_at.is_(None),
                 Schedule.id != schedule_id)).first()
             if taken is not None:
@@ -492,6 +494,7 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
             inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(
                 index_elements=["idempotency_key"]).returning(Job.id)).scalars().all()
             enqueued = len(inserted)
+            projects.spend_enqueue_quota(session, schedule.project, enqueued)
             audit.record(session, actor, "schedule.backfill", target_type="schedule",
                          target_id=schedule_id,
                          details={"after": after.isoformat(), "before": before.isoformat(),

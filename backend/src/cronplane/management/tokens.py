@@ -1,5 +1,5 @@
 """API tokens for automation: list your own, create one (role no higher than yours, optional
-expiry), delete one.
+expiry, one chosen project or every project you are a member of), delete one.
 
 The secret is returned once, at creation, and stored only as a hash. Tokens are managed from a
 signed-in session, never with another API token: a leaked token must not be able to mint more.
@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 
 from cronplane.domain.roles import Role
+from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
@@ -31,6 +32,7 @@ class TokenView:
     id: int
     name: str
     role: str
+    project: str | None  # None: every project of its creator
     prefix: str
     created_at: datetime
     expires_at: datetime | None
@@ -44,7 +46,8 @@ class CreatedToken:
 
 
 def _view(row: ApiToken) -> TokenView:
-    return TokenView(id=row.id, name=row.name, role=row.role, prefix=row.prefix,
+    return TokenView(id=row.id, name=row.name, role=row.role, project=row.project,
+                     prefix=row.prefix,
                      created_at=row.created_at, expires_at=row.expires_at,
                      last_used_at=row.last_used_at)
 
@@ -74,8 +77,10 @@ def list_tokens(ctx: ManagementContext, actor: Actor, *, limit: int | None = Non
 
 
 def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str | None = None,
-                 expires_at: datetime | None = None,
+                 expires_at: datetime | None = None, project: str | None = None,
                  now: datetime | None = None) -> CreatedToken:
+    """``project``: the one project the token acts in (one you are a member of; 404 otherwise),
+    or None for every project you are a member of, each at most at the token's role."""
     user_id = _require_session(actor, "create")
     if actor.is_persona:
         # A persona is anyone on the internet: a token would outlive the demo session.
@@ -84,15 +89,22 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
     name = name.strip()
     if not 1 <= len(name) <= MAX_NAME:
         errors["name"] = [f"Must be 1–{MAX_NAME} characters."]
-    granted = actor.role
+    # The creator's effective role where the token will act: in its project, or the highest of
+    # its projects for an all-projects token (capped per project when it is used).
+    ceiling = scope.best_role(actor)
+    if project is not None:
+        scope.require(actor, project, Role.VIEWER, missing=f"project {project!r} does not exist")
+        ceiling = scope.role_in(actor, project) or Role.VIEWER
+    granted = ceiling
     if role is not None:
         try:
             granted = Role.parse(role)
         except ValueError:
             errors["role"] = ["Must be one of VIEWER, OPERATOR, ADMIN."]
         else:
-            if granted > actor.role:
-                errors["role"] = [f"Cannot exceed your own role ({actor.role.name})."]
+            if granted > ceiling:
+                errors["role"] = [f"Cannot exceed your own role ({ceiling.name}"
+                                  + (f" in project {project!r})." if project else ").")]
     if expires_at is not None and expires_at <= (now or datetime.now(UTC)):
         errors["expires_at"] = ["Must be in the future."]
     if errors:
@@ -101,13 +113,15 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
     secret = api_tokens.generate()
     with ctx.db.transaction() as session:
         row = ApiToken(user_id=user_id, name=name, role=granted.name, token_hash=secret.token_hash,
-                       prefix=secret.prefix, expires_at=expires_at)
+                       prefix=secret.prefix, expires_at=expires_at, project=project)
         session.add(row)
         session.flush()
         session.refresh(row)
         record(session, actor, "token.create", target_type="token", target_id=row.id,
                details={"name": name, "role": granted.name, "prefix": secret.prefix,
-                        "expires_at": None if expires_at is None else expires_at.isoformat()})
+                        "project": project,
+                        "expires_at": None if expires_at is None else expires_at.isoformat()},
+               project=project or scope.DEFAULT_PROJECT)
         return CreatedToken(view=_view(row), token=secret.token)
 
 

@@ -56,13 +56,15 @@ HTTP_REQUEST_DURATION = Histogram(
 
 QUEUE_CLAIM_LATENCY = Histogram(
     "cronplane_queue_claim_latency_seconds",
-    "Due (run_at) → claimed, per queue (queue names are operator-chosen, so bounded).",
-    ["queue"], buckets=_SLOW)
+    "Due (run_at) → claimed, per project and queue (both are named by OPERATOR+ and projects "
+    "by instance ADMINs, so the label sets stay bounded).",
+    ["project", "queue"], buckets=_SLOW)
 
 
-def observe_claim_latency(seconds: float, queue: str = "default") -> None:
+def observe_claim_latency(seconds: float, queue: str = "default",
+                          project: str = "default") -> None:
     CLAIM_LATENCY.observe(max(0.0, seconds))
-    QUEUE_CLAIM_LATENCY.labels(queue=queue).observe(max(0.0, seconds))
+    QUEUE_CLAIM_LATENCY.labels(project=project, queue=queue).observe(max(0.0, seconds))
 
 
 def observe_handler_duration(handler: str, seconds: float) -> None:

@@ -32,6 +32,7 @@ class JobFilter:
     statuses: Sequence[str] = ()
     schedule_id: int | None = None
     handler: str | None = None
+    queue: str | None = None
     q: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
@@ -56,6 +57,8 @@ def _conditions(flt: JobFilter) -> list[Any]:
         conds.append(Job.schedule_id == flt.schedule_id)
     if flt.handler:
         conds.append(Job.handler == flt.handler)
+    if flt.queue:
+        conds.append(Job.queue == flt.queue)
     if flt.q:
         conds.append(func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op(
             "@@")(func.plainto_tsquery("simple", flt.q)))

@@ -72,6 +72,12 @@ class Project(Base):
     max_schedules: Mapped[int | None] = mapped_column(Integer)
     max_pending_jobs: Mapped[int | None] = mapped_column(Integer)
     enqueue_per_minute: Mapped[int | None] = mapped_column(Integer)
+    # The enqueue_per_minute token bucket, spent by management/projects.spend_enqueue_tokens
+    # (null until the first enqueue under the quota).
+    enqueue_tokens: Mapped[float | None] = mapped_column(Float)
+    enqueue_refilled_at: Mapped[datetime | None] = mapped_column(TZ)
+    # Archived: takes no new schedules or jobs (deleting a project with work is refused).
+    archived_at: Mapped[datetime | None] = mapped_column(TZ)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
 
@@ -220,8 +226,8 @@ class ApiToken(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(Text)
     role: Mapped[str] = mapped_column(Text)
-    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"),
-                                         server_default=text("'default'"))
+    # None: every project its creator is a member of (at most ``role`` in each).
+    project: Mapped[str | None] = mapped_column(Text, ForeignKey("projects.slug"))
     # sha256 of the secret: a leaked table does not leak usable tokens.
     token_hash: Mapped[str] = mapped_column(Text, unique=True)
     prefix: Mapped[str] = mapped_column(Text)
@@ -292,7 +298,7 @@ class Schedule(Base):
         # The leader's timed-resume scan: only schedules paused with an end.
         Index("ix_schedules_paused_until", "paused_until",
               postgresql_where=text("paused AND paused_until IS NOT NULL")),
-        Index("uq_schedules_live_name", "name", unique=True,
+        Index("uq_schedules_live_name", "project", "name", unique=True,
               postgresql_where=text("deleted_at IS NULL")),
         # The leader's due scan: only live, unpaused schedules, in due order.
         Index("ix_schedules_due", "next_run_at",

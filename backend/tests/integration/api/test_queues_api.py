@@ -115,6 +115,25 @@ def test_bad_limits_are_422_naming_the_field_and_change_nothing(
     assert _queue_row(database_url, "api-bad") == before
 
 
+def test_a_viewer_never_creates_a_queue_by_naming_it(clients, database_url) -> None:
+    """A queue exists once named by OPERATOR+ (a job, a schedule, a pause); VIEWER requests that
+    name an unknown queue read nothing and create nothing."""
+    assert clients.viewer.get("/api/v1/jobs", query_string={"queue": "ghost-q"}).json[
+        "items"] == []
+    assert clients.viewer.get("/api/v1/jobs/count", query_string={"queue": "ghost-q"}).json[
+        "count"] == 0
+    assert not [q for q in clients.viewer.get("/api/v1/queues").json if q["name"] == "ghost-q"]
+    assert clients.viewer.patch("/api/v1/queues/default/ghost-q",
+                                json={"paused": True}).status_code == 403
+    assert clients.viewer.post("/api/v1/jobs", json={"handler": "noop",
+                                                     "queue": "ghost-q"}).status_code == 403
+    assert _queue_row(database_url, "ghost-q") is None, "a VIEWER created a queue"
+    created = clients.operator.post("/api/v1/jobs", json={
+        "handler": "noop", "queue": "ghost-q", "run_at": "2030-01-01T00:00:00Z"})
+    assert created.status_code == 202
+    assert _queue_row(database_url, "ghost-q") is not None, "OPERATOR's first use creates it"
+
+
 def test_bad_queue_name_or_unknown_project(clients) -> None:
     bad = clients.operator.patch("/api/v1/queues/default/Bad%20Name", json={"paused": True})
     assert bad.status_code == 422 and "name" in bad.json["errors"]

@@ -15,12 +15,18 @@ SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_per
 -- Every request with an API token: one index probe on the hash, joined to the creator, so a token
 -- stops working when deleted, expired, or when its creator is locked, disabled or demoted below
 -- it. last_used_at is written at most once a minute per token, so a busy script does not turn
--- every read into a write. A token acts in its one project; its creator's role there (membership,
--- or ADMIN for an instance ADMIN) must still be at least the token's, so removing the creator from
--- the project or demoting it there stops the token.
+-- every read into a write. A token acts in its one project, or (project NULL) in every project
+-- its creator is a member of, capped at the token's role (management/auth.py). The creator's role
+-- in the token's project (its highest membership for an all-projects token; ADMIN for an
+-- instance ADMIN) must still be at least the token's, so removing the creator from the project
+-- or demoting it there stops the token. The creator's instance role rides along: a token never
+-- passes an instance-level check (users, projects, chaos) its creator would not.
 WITH hit AS (
   SELECT t.id AS token_id, t.role AS token_role, t.project AS token_project,
-         u.id AS user_id, u.username, u.is_persona
+         u.id AS user_id, u.username, u.is_persona, u.role AS creator_role,
+         CASE WHEN t.project IS NULL AND u.role <> 'ADMIN' THEN
+           (SELECT coalesce(jsonb_object_agg(a.project, a.role), '{}'::jsonb)
+              FROM project_members a WHERE a.user_id = u.id) END AS memberships
     FROM api_tokens t
     JOIN users u ON u.id = t.user_id
     LEFT JOIN project_members m ON m.user_id = u.id AND m.project = t.project
@@ -29,12 +35,17 @@ WITH hit AS (
      AND (t.expires_at IS NULL OR t.expires_at > now())
      AND NOT u.locked AND NOT u.disabled
      AND array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], t.role)
-         <= array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'],
-                           CASE WHEN u.role = 'ADMIN' THEN 'ADMIN' ELSE m.role END)
+         <= CASE WHEN u.role = 'ADMIN' THEN 3
+                 WHEN t.project IS NULL THEN
+                   (SELECT max(array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], a.role))
+                      FROM project_members a WHERE a.user_id = u.id)
+                 ELSE array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], m.role) END
 ), touched AS (
   UPDATE api_tokens SET last_used_at = now()
    WHERE id = (SELECT token_id FROM hit)
      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
   RETURNING id
 )
-SELECT token_id, token_role, token_project, user_id, username, is_persona FROM hit;
+SELECT token_id, token_role, token_project, user_id, username, is_persona, creator_role,
+       memberships
+  FROM hit;
