@@ -195,6 +195,7 @@ class CreatedToken(TypedDict):
     last_used_at: str | None
     name: str
     prefix: str
+    project: str | None
     role: Literal["VIEWER", "OPERATOR", "ADMIN"]
     token: str
 
@@ -338,6 +339,7 @@ class JobFilter(TypedDict):
     handler: NotRequired[str | None]
     project: NotRequired[list[str]]
     q: NotRequired[str | None]
+    queue: NotRequired[str | None]
     schedule_id: NotRequired[int | None]
     status: NotRequired[list[Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]]]
 
@@ -420,6 +422,7 @@ class Persona(TypedDict):
 
 
 class Project(TypedDict):
+    archived: bool
     name: str
     quotas: Quotas
     role: Literal["VIEWER", "OPERATOR", "ADMIN"]
@@ -438,6 +441,7 @@ class ProjectList(TypedDict):
 
 
 class ProjectUpdate(TypedDict):
+    archived: NotRequired[bool]
     name: NotRequired[str]
     quotas: NotRequired[Quotas]
 
@@ -593,12 +597,14 @@ class Token(TypedDict):
     last_used_at: str | None
     name: str
     prefix: str
+    project: str | None
     role: Literal["VIEWER", "OPERATOR", "ADMIN"]
 
 
 class TokenCreate(TypedDict):
     expires_at: NotRequired[str | None]
     name: str
+    project: NotRequired[str | None]
     role: NotRequired[Literal["VIEWER", "OPERATOR", "ADMIN"] | None]
 
 

@@ -10,8 +10,8 @@ projects, the enqueue_per_minute token bucket and archived projects
 * `projects.archived_at`: an archived project takes no new schedules or jobs; it is what an
   ADMIN does with a project that still has work, since deleting one is refused.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-02 01:10:00
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011"
-down_revision: str | None = "0010"
+revision: str = "0012"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
