@@ -202,6 +202,27 @@ def test_the_handler_fails_with_egress_denied_and_the_destination_receives_nothi
     assert target.requests == []
 
 
+def test_the_status_line_and_headers_are_the_attempts_output_with_secrets_masked(
+        receivers) -> None:
+    target = receivers("127.0.0.1", lambda _h: (404, {"X-Echo": "key=t0ken-v4lue"}, b"gone"))
+    spec = default_registry().get("http.request")
+    assert spec is not None
+    ctx = HandlerContext(job_id=1, attempt=1, payload={"method": "GET", "url": target.url()},
+                         cancelled=threading.Event(),
+                         deadline=__import__("time").monotonic() + 30,
+                         log=__import__("logging").getLogger("test"),
+                         settings=type("S", (), {"egress_policy": LOOPBACK})(),
+                         secret_values=("t0ken-v4lue",))
+    with pytest.raises(Exception, match="HTTP 404"):
+        spec.fn(ctx)
+    taken = ctx.output.take()
+    assert taken is not None
+    lines = taken[1].decode().splitlines()
+    assert lines[0] == "HTTP 404 Not Found", lines
+    assert "x-echo: key=***" in lines, "headers are written, a secret value masked"
+    assert "gone" not in lines, "the body is the result's, not the output's"
+
+
 @pytest.fixture(scope="module")
 def clients(database_url: str) -> RoleClient:
     return RoleClient(make_app(database_url))

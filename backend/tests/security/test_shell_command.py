@@ -109,6 +109,36 @@ def test_the_child_sees_only_path_home_lang_and_the_job(monkeypatch) -> None:
     assert "hunter2" not in result["stdout"]
 
 
+def test_stdout_and_stderr_lines_are_the_attempts_output_with_secrets_masked() -> None:
+    ctx = _ctx([SH, "-c", "echo out one; echo err one >&2; echo token=s3cr3t-v4lue; "
+                          "printf 'no newline'"])
+    ctx.secret_values = ("s3cr3t-v4lue",)
+    result = _run(ctx)
+    taken = ctx.output.take()
+    assert taken is not None
+    text = taken[1].decode()
+    assert sorted(text.splitlines()) == sorted(
+        ["out one", "err one", "token=***", "no newline"]), text
+    assert "s3cr3t-v4lue" not in text, "a resolved secret must never reach the output"
+    assert isinstance(result, dict) and "err one" in result["stderr"]
+
+
+def test_output_streams_while_the_command_still_runs(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    ctx = _ctx([SH, "-c", f"echo first; while [ ! -e {gate} ]; do sleep 0.05; done; echo last"])
+    thread = threading.Thread(target=_run, args=(ctx,))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while ctx.output.pending == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ctx.output.take() == (0, b"first\n"), "a line must be readable before the end"
+    finally:
+        gate.touch()
+        thread.join(10)
+    assert ctx.output.take() == (6, b"last\n")
+
+
 @pytest.mark.parametrize("argv0", ["sh", "/bin/../bin/sh", "/usr/bin/python3"])
 def test_only_an_exact_allowed_path_runs(argv0: str) -> None:
     with pytest.raises(Exception, match="not in CRONPLANE_SHELL_COMMANDS"):

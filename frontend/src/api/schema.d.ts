@@ -401,6 +401,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{job_id}/attempts/{number}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        /** What an attempt's handler wrote, from a byte offset (also while it runs) */
+        get: operations["getAttemptOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{job_id}/cancel": {
         parameters: {
             query?: never;
@@ -990,6 +1010,8 @@ export interface components {
              */
             lost_reason: "released_at_shutdown" | "lease_expired" | null;
             number: number;
+            /** @description Bytes its handler has written so far (the last 1 MiB is kept: GET …/attempts/{number}/output) */
+            output_bytes: number;
             /** Format: date-time */
             started_at: string;
             /** @enum {string} */
@@ -2527,6 +2549,43 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getAttemptOutput: {
+        parameters: {
+            query?: {
+                /** @description Byte offset to read from (a previous read's X-Output-Next-Offset) */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UTF-8 text; empty when nothing was written after offset */
+            200: {
+                headers: {
+                    /** @description The attempt's status; RUNNING: more may come */
+                    "X-Attempt-Status"?: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED";
+                    /** @description Bytes written so far (output_bytes) */
+                    "X-Output-Bytes"?: number;
+                    /** @description The offset to ask for next */
+                    "X-Output-Next-Offset"?: number;
+                    /** @description Where the body starts: the asked offset, or the start of the kept last 1 MiB if that is later */
+                    "X-Output-Offset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

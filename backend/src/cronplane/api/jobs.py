@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
+from flask import Response
 from flask.views import MethodView
 from marshmallow import fields, pre_dump, validate
 
@@ -33,7 +34,7 @@ from cronplane.api.schemas_common import (
 from cronplane.domain.limits import BIGINT_MAX, MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
-from cronplane.management import bulk, history, jobs
+from cronplane.management import bulk, history, jobs, output
 from cronplane.management.failure_text import failure_text_for, lost_reason
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
@@ -104,12 +105,16 @@ class AttemptSchema(ma.Schema):
         validate=validate.OneOf(["released_at_shutdown", "lease_expired"]),
         metadata={"description": "LOST attempts: released when its worker shut down, or its "
                                  "lease expired (worker died or stalled); null otherwise"})
+    output_bytes = fields.Integer(
+        required=True,
+        metadata={"description": "Bytes its handler has written so far (the last 1 MiB is kept: "
+                                 "GET …/attempts/{number}/output)"})
 
     @pre_dump
     def derive(self, attempt: Any, **_: Any) -> dict[str, Any]:
         data = {name: getattr(attempt, name) for name in (
             "number", "status", "worker_id", "started_at", "heartbeat_at", "lease_expires_at",
-            "finished_at", "error")}
+            "finished_at", "error", "output_bytes")}
         data["lost_reason"] = lost_reason(data["status"], data["error"])
         return data
 
@@ -210,6 +215,43 @@ class JobById(MethodView):
     @problem_responses(blp, 404)
     def get(self, job_id: int) -> Any:
         return history.get_job(management_context(), current_actor(), job_id)
+
+
+class OutputArgsSchema(ma.Schema):
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=BIGINT_MAX),
+                            metadata={"description": "Byte offset to read from (a previous "
+                                                     "read's X-Output-Next-Offset)"})
+
+
+OUTPUT_HEADERS_DOC = {
+    "X-Output-Offset": {"description": "Where the body starts: the asked offset, or the start "
+                                       "of the kept last 1 MiB if that is later",
+                        "schema": {"type": "integer"}},
+    "X-Output-Next-Offset": {"description": "The offset to ask for next",
+                             "schema": {"type": "integer"}},
+    "X-Output-Bytes": {"description": "Bytes written so far (output_bytes)",
+                       "schema": {"type": "integer"}},
+    "X-Attempt-Status": {"description": "The attempt's status; RUNNING: more may come",
+                         "schema": {"type": "string", "enum": ATTEMPT_STATUSES}},
+}
+
+
+@blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/attempts/<int(max=2147483647):number>/output")
+class AttemptOutput(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getAttemptOutput",
+             summary="What an attempt's handler wrote, from a byte offset (also while it runs)")
+    @blp.arguments(OutputArgsSchema, location="query")
+    @blp.response(200, content_type="text/plain", headers=OUTPUT_HEADERS_DOC,
+                  description="UTF-8 text; empty when nothing was written after offset")
+    @problem_responses(blp, 404)
+    def get(self, args: dict[str, Any], job_id: int, number: int) -> Any:
+        part = output.read_output(management_context(), current_actor(), job_id, number,
+                                  args["offset"])
+        return Response(part.data, mimetype="text/plain", headers={
+            "X-Output-Offset": str(part.offset), "X-Output-Next-Offset": str(part.next_offset),
+            "X-Output-Bytes": str(part.total), "X-Attempt-Status": part.status,
+            "Cache-Control": "no-store"})
 
 
 @blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/cancel")

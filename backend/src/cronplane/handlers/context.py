@@ -1,4 +1,5 @@
-"""What a handler gets when it runs: its job, a cancellation signal, a deadline, a logger."""
+"""What a handler gets when it runs: its job, a cancellation signal, a deadline, a logger, and
+an output stream (``ctx.output.write(text)``) that operators read while it runs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from cronplane.domain.secrets import mask as mask_secrets
+from cronplane.handlers.output import Output
 
 
 class Cancelled(Exception):
@@ -54,9 +56,17 @@ class HandlerContext:
     # Resolved ``{"$secret": …}`` values in ``payload``; whatever the run writes back (result,
     # error, output) goes through ``mask`` so none of them reaches the database.
     secret_values: tuple[str, ...] = ()
+    # What the attempt prints (``GET /jobs/{id}/attempts/{n}/output``); masked like the rest.
+    output: Output = field(default_factory=Output)
+
+    def __post_init__(self) -> None:
+        self.output.mask_with(self._mask_text)
 
     def mask(self, value: Any) -> Any:
         return mask_secrets(value, self.secret_values)
+
+    def _mask_text(self, text: str) -> str:
+        return str(mask_secrets(text, self.secret_values)) if self.secret_values else text
 
     @property
     def remaining(self) -> float:

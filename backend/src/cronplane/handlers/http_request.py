@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from http import HTTPStatus
 from typing import Any
 
 from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
@@ -73,6 +74,7 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
                                                 headers=headers, body=data,
                                                 timeout=max(0.1, ctx.remaining))
     status = response.status
+    _write_head(ctx, response.status, response.headers)
     text = response.body.decode("utf-8", "replace")
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
     result: dict[str, Any] = {"status": status, "latency_ms": latency_ms, "body": text}
@@ -88,3 +90,15 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
         raise UnexpectedStatus(f"HTTP {status} from {payload['method']} {payload['url']} "
                                f"after {latency_ms} ms (expected {expected or '2xx'})")
     return result
+
+
+def _write_head(ctx: HandlerContext, status: int, headers: dict[str, str]) -> None:
+    """The status line and headers as the attempt's output (masked by the context like any
+    output, so a secret echoed back in a header shows as ***)."""
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    lines = [f"HTTP {status} {phrase}".rstrip()]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    ctx.output.write("\n".join(lines) + "\n")

@@ -16,7 +16,8 @@ import contextlib
 import os
 import signal
 import subprocess
-from typing import Any
+import threading
+from typing import IO, Any
 
 from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
@@ -67,9 +68,30 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+class _Tail:
+    """Reads one of the child's pipes line by line into the attempt's output (live, masked by
+    the context), keeping the last ``MAX_OUTPUT_CHARS`` for the result."""
+
+    def __init__(self, stream: IO[str], ctx: HandlerContext) -> None:
+        self.text = ""
+        self._stream = stream
+        self._ctx = ctx
+        self.thread = threading.Thread(target=self._pump, daemon=True,
+                                       name=f"shell-output-{ctx.job_id}")
+        self.thread.start()
+
+    def _pump(self) -> None:
+        for line in self._stream:
+            # A last line without its newline gets one: the other pipe's next line must not
+            # read as its continuation.
+            self._ctx.output.write(line if line.endswith("\n") else line + "\n")
+            self.text = (self.text + line)[-MAX_OUTPUT_CHARS:]
+
+
 @handler("shell.command", schema=SCHEMA, timeout=300, requires_setting="shell_commands",
          check=check_command, min_role=Role.ADMIN,
-         description="Runs an allow-listed program from an argv list (no shell). "
+         description="Runs an allow-listed program from an argv list (no shell); its stdout and "
+                     "stderr are the attempt's output. "
                      "Disabled unless CRONPLANE_SHELL_COMMANDS lists programs.")
 def shell_command(ctx: HandlerContext) -> dict[str, Any]:
     allowed = allowed_commands(ctx.settings)
@@ -79,25 +101,31 @@ def shell_command(ctx: HandlerContext) -> dict[str, Any]:
     if argv[0] not in allowed:
         raise CommandFailed(f"{argv[0]!r} is not in CRONPLANE_SHELL_COMMANDS")
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True, env=child_environment(ctx),
-                               start_new_session=True, close_fds=True)
-    stdout, stderr = "", ""
+                               stdin=subprocess.DEVNULL, text=True, errors="replace",
+                               env=child_environment(ctx), start_new_session=True,
+                               close_fds=True)
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr = _Tail(process.stdout, ctx), _Tail(process.stderr, ctx)
     try:
         while True:
             try:
-                stdout, stderr = process.communicate(timeout=min(0.2, max(0.01, ctx.remaining)))
+                process.wait(timeout=min(0.2, max(0.01, ctx.remaining)))
                 break
             except subprocess.TimeoutExpired:
                 if ctx.cancelled.is_set() or ctx.remaining <= 0:
                     _kill_group(process)
-                    stdout, stderr = process.communicate()
+                    process.wait()
                     ctx.raise_if_cancelled()
                     raise CommandFailed(f"{argv[0]} killed at its deadline") from None
     finally:
-        _kill_group(process)  # whatever the program left running in the background
-    result = {"exit_code": process.returncode, "stdout": stdout[-MAX_OUTPUT_CHARS:],
-              "stderr": stderr[-MAX_OUTPUT_CHARS:]}
+        # Whatever the program left running in the background dies with the group, which also
+        # closes the pipes it inherited, so the readers reach end of file.
+        _kill_group(process)
+        for tail in (stdout, stderr):
+            tail.thread.join(5)
+        process.stdout.close()
+        process.stderr.close()
+    result = {"exit_code": process.returncode, "stdout": stdout.text, "stderr": stderr.text}
     if process.returncode != 0:
-        raise CommandFailed(f"{argv[0]} exited with {process.returncode}: "
-                            f"{stderr[-MAX_OUTPUT_CHARS:]}")
+        raise CommandFailed(f"{argv[0]} exited with {process.returncode}: {stderr.text}")
     return result

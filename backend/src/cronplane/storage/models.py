@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
@@ -21,14 +21,16 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     SmallInteger,
     Text,
     func,
+    select,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column, relationship
 
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.fire_ledger import SkipKind
@@ -451,6 +453,8 @@ class Attempt(Base):
     lease_expires_at: Mapped[datetime] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
     error: Mapped[str | None] = mapped_column(Text)
+    if TYPE_CHECKING:
+        output_bytes: Mapped[int]  # a column_property, defined below its chunk table
 
     __table_args__ = (
         CheckConstraint(_in("status", AttemptStatus), name="status"),
@@ -464,6 +468,31 @@ class Attempt(Base):
         # updates HOT (no index churn) as long as no indexed column changes.
         {"postgresql_with": {"fillfactor": 80}},
     )
+
+
+class AttemptOutputChunk(Base):
+    """What an attempt's handler wrote, in the pieces the worker flushed (``storage/sql/
+    output.sql``): ``start_offset`` is the chunk's byte position in the attempt's whole output, so
+    a reader resumes at any offset; chunks wholly before the last ``OUTPUT_KEEP_BYTES`` are
+    deleted by the flush that passes them. Deleted with the attempt."""
+
+    __tablename__ = "attempt_output_chunks"
+
+    attempt_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("attempts.id", ondelete="CASCADE"), primary_key=True)
+    start_offset: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+# The attempt's whole output size (kept or not): the end of its last chunk. A correlated read,
+# not a column, so the flush never writes the attempt row the completer and heartbeater update.
+Attempt.output_bytes = column_property(
+    select(func.coalesce(func.max(AttemptOutputChunk.start_offset
+                                  + func.length(AttemptOutputChunk.data)), 0))
+    .where(AttemptOutputChunk.attempt_id == Attempt.id)
+    .correlate_except(AttemptOutputChunk)
+    .scalar_subquery(),
+    deferred=False)
 
 
 class ScheduleSkip(Base):

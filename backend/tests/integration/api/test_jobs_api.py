@@ -64,7 +64,7 @@ def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
     assert [a["status"] for a in job["attempts"]] == ["FAILED", "TIMED_OUT", "LOST"]
     assert set(job["attempts"][0]) == {"number", "status", "worker_id", "started_at",
                                        "heartbeat_at", "lease_expires_at", "finished_at",
-                                       "error", "lost_reason"}
+                                       "error", "lost_reason", "output_bytes"}
 
 
 def test_filters(clients, seeded) -> None:
