@@ -106,6 +106,7 @@ class Attempt(TypedDict):
     lease_expires_at: str
     lost_reason: Literal["released_at_shutdown", "lease_expired"] | None
     number: int
+    output_bytes: int
     started_at: str
     status: Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED"]
     worker_id: str
