@@ -7,8 +7,11 @@
   ``fresh_database_url`` (one per test) clone it with ``CREATE DATABASE … TEMPLATE``, which costs
   milliseconds. Tests that run threads or processes must use their own database, never a
   rolled-back transaction.
-- Databases are owned by, and tests connect as, an ordinary role (``cronplane``), like production.
-  ``pg.admin_url`` is the superuser, for tests that must act behind the application's back.
+- Like production, two ordinary roles: databases are owned (and migrated) by ``cronplane_owner``
+  (``pg.owner_url``), and tests connect as the runtime role ``cronplane`` with the grants the
+  migrations give it (``pg.url``). ``pg.admin_url`` is the superuser, for tests that must act
+  behind the application's back. On an external server (``TEST_DATABASE_URL``) one role plays
+  both parts (``pg.split`` is False).
 """
 
 from __future__ import annotations
@@ -32,20 +35,41 @@ class PgServer:
     admin_url: str
     app_role: str
     _url_for: Callable[[str], str]
+    owner_role: str = ""
+    _owner_url_for: Callable[[str], str] | None = None
+
+    @property
+    def split(self) -> bool:
+        """Whether the runtime role differs from the schema owner (as in production)."""
+        return bool(self.owner_role) and self.owner_role != self.app_role
 
     def url(self, database: str) -> str:
         return self._url_for(database)
 
+    def owner_url(self, database_or_url: str) -> str:
+        """The owner role's URL of a database (a name, or a runtime URL from ``url``)."""
+        database = urlsplit(database_or_url).path.lstrip("/") if "://" in database_or_url \
+            else database_or_url
+        return (self._owner_url_for or self._url_for)(database)
+
     def create_database(self, name: str, template: str | None = None) -> str:
+        """A database owned by the owner role; returns the runtime role's URL."""
+        owner = sql.Identifier(self.owner_role or self.app_role)
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             if template:
                 conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} OWNER {} STRATEGY FILE_COPY")
-                             .format(sql.Identifier(name), sql.Identifier(template),
-                                     sql.Identifier(self.app_role)))
+                             .format(sql.Identifier(name), sql.Identifier(template), owner))
             else:
                 conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
-                    sql.Identifier(name), sql.Identifier(self.app_role)))
+                    sql.Identifier(name), owner))
         return self.url(name)
+
+    def migrate(self, database_or_url: str) -> None:
+        """Migrate to head as the owner and grant the runtime role (what `cronplane migrate` does)."""
+        from cronplane.storage import migrator
+
+        migrator.upgrade(self.owner_url(database_or_url),
+                         runtime_role=self.app_role if self.split else None)
 
     def drop_database(self, name: str) -> None:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
@@ -69,22 +93,27 @@ def pg() -> Iterator[PgServer]:
         yield PgServer(admin_url=base, app_role=role,
                        _url_for=lambda db: _replace_database(base, db))
         return
-    from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+    from cronplane.storage.embedded import (
+        APP_ROLE,
+        OWNER_ROLE,
+        ensure_app_database,
+        owner_uri,
+        start_embedded,
+    )
 
     embedded = start_embedded(REPO_ROOT / ".cronplane" / "test-pg", stop_on_exit=True)
     ensure_app_database(embedded, database="cronplane_test")
     yield PgServer(admin_url=embedded.admin_uri, app_role=APP_ROLE,
-                   _url_for=lambda db: embedded.uri(db))
+                   _url_for=lambda db: embedded.uri(db), owner_role=OWNER_ROLE,
+                   _owner_url_for=lambda db: owner_uri(embedded, db))
 
 
 @pytest.fixture(scope="session")
 def template_database(pg: PgServer) -> Iterator[str]:
-    """A database migrated to head, cloned by every test database."""
-    from cronplane.storage import migrator
-
+    """A database migrated to head, cloned by every test database (grants included)."""
     name = f"cp_tpl_{secrets.token_hex(4)}"
-    url = pg.create_database(name)
-    migrator.upgrade(url)
+    pg.create_database(name)
+    pg.migrate(name)
     yield name
     pg.drop_database(name)
 

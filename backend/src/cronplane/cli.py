@@ -40,11 +40,33 @@ def resolve_database(settings: Settings) -> str:
     """The database URL to use: ``DATABASE_URL``, or the embedded server (started if needed)."""
     if settings.database_url:
         return settings.database_url
-    from cronplane.storage.embedded import ensure_app_database, start_embedded
+    from cronplane.storage.embedded import ensure_app_database
+
+    embedded = _embedded(settings)
+    try:
+        return ensure_app_database(embedded)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+        fail(f"could not prepare the embedded Postgres in {settings.pg_dir}: {exc}", EXIT_DATABASE)
+
+
+def resolve_migration_database(settings: Settings) -> tuple[str, str]:
+    """(owner URL, runtime URL) for ``cronplane migrate``: ``CRONPLANE_MIGRATION_DATABASE_URL``
+    (default ``DATABASE_URL``), or the embedded server's owner role."""
+    runtime = resolve_database(settings)
+    if settings.migration_database_url:
+        return settings.migration_database_url, runtime
+    if settings.database_url:
+        return settings.database_url, runtime
+    from cronplane.storage.embedded import owner_uri
+
+    return owner_uri(_embedded(settings)), runtime
+
+
+def _embedded(settings: Settings) -> Any:
+    from cronplane.storage.embedded import start_embedded
 
     try:
-        embedded = start_embedded(settings.pg_dir, stop_on_exit=True)
-        return ensure_app_database(embedded)
+        return start_embedded(settings.pg_dir, stop_on_exit=True)
     except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
         fail(f"could not start the embedded Postgres in {settings.pg_dir}: {exc}", EXIT_DATABASE)
 
@@ -89,13 +111,20 @@ def main() -> None:
 def migrate() -> None:
     """Apply database migrations up to this version's head."""
     settings = load_settings()
-    url = resolve_database(settings)
-    check_database(url, require_current_schema=False)
+    owner_url, runtime_url = resolve_migration_database(settings)
+    check_database(owner_url, require_current_schema=False)
     from cronplane.storage import migrator
 
-    migrator.upgrade(url)
-    state = migrator.schema_state(url)
-    click.echo(f"cronplane: database at migration {state.current}")
+    try:
+        runtime_role = migrator.current_role(runtime_url)
+        migrator.upgrade(owner_url, runtime_role=runtime_role)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"migration failed as {_redact(owner_url)}: {reason} (migrations run as the schema "
+             "owner: CRONPLANE_MIGRATION_DATABASE_URL)", EXIT_DATABASE)
+    state = migrator.schema_state(owner_url)
+    click.echo(f"cronplane: database at migration {state.current} (owner "
+               f"{migrator.current_role(owner_url)}, runtime role {runtime_role})")
 
 
 @main.command()

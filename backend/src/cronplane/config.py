@@ -26,6 +26,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None
+    # CRONPLANE_MIGRATION_DATABASE_URL: the schema owner, for `cronplane migrate` (default: the
+    # same as DATABASE_URL; embedded: the owner role).
+    migration_database_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
     secret_key: str = ""
@@ -91,6 +94,7 @@ class Settings:
                                    "development")
         settings = cls(
             database_url=reader.database_url("DATABASE_URL"),
+            migration_database_url=reader.database_url("CRONPLANE_MIGRATION_DATABASE_URL"),
             host=reader.text("CRONPLANE_HOST", "127.0.0.1"),
             port=reader.integer("CRONPLANE_PORT", 8080, low=1, high=65535),
             secret_key=reader.text("CRONPLANE_SECRET_KEY", ""),

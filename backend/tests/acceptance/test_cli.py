@@ -49,7 +49,8 @@ def test_migrate_then_schema_is_current(pg) -> None:
     name = "cp_cli_" + __import__("secrets").token_hex(3)
     url = pg.create_database(name)
     try:
-        result = run(["migrate"], {"DATABASE_URL": url})
+        result = run(["migrate"], {"DATABASE_URL": url,
+                                   "CRONPLANE_MIGRATION_DATABASE_URL": pg.owner_url(name)})
         assert result.returncode == 0, result.stderr
         from cronplane.storage.migrator import schema_state
 

@@ -325,13 +325,18 @@ class PrivatePostgres:
     with the same ordinary application role as production."""
 
     def __init__(self, root: Path) -> None:
-        from cronplane.storage.embedded import ensure_app_database, start_embedded
+        from cronplane.storage.embedded import (
+            APP_ROLE,
+            ensure_app_database,
+            owner_uri,
+            start_embedded,
+        )
 
         self.embedded = start_embedded(root / "pg", stop_on_exit=True)
         self.url = ensure_app_database(self.embedded, database="cronplane")
         from cronplane.storage import migrator
 
-        migrator.upgrade(self.url)
+        migrator.upgrade(owner_uri(self.embedded, "cronplane"), runtime_role=APP_ROLE)
 
     def restart_immediate(self) -> float:
         """Crash-restart (``pg_ctl restart -m immediate``: no checkpoint, WAL recovery)."""

@@ -2,8 +2,14 @@
 
 When ``DATABASE_URL`` is unset, cronplane runs a real Postgres out of ``<data dir>/pg``. The data
 survives restarts and a second process reuses the running server (pgserver tracks its handles).
-The product connects as an ordinary role that owns its database, never as the superuser, so the
-embedded setup behaves like a production deployment.
+The product never connects as the superuser. Like a production deployment it uses two ordinary
+roles: ``cronplane_owner`` owns the database and its schema and runs the migrations;
+``cronplane`` is what ``serve`` and ``worker`` connect as, with only the grants the migrations
+give it (on ``audit_events``: ``SELECT`` and ``INSERT``). An install from before the split (one
+role owning everything) is converted the first time it starts: ownership moves to the owner role.
+
+The server trusts local connections (pgserver's ``initdb --auth=trust``), so on this development
+default the split shows what production enforces rather than stopping a local user.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from psycopg import sql
 
 log = logging.getLogger(__name__)
 
-APP_ROLE = "cronplane"
+APP_ROLE = "cronplane"  # runtime: serve and worker
+OWNER_ROLE = "cronplane_owner"  # owns the schema: cronplane migrate
 APP_DATABASE = "cronplane"
 
 
@@ -56,20 +63,59 @@ def start_embedded(pg_dir: Path, *, stop_on_exit: bool = True) -> EmbeddedPostgr
     return EmbeddedPostgres(admin_uri=admin_uri, socket_dir=socket_dir, server=server)
 
 
-def ensure_app_database(embedded: EmbeddedPostgres, database: str = APP_DATABASE) -> str:
-    """Create the application role and its database if missing; return the app's URI."""
+def ensure_roles(embedded: EmbeddedPostgres) -> None:
+    """Create the owner and runtime roles if missing (both ordinary: no superuser, no CREATEROLE)."""
     with psycopg.connect(embedded.admin_uri, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()
-        if not exists:
-            # CREATEDB lets the test suite clone per-module databases from a template as this role.
-            conn.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEDB").format(sql.Identifier(APP_ROLE)))
-        has_db = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                              (database,)).fetchone()
-        if not has_db:
+        for role in (OWNER_ROLE, APP_ROLE):
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+
+
+def ensure_app_database(embedded: EmbeddedPostgres, database: str = APP_DATABASE) -> str:
+    """Create both roles and the database (owned by the owner role) if missing, convert a
+    single-role database to the split; return the runtime role's URI (``owner_uri`` for
+    migrations)."""
+    ensure_roles(embedded)
+    with psycopg.connect(embedded.admin_uri, autocommit=True) as conn:
+        owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s",
+                             (database,)).fetchone()
+        if owner is None:
             conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
-                sql.Identifier(database), sql.Identifier(APP_ROLE)))
+                sql.Identifier(database), sql.Identifier(OWNER_ROLE)))
             log.info("created embedded database %s", database)
+        elif owner[0] == APP_ROLE:
+            _move_ownership(embedded, database)
     return embedded.uri(database)
+
+
+def owner_uri(embedded: EmbeddedPostgres, database: str = APP_DATABASE) -> str:
+    return embedded.uri(database, role=OWNER_ROLE)
+
+
+def _move_ownership(embedded: EmbeddedPostgres, database: str) -> None:
+    """A database from before the role split: the runtime role owned it and every table (so it
+    could disable the audit triggers). Hand all of it to the owner role; the next migrate (or
+    start) grants the runtime role back what it needs."""
+    with psycopg.connect(embedded.uri(database, role=_superuser(embedded)),
+                         autocommit=True) as conn:
+        conn.execute(sql.SQL("ALTER DATABASE {} OWNER TO {}").format(
+            sql.Identifier(database), sql.Identifier(OWNER_ROLE)))
+        # Every object of this database (tables, sequences, functions, types) and any other
+        # database the runtime role owns: on the embedded server those are all cronplane's.
+        conn.execute(sql.SQL("REASSIGN OWNED BY {} TO {}").format(
+            sql.Identifier(APP_ROLE), sql.Identifier(OWNER_ROLE)))
+    from cronplane.storage.migrator import grant_runtime_role
+
+    grant_runtime_role(owner_uri(embedded, database), APP_ROLE)
+    log.warning("embedded database %s: ownership moved from %s to %s (role split, issue 14)",
+                database, APP_ROLE, OWNER_ROLE)
+
+
+def _superuser(embedded: EmbeddedPostgres) -> str:
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(embedded.admin_uri).username or "postgres")
 
 
 def _socket_dir(uri: str) -> str:

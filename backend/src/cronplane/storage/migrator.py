@@ -2,20 +2,33 @@
 
 The migration scripts live at the repository root (``migrations/``) and are packaged into the
 wheel as ``cronplane/_migrations``; an editable install finds them in the checkout instead.
+
+Migrations run as the role that owns the schema. When the processes connect as a different
+(runtime) role, every upgrade ends by granting that role least privilege: read and write on the
+working tables, but on the audit trail only ``SELECT`` and ``INSERT``. Not owning a table, it
+cannot ``ALTER`` it, disable or drop its triggers, or ``TRUNCATE`` it (issue 14, H3).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from psycopg import sql
 from sqlalchemy import create_engine, pool
 
-from cronplane.storage.database import CONNECT_OPTIONS, sqlalchemy_url
+from cronplane.storage.database import CONNECT_OPTIONS, libpq_url, sqlalchemy_url
+
+log = logging.getLogger(__name__)
+
+# Append-only for the runtime role: history is written, never rewritten.
+APPEND_ONLY_TABLES = ("audit_events", "audit_seals", "audit_checkpoints")
 
 _PACKAGED = Path(__file__).resolve().parent.parent / "_migrations"
 _CHECKOUT = Path(__file__).resolve().parents[4] / "migrations"
@@ -36,8 +49,51 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade(url: str, revision: str = "head") -> None:
+def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None) -> None:
+    """Migrate as the role of ``url`` (the owner); then grant ``runtime_role`` what it needs."""
     command.upgrade(alembic_config(url), revision)
+    if runtime_role is not None:
+        grant_runtime_role(url, runtime_role)
+
+
+def current_role(url: str) -> str:
+    with psycopg.connect(libpq_url(url), connect_timeout=5) as conn:
+        row = conn.execute("SELECT current_user").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def grant_runtime_role(owner_url: str, runtime_role: str) -> bool:
+    """Give ``runtime_role`` least privilege on the schema ``owner_url``'s role owns (idempotent).
+
+    Returns False, granting nothing, when both are the same role: a single-role install, where
+    the audit trail is append-only only by its triggers, which that role could switch off."""
+    with psycopg.connect(libpq_url(owner_url), connect_timeout=5) as conn:
+        row = conn.execute("SELECT current_user").fetchone()
+        if row is not None and row[0] == runtime_role:
+            log.warning("migrations and processes use the same database role %s: the audit trail "
+                        "is not protected from it (set CRONPLANE_MIGRATION_DATABASE_URL to the "
+                        "owner role; README, Security model)", runtime_role)
+            return False
+        role = sql.Identifier(runtime_role)
+        for statement in (
+            "GRANT USAGE ON SCHEMA public TO {role}",
+            # No TRUNCATE, REFERENCES or TRIGGER anywhere; ownership (ALTER, DROP) stays with
+            # the owner role.
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+            "GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+        ):
+            conn.execute(sql.SQL(statement).format(role=role))
+        present = [name for (name,) in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relname = ANY(%s)",
+            (["alembic_version", *APPEND_ONLY_TABLES],))]
+        for table in present:
+            target = sql.Identifier(table)
+            conn.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(target, role))
+            privileges = "SELECT" if table == "alembic_version" else "SELECT, INSERT"
+            conn.execute(sql.SQL("GRANT " + privileges + " ON {} TO {}").format(target, role))
+    return True
 
 
 def downgrade(url: str, revision: str = "base") -> None:

@@ -12,7 +12,8 @@ from cronplane.storage import migrator
 
 def test_upgrade_downgrade_upgrade_on_an_empty_database(pg, make_database) -> None:
     name = "cp_roundtrip_" + __import__("secrets").token_hex(3)
-    url = pg.create_database(name)
+    pg.create_database(name)
+    url = pg.owner_url(name)  # migrations run as the schema owner
     try:
         migrator.upgrade(url)
         assert migrator.schema_state(url).up_to_date
