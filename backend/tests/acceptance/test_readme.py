@@ -114,8 +114,9 @@ def server(make_database, tmp_path_factory):
 @pytest.fixture
 def empty_database(pg):
     name = f"cp_restore_{secrets.token_hex(4)}"
-    url = pg.create_database(name)
-    yield url
+    pg.create_database(name)
+    # Restored by the role that owns it (the runtime role may not create tables).
+    yield pg.owner_url(name)
     pg.drop_database(name)
 
 
