@@ -107,8 +107,10 @@ def login(base_url: str, username: str, password: str) -> ApiClient:
 
 
 def persona_login(base_url: str, role: str) -> ApiClient:
-    """Sign in as the demo persona that has ``role`` (personas are listed by the public endpoint)."""
-    personas = requests.get(f"{base_url}{API_PREFIX}/auth/personas", timeout=15)
+    """Sign in as the demo persona that has ``role`` (personas are listed by the public endpoint,
+    which also sets the ``csrf_persona`` cookie the sign-in must echo in ``X-CSRF-TOKEN``)."""
+    browser = requests.Session()
+    personas = browser.get(f"{base_url}{API_PREFIX}/auth/personas", timeout=15)
     if personas.status_code != 200:
         raise ApiError(f"GET /auth/personas -> {personas.status_code}: {personas.text[:300]}")
     listed = personas.json()
@@ -117,7 +119,8 @@ def persona_login(base_url: str, role: str) -> ApiClient:
     if not match:
         raise ApiError(f"no demo persona with role {role}: {listed}")
     name = match[0]["name"]
-    response = requests.post(f"{base_url}{API_PREFIX}/auth/personas/{name}/login", timeout=15)
+    response = browser.post(f"{base_url}{API_PREFIX}/auth/personas/{name}/login", timeout=15,
+                            headers={"X-CSRF-TOKEN": browser.cookies.get("csrf_persona", "")})
     if response.status_code != 200:
         raise ApiError(f"persona login {name} -> {response.status_code}: {response.text[:300]}")
     body = response.json()

@@ -23,6 +23,19 @@ describe('API client session handling', () => {
     expect(fake.calls[1]?.headers.get('X-CSRF-TOKEN')).toBe('csrf-1');
   });
 
+  it('persona sign-in echoes the csrf_persona cookie, and every call says it is the console', async () => {
+    setCookie('csrf_persona', 'persona-csrf-1');
+    const fake = fakeApi({
+      'GET /jobs': () => json({ items: [], next_cursor: null }),
+      'POST /auth/personas/operator/login': () => json({ user: { id: 2, username: 'operator', role: 'OPERATOR' } }),
+    });
+    const api = createApiClient(fake.fetch);
+    await api.GET('/api/v1/jobs');
+    await api.POST('/api/v1/auth/personas/{name}/login', { params: { path: { name: 'operator' } } });
+    expect(fake.calls[1]?.headers.get('X-CSRF-TOKEN')).toBe('persona-csrf-1');
+    expect(fake.calls.map((c) => c.headers.get('X-Cronplane-Client'))).toEqual(['spa', 'spa']);
+  });
+
   it('on a 401 refreshes once, silently, then retries with the rotated CSRF token', async () => {
     let expired = true;
     const fake = fakeApi({

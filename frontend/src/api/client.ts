@@ -24,13 +24,29 @@ export function onSessionEnded(listener: SessionEndedListener): () => void {
   return () => sessionEndedListeners.delete(listener);
 }
 
-function withCsrf(request: Request, cookie: string): Request {
-  if (request.method === 'GET' || request.method === 'HEAD') return request;
-  const token = readCookie(cookie);
-  if (!token) return request;
+/** Persona sign-in has no session yet: its double-submit value is the cookie GET /auth/personas set. */
+const PERSONA_LOGIN = /\/auth\/personas\/[^/]+\/login$/;
+
+function csrfCookieFor(request: Request, sessionCookie: string): string {
+  return PERSONA_LOGIN.test(new URL(request.url).pathname) ? 'csrf_persona' : sessionCookie;
+}
+
+/** The console never wants tokens in a response body (it has the HttpOnly cookies): saying so keeps
+ * them out of reach of any script on the page. */
+function asConsole(request: Request): Request {
   const headers = new Headers(request.headers);
-  headers.set('X-CSRF-TOKEN', token);
+  headers.set('X-Cronplane-Client', 'spa');
   return new Request(request, { headers });
+}
+
+function withCsrf(request: Request, cookie: string): Request {
+  const marked = asConsole(request);
+  if (request.method === 'GET' || request.method === 'HEAD') return marked;
+  const token = readCookie(csrfCookieFor(request, cookie));
+  if (!token) return marked;
+  const headers = new Headers(marked.headers);
+  headers.set('X-CSRF-TOKEN', token);
+  return new Request(marked, { headers });
 }
 
 let refreshing: Promise<boolean> | null = null;

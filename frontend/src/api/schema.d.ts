@@ -173,7 +173,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Demo personas available for one-click sign-in (empty when off) */
+        /**
+         * Demo personas available for one-click sign-in (empty when off)
+         * @description Also sets the cookie csrf_persona, whose value persona sign-in must echo in X-CSRF-TOKEN.
+         */
         get: operations["listPersonas"];
         put?: never;
         post?: never;
@@ -196,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * One-click sign-in as a demo persona
-         * @description 404 when personas are disabled, unknown, or the account is locked.
+         * @description Needs X-CSRF-TOKEN equal to the csrf_persona cookie that GET /auth/personas set (else 403), so another site cannot sign a visitor in as a persona. 404 when personas are disabled, unknown, or the account is locked; 429 when one address signs in too often. The login lasts an hour.
          */
         post: operations["personaLogin"];
         delete?: never;
@@ -1405,10 +1408,12 @@ export interface components {
             username: string;
         };
         LoginResponse: {
-            access_token: string;
+            /** @description Absent for the console (X-Cronplane-Client: spa, or a refresh by cookie): it has the HttpOnly cookies, and a script on the page must not get a token it could send away */
+            access_token?: string;
             /** @description Seconds */
             expires_in: number;
-            refresh_token: string;
+            /** @description Absent like access_token */
+            refresh_token?: string;
             /** @example Bearer */
             token_type: string;
             user: components["schemas"]["Identity"];
@@ -1854,6 +1859,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Error"];
             };
         };
+        /** @description Service Unavailable */
+        SERVICE_UNAVAILABLE: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Error"];
+            };
+        };
         /** @description Too Many Requests */
         TOO_MANY_REQUESTS: {
             headers: {
@@ -2011,6 +2025,7 @@ export interface operations {
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -2157,7 +2172,9 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
+            403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

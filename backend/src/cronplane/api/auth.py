@@ -9,6 +9,9 @@ who the caller is and which role they have now (``management.auth.authenticate_*
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from typing import Any
 
 import marshmallow as ma
@@ -16,6 +19,7 @@ from flask import Flask, Response, g, jsonify, request
 from flask.views import MethodView
 from flask_jwt_extended import (
     get_jwt,
+    get_jwt_request_location,
     set_access_cookies,
     set_refresh_cookies,
     unset_jwt_cookies,
@@ -34,7 +38,7 @@ from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import auth
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import Unauthenticated
+from cronplane.management.errors import Forbidden, Unauthenticated
 from cronplane.security import api_tokens, jwt_setup
 
 blp = ApiBlueprint("auth", __name__,
@@ -42,6 +46,9 @@ blp = ApiBlueprint("auth", __name__,
 
 PUBLIC: dict[str, Any] = {"x-required-role": "PUBLIC", "security": []}
 INVALID = "Missing, invalid or expired credentials."
+CLIENT_HEADER = "X-Cronplane-Client"
+PERSONA_CSRF_COOKIE = "csrf_persona"
+PERSONA_CSRF_MAX_AGE = 12 * 60 * 60
 
 
 class LoginSchema(ma.Schema):
@@ -72,8 +79,11 @@ class MeSchema(IdentitySchema):
 
 
 class LoginResponseSchema(ma.Schema):
-    access_token = fields.String(required=True)
-    refresh_token = fields.String(required=True)
+    access_token = fields.String(metadata={
+        "description": "Absent for the console (X-Cronplane-Client: spa, or a refresh by cookie): "
+                       "it has the HttpOnly cookies, and a script on the page must not get a "
+                       "token it could send away"})
+    refresh_token = fields.String(metadata={"description": "Absent like access_token"})
     token_type = fields.String(required=True, metadata={"example": "Bearer"})
     expires_in = fields.Integer(required=True, metadata={"description": "Seconds"})
     user = fields.Nested(IdentitySchema, required=True)
@@ -128,15 +138,19 @@ def authenticate() -> Actor:
     return _session_actor(_verified_claims(refresh=False))
 
 
-def _token_response(grant: auth.Grant) -> Response:
+def _token_response(grant: auth.Grant, *, by_cookie: bool = False) -> Response:
     ctx = management_context()
     pair = jwt_setup.issue_pair(user_id=grant.user.id, role=grant.user.role.name,
                                 version=grant.token_version, session_id=grant.session_id,
                                 jti=grant.refresh_jti,
                                 access_minutes=ctx.settings.access_token_minutes)
-    response = jsonify(LoginResponseSchema().dump({
-        "access_token": pair.access_token, "refresh_token": pair.refresh_token,
-        "token_type": "Bearer", "expires_in": pair.expires_in, "user": _identity(grant.user)}))
+    body: dict[str, Any] = {"token_type": "Bearer", "expires_in": pair.expires_in,
+                            "user": _identity(grant.user)}
+    # The console lives on cookies: a token in the body would be readable by any script on the
+    # page (a future XSS, a bad dependency) and usable from anywhere for days (review M6).
+    if not (by_cookie or request.headers.get(CLIENT_HEADER, "").lower() == "spa"):
+        body |= {"access_token": pair.access_token, "refresh_token": pair.refresh_token}
+    response = jsonify(LoginResponseSchema().dump(body))
     set_access_cookies(response, pair.access_token)
     set_refresh_cookies(response, pair.refresh_token)
     _no_store(response)
@@ -161,7 +175,7 @@ class Login(MethodView):
                          "with Retry-After.")
     @blp.arguments(LoginSchema)
     @blp.response(200, LoginResponseSchema)
-    @problem_responses(blp, 400, 401, 413, 415, 429)
+    @problem_responses(blp, 400, 401, 413, 415, 429, 503)
     def post(self, body: dict[str, Any]) -> Response:
         return _token_response(auth.login(management_context(), body["username"], body["password"],
                                           _origin()))
@@ -183,7 +197,8 @@ class Refresh(MethodView):
             raise Unauthenticated(INVALID)
         return _token_response(auth.refresh(
             management_context(), user_id=int(claims["sub"]), session_id=claims["sid"], jti=jti,
-            version=claims["ver"], origin=_origin()))
+            version=claims["ver"], origin=_origin()),
+            by_cookie=get_jwt_request_location() == "cookies")
 
 
 @blp.route("/auth/logout")
@@ -226,21 +241,65 @@ class Me(MethodView):
 @blp.route("/auth/personas")
 class Personas(MethodView):
     @blp.doc(**PUBLIC, operationId="listPersonas",
-             summary="Demo personas available for one-click sign-in (empty when off)")
+             summary="Demo personas available for one-click sign-in (empty when off)",
+             description="Also sets the cookie csrf_persona, whose value persona sign-in must "
+                         "echo in X-CSRF-TOKEN.")
     @blp.response(200, PersonaSchema(many=True))
-    def get(self) -> list[dict[str, Any]]:
-        return [{"name": p.name, "role": p.role.name, "label": p.label}
-                for p in auth.personas(management_context())]
+    def get(self) -> Response:
+        listed = [{"name": p.name, "role": p.role.name, "label": p.label}
+                  for p in auth.personas(management_context())]
+        response = jsonify(PersonaSchema(many=True).dump(listed))
+        settings = management_context().settings
+        if settings.demo_personas and not _persona_csrf_signed(
+                request.cookies.get(PERSONA_CSRF_COOKIE)):
+            # Kept while valid: rotating it on every refetch would race a click in flight.
+            response.set_cookie(PERSONA_CSRF_COOKIE, _new_persona_csrf(),
+                                max_age=PERSONA_CSRF_MAX_AGE, path="/", samesite="Strict",
+                                secure=settings.production, httponly=False)
+        return response
 
 
 @blp.route("/auth/personas/<string(maxlength=64):name>/login")
 class PersonaLogin(MethodView):
     @blp.doc(**PUBLIC, operationId="personaLogin", summary="One-click sign-in as a demo persona",
-             description="404 when personas are disabled, unknown, or the account is locked.")
+             description="Needs X-CSRF-TOKEN equal to the csrf_persona cookie that GET "
+                         "/auth/personas set (else 403), so another site cannot sign a visitor "
+                         "in as a persona. 404 when personas are disabled, unknown, or the "
+                         "account is locked; 429 when one address signs in too often. The login "
+                         "lasts an hour.")
     @blp.response(200, LoginResponseSchema)
-    @problem_responses(blp, 404)
+    @problem_responses(blp, 403, 404, 429)
     def post(self, name: str) -> Response:
+        # With personas off the answer is the same 404 as for an unknown persona.
+        if management_context().settings.demo_personas and not _persona_csrf_ok(
+                request.cookies.get(PERSONA_CSRF_COOKIE), request.headers.get("X-CSRF-TOKEN")):
+            raise Forbidden("Persona sign-in needs the csrf_persona cookie from GET "
+                            "/auth/personas echoed in X-CSRF-TOKEN.")
         return _token_response(auth.persona_login(management_context(), name, _origin()))
+
+
+def _persona_csrf_signature(nonce: str) -> str:
+    key = management_context().settings.secret_key.encode()
+    return hmac.new(key, b"csrf_persona:" + nonce.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _new_persona_csrf() -> str:
+    nonce = secrets.token_urlsafe(24)
+    return f"{nonce}.{_persona_csrf_signature(nonce)}"
+
+
+def _persona_csrf_signed(cookie: str | None) -> bool:
+    """The cookie carries our signature, so a sibling subdomain cannot toss in its own value."""
+    if not cookie or "." not in cookie or len(cookie) > 128:
+        return False
+    nonce, _, signature = cookie.partition(".")
+    return hmac.compare_digest(signature, _persona_csrf_signature(nonce))
+
+
+def _persona_csrf_ok(cookie: str | None, header: str | None) -> bool:
+    """Signed, and repeated in the header (only a page of our origin can read the cookie)."""
+    return (_persona_csrf_signed(cookie) and header is not None and cookie is not None
+            and hmac.compare_digest(header.encode(), cookie.encode()))
 
 
 @blp.route("/auth/first-run")

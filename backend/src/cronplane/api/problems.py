@@ -10,7 +10,8 @@ from typing import Any
 from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
-from cronplane.management.errors import ManagementError, TooManyRequests
+from cronplane.management.errors import ManagementError, TooManyRequests, Unavailable
+from cronplane.security.passwords import HashingBusy
 
 log = logging.getLogger(__name__)
 PROBLEM_TYPE_BASE = "https://cronplane.dev/problems/"
@@ -78,10 +79,15 @@ def register(app: Flask) -> None:
     @app.errorhandler(ManagementError)
     def _management(error: ManagementError) -> Response:
         headers = {}
-        if isinstance(error, TooManyRequests):
+        if isinstance(error, (TooManyRequests, Unavailable)):
             headers["Retry-After"] = str(error.retry_after)
         return problem(error.status, error.detail, title=error.title, errors=error.errors,
                        headers=headers)
+
+    @app.errorhandler(HashingBusy)
+    def _hashing_busy(_error: HashingBusy) -> Response:
+        return problem(503, "The server is busy checking other passwords; try again in a moment.",
+                       headers={"Retry-After": "1"})
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException) -> Response:

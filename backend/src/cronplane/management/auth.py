@@ -1,11 +1,8 @@
 """Sign-in, token rotation, sign-out, and the per-request credential check.
 
-Throttling: failures are counted per lower-cased username in ``login_throttles`` whether the
-account exists or not, so a 429 reveals nothing. The first ``FREE_FAILURES - 1`` failures in a
-``FAILURE_WINDOW`` cost nothing; from then on each failure blocks the name for
-``BLOCK_BASE_SECONDS * 2^(n - FREE_FAILURES)`` seconds (capped at ``BLOCK_MAX_SECONDS``). The
-throttle row is locked for the duration of an attempt, so parallel guesses on one account are
-serialised instead of racing past the counter.
+Throttling (``management/throttle.py``): failures count per (username, client address) and per
+client address, known name or not, so a 429 reveals nothing and a stranger's failures never stop
+the right password typed elsewhere.
 
 One answer for every failure (unknown user, wrong password, locked, disabled): the caller sees the
 same 401 body after the same Argon2 work; the audit trail records the real reason.
@@ -20,6 +17,8 @@ client (two browser tabs share the cookie): it gets a new access token and a ref
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,22 +28,27 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
+from cronplane.management import throttle
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import NotFound, TooManyRequests, Unauthenticated
+from cronplane.management.errors import NotFound, TooManyRequests, Unauthenticated, Unavailable
 from cronplane.security import api_tokens
-from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing
+from cronplane.security.passwords import (
+    DEFAULT_HASHING,
+    HashingBusy,
+    PasswordHashing,
+    Verification,
+)
 from cronplane.storage.models import ApiToken, AuditEvent, RefreshFamily, User
 from cronplane.storage.queries import QUERIES
 
-FREE_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=15)
-BLOCK_BASE_SECONDS = 15
-BLOCK_MAX_SECONDS = 15 * 60
 REFRESH_GRACE_SECONDS = 10
 GENERIC_FAILURE = "Invalid username or password."
 MAX_USERNAME = 64
+PERSONA_SESSION_MINUTES = 60
+# Failures where the name is only what someone typed (no account behind it, or not looked up).
+TYPED_NAME_REASONS = frozenset({"unknown_user", "throttled", "password_login_disabled"})
 
 PERSONAS: dict[str, tuple[Role, str]] = {
     "operator": (Role.OPERATOR, "Operator (demo)"),
@@ -86,13 +90,6 @@ class Origin:
     request_id: str | None = None
 
 
-def block_seconds(failures: int) -> int:
-    """How long a name is blocked after its ``failures``-th consecutive failure (0: not at all)."""
-    if failures < FREE_FAILURES:
-        return 0
-    return int(min(BLOCK_MAX_SECONDS, BLOCK_BASE_SECONDS * 2 ** (failures - FREE_FAILURES)))
-
-
 def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
           hashing: PasswordHashing = DEFAULT_HASHING) -> Grant:
     key = username.strip().lower()[:MAX_USERNAME * 2]
@@ -103,42 +100,43 @@ def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
                               "identity provider.")
     outcome: Grant | int | None = None  # grant, seconds to wait, or a plain failure
     with ctx.db.transaction() as session:
-        session.execute(text("INSERT INTO login_throttles (username) VALUES (:u) "
-                             "ON CONFLICT (username) DO NOTHING"), {"u": key})
-        throttle = session.execute(text(
-            "SELECT failures, "
-            "       (last_failure_at IS NULL OR last_failure_at < now() - :window) AS stale, "
-            "       greatest(0, ceil(extract(epoch FROM blocked_until - now())))::int AS wait "
-            "  FROM login_throttles WHERE username = :u FOR UPDATE"),
-            {"u": key, "window": FAILURE_WINDOW}).one()
-        if throttle.wait > 0:
-            _failed(session, key, None, "throttled", origin)
-            outcome = int(throttle.wait)
+        rows = throttle.lock(session, throttle.login_keys(key, origin.ip))
+        wait = throttle.wait_seconds(rows)
+        if wait > 0:
+            if throttle.refuse(session, rows):
+                _failed(session, key, None, "throttled", origin)
+            outcome = wait
         else:
             user = session.scalars(select(User).where(func.lower(User.username) == key)
                                    .with_for_update()).one_or_none()
-            check = hashing.verify(user.password_hash if user else None, password)
+            check = _verify(hashing, user.password_hash if user else None, password)
             reason = _refusal(user, check.ok)
             if reason is None:
                 assert user is not None
-                session.execute(text("DELETE FROM login_throttles WHERE username = :u"), {"u": key})
+                throttle.succeed(session, rows)
                 if check.needs_rehash:
                     user.password_hash = hashing.hash(password)
                 outcome = _grant(ctx, session, user, origin, method="password")
             else:
-                failures = (0 if throttle.stale else throttle.failures) + 1
-                session.execute(text(
-                    "UPDATE login_throttles SET failures = :n, last_failure_at = now(), "
-                    "       blocked_until = CASE WHEN :block > 0 "
-                    "                            THEN now() + make_interval(secs => :block) END "
-                    " WHERE username = :u"), {"u": key, "n": failures, "block": block_seconds(failures)})
-                _failed(session, key, user, reason, origin)
+                refused = throttle.fail(session, rows)
+                _failed(session, key, user, reason, origin,
+                        extra={"throttled_since": refused} if refused else None)
+        throttle.tidy(session, rows)
     if isinstance(outcome, Grant):
         return outcome
     if isinstance(outcome, int):
-        raise TooManyRequests("Too many failed sign-ins for this account; try again later.",
+        raise TooManyRequests("Too many failed sign-ins from this address; try again later.",
                               retry_after=outcome)
     raise Unauthenticated(GENERIC_FAILURE)
+
+
+def _verify(hashing: PasswordHashing, stored_hash: str | None, password: str) -> Verification:
+    try:
+        return hashing.verify(stored_hash, password)
+    except HashingBusy:
+        # Nothing is counted or audited: the attempt never happened (the transaction rolls back).
+        raise Unavailable("The server is busy checking other sign-ins; try again in a moment.",
+                          retry_after=1) from None
 
 
 def _refusal(user: User | None, password_ok: bool) -> str | None:
@@ -153,21 +151,34 @@ def _refusal(user: User | None, password_ok: bool) -> str | None:
     return None
 
 
-def _failed(session: Session, key: str, user: User | None, reason: str, origin: Origin) -> None:
+def _failed(session: Session, key: str, user: User | None, reason: str, origin: Origin, *,
+            extra: dict[str, Any] | None = None) -> None:
     # The actor of a failed sign-in is nobody yet: the name typed is a claim, not an identity.
+    # A name that is no account is not written down: it is often a password typed into the
+    # wrong field, and OPERATORs read the audit trail (review M8).
     session.add(AuditEvent(
         actor="anonymous", actor_role=None, action="auth.login_failed",
         target_type="user", target_id=None if user is None else str(user.id),
-        details={"username": key, "reason": reason},
+        details={"username": None if user is None and reason in TYPED_NAME_REASONS else key,
+                 "reason": reason, **(extra or {})},
         request_id=origin.request_id, ip=origin.ip))
     session.flush()
 
 
+def session_ref(ctx: ManagementContext, session_id: str) -> str:
+    """What the audit trail shows for a login: a keyed digest, never the id itself. The id is
+    half of what a forged session token needs, and OPERATORs read the trail (review M8)."""
+    digest = hmac.new(ctx.settings.secret_key.encode(), b"session:" + session_id.encode(),
+                      hashlib.sha256)
+    return digest.hexdigest()[:16]
+
+
 def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin, *,
-           method: str, extra: dict[str, Any] | None = None) -> Grant:
+           method: str, extra: dict[str, Any] | None = None,
+           lifetime: timedelta | None = None) -> Grant:
     family = RefreshFamily(
         id=secrets.token_urlsafe(24), user_id=user.id, current_jti=secrets.token_urlsafe(24),
-        expires_at=func.now() + timedelta(days=ctx.settings.refresh_token_days),
+        expires_at=func.now() + (lifetime or timedelta(days=ctx.settings.refresh_token_days)),
         user_agent=(origin.user_agent or "")[:512] or None, ip=origin.ip)
     session.add(family)
     user.last_login_at = func.now()
@@ -177,7 +188,7 @@ def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin,
     actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                   session_id=family.id, request_id=origin.request_id, ip=origin.ip)
     record(session, actor, "auth.login", target_type="user", target_id=user.id,
-           details={"method": method, "session": family.id, **(extra or {})})
+           details={"method": method, "session": session_ref(ctx, family.id), **(extra or {})})
     return Grant(user=identity, session_id=family.id, refresh_jti=family.current_jti,
                  token_version=user.token_version)
 
@@ -203,15 +214,42 @@ def personas(ctx: ManagementContext) -> list[Persona]:
 
 
 def persona_login(ctx: ManagementContext, name: str, origin: Origin) -> Grant:
-    """Sign in as a demo persona without a password; 404 when off, unknown or locked."""
+    """Sign in as a demo persona without a password; 404 when off, unknown or locked.
+
+    Anyone can do this, so each address may only do it a few times per window (429 after) and
+    the login lasts ``PERSONA_SESSION_MINUTES``."""
     if not ctx.settings.demo_personas or name not in PERSONAS:
         raise NotFound("No such persona.")
+    wait = 0
     with ctx.db.transaction() as session:
-        user = session.scalars(select(User).where(
-            User.username == name, User.is_persona).with_for_update()).one_or_none()
-        if user is None or user.locked or user.disabled:
-            raise NotFound("No such persona.")
-        return _grant(ctx, session, user, origin, method="persona")
+        rows = throttle.lock(session, throttle.persona_keys(origin.ip))
+        wait = throttle.wait_seconds(rows)
+        if wait == 0:
+            user = session.scalars(select(User).where(
+                User.username == name, User.is_persona).with_for_update()).one_or_none()
+            if user is None or user.locked or user.disabled:
+                raise NotFound("No such persona.")
+            throttle.fail(session, rows)
+            _purge_ended_sessions(session)
+            return _grant(ctx, session, user, origin, method="persona",
+                          lifetime=timedelta(minutes=PERSONA_SESSION_MINUTES))
+        if throttle.refuse(session, rows):
+            session.add(AuditEvent(
+                actor="anonymous", actor_role=None, action="auth.login_failed",
+                target_type="user", target_id=None,
+                details={"username": name, "reason": "throttled", "method": "persona"},
+                request_id=origin.request_id, ip=origin.ip))
+    raise TooManyRequests("Too many demo sign-ins from this address; try again later.",
+                          retry_after=wait)
+
+
+def _purge_ended_sessions(session: Session) -> None:
+    # Logins that ended over a day ago can never be refreshed again (the family row is all a
+    # refresh is checked against); persona logins are cheap to make, so do not let them pile up.
+    session.execute(text(
+        "DELETE FROM refresh_families WHERE id IN ("
+        "  SELECT id FROM refresh_families WHERE expires_at < now() - interval '1 day' "
+        "   LIMIT 200 FOR UPDATE SKIP LOCKED)"))
 
 
 def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, version: int,
@@ -249,7 +287,7 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
             actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                           session_id=family.id, request_id=origin.request_id, ip=origin.ip)
             record(session, actor, "auth.refresh_reuse", target_type="session",
-                   target_id=family.id, details={"user_id": user.id})
+                   target_id=session_ref(ctx, family.id), details={"user_id": user.id})
             reused = True
     if reused or grant is None:
         raise Unauthenticated("This session has ended; sign in again.")
@@ -266,7 +304,8 @@ def logout(ctx: ManagementContext, actor: Actor) -> None:
                         .where(RefreshFamily.id == actor.session_id,
                                RefreshFamily.revoked_at.is_(None))
                         .values(revoked_at=func.now(), revoked_reason="logout"))
-        record(session, actor, "auth.logout", target_type="session", target_id=actor.session_id)
+        record(session, actor, "auth.logout", target_type="session",
+               target_id=session_ref(ctx, actor.session_id))
 
 
 def revoke_sessions(session: Session, user_id: int, reason: str) -> None:

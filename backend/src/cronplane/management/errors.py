@@ -80,3 +80,15 @@ class QuotaExceeded(ManagementError):
         super().__init__(f"project {project!r} has reached its {quota} quota ({limit})",
                          errors={quota: [f"Project {project!r} allows at most {limit}."]})
         self.quota = quota
+
+
+class Unavailable(ManagementError):
+    """The server cannot answer now (database unreachable, every hashing slot busy): 503 with
+    ``Retry-After``; nothing was changed."""
+
+    status = 503
+    title = "Service unavailable"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

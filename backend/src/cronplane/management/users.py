@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
-from cronplane.management import initial_password
+from cronplane.management import initial_password, throttle
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.auth import revoke_api_tokens, revoke_sessions
@@ -264,8 +264,7 @@ def reset_password(ctx: ManagementContext, actor: Actor, user_id: int, password:
         user.password_hash = password_hash
         revoke_sessions(session, user.id, "password_reset")
         # A new password is a fresh start for the sign-in throttle too.
-        session.execute(text("DELETE FROM login_throttles WHERE username = lower(:u)"),
-                        {"u": user.username})
+        throttle.forget_name(session, user.username)
         view = _finish(session, actor, user, "user.update", before, fields=["password"])
     initial_password.forget(ctx.settings, view.username)
     return view

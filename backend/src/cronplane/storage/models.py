@@ -189,14 +189,17 @@ class OidcLoginState(Base):
 
 
 class LoginThrottle(Base):
-    """Failed logins per (lower-cased) username, known or not, so a 429 reveals nothing."""
+    """Failed sign-ins per key: ``address:<a>``, ``pair:<a>|<name>`` (name lower-cased, known or
+    not, so a 429 reveals nothing) or ``persona:<a>`` (see management/throttle.py)."""
 
     __tablename__ = "login_throttles"
 
-    username: Mapped[str] = mapped_column(Text, primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
     failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    refused: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     last_failure_at: Mapped[datetime | None] = mapped_column(TZ)
     blocked_until: Mapped[datetime | None] = mapped_column(TZ)
+    __table_args__ = (Index("ix_login_throttles_last_failure_at", "last_failure_at"),)
 
 
 class RefreshFamily(Base):

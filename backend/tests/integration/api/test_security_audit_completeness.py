@@ -16,6 +16,7 @@ from tests.integration.security.harness import (
     bearer,
     context,
     make_app,
+    persona_headers,
     tokens_for,
 )
 
@@ -46,6 +47,8 @@ def _since(app, after: int) -> list:
 def _call(app, method, path, token=None, json=None, request_id="req-audit-1"):
     client = app.test_client(use_cookies=False)
     headers = {"X-Request-Id": request_id}
+    if "/personas/" in path:
+        headers.update(persona_headers(client))
     if token:
         headers.update(bearer(token))
     before = _last_id(app)

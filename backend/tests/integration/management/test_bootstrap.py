@@ -8,7 +8,7 @@ from sqlalchemy import text
 from cronplane.management import users
 from cronplane.management.actor import Actor
 from cronplane.management.bootstrap import bootstrap_accounts
-from tests.integration.security.harness import FAST_HASHING, context, make_app
+from tests.integration.security.harness import FAST_HASHING, context, make_app, persona_login
 
 
 def _usernames(app) -> list[str]:
@@ -37,19 +37,19 @@ def test_personas_sign_in_with_one_click_and_not_with_a_password(fresh_database_
         listed = client.get("/api/v1/auth/personas").json
         assert {(p["name"], p["role"]) for p in listed} == {("operator", "OPERATOR"),
                                                            ("viewer", "VIEWER")}
-        response = client.post("/api/v1/auth/personas/operator/login")
+        response = persona_login(client, "operator")
         assert response.status_code == 200 and response.json["user"]["role"] == "OPERATOR"
         assert response.json["user"]["is_persona"] is True
         for guess in ("operator", "password", ""):
             assert client.post("/api/v1/auth/login", json={
                 "username": "operator", "password": guess or "x"}).status_code in (401, 422)
-        assert client.post("/api/v1/auth/personas/admin/login").status_code == 404
+        assert persona_login(client, "admin").status_code == 404
 
         persona_id = response.json["user"]["id"]
         users.lock_user(context(app), Actor.system(), persona_id)
         assert [p["name"] for p in client.get("/api/v1/auth/personas").json] == ["viewer"], (
             "locking a persona hides its button")
-        assert client.post("/api/v1/auth/personas/operator/login").status_code == 404
+        assert persona_login(client, "operator").status_code == 404
     finally:
         context(app).db.close()
 
@@ -61,7 +61,8 @@ def test_personas_off_means_empty_list_and_404(fresh_database_url) -> None:
     off = make_app(fresh_database_url, demo_personas=False)
     try:
         client = off.test_client(use_cookies=False)
-        assert client.get("/api/v1/auth/personas").json == []
+        listed = client.get("/api/v1/auth/personas")
+        assert listed.json == [] and not listed.headers.getlist("Set-Cookie")
         assert client.post("/api/v1/auth/personas/viewer/login").status_code == 404
     finally:
         context(off).db.close()

@@ -109,3 +109,17 @@ def audit_actions(app: Flask) -> list[tuple[int, str]]:
     with context(app).db.read_session() as session:
         return [(row.id, row.action) for row in session.execute(
             text("SELECT id, action FROM audit_events ORDER BY id"))]
+
+
+def persona_headers(client: FlaskClient) -> dict[str, str]:
+    """The persona CSRF double submit, as a browser does it: GET /auth/personas sets the
+    ``csrf_persona`` cookie, and the sign-in sends it back both as a cookie and in the header."""
+    response = client.get("/api/v1/auth/personas")
+    cookie = next(c for c in response.headers.getlist("Set-Cookie") if c.startswith("csrf_persona="))
+    value = cookie.split(";", 1)[0].split("=", 1)[1]
+    return {"Cookie": f"csrf_persona={value}", "X-CSRF-TOKEN": value}
+
+
+def persona_login(client: FlaskClient, name: str, **kwargs: Any) -> Any:
+    return client.post(f"/api/v1/auth/personas/{name}/login", headers=persona_headers(client),
+                       **kwargs)

@@ -1,5 +1,6 @@
 """Sign-in: one generic 401 for every failure with the real reason in the audit trail, throttling
-per name (known or not) with exponential back-off, rehash on parameter change, cookies."""
+per (name, address) and per address (known name or not) with exponential back-off, rehash on
+parameter change, cookies. The cross-address attacks are in tests/security/test_login_throttling.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from sqlalchemy import text
 
 from cronplane.management import users
 from cronplane.management.actor import Actor
-from cronplane.management.auth import BLOCK_BASE_SECONDS, FREE_FAILURES, block_seconds
+from cronplane.management.throttle import ADDRESS, BASE_SECONDS, MAX_SECONDS, PAIR
 from tests.integration.security.harness import (
     FAST_HASHING,
     add_user,
@@ -27,17 +28,22 @@ def app(database_url):
     context(app).db.close()
 
 
-def _failures(app, username: str) -> list[dict]:
+BLOCK_BASE_SECONDS = BASE_SECONDS
+FREE_FAILURES = PAIR.free
+
+
+def _failures(app, username: str | None, *, ip: str = "127.0.0.1") -> list[dict]:
     with context(app).db.read_session() as session:
         return [row.details for row in session.execute(text(
             "SELECT details FROM audit_events WHERE action = 'auth.login_failed' "
-            "AND details->>'username' = :u ORDER BY id"), {"u": username.lower()})]
+            "AND details->>'username' IS NOT DISTINCT FROM :u AND ip = :ip ORDER BY id"),
+            {"u": None if username is None else username.lower(), "ip": ip})]
 
 
 def _expire_block(app, username: str) -> None:
     with context(app).db.transaction() as session:
         session.execute(text("UPDATE login_throttles SET blocked_until = now() - interval '1 s' "
-                             "WHERE username = :u"), {"u": username.lower()})
+                             "WHERE key LIKE :k"), {"k": f"pair:%|{username.lower()}"})
 
 
 def test_every_refusal_has_the_same_body_and_the_audit_trail_has_the_reason(app) -> None:
@@ -59,7 +65,8 @@ def test_every_refusal_has_the_same_body_and_the_audit_trail_has_the_reason(app)
         response = client.post(LOGIN, json={"username": username, "password": password})
         assert response.status_code == 401, reason
         bodies.add(response.get_data(as_text=True))
-        assert [d["reason"] for d in _failures(app, username)] == [reason]
+        recorded = None if reason == "unknown_user" else username
+        assert _failures(app, recorded)[-1]["reason"] == reason
     assert len(bodies) == 1, f"the 401 bodies differ, which leaks the reason: {bodies}"
 
 
@@ -106,7 +113,7 @@ def test_repeated_failures_throttle_the_name_with_exponential_back_off(app) -> N
     assert blocked.status_code == 429
     assert blocked.mimetype == "application/problem+json"
     assert 1 <= int(blocked.headers["Retry-After"]) <= BLOCK_BASE_SECONDS
-    assert _failures(app, account.username)[-1]["reason"] == "throttled"
+    assert _failures(app, None)[-1]["reason"] == "throttled"
 
     _expire_block(app, account.username)
     assert login(client, account, password="wrong again!!").status_code == 401
@@ -132,10 +139,11 @@ def test_unknown_names_are_throttled_exactly_like_known_ones(app) -> None:
 
 
 def test_block_schedule_is_bounded() -> None:
-    assert [block_seconds(n) for n in range(1, FREE_FAILURES)] == [0] * (FREE_FAILURES - 1)
-    assert block_seconds(FREE_FAILURES) == BLOCK_BASE_SECONDS
-    assert block_seconds(FREE_FAILURES + 1) == 2 * BLOCK_BASE_SECONDS
-    assert block_seconds(1000) == 15 * 60
+    for rule in (PAIR, ADDRESS):
+        assert [rule.block_seconds(n) for n in range(1, rule.free)] == [0] * (rule.free - 1)
+        assert rule.block_seconds(rule.free) == BLOCK_BASE_SECONDS
+        assert rule.block_seconds(rule.free + 1) == 2 * BLOCK_BASE_SECONDS
+        assert rule.block_seconds(10**9) == MAX_SECONDS
 
 
 def test_login_rehashes_a_password_stored_with_weaker_parameters(app) -> None:
