@@ -368,9 +368,9 @@ class Login(TypedDict):
 
 
 class LoginResponse(TypedDict):
-    access_token: str
+    access_token: NotRequired[str]
     expires_in: int
-    refresh_token: str
+    refresh_token: NotRequired[str]
     token_type: str
     user: Identity
 

@@ -5,8 +5,8 @@ per-name rows are transient state (at most 15 minutes of failures), so they are 
 converted. ``refused`` counts the throttled attempts not yet in the audit trail (one event per
 block window, review M2).
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-12-02 01:20:00
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011"
-down_revision: str | None = "0010"
+revision: str = "0014"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
