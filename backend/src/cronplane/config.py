@@ -68,6 +68,13 @@ class Settings:
     oidc_role_map: tuple[tuple[str, str, str | None], ...] = ()
     password_login: bool = True
     break_glass_users: frozenset[str] = frozenset()
+    # CRONPLANE_SMTP_*: the relay email notification channels send through (None: email off).
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    smtp_from: str = "cronplane@localhost"
+    smtp_username: str | None = None
+    smtp_password: str | None = field(default=None, repr=False)
+    smtp_starttls: bool = False
 
     @property
     def oidc_enabled(self) -> bool:
@@ -132,6 +139,12 @@ class Settings:
             oidc_groups_claim=reader.text("CRONPLANE_OIDC_GROUPS_CLAIM", "groups"),
             oidc_role_map=_role_map(reader.optional("CRONPLANE_OIDC_ROLE_MAP")),
             password_login=reader.boolean("CRONPLANE_PASSWORD_LOGIN", True),
+            smtp_host=reader.optional("CRONPLANE_SMTP_HOST"),
+            smtp_port=reader.integer("CRONPLANE_SMTP_PORT", 25, low=1, high=65535),
+            smtp_from=reader.text("CRONPLANE_SMTP_FROM", "cronplane@localhost"),
+            smtp_username=reader.optional("CRONPLANE_SMTP_USERNAME"),
+            smtp_password=reader.optional("CRONPLANE_SMTP_PASSWORD"),
+            smtp_starttls=reader.boolean("CRONPLANE_SMTP_STARTTLS", False),
             break_glass_users=frozenset(
                 name.strip().lower()
                 for name in (reader.optional("CRONPLANE_BREAK_GLASS_USERS") or "").split(",")

@@ -481,6 +481,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notification-channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Channels of your projects */
+        get: operations["listNotificationChannels"];
+        put?: never;
+        /** Create a channel */
+        post: operations["createNotificationChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notification-channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a channel and its delivery log */
+        delete: operations["deleteNotificationChannel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notification-channels/{channel_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        /** Every delivery attempt to the channel, newest first, with its answer */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notification-channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a notification.test delivery (see …/deliveries for the answer) */
+        post: operations["testNotificationChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -1097,6 +1172,55 @@ export interface components {
             id: number;
             reason: string;
         };
+        Channel: {
+            address: string | null;
+            /** Format: date-time */
+            created_at: string;
+            events: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
+            /** @description Webhooks are signed with it */
+            readonly has_secret: unknown;
+            id: number;
+            /** @enum {string} */
+            kind: "webhook" | "slack" | "email";
+            name: string;
+            project: string;
+            url: string | null;
+        };
+        ChannelCreate: {
+            /** @description email: the recipient */
+            address?: string;
+            /** @description Default: job.dead, schedule.failing, schedule.late, schedule.silent, schedule.recovered (job.succeeded is opt-in) */
+            events?: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
+            /** @enum {string} */
+            kind: "webhook" | "slack" | "email";
+            /** @description [a-z0-9_.-]{1,64}; schedules' notify names it */
+            name: string;
+            /** @description Project slug (default: default) */
+            project?: string;
+            /** @description webhook: whsec_… (generated when absent) */
+            secret?: string;
+            /** @description webhook and slack: where to POST */
+            url?: string;
+        };
+        ChannelCreated: {
+            address: string | null;
+            /** Format: date-time */
+            created_at: string;
+            events: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
+            /** @description Webhooks are signed with it */
+            readonly has_secret: unknown;
+            id: number;
+            /** @enum {string} */
+            kind: "webhook" | "slack" | "email";
+            name: string;
+            project: string;
+            /** @description Shown once: the whsec_ signing secret */
+            secret: string | null;
+            url: string | null;
+        };
+        ChannelList: {
+            items: components["schemas"]["Channel"][];
+        };
         ChaosCreate: {
             duration_seconds: number;
             /** @enum {string} */
@@ -1170,6 +1294,23 @@ export interface components {
             /** @description Normalised, six fields */
             expression: string;
             next_runs: string[];
+        };
+        Delivery: {
+            /** Format: date-time */
+            at: string;
+            attempt: number;
+            duration_ms: number | null;
+            error: string | null;
+            event_type: string;
+            id: number;
+            job_id: number | null;
+            /** @description HTTP status (SMTP: 250) */
+            status_code: number | null;
+            /** @description The same on retries */
+            webhook_id: string;
+        };
+        DeliveryList: {
+            items: components["schemas"]["Delivery"][];
         };
         Error: {
             detail: string;
@@ -2700,6 +2841,145 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listNotificationChannels: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    createNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelCreated"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    deleteNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    testNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery job is committed */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -19,12 +19,18 @@ __all__ = [
     "BulkAction",
     "BulkResult",
     "BulkSkipped",
+    "Channel",
+    "ChannelCreate",
+    "ChannelCreated",
+    "ChannelList",
     "ChaosCreate",
     "ChaosExperiment",
     "ChaosList",
     "CreatedToken",
     "CronDescribeRequest",
     "CronDescription",
+    "Delivery",
+    "DeliveryList",
     "Error",
     "FireEntry",
     "FireLedger",
@@ -167,6 +173,45 @@ class BulkSkipped(TypedDict):
     reason: str
 
 
+class Channel(TypedDict):
+    address: str | None
+    created_at: str
+    events: list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]
+    has_secret: Any
+    id: int
+    kind: Literal["webhook", "slack", "email"]
+    name: str
+    project: str
+    url: str | None
+
+
+class ChannelCreate(TypedDict):
+    address: NotRequired[str]
+    events: NotRequired[list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]]
+    kind: Literal["webhook", "slack", "email"]
+    name: str
+    project: NotRequired[str]
+    secret: NotRequired[str]
+    url: NotRequired[str]
+
+
+class ChannelCreated(TypedDict):
+    address: str | None
+    created_at: str
+    events: list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]
+    has_secret: Any
+    id: int
+    kind: Literal["webhook", "slack", "email"]
+    name: str
+    project: str
+    secret: str | None
+    url: str | None
+
+
+class ChannelList(TypedDict):
+    items: list[Channel]
+
+
 class ChaosCreate(TypedDict):
     duration_seconds: int
     kind: Literal["leader_stepdown", "freeze_heartbeats", "fail_handler", "handler_latency", "kill_worker_thread"]
@@ -212,6 +257,22 @@ class CronDescription(TypedDict):
     description: str
     expression: str
     next_runs: list[str]
+
+
+class Delivery(TypedDict):
+    at: str
+    attempt: int
+    duration_ms: float | None
+    error: str | None
+    event_type: str
+    id: int
+    job_id: int | None
+    status_code: int | None
+    webhook_id: str
+
+
+class DeliveryList(TypedDict):
+    items: list[Delivery]
 
 
 class Error(TypedDict):

@@ -32,6 +32,7 @@ from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LEADER_LEASE, LeaseOutcome, LeaseStore
+from cronplane.storage.notification_store import queue_schedule_events
 from cronplane.storage.schedule_store import ScheduleStore
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def leadership_services(ctx: RunnerContext, *,
     # After the scheduler: a new leader fires what is due before judging lateness.
     health = HealthEvaluator(HealthStore(ctx.db), elector.grant,
                              idle_timeout_seconds=renew_interval(ttl), on_fenced=elector.wake,
-                             clock=ctx.clock)
+                             sink=queue_schedule_events, clock=ctx.clock)
     elector.leader_services.append(health)
     ctx.elector, ctx.scheduler, ctx.health = elector, scheduler, health
     return [*services, elector]

@@ -42,10 +42,8 @@ from cronplane.storage.health_store import (
     HealthRow,
     HealthStore,
 )
+from cronplane.storage.notification_store import ScheduleEvent
 from cronplane.storage.schedule_store import FencedOut
-
-# An alert event before it is addressed to channels: (type, project, channel names, data).
-ScheduleEvent = tuple[str, str, list[str], dict[str, Any]]
 
 
 def _iso(instant: datetime | None) -> str | None:

@@ -59,6 +59,7 @@ from cronplane.observability.metrics import observe_claim_latency, observe_handl
 from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
+from cronplane.storage.notification_store import NotificationStore
 
 MAX_ERROR_CHARS = 4000
 
@@ -115,6 +116,7 @@ class Worker(LoopService):
         self.config = config or WorkerConfig()
         self.db = db
         self.settings = settings
+        self.notifications = NotificationStore(db) if db is not None else None
         self.faults: FaultInjector = faults or NoFaults()
         self.pool = ExecutorPool(self.config.concurrency, clock=self.clock, log=self.log,
                                  run=self._run_handler, started=self._handler_started,
@@ -249,7 +251,7 @@ class Worker(LoopService):
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
                 settings=self.settings,
                 maintenance=self.store if self.db is not None else None,
-                monotonic=self.clock.monotonic)
+                notifications=self.notifications, monotonic=self.clock.monotonic)
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))

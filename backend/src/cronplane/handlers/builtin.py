@@ -4,6 +4,7 @@ from cronplane.handlers import (  # noqa: F401
     fail,
     http_request,
     noop,
+    notification_deliver,
     purge_history,
     shell_command,
     sleep,

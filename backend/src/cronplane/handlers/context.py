@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from cronplane.domain.notifications import DeliveryTarget, Message
 from cronplane.domain.secrets import mask as mask_secrets
 from cronplane.handlers.output import Output
 
@@ -37,6 +38,17 @@ class Maintenance(Protocol):
     def prune_throughput(self) -> int: ...
 
 
+class Notifications(Protocol):
+    """The storage ``notification.deliver`` needs: read its channel when the attempt runs, and
+    record every attempt (with the answer) for ``…/deliveries``."""
+
+    def target(self, channel_id: int) -> DeliveryTarget | None: ...
+
+    def record_delivery(self, message: Message, *, job_id: int, attempt: int,
+                        status_code: int | None, error: str | None,
+                        duration_ms: float) -> None: ...
+
+
 @dataclass
 class HandlerContext:
     job_id: int
@@ -50,6 +62,8 @@ class HandlerContext:
     settings: Any = None
     # Storage operations for maintenance handlers; None when the handler runs without a database.
     maintenance: Maintenance | None = None
+    # Channels and delivery records for the built-in notification handler.
+    notifications: Notifications | None = None
     reason: list[str] = field(default_factory=list)
     # The clock ``deadline`` is on (the worker's, so a test clock moves both).
     monotonic: Callable[[], float] = time.monotonic

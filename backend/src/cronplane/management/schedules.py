@@ -35,7 +35,7 @@ from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.health import AlertConfig, validate_alerts
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
-from cronplane.management import audit, projects, scope
+from cronplane.management import audit, notifications, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -215,6 +215,7 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Sch
     values = _validated(fields, ctx.settings)
     with ctx.db.transaction() as session:
         projects.check_schedules_quota(session, project)
+        notifications.check_notify(session, project, values["notify"])
         taken = session.execute(select(Schedule.id).where(
             Schedule.project == project, Schedule.name == values["name"],
             Schedule.deleted_at.is_(None))).first()
@@ -289,6 +290,8 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         changed = [name for name in EDITABLE if values[name] != current[name]]
         if not changed:
             return schedule
+        if "notify" in changed:
+            notifications.check_notify(session, schedule.project, values["notify"])
         if "name" in changed:
             taken = session.execute(select(Schedule.id).where(
                 Schedule.project == schedule.project,

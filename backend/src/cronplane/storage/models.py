@@ -350,6 +350,61 @@ class ScheduleHealth(Base):
     __table_args__ = (CheckConstraint(_in("state", HealthState), name="state"),)
 
 
+DEFAULT_CHANNEL_EVENTS = ["job.dead", "schedule.failing", "schedule.late", "schedule.silent",
+                          "schedule.recovered"]
+
+
+class NotificationChannel(Base):
+    """Where a project's events go: a Standard Webhooks endpoint, a Slack incoming webhook or an
+    email address. ``events`` lists the event types it receives (``job.succeeded`` is opt-in);
+    schedule events go only to the channels a schedule's ``notify`` names. A trigger of
+    migration 0012 queues job terminal events."""
+
+    __tablename__ = "notification_channels"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"))
+    name: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    url: Mapped[str | None] = mapped_column(Text)
+    address: Mapped[str | None] = mapped_column(Text)
+    # The Standard Webhooks signing secret (whsec_…); it must be usable, so it is not hashed.
+    secret: Mapped[str | None] = mapped_column(Text)
+    events: Mapped[list[str]] = mapped_column(JSONB, server_default=text(
+        "'[\"job.dead\", \"schedule.failing\", \"schedule.late\", \"schedule.silent\", "
+        "\"schedule.recovered\"]'::jsonb"))
+    created_by: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint("kind IN ('webhook', 'slack', 'email')", name="kind"),
+        CheckConstraint("name ~ '^[a-z0-9_.-]{1,64}$'", name="name"),
+        Index("uq_notification_channels_project_name", "project", "name", unique=True),
+    )
+
+
+class NotificationDelivery(Base):
+    """One delivery attempt of one event to one channel (the job's attempt, with the answer)."""
+
+    __tablename__ = "notification_deliveries"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    channel_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("notification_channels.id", ondelete="CASCADE"))
+    webhook_id: Mapped[str] = mapped_column(Text)
+    event_type: Mapped[str] = mapped_column(Text)
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    attempt: Mapped[int] = mapped_column(Integer)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[float | None] = mapped_column(Float)
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (
+        Index("ix_notification_deliveries_channel_id_id", "channel_id", text("id DESC")),
+    )
+
+
 class ScheduleVersion(Base):
     """Every create and update of a schedule, with its whole definition (what a rollback puts
     back) and the fields it changed (``{field: [old, new]}``). Written in the same transaction as

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from cronplane.management import jobs, projects, queues, schedules
+from cronplane.management import jobs, notifications, projects, queues, schedules
 from cronplane.management.actor import Actor
 from tests.integration.api.test_role_matrix import _operations, _spec
 from tests.integration.security.harness import add_user, context, make_app, mint_session
@@ -66,18 +66,23 @@ def world(database_url):
     mine = schedules.create(ctx, system, {"name": "b-schedule", "handler": "noop",
                                           "cron": "0 0 4 * * *", "project": B})
     mine_job = jobs.enqueue(ctx, system, jobs.JobRequest(handler="noop", payload={}, project=B)).job
+    channel = notifications.create(ctx, system, {"name": MARKER, "kind": "slack",
+                                                 "url": f"https://example.com/{MARKER}"})
+    notifications.create(ctx, system, {"name": "b-channel", "kind": "slack", "project": B,
+                                       "url": "https://example.com/b"})
     token = app.test_client().post(
         "/api/v1/tokens", json={"name": MARKER},
         headers={"Authorization": f"Bearer {mint_session(app, owner)}"}).json["id"]
     yield {"app": app, "outsider": outsider, "owner": owner,
            "foreign": {"schedule_id": foreign.id, "job_id": job.id, "slug": "default",
                        "project": "default", "user_id": owner.id, "token_id": token,
-                       "number": 1, "name": "default",
+                       "number": 1, "name": "default", "channel_id": channel.id,
                        # Installation-level (instance ADMIN only): 403 either way.
                        "experiment_id": 1},
            "missing": {"schedule_id": 999_999_001, "job_id": 999_999_002, "slug": "no-such",
                        "project": "no-such", "user_id": 999_999_003, "token_id": 999_999_004,
-                       "number": 99, "name": "no-such", "experiment_id": 999_999_005},
+                       "number": 99, "name": "no-such", "experiment_id": 999_999_005,
+                       "channel_id": 999_999_006},
            "mine": {"schedule": mine.id, "job": mine_job.id}}
     ctx.db.close()
 

@@ -1,0 +1,150 @@
+# mypy: disable-error-code="untyped-decorator"
+"""Notification channels (ADMIN): where alert and job events go, a test send, the delivery log.
+
+Semantics (validation, the egress check, secrets, the test event) live in
+``management.notifications``; this module is the HTTP shape only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask.views import MethodView
+from marshmallow import fields, validate
+
+from cronplane.api.access import current_actor, requires
+from cronplane.api.context import management_context
+from cronplane.api.jobs import JobSchema
+from cronplane.api.schemas_common import (
+    ID_CONVERTER,
+    ApiBlueprint,
+    ProjectFilterArgs,
+    SafeString,
+    UtcDateTime,
+    problem_responses,
+    project_field,
+    strict_int,
+)
+from cronplane.domain.notifications import ALL_EVENTS, DEFAULT_EVENTS, ChannelKind
+from cronplane.domain.roles import Role
+from cronplane.management import notifications
+
+blp = ApiBlueprint("notifications", __name__,
+                   description="Notification channels: Standard Webhooks, Slack, email")
+
+KINDS = [str(k) for k in ChannelKind]
+
+
+class ChannelSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    project = fields.String(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    url = fields.String(required=True, allow_none=True)
+    address = fields.String(required=True, allow_none=True)
+    events = fields.List(fields.String(validate=validate.OneOf(list(ALL_EVENTS))), required=True)
+    has_secret = fields.Function(lambda c: c.secret is not None, required=True,
+                                 metadata={"description": "Webhooks are signed with it"})
+    created_at = UtcDateTime(required=True)
+
+
+class ChannelCreatedSchema(ChannelSchema):
+    secret = fields.String(required=True, allow_none=True,
+                           metadata={"description": "Shown once: the whsec_ signing secret"})
+
+
+class ChannelListSchema(ma.Schema):
+    items = fields.List(fields.Nested(ChannelSchema), required=True)
+
+
+class ChannelCreateSchema(ma.Schema):
+    project = project_field()
+    name = SafeString(required=True, validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$"),
+                      metadata={"description": "[a-z0-9_.-]{1,64}; schedules' notify names it"})
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    url = SafeString(validate=validate.Length(max=2048),
+                     metadata={"description": "webhook and slack: where to POST"})
+    address = SafeString(validate=validate.Length(max=320),
+                         metadata={"description": "email: the recipient"})
+    secret = SafeString(validate=validate.Length(max=200),
+                        metadata={"description": "webhook: whsec_… (generated when absent)"})
+    events = fields.List(fields.String(validate=validate.OneOf(list(ALL_EVENTS))),
+                         validate=validate.Length(min=1),
+                         metadata={"description": "Default: "
+                                   + ", ".join(DEFAULT_EVENTS) + " (job.succeeded is opt-in)"})
+
+
+class DeliverySchema(ma.Schema):
+    id = fields.Integer(required=True)
+    webhook_id = fields.String(required=True, metadata={"description": "The same on retries"})
+    event_type = fields.String(required=True)
+    job_id = fields.Integer(required=True, allow_none=True)
+    attempt = fields.Integer(required=True)
+    status_code = fields.Integer(required=True, allow_none=True,
+                                 metadata={"description": "HTTP status (SMTP: 250)"})
+    error = fields.String(required=True, allow_none=True)
+    duration_ms = fields.Float(required=True, allow_none=True)
+    at = UtcDateTime(required=True)
+
+
+class DeliveryListSchema(ma.Schema):
+    items = fields.List(fields.Nested(DeliverySchema), required=True)
+
+
+class DeliveryArgsSchema(ma.Schema):
+    limit = strict_int(1, notifications.MAX_DELIVERIES, load_default=100)
+
+
+@blp.route("/notification-channels")
+class NotificationChannels(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="listNotificationChannels", summary="Channels of your projects")
+    @blp.arguments(ProjectFilterArgs, location="query")
+    @blp.response(200, ChannelListSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        return {"items": notifications.list_channels(management_context(), current_actor(),
+                                                     project=args["project"] or None)}
+
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="createNotificationChannel", summary="Create a channel")
+    @blp.arguments(ChannelCreateSchema)
+    @blp.response(201, ChannelCreatedSchema)
+    @problem_responses(blp, 400, 409, 413, 415)
+    def post(self, body: dict[str, Any]) -> Any:
+        return notifications.create(management_context(), current_actor(), body)
+
+
+@blp.route(f"/notification-channels/<{ID_CONVERTER}:channel_id>")
+class NotificationChannelById(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="deleteNotificationChannel",
+             summary="Delete a channel and its delivery log")
+    @blp.response(204)
+    @problem_responses(blp, 404)
+    def delete(self, channel_id: int) -> None:
+        notifications.delete(management_context(), current_actor(), channel_id)
+
+
+@blp.route(f"/notification-channels/<{ID_CONVERTER}:channel_id>/test")
+class NotificationChannelTest(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="testNotificationChannel",
+             summary="Queue a notification.test delivery (see …/deliveries for the answer)")
+    @blp.response(202, JobSchema, description="The delivery job is committed")
+    @problem_responses(blp, 404)
+    def post(self, channel_id: int) -> Any:
+        return notifications.send_test(management_context(), current_actor(), channel_id)
+
+
+@blp.route(f"/notification-channels/<{ID_CONVERTER}:channel_id>/deliveries")
+class NotificationChannelDeliveries(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="listNotificationDeliveries",
+             summary="Every delivery attempt to the channel, newest first, with its answer")
+    @blp.arguments(DeliveryArgsSchema, location="query")
+    @blp.response(200, DeliveryListSchema)
+    @problem_responses(blp, 400, 404)
+    def get(self, args: dict[str, Any], channel_id: int) -> Any:
+        return {"items": notifications.deliveries(management_context(), current_actor(),
+                                                  channel_id, limit=args["limit"])}

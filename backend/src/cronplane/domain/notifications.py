@@ -1,0 +1,104 @@
+"""Notification channels and what a delivery sends, pure.
+
+One event to one channel is one job of the built-in ``notification.deliver`` handler, so it
+gets the queue's retries with backoff and its dead-letter state; its payload carries the
+event's ``webhook_id`` (stable across the job's attempts), ``type``, ``timestamp`` and
+``data``. Webhooks get the Standard Webhooks body ``{type, timestamp, data}``; Slack gets a
+one-line ``text``; email gets a subject naming the event and the schedule or job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from cronplane.domain.health import Event
+
+DELIVER_HANDLER = "notification.deliver"
+DELIVERY_QUEUE = "notifications"
+DELIVERY_MAX_ATTEMPTS = 5
+TEST_EVENT = "notification.test"
+ALL_EVENTS = tuple(str(e) for e in Event)
+# job.succeeded is opt-in: a busy project would otherwise page on every success.
+DEFAULT_EVENTS = tuple(e for e in ALL_EVENTS if e != Event.JOB_SUCCEEDED)
+
+
+class ChannelKind(StrEnum):
+    WEBHOOK = "webhook"
+    SLACK = "slack"
+    EMAIL = "email"
+
+
+@dataclass(frozen=True)
+class DeliveryTarget:
+    """A channel as a delivery needs it (read when the attempt runs, so an edit or a delete
+    of the channel is honoured by the next retry)."""
+
+    id: int
+    project: str
+    name: str
+    kind: ChannelKind
+    url: str | None
+    address: str | None
+    secret: str | None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One event as the payload of its delivery job."""
+
+    channel_id: int
+    webhook_id: str
+    type: str
+    timestamp: str  # ISO 8601 UTC, when the event happened
+    data: dict[str, Any]
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Message:
+        return cls(int(payload["channel_id"]), str(payload["webhook_id"]), str(payload["type"]),
+                   str(payload["timestamp"]), dict(payload.get("data") or {}))
+
+    def body(self) -> str:
+        """The Standard Webhooks body: compact JSON, exactly the bytes that are signed."""
+        return json.dumps({"type": self.type, "timestamp": self.timestamp, "data": self.data},
+                          separators=(",", ":"), sort_keys=True)
+
+    def subject(self) -> str:
+        return f"[cronplane] {self.type}: {self.about()}"
+
+    def about(self) -> str:
+        schedule = self.data.get("schedule")
+        if isinstance(schedule, dict):
+            return f"schedule {schedule.get('name')} ({schedule.get('project')})"
+        job = self.data.get("job")
+        if isinstance(job, dict):
+            return f"job {job.get('id')} {job.get('handler')} ({job.get('project')})"
+        return "test message"
+
+    def text(self) -> str:
+        """One human line: what happened and why (Slack, the email's first line)."""
+        reason = self.data.get("reason")
+        if reason is None and isinstance(self.data.get("job"), dict):
+            job = self.data["job"]
+            reason = (f"{job.get('status')} after {job.get('attempts')} attempt(s)"
+                      + (f": {job.get('error')}" if job.get("error") else ""))
+        return f"{self.type}: {self.about()}" + (f" — {reason}" if reason else "")
+
+    def email_body(self) -> str:
+        return self.text() + "\n\n" + json.dumps(self.data, indent=2, sort_keys=True) + "\n"
+
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "channel_id": {"type": "integer", "minimum": 1},
+        "webhook_id": {"type": "string", "pattern": "^msg_[A-Za-z0-9]{1,64}$"},
+        "type": {"type": "string", "maxLength": 64},
+        "timestamp": {"type": "string", "maxLength": 64},
+        "data": {"type": "object"},
+    },
+    "required": ["channel_id", "webhook_id", "type", "timestamp", "data"],
+    "additionalProperties": False,
+}

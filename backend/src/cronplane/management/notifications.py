@@ -1,0 +1,224 @@
+"""Notification channels (per project, ADMIN): create, list, delete, send a test, read the
+delivery log. Each mutation is one transaction with its audit event.
+
+Decisions:
+* A channel's URL is checked against the egress policy at creation when its host is a literal
+  address (a 422 names the rule); names are resolved and checked again at every delivery
+  (handlers/outbound.py), so a channel cannot be pointed at the network behind the server.
+* A webhook channel without a ``secret`` gets a generated one (``whsec_`` + 32 random bytes,
+  base64); the secret is shown in the create answer only, never listed.
+* An email channel needs ``CRONPLANE_SMTP_HOST``: creating one without it is a 422, so a
+  person learns it at once rather than from a dead delivery.
+* The test sends ``notification.test`` through the same queue and handler as real events.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
+from cronplane.domain.notifications import (
+    ALL_EVENTS,
+    DEFAULT_EVENTS,
+    DELIVER_HANDLER,
+    DELIVERY_MAX_ATTEMPTS,
+    DELIVERY_QUEUE,
+    TEST_EVENT,
+    ChannelKind,
+)
+from cronplane.domain.roles import Role
+from cronplane.domain.states import Trigger
+from cronplane.management import audit, scope
+from cronplane.management.actor import Actor
+from cronplane.management.context import ManagementContext
+from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.storage import notify
+from cronplane.storage.models import Job, NotificationChannel, NotificationDelivery
+
+NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
+ADDRESS = re.compile(r"^[^@\s<>,;]{1,64}@[^@\s<>,;]{1,255}$")
+URL = re.compile(r"^https?://\S{1,2040}$")
+SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{16,128}={0,2}$")
+MAX_DELIVERIES = 200
+
+
+def _missing(channel_id: int) -> str:
+    return f"notification channel {channel_id} does not exist"
+
+
+def _policy(settings: Any) -> EgressPolicy:
+    policy = getattr(settings, "egress_policy", None)
+    return policy if isinstance(policy, EgressPolicy) else DEFAULT_POLICY
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
+    errors: dict[str, list[str]] = {}
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        errors["name"] = ["Must match [a-z0-9_.-]{1,64}."]
+    kind = data.get("kind")
+    if kind not in set(ChannelKind):
+        errors["kind"] = [f"Must be one of {', '.join(ChannelKind)}."]
+    url, address, secret = data.get("url"), data.get("address"), data.get("secret")
+    if kind in (ChannelKind.WEBHOOK, ChannelKind.SLACK):
+        if not isinstance(url, str) or not URL.fullmatch(url):
+            errors["url"] = ["Required for this kind: an http(s) URL."]
+        else:
+            try:
+                _policy(settings).check_url_literal(url)
+            except EgressError as exc:
+                errors["url"] = [str(exc)]
+        if address is not None:
+            errors["address"] = ["Only for email channels."]
+    if kind == ChannelKind.EMAIL:
+        if not isinstance(address, str) or not ADDRESS.fullmatch(address):
+            errors["address"] = ["Required for email: one address, name@host."]
+        elif not getattr(settings, "smtp_host", None):
+            errors["address"] = ["Email is not configured on this server (CRONPLANE_SMTP_HOST)."]
+        if url is not None:
+            errors["url"] = ["Not for email channels."]
+    if secret is not None and (kind != ChannelKind.WEBHOOK or not isinstance(secret, str)
+                               or not SECRET.fullmatch(secret)):
+        errors["secret"] = ["Only for webhooks: whsec_ followed by base64 (16+ characters)."]
+    events = data.get("events", list(DEFAULT_EVENTS))
+    if (not isinstance(events, list) or not events
+            or not all(isinstance(e, str) and e in ALL_EVENTS for e in events)):
+        errors["events"] = [f"A non-empty list of {', '.join(ALL_EVENTS)}."]
+    unknown = sorted(set(data) - {"name", "kind", "url", "address", "secret", "events"})
+    for field in unknown:
+        errors[field] = ["Unknown field."]
+    if errors:
+        field = next(iter(errors))
+        raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
+    if kind == ChannelKind.WEBHOOK and secret is None:
+        secret = new_secret()
+    return {"name": name, "kind": kind, "url": url, "address": address, "secret": secret,
+            "events": list(dict.fromkeys(events))}
+
+
+def _public(channel: NotificationChannel) -> dict[str, Any]:
+    return {"id": channel.id, "project": channel.project, "name": channel.name,
+            "kind": channel.kind, "url": channel.url, "address": channel.address,
+            "events": list(channel.events)}
+
+
+def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> NotificationChannel:
+    fields = dict(data)
+    project = scope.writable(actor, fields.pop("project", None), Role.ADMIN)
+    values = _validated(fields, ctx.settings)
+    with ctx.db.transaction() as session:
+        channel = NotificationChannel(project=project, created_by=actor.username, **values)
+        session.add(channel)
+        try:
+            with session.begin_nested():
+                session.flush()
+        except IntegrityError as exc:
+            if "uq_notification_channels_project_name" in str(exc.orig):
+                raise Conflict(f"project {project!r} already has a channel named "
+                               f"{values['name']!r}",
+                               errors={"name": ["Already used in this project."]}) from None
+            raise
+        session.refresh(channel)
+        audit.record(session, actor, "notification_channel.create",
+                     target_type="notification_channel", target_id=channel.id,
+                     details={"after": _public(channel)}, project=project)
+        session.expunge(channel)
+        return channel
+
+
+def list_channels(ctx: ManagementContext, actor: Actor, *,
+                  project: list[str] | None = None) -> list[NotificationChannel]:
+    query = scope.restrict(select(NotificationChannel), NotificationChannel.project, actor,
+                           project, minimum=Role.ADMIN)
+    with ctx.db.read_session() as session:
+        rows = list(session.scalars(query.order_by(NotificationChannel.project,
+                                                   NotificationChannel.name)))
+        session.expunge_all()
+        return rows
+
+
+def _channel(session: Any, actor: Actor, channel_id: int, *, lock: bool = False
+             ) -> NotificationChannel:
+    query = select(NotificationChannel).where(NotificationChannel.id == channel_id)
+    channel = session.execute(query.with_for_update() if lock else query).scalar_one_or_none()
+    if channel is None:
+        raise NotFound(_missing(channel_id))
+    scope.require(actor, channel.project, Role.ADMIN, missing=_missing(channel_id))
+    return channel  # type: ignore[no-any-return]
+
+
+def delete(ctx: ManagementContext, actor: Actor, channel_id: int) -> None:
+    """Deleted with its delivery log; queued deliveries to it end as skipped."""
+    with ctx.db.transaction() as session:
+        channel = _channel(session, actor, channel_id, lock=True)
+        before = _public(channel)
+        session.delete(channel)
+        session.flush()
+        audit.record(session, actor, "notification_channel.delete",
+                     target_type="notification_channel", target_id=channel_id,
+                     details={"before": before}, project=before["project"])
+
+
+def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
+    """Queue a ``notification.test`` delivery to the channel (its attempts appear in the log)."""
+    with ctx.db.transaction() as session:
+        channel = _channel(session, actor, channel_id)
+        now = session.execute(select(func.now())).scalar_one()
+        webhook_id = "msg_" + secrets.token_hex(16)
+        job = Job(project=channel.project, handler=DELIVER_HANDLER, queue=DELIVERY_QUEUE,
+                  payload={"channel_id": channel.id, "webhook_id": webhook_id,
+                           "type": TEST_EVENT,
+                           "timestamp": now.isoformat().replace("+00:00", "Z"),
+                           "data": {"channel": channel.name, "project": channel.project,
+                                    "requested_by": actor.username}},
+                  max_attempts=DELIVERY_MAX_ATTEMPTS, timeout_seconds=30,
+                  trigger=Trigger.API.value, requested_by=actor.username)
+        session.add(job)
+        session.flush()
+        session.refresh(job)
+        audit.record(session, actor, "notification_channel.test",
+                     target_type="notification_channel", target_id=channel.id,
+                     details={"job_id": job.id, "webhook_id": webhook_id},
+                     project=channel.project)
+        notify.send(session, notify.JOBS)
+        session.expunge(job)
+        return job
+
+
+def deliveries(ctx: ManagementContext, actor: Actor, channel_id: int, *,
+               limit: int = 100) -> list[NotificationDelivery]:
+    """The channel's delivery attempts, newest first (at most MAX_DELIVERIES)."""
+    if not 1 <= limit <= MAX_DELIVERIES:
+        raise InvalidInput(f"limit must be 1 to {MAX_DELIVERIES}",
+                           errors={"limit": [f"Must be 1 to {MAX_DELIVERIES}."]})
+    with ctx.db.read_session() as session:
+        _channel(session, actor, channel_id)
+        rows = list(session.scalars(select(NotificationDelivery)
+                                    .where(NotificationDelivery.channel_id == channel_id)
+                                    .order_by(NotificationDelivery.id.desc()).limit(limit)))
+        session.expunge_all()
+        return rows
+
+
+def check_notify(session: Any, project: str, names: list[str]) -> None:
+    """A schedule's ``notify`` must name channels of its project (422 naming the unknown)."""
+    if not names:
+        return
+    known = set(session.scalars(select(NotificationChannel.name).where(
+        NotificationChannel.project == project, NotificationChannel.name.in_(names))))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise InvalidInput(f"no notification channel named {unknown[0]!r} in project "
+                           f"{project!r}",
+                           errors={"notify": [f"Unknown channel(s): {', '.join(unknown)}."]})

@@ -1,0 +1,64 @@
+"""Notification storage for the two planes' hot-ish paths: the health evaluator queues alert
+events inside its fenced transaction; a delivery attempt reads its channel and records itself.
+Channel CRUD and the delivery log are management's (ORM)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from cronplane.domain.notifications import (
+    DELIVER_HANDLER,
+    DELIVERY_MAX_ATTEMPTS,
+    DELIVERY_QUEUE,
+    ChannelKind,
+    DeliveryTarget,
+    Message,
+)
+from cronplane.storage import notify
+from cronplane.storage.database import Database
+from cronplane.storage.queries import QUERIES
+
+# (type, project, channel names, data): an alert event before it is addressed to channels.
+ScheduleEvent = tuple[str, str, list[str], dict[str, Any]]
+
+
+def queue_schedule_events(conn: Any, events: Sequence[ScheduleEvent]) -> int:
+    """Queue one delivery job per (event, named channel subscribed to it), in ``conn``'s
+    transaction; returns how many."""
+    if not events:
+        return 0
+    row = conn.execute(QUERIES["notify_schedule_events"], {
+        "types": [e[0] for e in events], "projects": [e[1] for e in events],
+        "targets": [Jsonb(e[2]) for e in events], "data": [Jsonb(e[3]) for e in events],
+        "handler": DELIVER_HANDLER, "queue": DELIVERY_QUEUE,
+        "max_attempts": DELIVERY_MAX_ATTEMPTS, "channel": notify.JOBS}).fetchone()
+    return int(row["queued"])
+
+
+class NotificationStore:
+    """What ``notification.deliver`` gets as ``ctx.notifications``."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def target(self, channel_id: int) -> DeliveryTarget | None:
+        with self.db.connection() as conn:
+            row = conn.execute(QUERIES["notification_target"],
+                               {"channel_id": channel_id}).fetchone()
+        if row is None:
+            return None
+        return DeliveryTarget(row["id"], row["project"], row["name"], ChannelKind(row["kind"]),
+                              row["url"], row["address"], row["secret"])
+
+    def record_delivery(self, message: Message, *, job_id: int, attempt: int,
+                        status_code: int | None, error: str | None,
+                        duration_ms: float) -> None:
+        with self.db.connection() as conn:
+            conn.execute(QUERIES["notification_delivery_record"], {
+                "channel_id": message.channel_id, "webhook_id": message.webhook_id,
+                "event_type": message.type, "job_id": job_id, "attempt": attempt,
+                "status_code": status_code, "error": None if error is None else error[:2000],
+                "duration_ms": duration_ms})
