@@ -1,6 +1,6 @@
 """notifications: channels per project, every delivery attempt, and the job terminal-state
 events (job.dead, opt-in job.succeeded) queued by a statement trigger in the completing
-transaction
+transaction; fire_checks: the leader's continuous comparison of the fire ledger with jobs
 
 Revision ID: 0012
 Revises: 0011
@@ -116,6 +116,18 @@ def upgrade() -> None:
     )
     op.create_index("ix_notification_deliveries_channel_id_id", "notification_deliveries",
                     ["channel_id", sa.text("id DESC")])
+    op.create_table(
+        "fire_checks",
+        sa.Column("schedule_id", sa.BigInteger(), nullable=False),
+        sa.Column("checked_until", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("missing", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
+        sa.Column("duplicate", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
+        sa.Column("last_violation", sa.Text(), nullable=True),
+        sa.ForeignKeyConstraint(["schedule_id"], ["schedules.id"],
+                                name=op.f("fk_fire_checks_schedule_id_schedules"),
+                                ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("schedule_id", name=op.f("pk_fire_checks")),
+    )
     for statement in TRIGGER_UP:
         op.execute(statement)
 
@@ -123,6 +135,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DROP TRIGGER IF EXISTS jobs_terminal_events ON jobs")
     op.execute("DROP FUNCTION IF EXISTS jobs_terminal_events()")
+    op.drop_table("fire_checks")
     op.drop_index("ix_notification_deliveries_channel_id_id",
                   table_name="notification_deliveries")
     op.drop_table("notification_deliveries")

@@ -22,6 +22,8 @@ def _cluster_state() -> ClusterState:
     return ClusterState(jobs_by_status=snapshot.jobs_by_status,
                         leader_owner=leader.owner if leader else None,
                         fencing_token=leader.fencing_token if leader else None,
+                        fires_missing=snapshot.fires_missing,
+                        fires_duplicate=snapshot.fires_duplicate,
                         queues=[(q.project, q.name, q.pending, q.running, q.concurrency_limit)
                                 # The scrape is the operator's installation-wide view, not a user's.
                                 for q in queues.list_queues(ctx, Actor.system())])

@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING
 from cronplane.domain.clock import Clock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import LeaseGrant, local_deadline, renew_interval, standby_delay
+from cronplane.execution.fire_checker import FireChecker
 from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.listener import Listener
 from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import LoopService, Service
 from cronplane.storage import notify
 from cronplane.storage.database import Database
+from cronplane.storage.fire_check_store import FireCheckStore
 from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LEADER_LEASE, LeaseOutcome, LeaseStore
 from cronplane.storage.notification_store import queue_schedule_events
@@ -223,5 +225,9 @@ def leadership_services(ctx: RunnerContext, *,
                              idle_timeout_seconds=renew_interval(ttl), on_fenced=elector.wake,
                              sink=queue_schedule_events, clock=ctx.clock)
     elector.leader_services.append(health)
+    checker = FireChecker(FireCheckStore(ctx.db), elector.grant,
+                          idle_timeout_seconds=renew_interval(ttl), clock=ctx.clock)
+    elector.leader_services.append(checker)
     ctx.elector, ctx.scheduler, ctx.health = elector, scheduler, health
+    ctx.fire_checker = checker
     return [*services, elector]

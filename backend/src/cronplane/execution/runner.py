@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cronplane.execution.chaos import ChaosService
     from cronplane.execution.completer import Completer
     from cronplane.execution.elector import Elector
+    from cronplane.execution.fire_checker import FireChecker
     from cronplane.execution.health_evaluator import HealthEvaluator
     from cronplane.execution.listener import Listener
     from cronplane.execution.scheduler import Scheduler
@@ -57,6 +58,7 @@ class RunnerContext:
     elector: Elector | None = None
     scheduler: Scheduler | None = None
     health: HealthEvaluator | None = None
+    fire_checker: FireChecker | None = None
 
 
 def new_identity() -> ProcessIdentity:

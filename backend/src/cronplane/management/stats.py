@@ -67,6 +67,9 @@ class StateSnapshot:
 
     jobs_by_status: dict[str, int]
     leader: Leader | None
+    # The leader's continuous fire check (both must stay 0).
+    fires_missing: int = 0
+    fires_duplicate: int = 0
 
 
 def get_stats(ctx: ManagementContext, actor: Actor,
@@ -93,7 +96,10 @@ def get_stats(ctx: ManagementContext, actor: Actor,
 
 def state_snapshot(ctx: ManagementContext) -> StateSnapshot:
     row = StatsStore(ctx.db).snapshot()
-    return StateSnapshot(jobs_by_status=_counts(row["counts"]), leader=_leader(row["leader"]))
+    checks = row.get("fire_checks") or {}
+    return StateSnapshot(jobs_by_status=_counts(row["counts"]), leader=_leader(row["leader"]),
+                         fires_missing=int(checks.get("missing", 0)),
+                         fires_duplicate=int(checks.get("duplicate", 0)))
 
 
 def _instant(value: str) -> datetime:

@@ -28,7 +28,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,9 @@ class ClusterState:
     fencing_token: int | None
     # (project, queue, pending, running, concurrency_limit) per queue
     queues: Sequence[tuple[str, str, int, int, int | None]] = ()
+    # The leader's continuous fire check (execution/fire_checker.py): both must stay 0.
+    fires_missing: int = 0
+    fires_duplicate: int = 0
 
 
 class ClusterStateCollector:
@@ -137,6 +140,15 @@ class ClusterStateCollector:
         fencing.add_metric([], state.fencing_token or 0)
         yield leader
         yield fencing
+        missing = CounterMetricFamily(
+            "cronplane_fires_missing",
+            "Fire times with neither a job nor a recorded skip (must stay 0).")
+        missing.add_metric([], state.fires_missing)
+        duplicate = CounterMetricFamily(
+            "cronplane_fires_duplicate", "Fire times with more than one job (must stay 0).")
+        duplicate.add_metric([], state.fires_duplicate)
+        yield missing
+        yield duplicate
         yield from _queue_families(state)
 
 

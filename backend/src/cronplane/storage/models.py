@@ -405,6 +405,22 @@ class NotificationDelivery(Base):
     )
 
 
+class FireCheck(Base):
+    """The leader's continuous invariant check of one schedule: its fire times up to
+    ``checked_until`` were compared with its jobs; ``missing`` counts fire times with neither a
+    job nor a recorded skip, ``duplicate`` fire times with more than one job. Both must stay 0
+    (exposed as ``cronplane_fires_missing_total`` / ``cronplane_fires_duplicate_total``)."""
+
+    __tablename__ = "fire_checks"
+
+    schedule_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("schedules.id", ondelete="CASCADE"), primary_key=True)
+    checked_until: Mapped[datetime] = mapped_column(TZ)
+    missing: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    duplicate: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    last_violation: Mapped[str | None] = mapped_column(Text)
+
+
 class ScheduleVersion(Base):
     """Every create and update of a schedule, with its whole definition (what a rollback puts
     back) and the fields it changed (``{field: [old, new]}``). Written in the same transaction as

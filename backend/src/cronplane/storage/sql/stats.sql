@@ -44,7 +44,10 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
        (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
                                  'expires_at', expires_at)
           FROM leases
-         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader;
+         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader,
+       (SELECT json_build_object('missing', coalesce(sum(missing), 0),
+                                 'duplicate', coalesce(sum(duplicate), 0))
+          FROM fire_checks) AS fire_checks;
 
 -- name: stats_project_counts
 -- Counts and throughput of the jobs of some projects (a caller who cannot see every project).

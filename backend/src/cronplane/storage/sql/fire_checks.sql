@@ -1,0 +1,40 @@
+-- The leader's continuous invariant check (execution/fire_checker.py): each live schedule's
+-- fire times since the last check are compared with its jobs and stored skips, in one fenced
+-- transaction per round (schedule_fence first).
+
+-- name: fire_check_schedules
+-- Live schedules with where their check stands. A check starts at the later of the last
+-- checked instant and the last edit: the ledger explains windows with the current expression,
+-- so fire times of an older cron must not be judged by the new one.
+SELECT s.id, s.cron, s.timezone, s.created_at, s.updated_at, s.deleted_at, s.next_run_at,
+       c.checked_until, statement_timestamp() AS db_now
+  FROM schedules s
+  LEFT JOIN fire_checks c ON c.schedule_id = s.id
+ WHERE s.deleted_at IS NULL
+ ORDER BY s.id;
+
+-- name: fire_check_duplicates
+-- Fire times of the window with more than one job (ix_jobs_schedule_id_id). The unique fire key
+-- makes this impossible; the check proves it instead of assuming it.
+SELECT j.fire_time, count(*) AS n
+  FROM jobs j
+ WHERE j.schedule_id = %(schedule_id)s AND j.fire_time > %(start)s AND j.fire_time <= %(end)s
+ GROUP BY j.fire_time
+HAVING count(*) > 1;
+
+-- name: fire_check_save
+INSERT INTO fire_checks AS c (schedule_id, checked_until, missing, duplicate, last_violation)
+SELECT v.id, v.checked_until, v.missing, v.duplicate, v.violation
+  FROM unnest(%(ids)s::bigint[], %(untils)s::timestamptz[], %(missing)s::bigint[],
+              %(duplicate)s::bigint[], %(violations)s::text[])
+       AS v(id, checked_until, missing, duplicate, violation)
+ON CONFLICT (schedule_id) DO UPDATE
+   SET checked_until = EXCLUDED.checked_until,
+       missing = c.missing + EXCLUDED.missing,
+       duplicate = c.duplicate + EXCLUDED.duplicate,
+       last_violation = coalesce(EXCLUDED.last_violation, c.last_violation);
+
+-- name: fire_check_totals
+SELECT coalesce(sum(missing), 0)::bigint AS missing,
+       coalesce(sum(duplicate), 0)::bigint AS duplicate
+  FROM fire_checks;

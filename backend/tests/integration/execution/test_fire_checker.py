@@ -1,0 +1,89 @@
+"""The leader's continuous fire check against a real leader: a healthy per-second schedule
+keeps both counters at 0 while its fire times are judged; a job removed behind the scheduler's
+back is counted missing and a second job for one fire time duplicate, and /metrics says so."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from cronplane.domain.firing import misfire_grace
+from cronplane.domain.lease import renew_interval
+from cronplane.execution.elector import Elector
+from cronplane.execution.fire_checker import FireChecker
+from cronplane.execution.scheduler import Scheduler
+from cronplane.storage.database import Database
+from cronplane.storage.fire_check_store import FireCheckStore
+from cronplane.storage.lease_store import LeaseStore
+from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+from tests.integration.api.role_clients import RoleClient, make_app
+from tests.integration.execution.test_leadership import query
+from tests.support.waiting import wait_until
+
+TTL = 2.0
+
+
+@pytest.fixture
+def world(fresh_database_url: str) -> Iterator[Any]:
+    db = Database(fresh_database_url, application_name="test-fire-checker", pool_size=6)
+    clients = RoleClient(make_app(fresh_database_url))
+    elector = Elector(LeaseStore(db), "leader-1", TTL, listen_db=db)
+    scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=misfire_grace(TTL),
+                          idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)
+    checker = FireChecker(FireCheckStore(db), elector.grant, interval=0.3,
+                          settle=timedelta(seconds=3), idle_timeout_seconds=renew_interval(TTL))
+    elector.leader_services.extend([scheduler, checker])
+    elector.on_schedules_changed.append(scheduler.wake)
+    elector.start()
+    assert elector.wait_for_leadership(10)
+    yield db, clients, checker
+    elector.stop(5)
+    db.close()
+
+
+def _metric(clients: RoleClient, name: str) -> float:
+    text = clients.anonymous.get("/metrics").get_data(as_text=True)
+    [line] = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return float(line.split()[1])
+
+
+def test_fire_times_are_judged_continuously_and_a_violation_is_counted(world) -> None:
+    db, clients, checker = world
+    created = clients.admin.post("/api/v1/schedules", json={
+        "name": f"checked-{uuid.uuid4().hex[:6]}", "handler": "noop", "cron": "* * * * * *",
+        "overlap": "allow"})
+    assert created.status_code == 201
+    sid = created.json["id"]
+    wait_until(lambda: checker.checked >= 3, 15, "fire times judged")
+    totals = FireCheckStore(db).totals()
+    assert (totals.missing, totals.duplicate) == (0, 0), query(
+        db, "SELECT last_violation FROM fire_checks")
+    assert _metric(clients, "cronplane_fires_missing_total") == 0
+    assert _metric(clients, "cronplane_fires_duplicate_total") == 0
+    # Behind the scheduler's back: one future fire's job vanishes, another is doubled.
+    before = checker.checked
+    # The two newest fires: at most a second old, so inside the settle time, not judged yet.
+    [victim, twin] = query(db, "SELECT id, fire_time FROM jobs WHERE schedule_id = %s AND "
+                               "fire_time > (SELECT checked_until FROM fire_checks WHERE "
+                               "schedule_id = %s) ORDER BY fire_time DESC LIMIT 2", sid, sid)
+    assert twin["fire_time"] < victim["fire_time"]
+    query(db, "DELETE FROM jobs WHERE id = %s RETURNING id", victim["id"])
+    query(db, "INSERT INTO jobs (handler, schedule_id, fire_time, trigger) "
+              "VALUES ('noop', %s, %s, 'schedule') RETURNING id", sid, twin["fire_time"])
+    wait_until(lambda: FireCheckStore(db).totals().missing == 1, 15, "the missing fire counted")
+    wait_until(lambda: FireCheckStore(db).totals().duplicate == 1, 15, "the double counted")
+    assert checker.checked > before
+    assert _metric(clients, "cronplane_fires_missing_total") == 1
+    assert _metric(clients, "cronplane_fires_duplicate_total") == 1
+    [row] = query(db, "SELECT last_violation FROM fire_checks WHERE schedule_id = %s", sid)
+    assert "without a job" in row["last_violation"]
+
+
+def test_a_stale_leader_checks_nothing(world) -> None:
+    db, _, _ = world
+    with pytest.raises(FencedOut):
+        FireCheckStore(db).check("someone-else", 999, settle=timedelta(seconds=1))
