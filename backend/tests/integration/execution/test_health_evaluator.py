@@ -90,7 +90,7 @@ def test_a_paused_queue_makes_a_schedule_late_once_and_resuming_recovers_it_once
     wait_until(lambda: _health(clients, sid)["state"] == "ok", 10, "recovered after resume")
     assert _edges(db, sid) == [("schedule.alert.firing", "late"),
                                ("schedule.alert.recovered", "late")]
-    assert _health(clients, sid)["last_success_at"] is not None
+    wait_until(lambda: _health(clients, sid)["last_success_at"], 10, "a success recorded")
     [event] = query(db, "SELECT actor, project, details FROM audit_events "
                         "WHERE action = 'schedule.alert.firing' AND target_id = %s", str(sid))
     assert event["actor"] == "system" and event["project"] == "default"

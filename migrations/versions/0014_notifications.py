@@ -2,8 +2,8 @@
 events (job.dead, opt-in job.succeeded) queued by a statement trigger in the completing
 transaction; fire_checks: the leader's continuous comparison of the fire ledger with jobs
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-12-02 01:20:00
 """
 
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0012"
-down_revision: str | None = "0011"
+revision: str = "0014"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -45,7 +45,7 @@ TRIGGER_UP = [
                                     'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                'data', jsonb_build_object('job', jsonb_build_object(
                  'id', n.id, 'project', n.project, 'handler', n.handler, 'queue', n.queue,
-                 'status', n.status, 'attempts', n.attempt_count, 'error', left(n.error, 2000),
+                 'status', n.status, 'attempts', n.attempt_count, 'error', left(split_part(n.error, E'\n', 1), 2000),
                  'schedule_id', n.schedule_id, 'fire_time', n.fire_time,
                  'finished_at', n.finished_at))),
              'notifications', 5, 30, 'api', 'system'
