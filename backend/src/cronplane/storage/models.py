@@ -358,7 +358,7 @@ class NotificationChannel(Base):
     """Where a project's events go: a Standard Webhooks endpoint, a Slack incoming webhook or an
     email address. ``events`` lists the event types it receives (``job.succeeded`` is opt-in);
     schedule events go only to the channels a schedule's ``notify`` names. A trigger of
-    migration 0014 queues job terminal events."""
+    migration 0015 queues job terminal events."""
 
     __tablename__ = "notification_channels"
 

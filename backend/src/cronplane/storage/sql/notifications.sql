@@ -1,6 +1,6 @@
 -- Notification deliveries: alert events queued by the health evaluator (in its fenced
 -- transaction), the channel a delivery attempt reads, and the record of every attempt. Job
--- terminal-state events are queued by the trigger jobs_terminal_events (migration 0014).
+-- terminal-state events are queued by the trigger jobs_terminal_events (migration 0015).
 
 -- name: notify_schedule_events
 -- One delivery job per (event, channel): the channels of the event's project that the schedule's
