@@ -124,7 +124,7 @@ def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
     screenshot(page, "audit")
 
     created_row = rows.filter(has_text="schedule.create")
-    created_row.get_by_role("button", name=re.compile(r"^Details of event \d+$")).click()
+    created_row.get_by_role("button", name=re.compile(r"^(Diff|Details) of event \d+$")).click()
     expect(dialog(page)).to_contain_text(f"schedule.create by {server.admin_username}")
     expect(dialog(page)).to_contain_text(unique)
     page.keyboard.press("Escape")

@@ -1,4 +1,4 @@
-import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, useMantineColorScheme } from '@mantine/core';
+import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { api } from '../api/client';
@@ -80,12 +80,19 @@ export function Layout() {
             {user && (
               <Menu position="bottom-end">
                 <Menu.Target>
-                  <Button variant="default" maw={{ base: 170, sm: 'none' }} aria-label={`Account: ${user.username} (${user.role})`}>
+                  {/* The name comes from the content, so it always contains the visible text (axe
+                      label-content-name-mismatch); the hidden words make it "Account: alice (ADMIN)".
+                      The parentheses are inline (cp-sr-inline): an out-of-flow VisuallyHidden would
+                      make Chrome read "( ADMIN )". */}
+                  <Button variant="default" maw={{ base: 170, sm: 'none' }}>
+                    <VisuallyHidden component="span">Account: </VisuallyHidden>
                     <Text span inherit truncate="end" maw={{ base: 80, sm: 240 }}>
                       {user.username}
                     </Text>
                     <Badge size="sm" ml={6}>
+                      <span className="cp-sr-inline">(</span>
                       {user.role}
+                      <span className="cp-sr-inline">)</span>
                     </Badge>
                   </Button>
                 </Menu.Target>

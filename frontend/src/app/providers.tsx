@@ -5,6 +5,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { ApiError } from '../api/problem';
 import { SessionProvider } from '../lib/session';
+import { accessibleColors } from './palette';
 
 const theme = createTheme({
   primaryColor: 'blue',
@@ -14,13 +15,18 @@ const theme = createTheme({
   focusRing: 'always',
   // Mantine's default shade 6 (white on #228be6 is 3.55:1) fails WCAG AA; shade 8 passes (5:1).
   primaryShade: { light: 8, dark: 8 },
+  colors: accessibleColors,
 });
 
 // Dimmed text: Mantine's gray-6 (3.3:1 on white) and dark-2 (3.5:1 on dark cards) fail AA.
+// Disabled controls in dark: dark-3 text on dark-6 (2.3:1) all but vanished; dark-2 gives 3.5:1.
 const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
   light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
-  dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
+  dark: {
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-disabled-color': 'var(--mantine-color-dark-2)',
+  },
 });
 
 const colorSchemeManager = localStorageColorSchemeManager({ key: 'cronplane.colorScheme' });

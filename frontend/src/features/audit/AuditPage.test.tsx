@@ -32,7 +32,7 @@ describe('audit page', () => {
     await userEvent.click(screen.getByRole('textbox', { name: 'Action' }));
     await userEvent.paste('schedule.update');
     await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).searchParams.get('action') === 'schedule.update')).toBe(true));
-    await userEvent.click(await screen.findByRole('button', { name: 'Details of event 9' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Diff of event 9' }));
     await screen.findByRole('dialog');
     const diff = await screen.findByRole('table', { name: 'Before and after' });
     expect(within(diff).getByText('"0 30 9 * * MON-FRI"')).toBeInTheDocument();

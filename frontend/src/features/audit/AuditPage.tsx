@@ -101,7 +101,7 @@ function AuditTrail() {
     {
       header: 'Details',
       cell: ({ row }) => (
-        <Button size="compact-xs" variant="light" onClick={() => setOpen(row.original)} aria-label={`Details of event ${row.original.id}`}>
+        <Button size="compact-xs" variant="light" onClick={() => setOpen(row.original)} aria-label={`${diffDetails(row.original.details) ? 'Diff' : 'Details'} of event ${row.original.id}`}>
           {diffDetails(row.original.details) ? 'Diff' : 'Details'}
         </Button>
       ),
