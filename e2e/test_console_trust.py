@@ -126,6 +126,8 @@ def _main_pages(page: Page, jobs: dict[str, dict[str, Any]], schedule_id: int) -
             f"/schedules/{schedule_id}/edit", "/schedules/new"]
 
 
+# It walks 15 pages and runs axe on each: on a loaded 2-core box that passes the default 150 s.
+@pytest.mark.timeout(330)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_main_pages_have_no_serious_accessibility_violations(
         new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
