@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from typing import Any
 
 import marshmallow as ma
-from flask import Flask, Response, g, jsonify, request
+from flask import Flask, Response, current_app, g, jsonify, request
 from flask.views import MethodView
 from flask_jwt_extended import (
     get_jwt,
@@ -107,8 +108,25 @@ def _origin() -> auth.Origin:
                        request_id=g.get("request_id"))
 
 
+VERIFIED = "cronplane.verified_jwts"
+VERIFIED_MAX = 10_000
+
+
 def _verified_claims(*, refresh: bool) -> dict[str, Any]:
-    """Signature, algorithm, expiry, token type and (for cookies) CSRF, by flask-jwt-extended."""
+    """Signature, algorithm, expiry, token type and (for cookies) CSRF, by flask-jwt-extended.
+
+    An access token sent as ``Authorization: Bearer`` is verified once per process: a signed
+    string always carries the same claims, so later requests with it only re-check its expiry
+    (decoding took ~0.4 ms, twice per request). Cookies always go through the library (CSRF)."""
+    header = request.headers.get("Authorization", "")
+    verified: dict[str, dict[str, Any]] = current_app.extensions[VERIFIED]
+    bearer = header[7:].strip() if not refresh and header[:7].lower() == "bearer " else None
+    if bearer:
+        known = verified.get(bearer)
+        if known is not None:
+            if time.time() < known["exp"]:
+                return known
+            verified.pop(bearer, None)
     try:
         verify_jwt_in_request(refresh=refresh)
     except (JWTExtendedException, PyJWTError):
@@ -118,6 +136,10 @@ def _verified_claims(*, refresh: bool) -> dict[str, Any]:
     if not (isinstance(subject, str) and subject.isdigit() and isinstance(session_id, str)
             and isinstance(version, int) and not isinstance(version, bool)):
         raise Unauthenticated(INVALID)
+    if bearer and isinstance(claims.get("exp"), int):
+        if len(verified) >= VERIFIED_MAX:
+            verified.clear()
+        verified[bearer] = claims
     return claims
 
 
@@ -317,6 +339,7 @@ class FirstRun(MethodView):
 def init_app(app: Flask, api: Api) -> None:
     settings = _settings_of(app)
     jwt_setup.configure(app, settings, lambda detail: problem(401, detail))
+    app.extensions[VERIFIED] = {}
     set_authenticator(app, authenticate)
 
 

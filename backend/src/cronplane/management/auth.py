@@ -327,11 +327,18 @@ def revoke_api_tokens(session: Session, user_id: int, *, above: Role | None = No
 
 def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: str, version: int,
                          request_id: str | None = None, ip: str | None = None) -> Actor:
-    """The caller behind a verified session JWT, or ``Unauthenticated``: one query."""
-    with ctx.db.connection() as conn:
-        row: dict[str, Any] | None = conn.execute(
-            QUERIES["authenticate_session"], {"user_id": user_id, "session_id": session_id},
-            prepare=True).fetchone()
+    """The caller behind a verified session JWT, or ``Unauthenticated``: one query, or none when
+    the process's credential cache has the answer (dropped on any change: storage/credential_cache)."""
+    cache = ctx.credentials
+    key = ("session", user_id, session_id)
+    row, generation = cache.lookup(key) if cache is not None else (None, None)
+    if row is None:
+        with ctx.db.connection() as conn:
+            row = conn.execute(
+                QUERIES["authenticate_session"], {"user_id": user_id, "session_id": session_id},
+                prepare=True).fetchone()
+        if cache is not None and row is not None and row["session_live"]:
+            cache.store(key, row, generation, live_seconds=row["live_seconds"])
     if (row is None or not row["session_live"] or row["locked"] or row["disabled"]
             or row["token_version"] != version or _persona_refused(ctx, row)):
         raise Unauthenticated("Missing, invalid or expired credentials.")
@@ -351,13 +358,21 @@ def _persona_refused(ctx: ManagementContext, row: dict[str, Any]) -> bool:
 
 def authenticate_api_token(ctx: ManagementContext, credential: str, *,
                            request_id: str | None = None, ip: str | None = None) -> Actor:
-    """The caller behind an API token, or ``Unauthenticated``: one query."""
+    """The caller behind an API token, or ``Unauthenticated``: one query, or none from the
+    credential cache. Its entries live at most the cache's TTL (30 s), so ``last_used_at``,
+    written by the query at most once a minute, still follows use."""
     token_hash = api_tokens.parse(credential)
     row: dict[str, Any] | None = None
     if token_hash is not None:
-        with ctx.db.connection() as conn:
-            row = conn.execute(QUERIES["authenticate_api_token"], {"token_hash": token_hash},
-                               prepare=True).fetchone()
+        cache = ctx.credentials
+        key = ("token", token_hash)
+        row, generation = cache.lookup(key) if cache is not None else (None, None)
+        if row is None:
+            with ctx.db.connection() as conn:
+                row = conn.execute(QUERIES["authenticate_api_token"],
+                                   {"token_hash": token_hash}, prepare=True).fetchone()
+            if cache is not None and row is not None:
+                cache.store(key, row, generation, live_seconds=row["live_seconds"])
     if row is None or _persona_refused(ctx, row):
         raise Unauthenticated("Missing, invalid or expired credentials.")
     role = Role.parse(row["token_role"])
@@ -379,12 +394,10 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
 
 
 def me(ctx: ManagementContext, actor: Actor) -> Identity:
+    """The caller as the credential check found them (it read the user row for this request, or
+    the cache did since its last change): no second read of the same row."""
     if actor.user_id is None:
         raise Unauthenticated("Missing, invalid or expired credentials.")
-    with ctx.db.read_session() as session:
-        user = session.get(User, actor.user_id)
-    if user is None:
-        raise Unauthenticated("Missing, invalid or expired credentials.")
     # The role is the request's effective one (an API token may carry less than its creator).
-    return Identity(id=user.id, username=user.username, role=actor.role,
-                    is_persona=user.is_persona)
+    return Identity(id=actor.user_id, username=actor.username, role=actor.role,
+                    is_persona=actor.is_persona)

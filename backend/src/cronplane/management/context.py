@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cronplane.config import Settings
+from cronplane.storage.credential_cache import CredentialCache
 from cronplane.storage.database import Database
 
 
@@ -12,8 +13,11 @@ from cronplane.storage.database import Database
 class ManagementContext:
     settings: Settings
     db: Database
+    # Verified credentials of this process (storage/credential_cache.py); None: every request
+    # asks the database.
+    credentials: CredentialCache | None = None
 
     @classmethod
     def build(cls, settings: Settings, database_url: str) -> ManagementContext:
-        return cls(settings=settings,
-                   db=Database(database_url, application_name="cronplane-api"))
+        db = Database(database_url, application_name="cronplane-api")
+        return cls(settings=settings, db=db, credentials=CredentialCache(db))

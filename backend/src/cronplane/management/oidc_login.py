@@ -166,7 +166,7 @@ def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapp
 
 
 def identity_of(ctx: ManagementContext, user_id: int) -> dict[str, Any] | None:
-    with ctx.db.read_session() as session:
+    with ctx.db.single_read() as session:
         link = session.scalars(select(UserIdentity).where(UserIdentity.user_id == user_id)).first()
     if link is None:
         return None

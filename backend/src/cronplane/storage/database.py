@@ -7,18 +7,30 @@ leaves the database is comparable with every other. Nothing connects at construc
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
 CONNECT_OPTIONS = "-c timezone=UTC"
+# A pooled ORM connection used this recently is handed out without a ping: a round trip per
+# checkout was a fifth of a small request. A connection that died within this window (a database restart)
+# fails one statement, and the pool then drops every connection older than the failure.
+PING_IDLE_SECONDS = 2.0
+
+
+def _writes_to(tables: Iterable[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(t) for t in sorted(tables))
+    return re.compile(rf"\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"
+                      rf"(?:only\s+)?(?:public\.)?\"?(?:{names})\b", re.IGNORECASE)
 
 
 def libpq_url(url: str) -> str:
@@ -44,6 +56,9 @@ class Database:
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._pool: ConnectionPool[Any] | None = None
+        self._write_hooks: list[tuple[re.Pattern[str], Callable[[bool, Any], None]]] = []
+        self._close_hooks: list[Callable[[], object]] = []
+        self._pending = threading.local()
 
     # -- SQLAlchemy (management plane) ---------------------------------------------------------
     @property
@@ -54,27 +69,81 @@ class Database:
                     sqlalchemy_url(self.url),
                     pool_size=self.pool_size,
                     max_overflow=self.pool_size,
-                    pool_pre_ping=True,
                     pool_recycle=1800,
                     connect_args={"options": CONNECT_OPTIONS,
                                   "application_name": self.application_name},
                 )
+                _ping_when_idle(self._engine)
+                self._watch_writes(self._engine)
                 self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             return self._engine
+
+    def after_commit_writing(self, tables: Iterable[str],
+                             callback: Callable[[bool, Any], None]) -> None:
+        """Call ``callback(committed, dbapi_connection)`` when a ``transaction()`` of this
+        process that wrote to any of ``tables`` commits: ``committed=False`` just before the
+        COMMIT is sent (the DBAPI connection is still in the transaction), ``True`` once it
+        succeeded, before ``transaction()`` returns to its caller."""
+        self._write_hooks.append((_writes_to(tables), callback))
+
+    def on_close(self, callback: Callable[[], object]) -> None:
+        self._close_hooks.append(callback)
+
+    def _watch_writes(self, engine: Engine) -> None:
+        if not self._write_hooks:
+            return
+        hooks = self._write_hooks
+        pending = self._pending
+
+        @event.listens_for(engine, "before_cursor_execute")
+        def note_write(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            for index, (writes, _callback) in enumerate(hooks):
+                if writes.search(statement):
+                    conn.info.setdefault("cronplane_write_hooks", set()).add(index)
+
+        @event.listens_for(engine, "commit")
+        def before_commit(conn: Any) -> None:
+            fired = conn.info.pop("cronplane_write_hooks", None)
+            if fired:
+                for index in fired:
+                    hooks[index][1](False, conn.connection.dbapi_connection)
+                pending.hooks = fired
+
+        @event.listens_for(engine, "rollback")
+        def forget(conn: Any) -> None:
+            conn.info.pop("cronplane_write_hooks", None)
+
+    def _after_commit(self) -> None:
+        fired = getattr(self._pending, "hooks", None)
+        if fired:
+            self._pending.hooks = None
+            for index in fired:
+                self._write_hooks[index][1](True, None)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: commits on success, rolls back on any exception."""
         self.engine  # noqa: B018 - make sure the session factory exists
         assert self._sessions is not None
+        self._pending.hooks = None
         with self._sessions.begin() as session:
             yield session
+        self._after_commit()
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
         self.engine  # noqa: B018
         assert self._sessions is not None
         with self._sessions() as session:
+            yield session
+
+    @contextmanager
+    def single_read(self) -> Iterator[Session]:
+        """A session for ONE read statement, in autocommit: no BEGIN and no ROLLBACK round trip.
+        Two statements in it may see different snapshots; use ``read_session`` for those."""
+        engine = self.engine
+        assert self._sessions is not None
+        with self._sessions(bind=engine.execution_options(isolation_level="AUTOCOMMIT")) as session:
             yield session
 
     # -- psycopg (execution plane hot path) ----------------------------------------------------
@@ -100,11 +169,12 @@ class Database:
         with self.pool.connection() as conn:
             yield conn
 
-    def dedicated(self, *, autocommit: bool = True) -> psycopg.Connection[dict[str, Any]]:
+    def dedicated(self, *, autocommit: bool = True,
+                  application_name: str | None = None) -> psycopg.Connection[dict[str, Any]]:
         """A connection outside the pool, e.g. for LISTEN. The caller closes it."""
         return psycopg.connect(self.url, autocommit=autocommit, row_factory=dict_row,
                                options=CONNECT_OPTIONS,
-                               application_name=self.application_name)
+                               application_name=application_name or self.application_name)
 
     def after_fork(self) -> None:
         """Drop connections inherited from a parent process without closing the parent's sockets."""
@@ -114,6 +184,8 @@ class Database:
             self._pool = None
 
     def close(self) -> None:
+        for hook in self._close_hooks:
+            hook()
         with self._lock:
             if self._pool is not None:
                 self._pool.close()
@@ -122,3 +194,27 @@ class Database:
                 self._engine.dispose()
                 self._engine = None
                 self._sessions = None
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """``pool_pre_ping``, only for connections idle longer than ``PING_IDLE_SECONDS``."""
+
+    @event.listens_for(engine, "checkin")
+    def returned(_dbapi_conn: Any, record: Any) -> None:
+        record.info["cronplane_returned"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def ping(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.get("cronplane_returned")
+        if returned is not None and time.monotonic() - returned <= PING_IDLE_SECONDS:
+            return
+        try:
+            was = dbapi_conn.autocommit
+            dbapi_conn.autocommit = True
+            try:
+                dbapi_conn.execute("")
+            finally:
+                dbapi_conn.autocommit = was
+        except psycopg.Error as error:
+            # The pool retries the checkout with a new connection.
+            raise exc.DisconnectionError(str(error)) from error

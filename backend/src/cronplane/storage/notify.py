@@ -19,6 +19,12 @@ JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release),
 SCHEDULES = "cronplane_schedules"  # a schedule was created, edited, paused, resumed or deleted
 LEADER = "cronplane_leader"  # the leader lease was resigned or unbarred: standbys should try now
 CHAOS = "cronplane_chaos"  # chaos experiments started, stopped or expired
+# A credential may have changed (users, logins, API tokens, memberships): sent by the triggers of
+# migration 0016 (an exception to "application code sends"), so no write path can forget it;
+# Postgres folds a transaction's identical notifications into one. Payload: the writing
+# transaction's id; every listening process answers on AUTH_ACK with it once its cache is empty.
+AUTH = "cronplane_auth"
+AUTH_ACK = "cronplane_auth_ack"
 
 # For psycopg connections (the stores); ``send`` below is the same statement for ORM sessions.
 NOTIFY_SQL = "SELECT pg_notify(%(channel)s, %(payload)s)"

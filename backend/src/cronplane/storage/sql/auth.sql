@@ -3,8 +3,10 @@
 -- join, so logout, lock, disable, role and password changes take effect on the very next request
 -- and the effective role is the database's, not the token's.
 -- The user's project memberships ride along (effective roles, management/scope.py).
+-- live_seconds: how long the login stays valid (the credential cache keeps it no longer).
 SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_persona,
        (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live,
+       extract(epoch FROM f.expires_at - now())::float8 AS live_seconds,
        (SELECT coalesce(jsonb_object_agg(m.project, m.role), '{}'::jsonb)
           FROM project_members m WHERE m.user_id = u.id) AS memberships
   FROM users u
@@ -24,6 +26,7 @@ SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_per
 WITH hit AS (
   SELECT t.id AS token_id, t.role AS token_role, t.project AS token_project,
          u.id AS user_id, u.username, u.is_persona, u.role AS creator_role,
+         extract(epoch FROM t.expires_at - now())::float8 AS live_seconds,
          CASE WHEN t.project IS NULL AND u.role <> 'ADMIN' THEN
            (SELECT coalesce(jsonb_object_agg(a.project, a.role), '{}'::jsonb)
               FROM project_members a WHERE a.user_id = u.id) END AS memberships
@@ -47,5 +50,5 @@ WITH hit AS (
   RETURNING id
 )
 SELECT token_id, token_role, token_project, user_id, username, is_persona, creator_role,
-       memberships
+       memberships, live_seconds
   FROM hit;
