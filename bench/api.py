@@ -1,13 +1,17 @@
 """Management API benchmark: history reads at scale, /stats, GET /jobs/{id} and POST /jobs.
 
-    python -m bench api [--jobs 1000000] [--requests 300] [--seconds 10] [--clients 8]
+    python -m bench api [--jobs 1000000] [--requests 300] [--seconds 10] [--clients 16]
+                        [--rate-seconds 10] [--only rates|latency]
     python -m bench.api ...                  (same thing)
 
 1. Bulk-loads ``--jobs`` finished jobs (SUCCEEDED / DEAD / CANCELLED, spread over 30 days, 70 % of
    them from 20 schedules, DEAD ones with error text) and their attempts (one each, three per
    DEAD job) with ``INSERT … SELECT generate_series`` in chunks, then ``VACUUM ANALYZE``.
-2. Starts a real ``cronplane serve`` (gunicorn, 2 workers × 8 threads, execution plane off so
-   only the API is measured) on a free port, and logs in as an OPERATOR over HTTP.
+2. Starts a real ``cronplane serve`` (gunicorn at cronplane's default workers and threads,
+   execution plane off so only the API is measured) on a free port, and logs in as an OPERATOR.
+2b. Request rates (bench/http_rates.py, ``hey``/``wrk`` at ``--clients``): the authenticated
+   endpoints of issue 16 against the same server's unauthenticated ``GET /auth/personas`` and a
+   bare Flask ``/healthz`` under the same gunicorn settings, in one run, with the ratios.
 3. Latency (one keep-alive client, sequential, ``--requests`` each after a warm-up): ``GET /jobs``
    first page, by status, by schedule, text search (a common and a rare term), page 50 reached
    through cursors, and ``GET /stats``.
@@ -120,12 +124,14 @@ def free_port() -> int:
 class Serve:
     """A real ``cronplane serve`` (gunicorn) process group."""
 
-    def __init__(self, url: str, port: int, workers: int) -> None:
+    def __init__(self, url: str, port: int, workers: int | None = None) -> None:
+        # Workers and threads: cronplane's defaults unless asked (what a new user runs).
         env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_PORT": str(port),
                "CRONPLANE_HOST": "127.0.0.1", "CRONPLANE_EXECUTION": "off",
-               "CRONPLANE_HTTP_WORKERS": str(workers), "CRONPLANE_HTTP_THREADS": "8",
                "CRONPLANE_SECRET_KEY": "bench-" + "k" * 40, "CRONPLANE_LOG_LEVEL": "WARNING",
                "CRONPLANE_ACCESS_TOKEN_MINUTES": "240"}
+        if workers is not None:
+            env["CRONPLANE_HTTP_WORKERS"] = str(workers)
         self.base = f"http://127.0.0.1:{port}"
         self.process = subprocess.Popen([str(CRONPLANE), "serve"], env=env,
                                         start_new_session=True, stdout=subprocess.DEVNULL)
@@ -323,8 +329,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         loaded = bulk_load(url, args.jobs)
         # Other work on the machine skews every number below; the load average says how much.
         load_at_start = [round(x, 1) for x in os.getloadavg()]
-        serve = Serve(url, free_port(), workers=2)
+        serve = Serve(url, free_port())
         token = login(url, serve.base, "OPERATOR")
+        if args.only and "rates" not in args.only and "latency" not in args.only:
+            raise SystemExit("--only: rates, latency")
+        rates: dict[str, Any] = {}
+        if not args.only or "rates" in args.only:
+            from bench.http_rates import rates as measure_rates
+
+            from cronplane.config import Settings
+
+            defaults = Settings(secret_key="unused-" + "k" * 40)
+            print(f"request rates, hey/wrk -c {args.clients}, {args.rate_seconds} s each "
+                  f"(serve defaults: {defaults.http_workers} workers x {defaults.http_threads} "
+                  "threads)", file=sys.stderr, flush=True)
+            rates = measure_rates(serve.base, token, seconds=args.rate_seconds,
+                                  clients=args.clients, bare_port=free_port(),
+                                  workers=defaults.http_workers, threads=defaults.http_threads)
+            rates["serve_defaults"] = {"workers": defaults.http_workers,
+                                       "threads": defaults.http_threads}
+        if args.only and "latency" not in args.only:
+            return {"loaded": loaded, "rates": rates, "host": _host(load_at_start)}
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {token}"
         base = serve.base + "/api/v1"
@@ -360,17 +385,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                    json={"handler": "noop", "payload": {}}),
                             cpu=cpu)
         print(f"  POST /jobs: {submit}", file=sys.stderr, flush=True)
-        return {"loaded": loaded, "database_plans": database_plans, "latency": latencies,
-                "get_job_by_id": by_id, "post_jobs_sequential": sequential_post,
-                "post_jobs": submit,
-                "host": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                         "load_average_at_start": load_at_start,
-                         "load_average_at_end": [round(x, 1) for x in os.getloadavg()]}}
+        return {"loaded": loaded, "rates": rates, "database_plans": database_plans,
+                "latency": latencies, "get_job_by_id": by_id,
+                "post_jobs_sequential": sequential_post, "post_jobs": submit,
+                "host": _host(load_at_start)}
     finally:
         if serve is not None:
             serve.stop()
         if not args.keep:
             server.drop(name)
+
+
+def _host(load_at_start: list[float]) -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+            "load_average_at_start": load_at_start,
+            "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+            "note": "a shared 2-core box: compare the ratios measured in one run, not rates"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -379,7 +409,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rate-seconds", type=float, default=10.0,
+                        help="duration of each hey/wrk rate measurement")
+    parser.add_argument("--only", action="append",
+                        help="rates (issue 16's request-rate table) or latency (history reads)")
     parser.add_argument("--database-url")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     parser.add_argument("--json", help="also write the results to this file")

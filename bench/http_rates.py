@@ -1,0 +1,178 @@
+"""Request rates of one ``cronplane serve`` at its defaults, against the ceilings measured in the
+same run (issue 16): the same server's unauthenticated ``GET /auth/personas`` and a bare Flask
+``/healthz`` under the same gunicorn settings.
+
+``hey -c 16`` for the reads and plain ``POST /jobs`` (as the issue measured), ``wrk`` with a Lua
+script for ``POST /jobs`` with a unique ``Idempotency-Key`` per request (hey cannot vary a
+header), and ``wrk`` for plain ``POST /jobs`` too, so the two POST figures compare like with like.
+Debian: ``apt-get install -y hey wrk``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+GUNICORN = REPO / ".venv" / "bin" / "gunicorn"
+
+_BARE_APP = '''
+from flask import Flask
+
+app = Flask("bare")
+
+
+@app.get("/healthz")
+def healthz():
+    return {"status": "ok"}
+'''
+
+_WRK_POST = textwrap.dedent('''
+    local counter = 0
+    local id = tostring(os.time()) .. "-" .. tostring(math.random(1, 1000000000))
+    request = function()
+      counter = counter + 1
+      local headers = {["Content-Type"] = "application/json",
+                       ["Authorization"] = "Bearer TOKEN"}
+      if IDEMPOTENT then
+        headers["Idempotency-Key"] = "bench-" .. id .. "-" .. tostring(counter)
+      end
+      return wrk.format("POST", "PATH", headers, '{"handler": "noop", "payload": {}}')
+    end
+    done = function(summary, latency, requests)
+      io.write(string.format("RESULT %d %d %d %d %f\\n", summary.requests,
+        summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout,
+        latency:percentile(50), latency:percentile(99), summary.duration))
+    end
+''')
+
+
+def tools_missing() -> list[str]:
+    return [tool for tool in ("hey", "wrk") if shutil.which(tool) is None]
+
+
+def hey(url: str, *, seconds: float, clients: int, token: str | None = None,
+        method: str = "GET", body: str | None = None) -> dict[str, Any]:
+    command = ["hey", "-z", f"{seconds}s", "-c", str(clients), "-m", method]
+    if token:
+        command += ["-H", f"Authorization: Bearer {token}"]
+    if body is not None:
+        command += ["-T", "application/json", "-d", body]
+    out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = re.search(r"50%+ in ([\d.]+) secs", out)
+    p99 = re.search(r"99%+ in ([\d.]+) secs", out)
+    codes = {int(c): int(n) for c, n in re.findall(r"\[(\d{3})\]\s+(\d+) responses", out)}
+    bad = sum(n for c, n in codes.items() if c >= 300)
+    return {"req_per_s": round(rate, 1),
+            "p50_ms": round(float(p50.group(1)) * 1000, 1) if p50 else None,
+            "p99_ms": round(float(p99.group(1)) * 1000, 1) if p99 else None,
+            "non_2xx": bad, "codes": codes}
+
+
+def wrk_post(base: str, token: str, *, seconds: float, clients: int,
+             idempotent: bool) -> dict[str, Any]:
+    script = (_WRK_POST.replace("TOKEN", token).replace("PATH", "/api/v1/jobs")
+              .replace("IDEMPOTENT", "true" if idempotent else "false"))
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        out = subprocess.run(["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s",
+                              "--timeout", "10s", "-s", handle.name, base],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(handle.name)
+    requests, errors, p50, p99, duration = re.search(  # type: ignore[union-attr]
+        r"RESULT (\d+) (\d+) (\d+) (\d+) ([\d.]+)", out).groups()
+    seconds_run = float(duration) / 1e6
+    return {"req_per_s": round((int(requests) - int(errors)) / seconds_run, 1),
+            "p50_ms": round(int(p50) / 1000, 1), "p99_ms": round(int(p99) / 1000, 1),
+            "non_2xx": int(errors)}
+
+
+class BareFlask:
+    """A minimal Flask app under gunicorn with ``cronplane serve``'s worker settings."""
+
+    def __init__(self, port: int, workers: int, threads: int) -> None:
+        self.dir = tempfile.TemporaryDirectory(prefix="bench-bare-")
+        Path(self.dir.name, "bare_app.py").write_text(_BARE_APP)
+        self.base = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            [str(GUNICORN), "-w", str(workers), "--threads", str(threads), "-k", "gthread",
+             "--keep-alive", "5", "-b", f"127.0.0.1:{port}", "--chdir", self.dir.name,
+             "--log-level", "warning", "bare_app:app"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        import requests
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.base + "/healthz", timeout=1).ok:
+                    return
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise SystemExit("bare flask did not start")
+
+    def stop(self) -> None:
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(20)
+        self.dir.cleanup()
+
+
+def rates(base: str, token: str, *, seconds: float, clients: int, bare_port: int,
+          workers: int, threads: int) -> dict[str, Any]:
+    """Every figure of issue 16's first table, interleaved so the host's load hits all alike."""
+    missing = tools_missing()
+    if missing:
+        raise SystemExit(f"bench api: needs {' '.join(missing)} (apt-get install -y hey wrk)")
+    api = base + "/api/v1"
+    bare = BareFlask(bare_port, workers, threads)
+    out: dict[str, Any] = {}
+    try:
+        plan = [
+            ("bare Flask /healthz", lambda: hey(bare.base + "/healthz", seconds=seconds,
+                                                 clients=clients)),
+            ("GET /auth/personas (unauthenticated)",
+             lambda: hey(api + "/auth/personas", seconds=seconds, clients=clients)),
+            ("GET /auth/me (Bearer)", lambda: hey(api + "/auth/me", seconds=seconds,
+                                                  clients=clients, token=token)),
+            ("POST /jobs noop (hey)", lambda: hey(api + "/jobs", seconds=seconds,
+                                                  clients=clients, token=token, method="POST",
+                                                  body='{"handler": "noop", "payload": {}}')),
+            ("POST /jobs noop (wrk)", lambda: wrk_post(base, token, seconds=seconds,
+                                                       clients=clients, idempotent=False)),
+            ("POST /jobs noop + Idempotency-Key (wrk)",
+             lambda: wrk_post(base, token, seconds=seconds, clients=clients, idempotent=True)),
+            ("GET /jobs?limit=50", lambda: hey(api + "/jobs?limit=50", seconds=seconds,
+                                               clients=clients, token=token)),
+            ("GET /stats", lambda: hey(api + "/stats", seconds=seconds, clients=clients,
+                                       token=token)),
+            ("GET /api/v1/openapi.json", lambda: hey(api + "/openapi.json", seconds=seconds,
+                                                     clients=clients)),
+        ]
+        for label, measure in plan:
+            out[label] = measure()
+            print(f"  {label}: {out[label]}", file=sys.stderr, flush=True)
+    finally:
+        bare.stop()
+    personas = out["GET /auth/personas (unauthenticated)"]["req_per_s"]
+    wrk_plain = out["POST /jobs noop (wrk)"]["req_per_s"]
+    out["ratios"] = {
+        "auth/me / personas (target >= 0.50)": round(out["GET /auth/me (Bearer)"]["req_per_s"]
+                                                     / personas, 2),
+        "personas / bare flask": round(personas / out["bare Flask /healthz"]["req_per_s"], 2),
+        "POST idempotent / POST plain, wrk (target >= 0.80)": round(
+            out["POST /jobs noop + Idempotency-Key (wrk)"]["req_per_s"] / wrk_plain, 2),
+    }
+    return out
