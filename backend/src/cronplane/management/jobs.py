@@ -224,8 +224,9 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         # Under concurrency the UNIQUE constraint decides: the loser waits for the winner's
         # commit, inserts nothing, and reads the winner's job below.
         statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"])
-    job_id = session.execute(statement.returning(Job.id)).scalar_one_or_none()
-    if job_id is None:
+    # The whole row comes back with the insert: no second round trip to read it.
+    job = session.scalars(statement.returning(Job)).one_or_none()
+    if job is None:
         existing = session.execute(
             select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
         if existing.project != request.project or existing.request_fingerprint != fingerprint:
@@ -236,8 +237,7 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     if not actor.is_system:
         # Only jobs a caller adds (not replays, not the scheduler's fires) spend the quota.
         projects.spend_enqueue_quota(session, request.project)
-    job = session.get(Job, job_id)
-    assert job is not None
+    job_id = job.id
     target_type, target_id = audit_target or ("job", job_id)
     audit.record(session, actor, audit_action, target_type=target_type, target_id=target_id,
                  details={"handler": request.handler, "schedule_id": request.schedule_id,

@@ -687,6 +687,8 @@ class JobStatusCount(Base):
 
     __tablename__ = "job_status_counts"
 
+    # Per project (migration 0017): a caller who sees some projects sums only theirs.
+    project: Mapped[str] = mapped_column(Text, primary_key=True, server_default=text("'default'"))
     status: Mapped[str] = mapped_column(Text, primary_key=True)
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     count: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
@@ -698,6 +700,7 @@ class JobThroughput(Base):
 
     __tablename__ = "job_throughput"
 
+    project: Mapped[str] = mapped_column(Text, primary_key=True, server_default=text("'default'"))
     minute: Mapped[datetime] = mapped_column(TZ, primary_key=True)
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     succeeded: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))

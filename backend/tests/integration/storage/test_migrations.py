@@ -67,6 +67,27 @@ def test_job_counters_follow_inserts_updates_and_deletes(database_url) -> None:
     assert throughput == 2
 
 
+def test_job_counters_are_kept_per_project(fresh_database_url) -> None:
+    """/stats of a caller who sees some projects sums their counter slots (migration 0017)."""
+    per_project = ("SELECT project, status, sum(count) FROM job_status_counts "
+                   "GROUP BY project, status HAVING sum(count) <> 0 ORDER BY 1, 2")
+    actual = "SELECT project, status, count(*) FROM jobs GROUP BY project, status ORDER BY 1, 2"
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO projects (slug, name) VALUES ('b', 'B')")
+        conn.execute("INSERT INTO jobs (handler, project) "
+                     "SELECT 'noop', CASE WHEN i % 3 = 0 THEN 'b' ELSE 'default' END "
+                     "FROM generate_series(1, 9) AS i")
+        conn.execute("UPDATE jobs SET status = 'DEAD', finished_at = now() "
+                     "WHERE id IN (SELECT id FROM jobs WHERE project = 'b' LIMIT 2)")
+        conn.execute("UPDATE jobs SET project = 'b' WHERE id = (SELECT min(id) FROM jobs "
+                     "WHERE project = 'default')")  # a move between projects moves its count
+        conn.execute("DELETE FROM jobs WHERE id = (SELECT max(id) FROM jobs)")
+        assert conn.execute(per_project).fetchall() == conn.execute(actual).fetchall()
+        failed = conn.execute("SELECT project, sum(failed) FROM job_throughput GROUP BY project "
+                              "HAVING sum(failed) > 0").fetchall()
+        assert failed == [("b", 2)]
+
+
 def test_idempotency_key_is_unique(database_url) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("INSERT INTO jobs (handler, idempotency_key) VALUES ('noop', 'k-unique')")

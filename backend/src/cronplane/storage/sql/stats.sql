@@ -50,22 +50,19 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM fire_checks) AS fire_checks;
 
 -- name: stats_project_counts
--- Counts and throughput of the jobs of some projects (a caller who cannot see every project).
--- Counted from jobs itself (the trigger-maintained slots have no project): the active statuses
--- come from ix_jobs_status_id, finished ones are a scan of the caller's projects' history.
+-- Counts and throughput of the jobs of some projects (a caller who cannot see every project):
+-- the same trigger-kept slots, summed over the caller's projects only (migration 0017).
 SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
-          FROM (SELECT status, count(*) AS n FROM jobs
+          FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
                  WHERE project = ANY(%(projects)s) GROUP BY status) c) AS counts,
        (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
                                           'failed', m.failed) ORDER BY m.minute)
-          FROM (SELECT g.minute,
-                       count(j.id) FILTER (WHERE j.status = 'SUCCEEDED') AS succeeded,
-                       count(j.id) FILTER (WHERE j.status = 'DEAD') AS failed
+          FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
+                       coalesce(sum(t.failed), 0)::bigint AS failed
                   FROM generate_series(date_trunc('minute', now())
                                          - make_interval(mins => %(span)s - 1),
                                        date_trunc('minute', now()), interval '1 minute')
                          AS g(minute)
-                  LEFT JOIN jobs j ON j.project = ANY(%(projects)s)
-                                  AND j.finished_at >= g.minute
-                                  AND j.finished_at < g.minute + interval '1 minute'
+                  LEFT JOIN job_throughput t ON t.minute = g.minute
+                                            AND t.project = ANY(%(projects)s)
                  GROUP BY g.minute) m) AS throughput;
