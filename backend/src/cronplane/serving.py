@@ -6,13 +6,16 @@ the master and never at import; a thread started before fork would not exist in 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
 from typing import Any
 
+from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as _GunicornBaseLogger
+from gunicorn.workers.gthread import ThreadWorker
 
 from cronplane.config import Settings
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
@@ -30,6 +33,29 @@ class GunicornLogger(_GunicornBaseLogger):  # type: ignore[misc]
             logger.propagate = True
 
 
+def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's own error answers (a request line over its limit → 414, a malformed request
+    → 400, 431 for headers) as problem+json like every other error, not its HTML page."""
+    from cronplane.api.problems import PROBLEM_TYPE_BASE
+
+    body = json.dumps({"type": PROBLEM_TYPE_BASE + reason.lower().replace(" ", "-"),
+                       "title": reason, "status": status_int,
+                       "detail": mesg or reason}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
+            "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n").encode("latin1")
+    gunicorn_util.write_nonblock(sock, head + body)
+
+
+class ProblemThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's gthread worker whose own error pages are problem+json (``write_problem``)."""
+
+    def init_process(self) -> None:
+        # gunicorn writes those pages with util.write_error and offers no hook for them.
+        gunicorn_util.write_error = write_problem
+        super().init_process()
+
+
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, database_url: str, first_run: FirstRun) -> None:
         self.settings = settings
@@ -45,7 +71,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "bind": f"{s.host}:{s.port}",
             "workers": s.http_workers,
             "threads": s.http_threads,
-            "worker_class": "gthread",
+            "worker_class": ProblemThreadWorker,
             "timeout": 60,
             "graceful_timeout": 35,
             "keepalive": 5,

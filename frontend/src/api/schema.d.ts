@@ -38,6 +38,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: number;
+            };
+            cookie?: never;
+        };
+        /** One audit event with its details whole (lists cap them at 4 KiB) */
+        get: operations["getAuditEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/first-run": {
         parameters: {
             query?: never;
@@ -1104,6 +1123,7 @@ export interface components {
             actor_role?: string | null;
             /** Format: date-time */
             at: string;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             details: {
                 [key: string]: unknown;
             };
@@ -1390,6 +1410,7 @@ export interface components {
             id: number;
             idempotency_key: string | null;
             max_attempts: number;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             payload: {
                 [key: string]: unknown;
             };
@@ -1399,6 +1420,7 @@ export interface components {
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             result: unknown;
             /** Format: date-time */
             run_at: string;
@@ -1472,6 +1494,7 @@ export interface components {
             id: number;
             idempotency_key: string | null;
             max_attempts: number;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             payload: {
                 [key: string]: unknown;
             };
@@ -1481,6 +1504,7 @@ export interface components {
             requested_by: string | null;
             /** @description trigger rerun: the job this one copies */
             rerun_of: number | null;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             result: unknown;
             /** Format: date-time */
             run_at: string;
@@ -1722,6 +1746,7 @@ export interface components {
              * @description A timed pause ends (resumes) here
              */
             paused_until: string | null;
+            /** @description In list items: when larger than 4096 bytes (as JSON), {"truncated": true, "bytes": N} instead; the detail view has it whole. */
             payload: {
                 [key: string]: unknown;
             };
@@ -2114,6 +2139,32 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getAuditEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEvent"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -17,7 +17,11 @@ from flask_smorest import Api
 
 from cronplane.api import problems
 from cronplane.api.health import blueprint as health_blueprint
-from cronplane.api.schemas_common import ErrorSchema, register_problem_responses
+from cronplane.api.schemas_common import (
+    ErrorSchema,
+    MinPropertiesPlugin,
+    register_problem_responses,
+)
 from cronplane.api.spa import missing_console_blueprint, spa_blueprint
 from cronplane.config import Settings
 from cronplane.management.context import ManagementContext
@@ -97,6 +101,7 @@ def create_app(settings: Settings, context: ManagementContext | None = None,
     app.register_blueprint(health_blueprint)
 
     api = CronplaneApi(app, spec_kwargs={
+        "extra_plugins": [MinPropertiesPlugin()],
         "info": {"description": "Control plane for scheduled and ad-hoc work."},
         "components": {"securitySchemes": {
             "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},

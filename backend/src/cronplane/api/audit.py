@@ -13,6 +13,8 @@ from marshmallow import fields, validate
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
+    CAPPED_DOC,
+    ID_CONVERTER,
     LINK_HEADER_DOC,
     ApiBlueprint,
     ListArgsSchema,
@@ -38,7 +40,7 @@ class AuditEventSchema(ma.Schema):
     action = fields.String(required=True, metadata={"example": "schedule.create"})
     target_type = fields.String(allow_none=True)
     target_id = fields.String(allow_none=True)
-    details = fields.Dict(required=True)
+    details = fields.Dict(required=True, metadata={"description": CAPPED_DOC})
     request_id = fields.String(allow_none=True)
     ip = fields.String(allow_none=True)
 
@@ -79,6 +81,17 @@ class AuditEvents(MethodView):
         page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)
+
+
+@blp.route(f"/audit/<{ID_CONVERTER}:event_id>")
+class AuditEventById(MethodView):
+    @requires(Role.OPERATOR)
+    @blp.doc(operationId="getAuditEvent",
+             summary="One audit event with its details whole (lists cap them at 4 KiB)")
+    @blp.response(200, AuditEventSchema)
+    @problem_responses(blp, 404)
+    def get(self, event_id: int) -> Any:
+        return audit_log.get_event(management_context(), current_actor(), event_id)
 
 
 @blp.route("/audit/verify")

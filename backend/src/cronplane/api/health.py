@@ -20,5 +20,5 @@ def healthz() -> Response:
 def readyz() -> Response:
     state = readiness(management_context())
     if not state.ready:
-        return problem(503, state.reason, title="Not ready")
+        return problem(503, state.reason, title="Not ready", headers={"Retry-After": "5"})
     return jsonify(status="ready", revision=state.revision)

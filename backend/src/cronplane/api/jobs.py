@@ -16,6 +16,7 @@ from marshmallow import fields, pre_dump, validate
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
+    CAPPED_DOC,
     ID_CONVERTER,
     LINK_HEADER_DOC,
     ApiBlueprint,
@@ -65,7 +66,7 @@ class JobSchema(ma.Schema):
     id = fields.Integer(required=True)
     project = fields.String(required=True)
     handler = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = fields.Dict(required=True, metadata={"description": CAPPED_DOC})
     status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
     priority = fields.Integer(required=True)
     run_at = UtcDateTime(required=True)
@@ -77,7 +78,7 @@ class JobSchema(ma.Schema):
     idempotency_key = fields.String(required=True, allow_none=True)
     requested_by = fields.String(required=True, allow_none=True)
     cancel_requested = fields.Boolean(required=True)
-    result = fields.Raw(required=True, allow_none=True)
+    result = fields.Raw(required=True, allow_none=True, metadata={"description": CAPPED_DOC})
     error = FailureText(required=True, allow_none=True)
     created_at = UtcDateTime(required=True)
     started_at = UtcDateTime(required=True, allow_none=True)

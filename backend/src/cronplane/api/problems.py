@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
+from cronplane.management.availability import DATABASE_RETRY_AFTER_SECONDS, database_unreachable
 from cronplane.management.errors import ManagementError, TooManyRequests, Unavailable
 from cronplane.security.passwords import HashingBusy
 
@@ -95,5 +96,11 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Response:
+        if database_unreachable(error):
+            # Not a bug: the database is down or restarting. Nothing was committed (the unit of
+            # work rolled back), so the client may simply try again.
+            log.warning("database unreachable: %s", type(error).__name__)
+            return problem(503, "The database cannot be reached just now; try again shortly.",
+                           headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
         log.exception("unhandled error")
         return problem(500, "An unexpected error occurred; it has been logged with the request id.")

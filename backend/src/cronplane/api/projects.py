@@ -18,6 +18,7 @@ from cronplane.api.schemas_common import (
     ID_CONVERTER,
     PROJECT_SLUG,
     ApiBlueprint,
+    PatchSchema,
     SafeString,
     problem_responses,
 )
@@ -68,7 +69,7 @@ class ProjectCreateSchema(ma.Schema):
     quotas = fields.Nested(QuotasSchema, load_default=dict)
 
 
-class ProjectUpdateSchema(ma.Schema):
+class ProjectUpdateSchema(PatchSchema):
     name = SafeString(validate=validate.Length(min=1, max=projects.MAX_NAME))
     quotas = fields.Nested(QuotasSchema)
     archived = fields.Boolean(metadata={

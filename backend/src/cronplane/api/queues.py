@@ -12,7 +12,13 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint, SafeString, UtcDateTime, problem_responses
+from cronplane.api.schemas_common import (
+    ApiBlueprint,
+    PatchSchema,
+    SafeString,
+    UtcDateTime,
+    problem_responses,
+)
 from cronplane.domain.roles import Role
 from cronplane.management import queues
 
@@ -53,7 +59,7 @@ def _limit(**kwargs: Any) -> fields.Integer:
                           validate=validate.Range(min=1, max=1_000_000), **kwargs)
 
 
-class QueueUpdateSchema(ma.Schema):
+class QueueUpdateSchema(PatchSchema):
     """OPERATOR: paused (+ paused_reason). ADMIN: the limits. Absent fields keep their value."""
 
     paused = fields.Boolean(truthy={True}, falsy={False})

@@ -18,11 +18,13 @@ from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
 from cronplane.api.jobs import IdempotencyHeaderSchema, JobSchema
 from cronplane.api.schemas_common import (
+    CAPPED_DOC,
     ID_CONVERTER,
     LINK_HEADER_DOC,
     ApiBlueprint,
     JsonObject,
     ListArgsSchema,
+    PatchSchema,
     ProjectFilterArgs,
     SafeString,
     UtcDateTime,
@@ -93,7 +95,7 @@ class ScheduleSchema(ma.Schema):
     name = fields.String(required=True)
     description = fields.String(required=True)
     handler = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = fields.Dict(required=True, metadata={"description": CAPPED_DOC})
     cron = fields.String(required=True, metadata={"description": "Six fields, seconds first"})
     timezone = fields.String(required=True)
     paused = fields.Boolean(required=True)
@@ -133,7 +135,7 @@ class SchedulePauseSchema(ma.Schema):
                         validate=validate.Length(max=schedules.MAX_PAUSE_REASON))
 
 
-class ScheduleUpdateSchema(ma.Schema):
+class ScheduleUpdateSchema(PatchSchema):
     """Fields to change; absent fields keep their value."""
 
     name = SafeString(validate=validate.Length(min=1, max=200))

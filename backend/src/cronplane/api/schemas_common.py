@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import marshmallow as ma
+from apispec import BasePlugin
 from flask import request
 from flask_smorest import Blueprint
 from marshmallow import fields, validate
@@ -195,6 +196,44 @@ class ProjectFilterArgs(ma.Schema):
                           metadata={"description": "Repeatable; default: all of yours"})
 
 
+class PatchSchema(ma.Schema):
+    """A PATCH body: fields to change, absent ones kept. An empty body changes nothing and is
+    almost always a client bug (a form that lost its fields), so it is a 422, not a silent 200.
+    Documented as ``minProperties: 1`` (``MinPropertiesPlugin``)."""
+
+    @ma.validates_schema
+    def _not_empty(self, data: dict[str, Any], **_: Any) -> None:
+        if not data:
+            raise ma.ValidationError("Send at least one field to change.", field_name="_schema")
+
+
+class MinPropertiesPlugin(BasePlugin):
+    """Adds ``minProperties: 1`` to the document of every ``PatchSchema``."""
+
+    def schema_helper(self, name: str, definition: dict[str, Any], **kwargs: Any) -> dict[str, Any] | None:
+        schema = kwargs.get("schema")
+        kind = schema if isinstance(schema, type) else type(schema)
+        if isinstance(kind, type) and issubclass(kind, PatchSchema):
+            return {"minProperties": 1}
+        return None
+
+
+# List items carry these JSON values only up to this size (detail views have them whole): one
+# page must not become hundreds of megabytes because each row holds a megabyte (review M5).
+CAPPED_FIELDS = frozenset({"payload", "result", "details"})
+LIST_VALUE_CAP_BYTES = 4096
+CAPPED_DOC = (f"In list items: when larger than {LIST_VALUE_CAP_BYTES} bytes (as JSON), "
+              '{"truncated": true, "bytes": N} instead; the detail view has it whole.')
+
+
+def capped(value: Any) -> Any:
+    """``value``, or ``{"truncated": true, "bytes": N}`` when its JSON is over the cap."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return {"truncated": True, "bytes": size} if size > LIST_VALUE_CAP_BYTES else value
+
+
 class RowList(fields.List[Any]):
     """``List(Nested(item))`` for ORM rows, serialised with a plan computed once.
 
@@ -220,7 +259,9 @@ class RowList(fields.List[Any]):
         for row in value:
             out: dict[str, Any] = {}
             for key, attribute, field in self._plan:
-                if field is None:
+                if key in CAPPED_FIELDS:
+                    out[key] = capped(getattr(row, attribute))
+                elif field is None:
                     out[key] = getattr(row, attribute)
                 elif isinstance(field, UtcDateTime):
                     out[key] = field._serialize(getattr(row, attribute), attribute, row)

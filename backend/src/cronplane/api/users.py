@@ -17,6 +17,7 @@ from cronplane.api.schemas_common import (
     LINK_HEADER_DOC,
     ApiBlueprint,
     ListArgsSchema,
+    PatchSchema,
     SafeString,
     UtcDateTime,
     list_schema,
@@ -59,7 +60,7 @@ class UserCreateSchema(ma.Schema):
                                  "default with the instance role; {}: none"})
 
 
-class UserUpdateSchema(ma.Schema):
+class UserUpdateSchema(PatchSchema):
     role = fields.String(validate=validate.OneOf(ROLE_NAMES), metadata={
         "description": "Changing it signs the user out everywhere"})
 
@@ -112,10 +113,8 @@ class UserById(MethodView):
     @blp.response(200, UserSchema)
     @problem_responses(blp, 400, 404, 409, 413, 415)
     def patch(self, body: dict[str, Any], user_id: int) -> dict[str, Any]:
-        ctx, actor = management_context(), current_actor()
-        if "role" not in body:
-            return _out(users.get_user(ctx, actor, user_id))
-        return _out(users.change_role(ctx, actor, user_id, body["role"]))
+        return _out(users.change_role(management_context(), current_actor(), user_id,
+                                      body["role"]))
 
 
 @blp.route(USER + "/lock")

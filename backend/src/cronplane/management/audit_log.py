@@ -18,6 +18,7 @@ from cronplane.domain.roles import Role
 from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
+from cronplane.management.errors import NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage.models import AuditEvent
 
@@ -86,6 +87,20 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
                           details=e.details, request_id=e.request_id, ip=e.ip)
                 for e in session.scalars(statement)]
     return page_by_id(rows, size)
+
+
+def get_event(ctx: ManagementContext, actor: Actor, event_id: int) -> AuditView:
+    """One event, whole; 404 when missing or in a project where the caller is below OPERATOR."""
+    statement = scope.restrict(select(AuditEvent), AuditEvent.project, actor, (),
+                               Role.OPERATOR).where(AuditEvent.id == event_id)
+    with ctx.db.read_session() as session:
+        e = session.scalars(statement).one_or_none()
+        if e is None:
+            raise NotFound(f"Audit event {event_id} does not exist.")
+        return AuditView(id=e.id, at=e.at, actor=e.actor, actor_role=e.actor_role,
+                         project=e.project, action=e.action, target_type=e.target_type,
+                         target_id=e.target_id, details=e.details, request_id=e.request_id,
+                         ip=e.ip)
 
 
 def verify(ctx: ManagementContext) -> ChainVerification:

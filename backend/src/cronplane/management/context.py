@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from cronplane.config import Settings
 from cronplane.storage.credential_cache import CredentialCache
-from cronplane.storage.database import Database
+from cronplane.storage.database import CONNECT_TIMEOUT_SECONDS, Database
 
 
 @dataclass
@@ -19,5 +19,7 @@ class ManagementContext:
 
     @classmethod
     def build(cls, settings: Settings, database_url: str) -> ManagementContext:
-        db = Database(database_url, application_name="cronplane-api")
+        # A request waits a few seconds for a connection, then gets 503 (not a hung thread).
+        db = Database(database_url, application_name="cronplane-api",
+                      wait_seconds=CONNECT_TIMEOUT_SECONDS)
         return cls(settings=settings, db=db, credentials=CredentialCache(db))

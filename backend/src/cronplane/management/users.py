@@ -193,18 +193,21 @@ def change_role(ctx: ManagementContext, actor: Actor, user_id: int, role: str) -
         user = _load_for_change(session, user_id)
         before = _snapshot(user)
         old_role = Role.parse(user.role)
+        if new_role == old_role:
+            # Nothing changes, so nothing is revoked or audited (a form re-saving the same role
+            # must not sign its own user out).
+            return _view(user)
         if new_role < old_role:
             _guard_removal(session, actor, user, "demote")
-        if new_role != old_role:
-            user.role = new_role.name
-            # The instance role is also the user's role in ``default`` where it is a member
-            # there (what v1 clients expect of PATCH /users); other projects keep theirs.
-            member = session.get(ProjectMember, (DEFAULT_PROJECT, user.id))
-            if member is not None:
-                member.role = new_role.name
-            revoke_sessions(session, user.id, "role_change")
-            if new_role < old_role:
-                revoke_api_tokens(session, user.id, above=new_role)
+        user.role = new_role.name
+        # The instance role is also the user's role in ``default`` where it is a member there
+        # (what v1 clients expect of PATCH /users); other projects keep theirs.
+        member = session.get(ProjectMember, (DEFAULT_PROJECT, user.id))
+        if member is not None:
+            member.role = new_role.name
+        revoke_sessions(session, user.id, "role_change")
+        if new_role < old_role:
+            revoke_api_tokens(session, user.id, above=new_role)
         return _finish(session, actor, user, "user.update", before)
 
 
@@ -212,6 +215,9 @@ def _set_flag(ctx: ManagementContext, actor: Actor, user_id: int, *, flag: str, 
               action: str, verb: str) -> UserView:
     with ctx.db.transaction() as session:
         user = _load_for_change(session, user_id)
+        if getattr(user, flag) == value:
+            # Already so: not a change, so not audited (and a lock revokes nothing twice).
+            return _view(user)
         before = _snapshot(user)
         if value:
             _guard_removal(session, actor, user, verb)

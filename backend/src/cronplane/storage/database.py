@@ -16,11 +16,19 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
 CONNECT_OPTIONS = "-c timezone=UTC"
+# A database that does not answer a connection within this is down, as far as a request goes.
+CONNECT_TIMEOUT_SECONDS = 5
+# What a lost or unreachable database raises (refused, reset, shut down, pool exhausted, the
+# server restarting); the API answers 503 with Retry-After for these, never 500.
+UNREACHABLE: tuple[type[BaseException], ...] = (
+    psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout,
+    exc.OperationalError, exc.InterfaceError, exc.TimeoutError)
+
 # A pooled ORM connection used this recently is handed out without a ping: a round trip per
 # checkout was a fifth of a small request. A connection that died within this window (a database restart)
 # fails one statement, and the pool then drops every connection older than the failure.
@@ -31,6 +39,18 @@ def _writes_to(tables: Iterable[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(t) for t in sorted(tables))
     return re.compile(rf"\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"
                       rf"(?:only\s+)?(?:public\.)?\"?(?:{names})\b", re.IGNORECASE)
+
+
+def unreachable(error: BaseException) -> bool:
+    """True when ``error`` (or what it wraps) means the database could not be used just now."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, UNREACHABLE):
+            return True
+        if isinstance(seen, exc.DBAPIError) and seen.connection_invalidated:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def libpq_url(url: str) -> str:
@@ -48,8 +68,12 @@ def sqlalchemy_url(url: str) -> str:
 class Database:
     """Owns the engine and the pool of one process. Thread-safe; call ``after_fork`` in children."""
 
-    def __init__(self, url: str, *, application_name: str = "cronplane", pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, application_name: str = "cronplane", pool_size: int = 10,
+                 wait_seconds: float = 30.0) -> None:
+        """``wait_seconds``: how long a caller waits for a connection before ``PoolTimeout``
+        (the API waits briefly and answers 503; background services may wait longer)."""
         self.url = libpq_url(url)
+        self.wait_seconds = wait_seconds
         self.application_name = application_name
         self.pool_size = pool_size
         self._lock = threading.Lock()
@@ -70,8 +94,10 @@ class Database:
                     pool_size=self.pool_size,
                     max_overflow=self.pool_size,
                     pool_recycle=1800,
+                    pool_timeout=self.wait_seconds,
                     connect_args={"options": CONNECT_OPTIONS,
-                                  "application_name": self.application_name},
+                                  "application_name": self.application_name,
+                                  "connect_timeout": CONNECT_TIMEOUT_SECONDS},
                 )
                 _ping_when_idle(self._engine)
                 self._watch_writes(self._engine)
@@ -158,6 +184,7 @@ class Database:
                     kwargs={"options": CONNECT_OPTIONS, "application_name": self.application_name,
                             "row_factory": dict_row},
                     check=ConnectionPool.check_connection,
+                    timeout=self.wait_seconds,
                     open=True,
                     name=self.application_name,
                 )

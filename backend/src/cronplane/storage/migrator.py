@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import psycopg
@@ -21,7 +22,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from psycopg import sql
-from sqlalchemy import create_engine, pool
+from sqlalchemy import Engine, create_engine, pool
 
 from cronplane.storage.database import CONNECT_OPTIONS, libpq_url, sqlalchemy_url
 
@@ -100,7 +101,9 @@ def downgrade(url: str, revision: str = "base") -> None:
     command.downgrade(alembic_config(url), revision)
 
 
+@cache
 def head_revision() -> str | None:
+    """The code's head: read from the scripts once per process (they do not change under it)."""
     script = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
     return script.get_current_head()
 
@@ -113,6 +116,13 @@ class SchemaState:
     @property
     def up_to_date(self) -> bool:
         return self.current == self.head
+
+
+def pooled_schema_state(engine: Engine) -> SchemaState:
+    """As ``schema_state``, on a connection of the process's own pool (readiness probes)."""
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+    return SchemaState(current=current, head=head_revision())
 
 
 def schema_state(url: str) -> SchemaState:

@@ -63,6 +63,9 @@ def world(database_url):
                              "lease_expires_at, finished_at) VALUES (:j, 1, 'FAILED', 'w', "
                              "now(), now())"), {"j": job.id})
     queues.update(ctx, system, "default", MARKER + "-queue", {"paused": True})
+    with ctx.db.read_session() as session:
+        event = session.execute(text(
+            "SELECT max(id) FROM audit_events WHERE project = 'default'")).scalar_one()
     mine = schedules.create(ctx, system, {"name": "b-schedule", "handler": "noop",
                                           "cron": "0 0 4 * * *", "project": B})
     mine_job = jobs.enqueue(ctx, system, jobs.JobRequest(handler="noop", payload={}, project=B)).job
@@ -77,12 +80,13 @@ def world(database_url):
            "foreign": {"schedule_id": foreign.id, "job_id": job.id, "slug": "default",
                        "project": "default", "user_id": owner.id, "token_id": token,
                        "number": 1, "name": "default", "channel_id": channel.id,
+                       "event_id": event,
                        # Installation-level (instance ADMIN only): 403 either way.
                        "experiment_id": 1},
            "missing": {"schedule_id": 999_999_001, "job_id": 999_999_002, "slug": "no-such",
                        "project": "no-such", "user_id": 999_999_003, "token_id": 999_999_004,
                        "number": 99, "name": "no-such", "experiment_id": 999_999_005,
-                       "channel_id": 999_999_006},
+                       "channel_id": 999_999_006, "event_id": 999_999_007},
            "mine": {"schedule": mine.id, "job": mine_job.id}}
     ctx.db.close()
 
