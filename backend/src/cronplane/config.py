@@ -67,6 +67,8 @@ class Settings:
     # (group, role, project or None), in the order written.
     oidc_role_map: tuple[tuple[str, str, str | None], ...] = ()
     password_login: bool = True
+    # CRONPLANE_CHAOS: may an ADMIN start chaos experiments (default: not in production).
+    chaos: bool = True
     break_glass_users: frozenset[str] = frozenset()
     # CRONPLANE_SMTP_*: the relay email notification channels send through (None: email off).
     smtp_host: str | None = None
@@ -139,6 +141,7 @@ class Settings:
             oidc_groups_claim=reader.text("CRONPLANE_OIDC_GROUPS_CLAIM", "groups"),
             oidc_role_map=_role_map(reader.optional("CRONPLANE_OIDC_ROLE_MAP")),
             password_login=reader.boolean("CRONPLANE_PASSWORD_LOGIN", True),
+            chaos=reader.boolean("CRONPLANE_CHAOS", deployment != "production"),
             smtp_host=reader.optional("CRONPLANE_SMTP_HOST"),
             smtp_port=reader.integer("CRONPLANE_SMTP_PORT", 25, low=1, high=65535),
             smtp_from=reader.text("CRONPLANE_SMTP_FROM", "cronplane@localhost"),

@@ -130,3 +130,25 @@ def test_one_address_cannot_mint_persona_sessions_without_end(apps) -> None:
     assert statuses[:PERSONA.free - 1] == [200] * (PERSONA.free - 1)
     assert statuses[-1] == 429, statuses
     assert _persona_post(on, headers, ip="203.0.113.51").status_code == 200
+
+
+def test_chaos_is_off_in_production_unless_turned_on(database_url) -> None:
+    """Review M9: a stolen ADMIN token must not freeze heartbeats in production."""
+    from cronplane.config import Settings
+    from tests.integration.security.harness import add_user, mint_session
+
+    key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key}).chaos is False
+    assert Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key,
+                              "CRONPLANE_CHAOS": "on"}).chaos is True
+    assert Settings.from_env({}).chaos is True, "development keeps chaos for trying things out"
+    app = make_app(database_url, chaos=False)
+    try:
+        admin = add_user(app, "ADMIN")
+        response = app.test_client(use_cookies=False).post(
+            "/api/v1/chaos/experiments", headers=bearer(mint_session(app, admin)),
+            json={"kind": "leader_stepdown", "duration_seconds": 5})
+        assert response.status_code == 403, response.get_data(as_text=True)
+        assert "CRONPLANE_CHAOS" in response.json["detail"]
+    finally:
+        context(app).db.close()

@@ -274,7 +274,10 @@ export interface paths {
         /** Experiments, newest first */
         get: operations["listChaos"];
         put?: never;
-        /** Start an experiment (at most 3 at once: else 409) */
+        /**
+         * Start an experiment (at most 3 at once: else 409)
+         * @description 403 when the server has chaos turned off (CRONPLANE_CHAOS; off by default in production).
+         */
         post: operations["startChaos"];
         delete?: never;
         options?: never;

@@ -74,10 +74,12 @@ class ChaosExperiments(MethodView):
 
     @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="startChaos",
-             summary=f"Start an experiment (at most {chaos.MAX_ACTIVE} at once: else 409)")
+             summary=f"Start an experiment (at most {chaos.MAX_ACTIVE} at once: else 409)",
+             description="403 when the server has chaos turned off (CRONPLANE_CHAOS; off by "
+                         "default in production).")
     @blp.arguments(ChaosCreateSchema)
     @blp.response(201, ChaosExperimentSchema)
-    @problem_responses(blp, 400, 409, 413, 415)
+    @problem_responses(blp, 400, 403, 409, 413, 415)
     def post(self, body: dict[str, Any]) -> Any:
         return chaos.start(management_context(), current_actor(), body["kind"], body["duration_seconds"],
                            body["params"])

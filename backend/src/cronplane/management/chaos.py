@@ -22,7 +22,7 @@ from cronplane.domain.limits import BIGINT_MAX
 from cronplane.management import audit
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cronplane.management.jobs import handler_catalogue
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
@@ -63,6 +63,11 @@ PARAMS: Mapping[str, ParamSpec] = {
 
 def start(ctx: ManagementContext, actor: Actor, kind: str, duration_seconds: int,
           params: Mapping[str, Any] | None = None) -> ChaosExperiment:
+    if not ctx.settings.chaos:
+        # Freezing heartbeats or forcing step-downs duplicates non-idempotent work and drops
+        # misfire=skip fires: a stolen ADMIN token must not be able to do that in production
+        # (review M9).
+        raise Forbidden("Chaos experiments are turned off on this server (CRONPLANE_CHAOS).")
     checked = _validate(kind, duration_seconds, dict(params or {}), ctx.settings)
     with ctx.db.transaction() as session:
         hold_for_transaction(session, AdvisoryLock.CHAOS_STARTS)
