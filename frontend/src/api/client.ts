@@ -1,6 +1,7 @@
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 import { toApiError } from './problem';
+import { withProjectScope } from './project-scope';
 
 export const API_BASE = '/api/v1';
 
@@ -99,7 +100,7 @@ export function createApiClient(baseFetch?: typeof fetch) {
     // under Node's fetch in tests.
     baseUrl: globalThis.location?.origin ?? 'http://localhost',
     credentials: 'same-origin',
-    fetch: createSessionFetch(baseFetch),
+    fetch: createSessionFetch(withProjectScope(baseFetch)),
   });
 }
 

@@ -1911,6 +1911,8 @@ export interface components {
             next_cursor: string | null;
         };
         Usage: {
+            /** @description Jobs added by callers in the last minute (what enqueue_per_minute limits) */
+            enqueued_last_minute: number;
             pending_jobs: number;
             schedules: number;
         };

@@ -28,6 +28,11 @@ export type AuditVerify = Schemas['AuditVerify'];
 export type ChaosExperiment = Schemas['ChaosExperiment'];
 export type ChaosCreate = Schemas['ChaosCreate'];
 export type UserCreate = Schemas['UserCreate'];
+export type Project = Schemas['Project'];
+export type ProjectMember = Schemas['Member'];
+export type Quotas = Schemas['Quotas'];
+export type Queue = Schemas['Queue'];
+export type QueueUpdate = Schemas['QueueUpdate'];
 
 export const JOB_STATUSES: JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

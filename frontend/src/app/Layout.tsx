@@ -5,15 +5,22 @@ import { api } from '../api/client';
 import { useLogout } from '../api/queries/logout';
 import type { Me } from '../api/types';
 import type { Role } from '../api/types';
+import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
+import { roleAtLeast } from '../lib/roles';
 import { useSession } from '../lib/session';
+import { ProjectSwitcher } from './ProjectSwitcher';
 
-const NAV: { to: string; label: string; role: Role }[] = [
+// `instance`: the page belongs to the installation, gated on the user's own role rather than the
+// role in the chosen project (a project's ADMIN is not an ADMIN of users or chaos).
+const NAV: { to: string; label: string; role: Role; instance?: boolean }[] = [
   { to: '/', label: 'Dashboard', role: 'VIEWER' },
   { to: '/jobs', label: 'Jobs', role: 'VIEWER' },
   { to: '/schedules', label: 'Schedules', role: 'VIEWER' },
+  { to: '/queues', label: 'Queues', role: 'VIEWER' },
+  { to: '/projects', label: 'Projects', role: 'VIEWER' },
   { to: '/audit', label: 'Audit', role: 'OPERATOR' },
-  { to: '/users', label: 'Users', role: 'ADMIN' },
-  { to: '/chaos', label: 'Chaos', role: 'ADMIN' },
+  { to: '/users', label: 'Users', role: 'ADMIN', instance: true },
+  { to: '/chaos', label: 'Chaos', role: 'ADMIN', instance: true },
 ];
 
 function ColorSchemeToggle() {
@@ -57,8 +64,18 @@ async function signOut(ours: () => Promise<void>, viaProvider: boolean) {
   if (data?.url) window.location.assign(data.url);
 }
 
+/** The shell inside the project scope: lists, role gates and links follow the chosen project. */
 export function Layout() {
+  return (
+    <ProjectScopeProvider>
+      <Shell />
+    </ProjectScopeProvider>
+  );
+}
+
+function Shell() {
   const [opened, { toggle, close }] = useDisclosure();
+  const scopedSearch = useScopedSearch();
   const { user, can } = useSession();
   const logout = useLogout();
   const location = useLocation();
@@ -71,9 +88,10 @@ export function Layout() {
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
-            <Text fw={700} size="lg">
+            <Text fw={700} size="lg" visibleFrom="xs">
               cronplane
             </Text>
+            {user && <ProjectSwitcher />}
           </Group>
           <Group wrap="nowrap" gap="xs">
             <ColorSchemeToggle />
@@ -107,11 +125,11 @@ export function Layout() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        {NAV.filter((n) => can(n.role)).map((n) => (
+        {NAV.filter((n) => (n.instance ? roleAtLeast(user?.role, n.role) : can(n.role))).map((n) => (
           <NavLink
             key={n.to}
             component={RouterNavLink}
-            to={n.to}
+            to={n.to + scopedSearch}
             label={n.label}
             active={n.to === '/' ? location.pathname === '/' : location.pathname.startsWith(n.to)}
             onClick={close}

@@ -16,6 +16,9 @@ const NewJobPage = page(() => import('../features/jobs/NewJobPage'), 'NewJobPage
 const ScheduleDetailPage = page(() => import('../features/schedules/ScheduleDetailPage'), 'ScheduleDetailPage');
 const SchedulesPage = page(() => import('../features/schedules/SchedulesPage'), 'SchedulesPage');
 const UsersPage = page(() => import('../features/users/UsersPage'), 'UsersPage');
+const QueuesPage = page(() => import('../features/queues/QueuesPage'), 'QueuesPage');
+const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'ProjectsPage');
+const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
 const NewSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).NewSchedulePage }));
 const EditSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).EditSchedulePage }));
 const CronBuilder = lazy(async () => ({ default: (await import('../features/cron-builder/CronBuilder')).CronBuilder }));
@@ -102,6 +105,9 @@ export const routes: RouteObject[] = [
           { path: 'schedules/new', element: <NewSchedulePage CronField={CronBuilder} /> },
           { path: 'schedules/:id', element: <ScheduleDetailPage /> },
           { path: 'schedules/:id/edit', element: <EditSchedulePage CronField={CronBuilder} /> },
+          { path: 'queues', element: <QueuesPage /> },
+          { path: 'projects', element: <ProjectsPage /> },
+          { path: 'projects/:slug', element: <ProjectDetailPage /> },
           { path: 'audit', element: <AuditPage /> },
           { path: 'users', element: <UsersPage /> },
           { path: 'chaos', element: <ChaosPage /> },

@@ -8,7 +8,7 @@ import { sessionFlag } from './session-flag';
 
 export const SESSION_ENDED_MESSAGE = 'Your session ended (signed out or revoked) — sign in again';
 
-interface Session {
+export interface Session {
   user: Identity | null;
   loading: boolean;
   /** Why the user is looking at the login page, when it is not their first visit. */
@@ -17,7 +17,8 @@ interface Session {
   can: (needed: Role) => boolean;
 }
 
-const SessionContext = createContext<Session | null>(null);
+/** Exported for the project scope (lib/project-scope.tsx), which refines `can` to the chosen project. */
+export const SessionContext = createContext<Session | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const qc = useQueryClient();

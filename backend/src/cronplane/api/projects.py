@@ -45,6 +45,8 @@ class QuotasSchema(ma.Schema):
 class UsageSchema(ma.Schema):
     schedules = fields.Integer(required=True)
     pending_jobs = fields.Integer(required=True)
+    enqueued_last_minute = fields.Integer(required=True, metadata={
+        "description": "Jobs added by callers in the last minute (what enqueue_per_minute limits)"})
 
 
 class ProjectSchema(ma.Schema):

@@ -676,6 +676,7 @@ class TokenList(TypedDict):
 
 
 class Usage(TypedDict):
+    enqueued_last_minute: int
     pending_jobs: int
     schedules: int
 

@@ -23,10 +23,11 @@ from cronplane.domain.firing import Misfire, Overlap
 # What a file may say about a schedule, and what it means when it says nothing (the server's
 # defaults for a new schedule, see management/schedules.py).
 FIELDS = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire")
+          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
-                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value}
+                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
+                            "queue": "default"}
 REQUIRED = ("name", "handler", "cron")
 DEFAULT_PROJECT = "default"
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
@@ -81,7 +81,11 @@ def _usage(session: Session, slug: str) -> dict[str, int]:
         Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
     pending = session.scalar(select(func.count()).select_from(Job).where(
         Job.project == slug, Job.status == "PENDING")) or 0
-    return {"schedules": schedules, "pending_jobs": pending}
+    # What enqueue_per_minute counts: jobs callers added (the scheduler's fires are not limited).
+    recent = session.scalar(select(func.count()).select_from(Job).where(
+        Job.project == slug, Job.trigger != "schedule",
+        Job.created_at > func.now() - text("interval '1 minute'"))) or 0
+    return {"schedules": schedules, "pending_jobs": pending, "enqueued_last_minute": recent}
 
 
 def _view(session: Session, actor: Actor, project: Project) -> ProjectView:

@@ -50,7 +50,7 @@ def test_an_instance_admin_creates_a_project_and_a_member_sees_only_it(app) -> N
     assert created.status_code == 201, created.json
     assert created.json["quotas"] == {"max_schedules": 5, "max_pending_jobs": None,
                                       "enqueue_per_minute": None}
-    assert created.json["usage"] == {"schedules": 0, "pending_jobs": 0}
+    assert created.json["usage"] == {"schedules": 0, "pending_jobs": 0, "enqueued_last_minute": 0}
     assert _count(app, "SELECT count(*) FROM audit_events WHERE action = 'project.create' "
                        "AND project = 'team-a'") == 1
     member = add_user(app, "VIEWER")

@@ -5,6 +5,7 @@ import type { JobStatus } from '../types';
 export interface JobFilters {
   status?: JobStatus[];
   handler?: string;
+  queue?: string;
   schedule_id?: number;
   q?: string;
   cursor?: string;

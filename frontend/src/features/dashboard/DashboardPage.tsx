@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
+import { PausedQueues } from './PausedQueues';
 import { QueryState } from '../../components/QueryState';
 import { errorHeadline } from '../../components/FailureText';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -49,6 +50,7 @@ export function DashboardPage() {
           updatedAt={stats.dataUpdatedAt}
         />
       </PageHeader>
+      <PausedQueues refetchInterval={polling.refetchInterval} />
       {activeChaos.length > 0 && (
         <Alert color="grape" title="Chaos experiment running" role="status">
           {activeChaos.map((c) => (

@@ -64,6 +64,11 @@ export function JobDetailPage() {
                     <Row label="Handler">
                       <Code>{j.handler}</Code>
                     </Row>
+                    <Row label="Project">{j.project}</Row>
+                    <Row label="Queue">
+                      {j.queue}
+                      {j.concurrency_key ? ` (key ${j.concurrency_key})` : ''}
+                    </Row>
                     <Row label="Trigger">
                       {j.trigger}
                       {j.rerun_of && (

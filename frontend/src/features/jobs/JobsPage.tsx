@@ -5,6 +5,7 @@ import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useHandlers } from '../../api/queries/list-handlers';
 import { useJobs, type JobFilters } from '../../api/queries/list-jobs';
+import { useQueues } from '../../api/queries/list-queues';
 import { JOB_STATUSES, type Job, type JobStatus } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
@@ -28,6 +29,8 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
     ),
   },
   { header: 'Handler', accessorKey: 'handler' },
+  { header: 'Project', accessorKey: 'project' },
+  { header: 'Queue', accessorKey: 'queue' },
   { header: 'Status', accessorKey: 'status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
   { header: 'Trigger', accessorKey: 'trigger' },
   {
@@ -64,10 +67,13 @@ export function JobsPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
   const handlers = useHandlers();
+  const queues = useQueues();
+  const queueNames = [...new Set([...(queues.data ?? []).map((q) => q.name), ...(params.get('queue') ? [params.get('queue') as string] : [])])].sort();
   const scheduleId = Number(params.get('schedule_id'));
   const filters: JobFilters = {
     status: params.getAll('status').filter((s): s is JobStatus => (JOB_STATUSES as string[]).includes(s)),
     handler: params.get('handler') ?? undefined,
+    queue: params.get('queue') ?? undefined,
     schedule_id: Number.isInteger(scheduleId) && scheduleId > 0 ? scheduleId : undefined,
     q: params.get('q') ?? undefined,
     cursor: params.get('cursor') ?? undefined,
@@ -113,7 +119,7 @@ export function JobsPage() {
     },
     ...baseColumns,
   ];
-  const matchFilters = { status: filters.status, handler: filters.handler, schedule_id: filters.schedule_id, q: filters.q };
+  const matchFilters = { status: filters.status, handler: filters.handler, queue: filters.queue, schedule_id: filters.schedule_id, q: filters.q };
 
   return (
     <Stack>
@@ -141,6 +147,16 @@ export function JobsPage() {
           clearable
           searchable
           w={200}
+        />
+        <Select
+          label="Queue"
+          placeholder="Any"
+          data={queueNames}
+          value={filters.queue ?? null}
+          onChange={(v) => set({ queue: v })}
+          clearable
+          searchable
+          w={160}
         />
         <TextInput
           label="Schedule id"

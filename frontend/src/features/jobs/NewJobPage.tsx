@@ -1,8 +1,10 @@
-import { Button, Group, NumberInput, Paper, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Autocomplete, Button, Group, NumberInput, Paper, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useMemo, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { ApiError } from '../../api/problem';
 import { useHandlers } from '../../api/queries/list-handlers';
+import { useQueues } from '../../api/queries/list-queues';
+import { useProjectScope } from '../../lib/project-scope';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PayloadEditor } from '../../components/PayloadEditor';
@@ -30,6 +32,12 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
   const [maxAttempts, setMaxAttempts] = useState<number | string>('');
   const [timeout, setTimeoutSeconds] = useState<number | string>('');
   const [runAt, setRunAt] = useState('');
+  const scope = useProjectScope();
+  const queues = useQueues();
+  const projectChoices = scope.projects.filter((p) => (p.role === 'OPERATOR' || p.role === 'ADMIN') && !p.archived).map((p) => p.slug);
+  const [project, setProject] = useState<string>(() => scope.project ?? (projectChoices.includes('default') ? 'default' : (projectChoices[0] ?? 'default')));
+  const [queue, setQueue] = useState('default');
+  const [concurrencyKey, setConcurrencyKey] = useState('');
   const [touched, setTouched] = useState(false);
   // One key per intent to submit: a double click or a retried request makes one job, not two.
   const [idempotencyKey, setIdempotencyKey] = useState(() => newIdempotencyKey());
@@ -50,6 +58,9 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
           handler,
           payload: payloadCheck.value as Record<string, unknown>,
           priority: Number(priority) || 0,
+          project,
+          queue: queue.trim() || 'default',
+          ...(concurrencyKey.trim() && { concurrency_key: concurrencyKey.trim() }),
           ...(maxAttempts !== '' && { max_attempts: Number(maxAttempts) }),
           ...(timeout !== '' && { timeout_seconds: Number(timeout) }),
           ...(runAt && { run_at: new Date(runAt).toISOString() }),
@@ -98,6 +109,31 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
             <NumberInput label="Priority (−100…100)" min={-100} max={100} value={priority} onChange={setPriority} error={serverFields.priority} />
             <NumberInput label="Max attempts" min={1} placeholder="default" value={maxAttempts} onChange={setMaxAttempts} error={serverFields.max_attempts} />
             <NumberInput label="Timeout (seconds)" min={1} placeholder={selected?.default_timeout_seconds ? String(selected.default_timeout_seconds) : 'default'} value={timeout} onChange={setTimeoutSeconds} error={serverFields.timeout_seconds} />
+          </Group>
+          <Group grow align="flex-start">
+            <Select
+              label="Project"
+              allowDeselect={false}
+              data={[...new Set([project, ...projectChoices])]}
+              value={project}
+              onChange={(p) => p && setProject(p)}
+              error={serverFields.project}
+            />
+            <Autocomplete
+              label="Queue"
+              description="A new name creates the queue"
+              data={[...new Set((queues.data ?? []).filter((q) => q.project === project).map((q) => q.name))]}
+              value={queue}
+              onChange={setQueue}
+              error={serverFields.queue}
+            />
+            <TextInput
+              label="Concurrency key (optional)"
+              description="Jobs sharing it count against the queue's per-key limit together"
+              value={concurrencyKey}
+              onChange={(e) => setConcurrencyKey(e.currentTarget.value)}
+              error={serverFields.concurrency_key}
+            />
           </Group>
           <TextInput type="datetime-local" label="Run at (your local time; empty = now)" value={runAt} onChange={(e) => setRunAt(e.currentTarget.value)} error={serverFields.run_at} w={300} />
           <ErrorAlert error={create.error} hideFields />

@@ -123,6 +123,8 @@ export function ScheduleDetailPage() {
                       {s.paused && s.pause_reason && <Text size="sm" c="dimmed">{s.pause_reason}</Text>}
                     </Row>
                     <Row label="Handler"><Code>{s.handler}</Code></Row>
+                    <Row label="Project">{s.project}</Row>
+                    <Row label="Queue">{s.queue}</Row>
                     <Row label="Cron">
                       <Code>{s.cron}</Code>
                       <Text size="sm">{describeCron(s.cron)}</Text>

@@ -1,7 +1,8 @@
-import { Button, Group, NumberInput, Paper, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Autocomplete, Button, Group, NumberInput, Paper, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/problem';
 import { useHandlers } from '../../api/queries/list-handlers';
+import { useQueues } from '../../api/queries/list-queues';
 import type { CronFieldComponent } from '../../components/cron-field';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PayloadEditor } from '../../components/PayloadEditor';
@@ -15,10 +16,13 @@ export interface ScheduleFormProps {
   pending: boolean;
   error: unknown;
   onSubmit: (values: ScheduleFormValues) => void;
+  /** Projects the schedule may be created in (creation only; an edit keeps its project). */
+  projectChoices?: string[];
 }
 
-export function ScheduleForm({ initial, CronField, submitLabel, pending, error, onSubmit }: ScheduleFormProps) {
+export function ScheduleForm({ initial, CronField, submitLabel, pending, error, onSubmit, projectChoices }: ScheduleFormProps) {
   const handlers = useHandlers();
+  const queues = useQueues();
   const [v, setV] = useState(initial);
   const [submitted, setSubmitted] = useState(false);
   const schema = handlers.data?.find((h) => h.name === v.handler)?.payload_schema as JsonSchema | undefined;
@@ -100,6 +104,21 @@ export function ScheduleForm({ initial, CronField, submitLabel, pending, error, 
               value={v.misfire}
               onChange={(o) => o && set('misfire', o as ScheduleFormValues['misfire'])}
               error={errors.misfire}
+            />
+          </Group>
+          <Group grow align="flex-start" mt="sm">
+            {projectChoices ? (
+              <Select label="Project" allowDeselect={false} data={projectChoices} value={v.project} onChange={(p) => p && set('project', p)} error={errors.project} />
+            ) : (
+              <TextInput label="Project" value={v.project} readOnly description="A schedule stays in its project" />
+            )}
+            <Autocomplete
+              label="Queue"
+              description="Its jobs go to this queue (a new name creates it)"
+              data={[...new Set((queues.data ?? []).filter((q) => q.project === v.project).map((q) => q.name))]}
+              value={v.queue}
+              onChange={(q) => set('queue', q.trim())}
+              error={errors.queue}
             />
           </Group>
           <Switch mt="md" label="Paused (do not fire until resumed)" checked={v.paused} onChange={(e) => set('paused', e.currentTarget.checked)} />

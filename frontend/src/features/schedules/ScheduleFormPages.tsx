@@ -6,6 +6,7 @@ import type { CronFieldComponent } from '../../components/cron-field';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RequireRole } from '../../components/RequireRole';
+import { useProjectScope } from '../../lib/project-scope';
 import { useCreateSchedule } from './api/create-schedule';
 import { useSchedule } from './api/get-schedule';
 import { useUpdateSchedule } from './api/update-schedule';
@@ -15,16 +16,20 @@ import { ScheduleForm } from './ScheduleForm';
 export function NewSchedulePage({ CronField }: { CronField: CronFieldComponent }) {
   const navigate = useNavigate();
   const create = useCreateSchedule();
+  const scope = useProjectScope();
+  const choices = scope.projects.filter((p) => p.role === 'ADMIN' && !p.archived).map((p) => p.slug);
+  const initialProject = scope.project ?? (choices.includes('default') ? 'default' : choices[0]) ?? 'default';
   return (
     <RequireRole role="ADMIN">
       <PageHeader title="New schedule" />
       <ScheduleForm
-        initial={emptyScheduleForm()}
+        initial={{ ...emptyScheduleForm(), project: initialProject }}
+        projectChoices={choices.length ? [...new Set([initialProject, ...choices])] : undefined}
         CronField={CronField}
         submitLabel="Create schedule"
         pending={create.isPending}
         error={create.error}
-        onSubmit={(v) => create.mutate(toScheduleBody(v), { onSuccess: (s) => navigate(`/schedules/${s.id}`) })}
+        onSubmit={(v) => create.mutate({ ...toScheduleBody(v), project: v.project }, { onSuccess: (s) => navigate(`/schedules/${s.id}`) })}
       />
     </RequireRole>
   );

@@ -39,6 +39,8 @@ const columns: ColumnDef<Schedule, unknown>[] = [
     ),
   },
   { header: 'Handler', accessorKey: 'handler' },
+  { header: 'Project', accessorKey: 'project' },
+  { header: 'Queue', accessorKey: 'queue' },
   {
     header: 'When',
     cell: ({ row }) => (

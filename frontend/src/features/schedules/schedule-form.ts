@@ -16,6 +16,9 @@ export interface ScheduleFormValues {
   timeout_seconds: number | string;
   overlap: 'forbid' | 'allow';
   misfire: 'skip' | 'fire_once';
+  queue: string;
+  /** Chosen at creation only: a schedule stays in its project. */
+  project: string;
 }
 
 export function emptyScheduleForm(): ScheduleFormValues {
@@ -32,6 +35,8 @@ export function emptyScheduleForm(): ScheduleFormValues {
     timeout_seconds: '',
     overlap: 'forbid',
     misfire: 'skip',
+    queue: 'default',
+    project: 'default',
   };
 }
 
@@ -49,6 +54,8 @@ export function formFromSchedule(s: Schedule): ScheduleFormValues {
     timeout_seconds: s.timeout_seconds ?? '',
     overlap: s.overlap,
     misfire: s.misfire,
+    queue: s.queue,
+    project: s.project,
   };
 }
 
@@ -72,6 +79,7 @@ export function validateScheduleForm(v: ScheduleFormValues, payloadSchema?: Json
   if (payload.errors.length) errors.payload = payload.errors.join('; ');
   if (!intIn(v.priority, -100, 100)) errors.priority = 'Priority is a whole number from −100 to 100';
   if (!intIn(v.max_attempts, 1, 100)) errors.max_attempts = 'Max attempts is a whole number from 1 to 100';
+  if (!/^[a-z0-9_.-]{1,64}$/.test(v.queue)) errors.queue = 'Queue: 1 to 64 of a-z, 0-9, _ . -';
   if (v.timeout_seconds !== '' && !intIn(v.timeout_seconds, 1, 86400))
     errors.timeout_seconds = 'Timeout is a whole number of seconds from 1 to 86400 (or empty for the handler default)';
   return errors;
@@ -92,5 +100,6 @@ export function toScheduleBody(v: ScheduleFormValues): ScheduleCreate {
     ...(v.timeout_seconds !== '' && { timeout_seconds: Number(v.timeout_seconds) }),
     overlap: v.overlap,
     misfire: v.misfire,
+    queue: v.queue,
   };
 }

@@ -1,0 +1,28 @@
+import { Button, Tooltip } from '@mantine/core';
+import { useProjectScope } from '../lib/project-scope';
+import { neededRoleText, roleAtLeast } from '../lib/roles';
+import { useSession } from '../lib/session';
+import type { GatedButtonProps } from './GatedButton';
+
+/** A GatedButton for an object of `project`: the role that counts is the user's role in that
+ * project (a list of every project mixes rows where the user may act and rows where it may not). */
+export function ProjectGatedButton({ project, role, onClick, children, type = 'button', ...props }: GatedButtonProps & { project: string }) {
+  const { roleIn, projects } = useProjectScope();
+  const { can } = useSession();
+  const allowed = projects.length ? roleAtLeast(roleIn(project), role) : can(role);
+  if (allowed) {
+    return (
+      <Button type={type} onClick={onClick} {...props}>
+        {children}
+      </Button>
+    );
+  }
+  const reason = `${neededRoleText(role)} in project ${project}`;
+  return (
+    <Tooltip label={reason} withArrow events={{ hover: true, focus: true, touch: true }}>
+      <Button type="button" {...props} data-disabled aria-disabled="true" title={reason} onClick={(e) => e.preventDefault()}>
+        {children}
+      </Button>
+    </Tooltip>
+  );
+}

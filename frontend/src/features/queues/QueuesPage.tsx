@@ -1,0 +1,118 @@
+import { Badge, Group, Stack, Table, Text } from '@mantine/core';
+import { Link } from 'react-router';
+import { useQueues } from '../../api/queries/list-queues';
+import type { Queue } from '../../api/types';
+import { PageHeader } from '../../components/PageHeader';
+import { PollingPicker } from '../../components/PollingPicker';
+import { QueryState } from '../../components/QueryState';
+import { RelativeTime } from '../../components/RelativeTime';
+import { usePolling } from '../../lib/polling';
+import { useProjectScope } from '../../lib/project-scope';
+import { PauseQueueButton, QueueLimitsButton } from './QueueDialogs';
+import { queueKey, useQueueHistory, type QueueSamples } from './queue-history';
+import { Sparkline } from './Sparkline';
+
+const limitText = (value: number | null, unit = '') => (value == null ? 'unlimited' : `${value}${unit}`);
+
+function QueueState({ queue }: { queue: Queue }) {
+  if (!queue.paused) return <Badge color="green">active</Badge>;
+  return (
+    <Stack gap={2}>
+      <Badge color="yellow">paused</Badge>
+      <Text size="xs">
+        by {queue.paused_by ?? 'unknown'} <RelativeTime iso={queue.paused_at} />
+      </Text>
+      {queue.paused_reason && <Text size="xs">“{queue.paused_reason}”</Text>}
+    </Stack>
+  );
+}
+
+function QueueRow({ queue, samples, showProject }: { queue: Queue; samples?: QueueSamples; showProject: boolean }) {
+  const label = `${queue.project}/${queue.name}`;
+  const jobsLink = `/jobs?project=${encodeURIComponent(queue.project)}&queue=${encodeURIComponent(queue.name)}`;
+  const saturated = queue.concurrency_limit != null && queue.running >= queue.concurrency_limit;
+  return (
+    <Table.Tr data-queue={label}>
+      {showProject && <Table.Td>{queue.project}</Table.Td>}
+      <Table.Td>
+        <Link to={jobsLink}>{queue.name}</Link>
+      </Table.Td>
+      <Table.Td>
+        <QueueState queue={queue} />
+      </Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          <Sparkline values={samples?.pending ?? [queue.pending]} label={`Pending in ${label}: ${queue.pending}`} />
+          <Text size="sm" data-testid="pending">
+            {queue.pending}
+          </Text>
+        </Group>
+      </Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          <Sparkline values={samples?.running ?? [queue.running]} label={`Running in ${label}: ${queue.running}`} color="var(--mantine-color-teal-7)" />
+          <Text size="sm" data-testid="running">
+            {queue.running}
+          </Text>
+          {saturated && (
+            <Badge size="xs" color="orange">
+              at limit
+            </Badge>
+          )}
+        </Group>
+      </Table.Td>
+      <Table.Td>
+        <Text size="xs">concurrency {limitText(queue.concurrency_limit)}</Text>
+        <Text size="xs">per key {limitText(queue.per_key_limit)}</Text>
+        <Text size="xs">rate {limitText(queue.rate_limit_per_second, '/s')}</Text>
+      </Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          <PauseQueueButton queue={queue} />
+          <QueueLimitsButton queue={queue} />
+        </Group>
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
+/** Every queue of the chosen project(s): depth and running over the last polls, pause/resume
+ * with a reason (OPERATOR), limits (ADMIN). A queue appears once a job, a schedule or a pause
+ * names it. */
+export function QueuesPage() {
+  const polling = usePolling(2000);
+  const queues = useQueues(polling.refetchInterval);
+  const history = useQueueHistory(queues.data, queues.dataUpdatedAt);
+  const { project } = useProjectScope();
+  const rows = queues.data ?? [];
+  const showProject = !project;
+  return (
+    <Stack>
+      <PageHeader title="Queues">
+        <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={queues.isError} updatedAt={queues.dataUpdatedAt} />
+      </PageHeader>
+      <QueryState isPending={queues.isPending} error={queues.error} isEmpty={rows.length === 0} empty="No queues yet: a queue appears once a job or schedule names it.">
+        <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Queues (scrollable)">
+          <Table striped withTableBorder fz="sm" aria-label="Queues">
+            <Table.Thead>
+              <Table.Tr>
+                {showProject && <Table.Th>Project</Table.Th>}
+                <Table.Th>Queue</Table.Th>
+                <Table.Th>State</Table.Th>
+                <Table.Th>Pending</Table.Th>
+                <Table.Th>Running</Table.Th>
+                <Table.Th>Limits</Table.Th>
+                <Table.Th>Actions</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((q) => (
+                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} />
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </QueryState>
+    </Stack>
+  );
+}
