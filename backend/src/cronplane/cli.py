@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -130,7 +131,7 @@ def migrate() -> None:
 @main.command()
 def serve() -> None:
     """HTTP API and console (gunicorn), plus the execution plane unless CRONPLANE_EXECUTION=off."""
-    settings = load_settings().with_secret()
+    settings = load_settings().with_secret().with_audit_key()
     url = resolve_database(settings)
     check_database(url, require_current_schema=True)
     first_run = bootstrap(settings, url)
@@ -142,7 +143,7 @@ def serve() -> None:
 @main.command()
 def worker() -> None:
     """The execution plane alone (no API): worker, watchdog, scheduler when elected leader."""
-    settings = load_settings()
+    settings = load_settings().with_audit_key()
     url = resolve_database(settings)
     check_database(url, require_current_schema=True)
     from cronplane.execution.runner import ExecutionRunner
@@ -230,24 +231,61 @@ def audit() -> None:
     """The audit trail."""
 
 
+EXIT_TAMPERED = 1
+
+
 @audit.command("verify")
-def audit_verify() -> None:
-    """Recompute the audit hash chain; exit 1 naming the first broken row."""
+@click.option("--anchor", "anchor_files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="A checkpoint the trail must still reach: another host's audit-anchor.json, "
+                   "or log lines (JSON) with audit_checkpoint. Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+def audit_verify(anchor_files: tuple[str, ...], as_json: bool) -> None:
+    """Check the audit trail against its HMAC chain and checkpoints, offline.
+
+    Exit 0: intact. 1: tampering found (first bad event, or the newest events deleted).
+    2: configuration (no audit key, unreadable anchor). 3: database unreachable. 4: schema behind.
+    """
     settings = load_settings()
+    if not settings.production:
+        settings = settings.with_audit_key()
+    anchors = []
+    from cronplane.storage.audit_store import read_checkpoints
+
+    for path in anchor_files:
+        try:
+            anchors.extend(read_checkpoints(Path(path)))
+        except (OSError, ValueError) as exc:
+            fail(str(exc), EXIT_CONFIG)
     url = resolve_database(settings)
     check_database(url, require_current_schema=True)
-    from cronplane.management.audit_log import verify
+    from cronplane.management.audit_log import AuditKeyMissing, verify
     from cronplane.management.context import ManagementContext
 
     ctx = ManagementContext.build(settings, url)
     try:
-        result = verify(ctx)
+        result = verify(ctx, anchors=anchors)
+    except AuditKeyMissing as exc:
+        fail(exc.detail, EXIT_CONFIG)
     finally:
         ctx.db.close()
+    if as_json:
+        import dataclasses
+        import json
+
+        click.echo(json.dumps(dataclasses.asdict(result), indent=2))
     if not result.ok:
-        fail(f"audit chain broken at event {result.first_bad_id} "
-             f"({result.checked} events checked)", 1)
-    click.echo(f"cronplane: audit chain ok ({result.checked} events checked)")
+        if not as_json:
+            for reason in result.reasons:
+                click.echo(f"cronplane: {reason}", err=True)
+        what = (f"audit chain broken at event {result.first_bad_id}"
+                if result.first_bad_id is not None else "audit trail tampered with")
+        if result.truncated:
+            what += f"; truncated: the newest events after {result.head_id} were deleted"
+        fail(f"{what} ({result.checked} events checked)", EXIT_TAMPERED)
+    if not as_json:
+        click.echo(f"cronplane: audit chain ok ({result.checked} events checked, sealed through "
+                   f"{result.sealed_id}, anchored at {result.anchor_id})")
 
 
 EXIT_API = 1

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cronplane.domain.audit_chain import Keyring
 from cronplane.domain.egress import DEFAULT_POLICY, EgressPolicy
 
 DEFAULT_DATA_DIR = ".cronplane"
@@ -77,6 +78,11 @@ class Settings:
     smtp_username: str | None = None
     smtp_password: str | None = field(default=None, repr=False)
     smtp_starttls: bool = False
+    # CRONPLANE_AUDIT_KEY: the audit chain's HMAC key, never stored in the database (ADR 0019);
+    # CRONPLANE_AUDIT_PREVIOUS_KEYS: retired keys, still accepted when verifying.
+    audit_key: str = field(default="", repr=False)
+    audit_previous_keys: tuple[str, ...] = field(default=(), repr=False)
+    audit_seal_seconds: float = 2.0
 
     @property
     def oidc_enabled(self) -> bool:
@@ -93,6 +99,16 @@ class Settings:
     @property
     def pg_dir(self) -> Path:
         return self.data_dir / "pg"
+
+    @property
+    def audit_anchor_path(self) -> Path:
+        """Where the sealer keeps the newest checkpoint outside the database (ADR 0019)."""
+        return self.data_dir / "audit-anchor.json"
+
+    def audit_keyring(self) -> Keyring | None:
+        if not self.audit_key:
+            return None
+        return Keyring(current=self.audit_key, retired=self.audit_previous_keys)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -152,6 +168,12 @@ class Settings:
                 name.strip().lower()
                 for name in (reader.optional("CRONPLANE_BREAK_GLASS_USERS") or "").split(",")
                 if name.strip()),
+            audit_key=reader.text("CRONPLANE_AUDIT_KEY", ""),
+            audit_previous_keys=tuple(
+                key.strip() for key in (reader.optional("CRONPLANE_AUDIT_PREVIOUS_KEYS") or "")
+                .split(",") if key.strip()),
+            audit_seal_seconds=reader.number("CRONPLANE_AUDIT_SEAL_SECONDS", 2.0,
+                                             low=0.1, high=3600),
         )
         if settings.oidc_issuer:
             for name, value in (("CRONPLANE_OIDC_CLIENT_ID", settings.oidc_client_id),
@@ -174,6 +196,14 @@ class Settings:
             raise ConfigError(
                 "CRONPLANE_SECRET_KEY: the example value (or another placeholder) is public; "
                 "set the output of `openssl rand -hex 32` when CRONPLANE_ENV=production")
+        if settings.production and (len(settings.audit_key) < 32
+                                    or _placeholder_key(settings.audit_key)):
+            raise ConfigError(
+                "CRONPLANE_AUDIT_KEY: required when CRONPLANE_ENV=production (at least 32 "
+                "characters, not the example value): `openssl rand -hex 32`, kept outside the "
+                "database")
+        if settings.production and settings.audit_key == settings.secret_key:
+            raise ConfigError("CRONPLANE_AUDIT_KEY: must differ from CRONPLANE_SECRET_KEY")
         if settings.attempt_lease_seconds < 2:
             raise ConfigError("CRONPLANE_ATTEMPT_LEASE_SECONDS: must be at least 2")
         return settings
@@ -186,17 +216,26 @@ class Settings:
         """
         if self.secret_key:
             return self
-        key_file = self.data_dir / "secret_key"
-        if key_file.exists():
-            key = key_file.read_text().strip()
-        else:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            key = secrets.token_urlsafe(48)
-            # Create with 0600 before writing so the key is never world-readable.
-            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(key)
-        return replace(self, secret_key=key)
+        return replace(self, secret_key=_dev_key(self.data_dir / "secret_key"))
+
+    def with_audit_key(self) -> Settings:
+        """Return settings with an audit key: configured, or generated once into the data dir
+        (development only; production refuses to start without one, checked in ``from_env``)."""
+        if self.audit_key:
+            return self
+        return replace(self, audit_key=_dev_key(self.data_dir / "audit_key"))
+
+
+def _dev_key(key_file: Path) -> str:
+    if key_file.exists():
+        return key_file.read_text().strip()
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    # Create with 0600 before writing so the key is never world-readable.
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
 
 
 # Values from the repository's example files, or anyone could sign ADMIN tokens (review M8).

@@ -69,7 +69,8 @@ def test_first_serve_prints_a_working_password_once_and_keeps_it_0600_until_chan
 def test_production_creates_no_account_and_names_the_command(fresh_database_url, tmp_path) -> None:
     data = tmp_path / "data"
     server = Serve(fresh_database_url, data, CRONPLANE_ENV="production",
-                   CRONPLANE_SECRET_KEY="prod-test-key-3f9a1c7e5b2d8046aa9e")
+                   CRONPLANE_SECRET_KEY="prod-test-key-3f9a1c7e5b2d8046aa9e",
+                   CRONPLANE_AUDIT_KEY="prod-audit-key-8c1e4f7a9b3d6205ee71")
     try:
         server.wait_ready()
         out = server.output()

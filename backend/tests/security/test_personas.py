@@ -62,6 +62,7 @@ def test_production_refuses_a_placeholder_signing_key(key: str) -> None:
     with pytest.raises(ConfigError, match=r"^CRONPLANE_SECRET_KEY: the example value"):
         Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key})
     assert Settings.from_env({"CRONPLANE_ENV": "production",
+                              "CRONPLANE_AUDIT_KEY": "a1f4c09e77d2b35e8c6049f1d2e3b7a9c0d8e6f5",
                               "CRONPLANE_SECRET_KEY": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
                               "2b0b822cd15d6c15b0f00a08"}).production
 

@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recompute the hash chain and name the first broken row */
+        /**
+         * Check the trail against its HMAC chain and signed checkpoints
+         * @description Names the first changed or deleted event (`first_bad_id`) and says when the newest events were deleted (`truncated`), also when done by a database superuser without CRONPLANE_AUDIT_KEY (ADR 0019).
+         */
         get: operations["verifyAudit"];
         put?: never;
         post?: never;
@@ -1142,9 +1145,24 @@ export interface components {
             next_cursor: string | null;
         };
         AuditVerify: {
+            /** @description The head named by the furthest valid checkpoint */
+            anchor_id: number | null;
+            /** @description Checkpoints whose signature is not the audit key's (forged) */
+            bad_checkpoints: number;
+            /** @description Events walked */
             checked: number;
+            /** @description The first event that was changed, follows a deleted one, lost its seal or breaks the database's own chain */
             first_bad_id: number | null;
+            /** @description The newest event */
+            head_id: number | null;
             ok: boolean;
+            reasons: string[];
+            /** @description The newest event covered by the HMAC chain (the sealer lags by seconds) */
+            sealed_id: number | null;
+            /** @description The newest events were deleted: a signed checkpoint (in the database, the anchor file or the log) reaches past the last event */
+            truncated: boolean;
+            /** @description Newest events not sealed yet */
+            unsealed: number;
         };
         Backfill: {
             /**

@@ -62,8 +62,24 @@ class AuditListArgs(ListArgsSchema, ProjectFilterArgs):
 
 class AuditVerifySchema(ma.Schema):
     ok = fields.Boolean(required=True)
-    checked = fields.Integer(required=True)
-    first_bad_id = fields.Integer(required=True, allow_none=True)
+    checked = fields.Integer(required=True, metadata={"description": "Events walked"})
+    first_bad_id = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "The first event that was changed, follows a deleted one, lost its seal "
+                       "or breaks the database's own chain"})
+    truncated = fields.Boolean(required=True, metadata={
+        "description": "The newest events were deleted: a signed checkpoint (in the database, "
+                       "the anchor file or the log) reaches past the last event"})
+    head_id = fields.Integer(required=True, allow_none=True,
+                             metadata={"description": "The newest event"})
+    sealed_id = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "The newest event covered by the HMAC chain (the sealer lags by seconds)"})
+    anchor_id = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "The head named by the furthest valid checkpoint"})
+    unsealed = fields.Integer(required=True, metadata={
+        "description": "Newest events not sealed yet"})
+    bad_checkpoints = fields.Integer(required=True, metadata={
+        "description": "Checkpoints whose signature is not the audit key's (forged)"})
+    reasons = fields.List(fields.String(), required=True)
 
 
 @blp.route("/audit")
@@ -98,7 +114,10 @@ class AuditEventById(MethodView):
 class AuditVerify(MethodView):
     @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="verifyAudit",
-             summary="Recompute the hash chain and name the first broken row")
+             summary="Check the trail against its HMAC chain and signed checkpoints",
+             description="Names the first changed or deleted event (`first_bad_id`) and says "
+                         "when the newest events were deleted (`truncated`), also when done by "
+                         "a database superuser without CRONPLANE_AUDIT_KEY (ADR 0019).")
     @blp.response(200, AuditVerifySchema)
     def get(self) -> dict[str, Any]:
         return asdict(audit_log.verify(management_context()))

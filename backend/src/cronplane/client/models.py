@@ -138,9 +138,16 @@ class AuditList(TypedDict):
 
 
 class AuditVerify(TypedDict):
+    anchor_id: int | None
+    bad_checkpoints: int
     checked: int
     first_bad_id: int | None
+    head_id: int | None
     ok: bool
+    reasons: list[str]
+    sealed_id: int | None
+    truncated: bool
+    unsealed: int
 
 
 class Backfill(TypedDict):

@@ -22,6 +22,7 @@ from cronplane.execution.service import Service
 from cronplane.storage.database import Database
 
 if TYPE_CHECKING:
+    from cronplane.execution.audit_sealer import AuditSealer
     from cronplane.execution.chaos import ChaosService
     from cronplane.execution.completer import Completer
     from cronplane.execution.elector import Elector
@@ -59,6 +60,7 @@ class RunnerContext:
     scheduler: Scheduler | None = None
     health: HealthEvaluator | None = None
     fire_checker: FireChecker | None = None
+    audit_sealer: AuditSealer | None = None
 
 
 def new_identity() -> ProcessIdentity:
@@ -78,6 +80,10 @@ def default_builders() -> list[ServiceBuilder]:
     from cronplane.execution.elector import leadership_services
 
     builders.append(leadership_services)
+    # A leader service: needs the elector built above.
+    from cronplane.execution.audit_sealer import audit_services
+
+    builders.append(audit_services)
     return builders
 
 

@@ -1,36 +1,39 @@
-"""Reading the audit trail (OPERATOR+) and verifying its hash chain (ADMIN).
+"""Reading the audit trail (OPERATOR+) and verifying it (ADMIN, and ``cronplane audit verify``).
 
-Each row stores ``hash = sha256(prev_hash ‖ audit_canonical(row))`` (trigger in the initial
-migration). ``verify`` recomputes that in one SQL pass in id order, with ``lag(hash)`` as the
-expected link, and names the first row whose stored hash or link disagrees: an edited row fails
-its own hash; a deleted or re-hashed one breaks the next row's link.
+Two chains cover each event: the database's own (``hash = sha256(prev_hash ‖ audit_canonical(row))``,
+set by a trigger) and the audit anchor's HMAC chain, keyed by ``CRONPLANE_AUDIT_KEY`` and sealed
+after commit (``domain/audit_chain.py``, ADR 0019). ``verify`` walks both in one snapshot and holds
+them against the furthest signed checkpoint it knows (the database's, the anchor file's, or one
+given to the CLI), so an edit, a deletion in the middle and deleted newest events are each named,
+also when whoever did it could recompute the plain hashes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 
+from cronplane.domain import audit_chain
+from cronplane.domain.audit_chain import Checkpoint, Verification
 from cronplane.domain.roles import Role
 from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import NotFound
+from cronplane.management.errors import ManagementError, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage.audit_store import AuditChainStore, read_anchor
 from cronplane.storage.models import AuditEvent
 
-VERIFY_SQL = text("""
-    SELECT count(*) AS checked, min(id) FILTER (WHERE broken) AS first_bad_id
-      FROM (SELECT e.id,
-                   e.hash IS DISTINCT FROM encode(sha256(convert_to(
-                       coalesce(lag(e.hash) OVER w, '') || audit_canonical(e), 'UTF8')), 'hex')
-                   OR e.prev_hash IS DISTINCT FROM lag(e.hash) OVER w AS broken
-              FROM audit_events e
-            WINDOW w AS (ORDER BY e.id)) AS chain
-""")
+ChainVerification = Verification
+
+
+class AuditKeyMissing(ManagementError):
+    status = 503
+    title = "Audit key not configured"
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,6 @@ class AuditView:
     details: dict[str, Any]
     request_id: str | None
     ip: str | None
-
-
-@dataclass(frozen=True)
-class ChainVerification:
-    ok: bool
-    checked: int
-    first_bad_id: int | None
 
 
 def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
@@ -103,8 +99,27 @@ def get_event(ctx: ManagementContext, actor: Actor, event_id: int) -> AuditView:
                          ip=e.ip)
 
 
-def verify(ctx: ManagementContext) -> ChainVerification:
-    with ctx.db.read_session() as session:
-        row = session.execute(VERIFY_SQL).one()
-    return ChainVerification(ok=row.first_bad_id is None, checked=int(row.checked),
-                             first_bad_id=row.first_bad_id)
+def verify(ctx: ManagementContext, *, anchors: Sequence[Checkpoint] = ()) -> Verification:
+    """The whole trail against both chains and every validly signed checkpoint: the database's
+    newest, the anchor file's and ``anchors`` (e.g. copied from the logs)."""
+    keyring = ctx.settings.audit_keyring()
+    if keyring is None:
+        raise AuditKeyMissing("CRONPLANE_AUDIT_KEY is not set: the audit chain cannot be checked")
+    outside = list(anchors)
+    unreadable = 0
+    try:
+        # Read before the snapshot: the sealer writes the file after its commit, so the file
+        # never names a head the snapshot cannot see.
+        in_file = read_anchor(ctx.settings.audit_anchor_path)
+    except (OSError, ValueError):
+        in_file, unreadable = None, 1  # a damaged anchor counts as a bad checkpoint
+    if in_file is not None:
+        outside.append(in_file)
+    with AuditChainStore(ctx.db).snapshot() as snapshot:
+        inside, bad_inside = audit_chain.valid_anchors(snapshot.checkpoints, keyring)
+        beyond, bad_outside = audit_chain.valid_anchors(outside, keyring)
+        bad = bad_inside + bad_outside
+        return audit_chain.verify(snapshot.events, keyring, anchors=[*inside, *beyond],
+                                  sealed_through=max((c.head_id for c in inside), default=0),
+                                  orphan_seal_ids=snapshot.orphan_seal_ids,
+                                  bad_checkpoints=bad + unreadable)

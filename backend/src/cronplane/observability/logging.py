@@ -17,7 +17,8 @@ from typing import Any, TextIO
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "cronplane_request_id", default=None)
 
-CONTEXT_KEYS = ("job_id", "attempt", "worker_id", "schedule_id", "owner", "fencing_token")
+CONTEXT_KEYS = ("job_id", "attempt", "worker_id", "schedule_id", "owner", "fencing_token",
+                "audit_checkpoint")
 FORMATS = ("auto", "console", "json")
 
 

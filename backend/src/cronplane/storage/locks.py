@@ -18,6 +18,7 @@ class AdvisoryLock(IntEnum):
     AUDIT_CHAIN = 7317001  # audit_events_chain trigger: one append at a time keeps the chain
     USER_CHANGES = 7317002  # user create/update/delete: the last-admin check is race-free
     CHAOS_STARTS = 7317003  # chaos starts: two concurrent starts cannot both fit under the limit
+    AUDIT_SEAL = 7317004  # the audit sealer: one process extends the HMAC chain at a time
 
 
 _LOCK = text("SELECT pg_advisory_xact_lock(:key)")

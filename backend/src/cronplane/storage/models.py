@@ -658,6 +658,33 @@ class AuditEvent(Base):
     )
 
 
+class AuditSeal(Base):
+    """The audit anchor's MAC of one event: HMAC-SHA256 under ``CRONPLANE_AUDIT_KEY`` (never in the
+    database) over the previous seal's MAC and the event (domain/audit_chain.py). Append-only."""
+
+    __tablename__ = "audit_seals"
+
+    event_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    mac: Mapped[str] = mapped_column(Text)
+    key_id: Mapped[str] = mapped_column(Text)
+
+
+class AuditCheckpoint(Base):
+    """A signed chain head (newest sealed event and its MAC). Append-only; also written outside
+    the database (ADR 0019), so deleting the newest events and their seals is detected."""
+
+    __tablename__ = "audit_checkpoints"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    head_id: Mapped[int] = mapped_column(BigInteger)
+    head_mac: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(TZ)
+    key_id: Mapped[str] = mapped_column(Text)
+    signature: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_audit_checkpoints_head_id", "head_id"),)
+
+
 class ChaosExperiment(Base):
     __tablename__ = "chaos_experiments"
 

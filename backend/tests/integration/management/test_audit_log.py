@@ -100,8 +100,9 @@ def test_a_deleted_row_breaks_the_next_link(ctx, pg, fresh_database_url) -> None
 
 
 def test_an_empty_trail_verifies(ctx) -> None:
-    assert audit_log.verify(ctx) == audit_log.ChainVerification(ok=True, checked=0,
-                                                                first_bad_id=None)
+    result = audit_log.verify(ctx)
+    assert (result.ok, result.checked, result.first_bad_id, result.truncated, result.head_id) == \
+        (True, 0, None, False, None)
 
 
 def test_filters_and_keyset_pages(ctx) -> None:
@@ -133,7 +134,7 @@ def test_cli_audit_verify_reports_ok_and_broken(ctx, pg, fresh_database_url, mon
     monkeypatch.setenv("DATABASE_URL", fresh_database_url)
     monkeypatch.setenv("CRONPLANE_DATA_DIR", str(tmp_path))
     ok = CliRunner().invoke(main, ["audit", "verify"])
-    assert ok.exit_code == 0 and "ok (3 events checked)" in ok.output, ok.output
+    assert ok.exit_code == 0 and "ok (3 events checked" in ok.output, ok.output
     _tamper(pg, fresh_database_url, "UPDATE audit_events SET actor = 'mallory' "
                                     "WHERE id = (SELECT max(id) FROM audit_events)")
     broken = CliRunner().invoke(main, ["audit", "verify"])

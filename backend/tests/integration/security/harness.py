@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
+import tempfile
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -25,7 +27,11 @@ FAST_HASHING = PasswordHashing(memory_cost=1024, time_cost=1)
 
 
 def make_settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"secret_key": "test-secret-key-" + "x" * 32, "env": "test"}
+    values: dict[str, Any] = {"secret_key": "test-secret-key-" + "x" * 32, "env": "test",
+                              "audit_key": "test-audit-key-" + "y" * 32,
+                              # Never the checkout's .cronplane: an anchor file there is not ours.
+                              "data_dir": Path(tempfile.gettempdir())
+                              / f"cronplane-test-{secrets.token_hex(6)}"}
     values.update(overrides)
     return Settings(**values)
 

@@ -25,7 +25,7 @@ describe('audit diff', () => {
 
 describe('audit page', () => {
   it('filters through the URL-synced fields and shows the diff of an event', async () => {
-    const fake = fakeApi({ 'GET /audit': () => json({ items: [event], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 9, first_bad_id: null }) });
+    const fake = fakeApi({ 'GET /audit': () => json({ items: [event], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 9, first_bad_id: null, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) });
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     expect(await screen.findByText('Chain intact (9 events checked)')).toBeInTheDocument();
@@ -39,7 +39,7 @@ describe('audit page', () => {
   });
 
   it('keeps every filter typed within one debounce window', async () => {
-    const fake = fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 0, first_bad_id: null }) });
+    const fake = fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 0, first_bad_id: null, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) });
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     await userEvent.click(screen.getByRole('textbox', { name: 'Target type' }));
@@ -58,9 +58,23 @@ describe('audit page', () => {
   });
 
   it('shows a broken chain to an ADMIN', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: false, checked: 40, first_bad_id: 17 }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: false, checked: 40, first_bad_id: 17, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) }).fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN' });
     expect(await screen.findByText(/first tampered or missing event is #17/)).toBeInTheDocument();
+  });
+
+  it('tells an ADMIN that the newest events were deleted', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fakeApi({
+        'GET /audit': () => json({ items: [], next_cursor: null }),
+        'GET /audit/verify': () =>
+          json({ ok: false, checked: 7, first_bad_id: null, truncated: true, head_id: 7, sealed_id: 7, anchor_id: 10, unsealed: 0, bad_checkpoints: 0, reasons: [] }),
+      }).fetch,
+    );
+    renderScreen(<AuditPage />, { role: 'ADMIN' });
+    expect(await screen.findByText(/newest events were deleted: the trail ends at #7, a signed checkpoint reaches #10/)).toBeInTheDocument();
+    expect(screen.queryByText(/first tampered/)).not.toBeInTheDocument();
   });
 
   it('an OPERATOR reads the trail without the ADMIN-only verify call', async () => {

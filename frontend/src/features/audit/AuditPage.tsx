@@ -57,13 +57,30 @@ function ChainStatus() {
   if (!can('ADMIN')) return null;
   if (verify.isPending) return <Badge color="gray">Verifying chain…</Badge>;
   if (verify.isError) return <Badge color="orange">Chain verify failed to run</Badge>;
-  return verify.data.ok ? (
-    <Badge color="green" role="status">
-      Chain intact ({verify.data.checked} events checked)
-    </Badge>
-  ) : (
+  const result = verify.data;
+  if (result.ok) {
+    return (
+      <Badge color="green" role="status">
+        Chain intact ({result.checked} events checked)
+      </Badge>
+    );
+  }
+  return (
     <Alert color="red" title="Audit chain broken" role="alert" py="xs">
-      The first tampered or missing event is #{verify.data.first_bad_id} ({verify.data.checked} checked).
+      {result.first_bad_id !== null && (
+        <Text size="sm">
+          The first tampered or missing event is #{result.first_bad_id} ({result.checked} checked).
+        </Text>
+      )}
+      {result.truncated && (
+        <Text size="sm">
+          The newest events were deleted: the trail ends at #{result.head_id ?? 'nothing'}, a signed checkpoint
+          reaches #{result.anchor_id}.
+        </Text>
+      )}
+      {result.bad_checkpoints > 0 && (
+        <Text size="sm">{result.bad_checkpoints} checkpoint(s) carry a forged signature.</Text>
+      )}
       <Button size="xs" variant="subtle" onClick={() => verify.refetch()}>
         Verify again
       </Button>
