@@ -23,21 +23,32 @@ class BenchServer:
 
             self.admin_url = libpq_url(url)
             self.owner: str | None = None
+            self.runtime_role: str | None = None
             self._url_for: Callable[[str], str] = self._replace
+            self._owner_url_for: Callable[[str], str] = self._replace
         else:
-            from cronplane.storage.embedded import APP_ROLE, ensure_app_database, start_embedded
+            from cronplane.storage.embedded import (
+                APP_ROLE,
+                OWNER_ROLE,
+                ensure_app_database,
+                owner_uri,
+                start_embedded,
+            )
 
             embedded = start_embedded(REPO / ".cronplane" / "bench-pg", stop_on_exit=True)
             ensure_app_database(embedded, "cronplane_bench")
             self.admin_url = embedded.admin_uri
-            self.owner = APP_ROLE
+            # As in production: the owner migrates, the runtime role runs (least privilege).
+            self.owner, self.runtime_role = OWNER_ROLE, APP_ROLE
             self._url_for = embedded.uri
+            self._owner_url_for = lambda name: owner_uri(embedded, name)
 
     def _replace(self, name: str) -> str:
         return urlunsplit(urlsplit(self.admin_url)._replace(path="/" + name))
 
     def create(self, *, migrate: bool = True) -> tuple[str, str]:
-        """A new database (owned by the app role when embedded): its name and URL."""
+        """A new database (owned by the owner role when embedded): its name and the runtime
+        role's URL."""
         name = f"{self.prefix}_{secrets.token_hex(4)}"
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
@@ -48,7 +59,7 @@ class BenchServer:
         if migrate:
             from cronplane.storage import migrator
 
-            migrator.upgrade(url)
+            migrator.upgrade(self._owner_url_for(name), runtime_role=self.runtime_role)
         return name, url
 
     def drop(self, name: str) -> None:

@@ -284,8 +284,11 @@ def audit_verify(anchor_files: tuple[str, ...], as_json: bool) -> None:
             what += f"; truncated: the newest events after {result.head_id} were deleted"
         fail(f"{what} ({result.checked} events checked)", EXIT_TAMPERED)
     if not as_json:
-        click.echo(f"cronplane: audit chain ok ({result.checked} events checked, sealed through "
-                   f"{result.sealed_id}, anchored at {result.anchor_id})")
+        sealed = (f"sealed through {result.sealed_id}" if result.sealed_id is not None
+                  else "none sealed yet")
+        anchored = f", anchored at {result.anchor_id}" if result.anchor_id is not None else ""
+        click.echo(f"cronplane: audit chain ok ({result.checked} events checked; {sealed}"
+                   f"{anchored})")
 
 
 EXIT_API = 1
