@@ -78,7 +78,7 @@ class Settings:
     smtp_username: str | None = None
     smtp_password: str | None = field(default=None, repr=False)
     smtp_starttls: bool = False
-    # CRONPLANE_AUDIT_KEY: the audit chain's HMAC key, never stored in the database (ADR 0019);
+    # CRONPLANE_AUDIT_KEY: the audit chain's HMAC key, never stored in the database (ADR 0020);
     # CRONPLANE_AUDIT_PREVIOUS_KEYS: retired keys, still accepted when verifying.
     audit_key: str = field(default="", repr=False)
     audit_previous_keys: tuple[str, ...] = field(default=(), repr=False)
@@ -102,7 +102,7 @@ class Settings:
 
     @property
     def audit_anchor_path(self) -> Path:
-        """Where the sealer keeps the newest checkpoint outside the database (ADR 0019)."""
+        """Where the sealer keeps the newest checkpoint outside the database (ADR 0020)."""
         return self.data_dir / "audit-anchor.json"
 
     def audit_keyring(self) -> Keyring | None:

@@ -1,4 +1,4 @@
-"""Audit you can trust against the database itself (review H3, ADR 0019).
+"""Audit you can trust against the database itself (review H3, ADR 0020).
 
 A database superuser without ``CRONPLANE_AUDIT_KEY`` rewrites the trail behind cronplane's back
 (triggers off, plain hashes recomputed, seals and checkpoints deleted or forged); verify — the
@@ -294,7 +294,7 @@ def test_cli_holds_the_trail_against_a_checkpoint_from_the_logs(trail, pg, tmp_p
     superuser(pg, ctx, f"DELETE FROM audit_events WHERE id > {events[1]}",
               f"DELETE FROM audit_seals WHERE event_id > {events[1]}",
               "DELETE FROM audit_checkpoints")
-    assert cli(ctx).exit_code == 0, "without an outside anchor the cut is invisible (ADR 0019)"
+    assert cli(ctx).exit_code == 0, "without an outside anchor the cut is invisible (ADR 0020)"
     caught = cli(ctx, "--anchor", str(log))
     assert caught.exit_code == 1 and "truncated" in caught.output, caught.output
 

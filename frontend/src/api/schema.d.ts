@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Check the trail against its HMAC chain and signed checkpoints
-         * @description Names the first changed or deleted event (`first_bad_id`) and says when the newest events were deleted (`truncated`), also when done by a database superuser without CRONPLANE_AUDIT_KEY (ADR 0019).
+         * @description Names the first changed or deleted event (`first_bad_id`) and says when the newest events were deleted (`truncated`), also when done by a database superuser without CRONPLANE_AUDIT_KEY (ADR 0020).
          */
         get: operations["verifyAudit"];
         put?: never;

@@ -117,7 +117,7 @@ class AuditVerify(MethodView):
              summary="Check the trail against its HMAC chain and signed checkpoints",
              description="Names the first changed or deleted event (`first_bad_id`) and says "
                          "when the newest events were deleted (`truncated`), also when done by "
-                         "a database superuser without CRONPLANE_AUDIT_KEY (ADR 0019).")
+                         "a database superuser without CRONPLANE_AUDIT_KEY (ADR 0020).")
     @blp.response(200, AuditVerifySchema)
     def get(self) -> dict[str, Any]:
         return asdict(audit_log.verify(management_context()))

@@ -10,7 +10,7 @@ A *checkpoint* names the newest sealed event and its MAC, signed with the same k
 outside the database say how long the chain was. ``verify`` walks events in id order and names
 the first one that is changed (its MAC differs), follows a deleted one (the link differs), lost
 its seal, or breaks the database's own chain; ``truncated`` says the newest events are gone.
-ADR 0019 explains the choice. Pure: no I/O, the stores feed it rows.
+ADR 0020 explains the choice. Pure: no I/O, the stores feed it rows.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ event (``audit_seals``) and one signed checkpoint of the new head (``audit_check
 the commit it copies the checkpoint outside the database: into the anchor file
 (``DATA_DIR/audit-anchor.json``) and, at most once a minute, into the log. Verify holds the trail
 against the furthest valid checkpoint it knows, so deleting the newest events (and their seals
-and checkpoints) is reported as ``truncated`` (ADR 0019).
+and checkpoints) is reported as ``truncated`` (ADR 0020).
 
 What it guarantees: an event older than about ``interval`` seconds is sealed, and a change to it
 by anyone without ``CRONPLANE_AUDIT_KEY`` (a database superuser included) is named by verify.

@@ -2,7 +2,7 @@
 
 Two chains cover each event: the database's own (``hash = sha256(prev_hash ‖ audit_canonical(row))``,
 set by a trigger) and the audit anchor's HMAC chain, keyed by ``CRONPLANE_AUDIT_KEY`` and sealed
-after commit (``domain/audit_chain.py``, ADR 0019). ``verify`` walks both in one snapshot and holds
+after commit (``domain/audit_chain.py``, ADR 0020). ``verify`` walks both in one snapshot and holds
 them against the furthest signed checkpoint it knows (the database's, the anchor file's, or one
 given to the CLI), so an edit, a deletion in the middle and deleted newest events are each named,
 also when whoever did it could recompute the plain hashes.

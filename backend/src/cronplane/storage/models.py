@@ -671,7 +671,7 @@ class AuditSeal(Base):
 
 class AuditCheckpoint(Base):
     """A signed chain head (newest sealed event and its MAC). Append-only; also written outside
-    the database (ADR 0019), so deleting the newest events and their seals is detected."""
+    the database (ADR 0020), so deleting the newest events and their seals is detected."""
 
     __tablename__ = "audit_checkpoints"
 

@@ -1,4 +1,4 @@
--- The audit anchor (domain/audit_chain.py, ADR 0019): the sealer appends an HMAC per event and a
+-- The audit anchor (domain/audit_chain.py, ADR 0020): the sealer appends an HMAC per event and a
 -- signed checkpoint per batch; verify walks the trail against them. The runtime role may only
 -- SELECT and INSERT on these tables (storage/migrator.py), so none of this rewrites history.
 

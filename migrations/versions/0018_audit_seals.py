@@ -1,11 +1,11 @@
 """audit anchor: audit_seals (an HMAC per event, keyed outside the database) and
 audit_checkpoints (signed chain heads); both append-only like audit_events
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-02 01:30:00
 
-The sealer (execution/audit_sealer.py) appends here; ADR 0019 says why the MAC is not a column
+The sealer (execution/audit_sealer.py) appends here; ADR 0020 says why the MAC is not a column
 of audit_events and where checkpoints are kept. ``cronplane migrate`` grants the runtime role
 only SELECT and INSERT on both tables (storage/migrator.py).
 """
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016"
-down_revision: str | None = "0015"
+revision: str = "0018"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
