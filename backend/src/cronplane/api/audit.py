@@ -119,5 +119,6 @@ class AuditVerify(MethodView):
                          "when the newest events were deleted (`truncated`), also when done by "
                          "a database superuser without CRONPLANE_AUDIT_KEY (ADR 0020).")
     @blp.response(200, AuditVerifySchema)
+    @problem_responses(blp, 503)
     def get(self) -> dict[str, Any]:
         return asdict(audit_log.verify(management_context()))

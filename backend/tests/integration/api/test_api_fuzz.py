@@ -33,10 +33,12 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 @pytest.fixture(scope="module")
-def app(database_url: str):
+def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
     from cronplane.management.users import create_user_cli
 
-    app = create_app(Settings(secret_key="fuzz-" + "k" * 40, env="test"),
+    app = create_app(Settings(secret_key="fuzz-" + "k" * 40, env="test",
+                              audit_key="fuzz-audit-" + "a" * 40,
+                              data_dir=tmp_path_factory.mktemp("fuzz-data")),
                      database_url=database_url)
     app.config["TESTING"] = True
     ctx: ManagementContext = app.extensions["cronplane"]
