@@ -277,14 +277,16 @@ def api_as(server: Server) -> Callable[[str], ApiClient]:
 
     ADMIN uses the bootstrap admin's username/password login, the others the demo personas.
     """
-    clients: dict[str, ApiClient] = {}
+    clients: dict[str, tuple[float, ApiClient]] = {}
 
     def get(role: str) -> ApiClient:
         role = role.upper()
-        if role not in clients:
-            clients[role] = (login(server.base_url, server.admin_username, server.admin_password)
+        # Access tokens are short-lived (15 min); a slow run must not outlive its cached login.
+        if role not in clients or time.monotonic() - clients[role][0] > 600:
+            clients[role] = (time.monotonic(),
+                             login(server.base_url, server.admin_username, server.admin_password)
                              if role == "ADMIN" else persona_login(server.base_url, role))
-        return clients[role]
+        return clients[role][1]
 
     return get
 
