@@ -27,6 +27,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from tests.support.fixtures import app, clients, fresh_app, fresh_clients  # noqa: F401 - shared fixtures
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -17,7 +17,7 @@ from cronplane.domain.egress import EgressError, EgressPolicy
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.outbound import MAX_BODY_BYTES, OutboundClient, OutboundError
 from cronplane.handlers.registry import default_registry
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
 
 LOOPBACK = EgressPolicy.parse("127.0.0.0/8")
 
@@ -223,11 +223,6 @@ def test_the_status_line_and_headers_are_the_attempts_output_with_secrets_masked
     assert "gone" not in lines, "the body is the result's, not the output's"
 
 
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
-
-
 @pytest.mark.parametrize("url", [
     "http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:8080/metrics",
     "http://2130706433/", "http://[::ffff:127.0.0.1]/", "http://[fd00:ec2::254]/",
@@ -245,7 +240,7 @@ def test_a_literal_denied_host_is_422_at_submission_and_nothing_is_stored(
 
 
 def test_an_allowed_literal_host_is_accepted_at_submission(database_url) -> None:
-    allowed = RoleClient(make_app(database_url, egress_policy=LOOPBACK))
+    allowed = RoleClient.on(database_url, egress_policy=LOOPBACK)
     response = allowed.operator.post("/api/v1/jobs", json={
         "handler": "http.request", "payload": {"method": "GET", "url": "http://127.0.0.1:9/"}})
     assert response.status_code == 202, response.json

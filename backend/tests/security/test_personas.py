@@ -6,14 +6,9 @@ from __future__ import annotations
 import pytest
 
 from cronplane.management.bootstrap import bootstrap_accounts
-from tests.integration.security.harness import (
-    FAST_HASHING,
-    bearer,
-    context,
-    make_app,
-    persona_headers,
-    persona_login,
-)
+from tests.support.accounts import FAST_HASHING, bearer, persona_headers, persona_login
+from tests.support.apps import context, make_app
+from tests.support.db_state import assert_unchanged
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +30,9 @@ def _persona_tokens(app) -> dict:
 def test_a_persona_cannot_create_an_api_token(apps) -> None:
     on, _off = apps
     access = _persona_tokens(on)["access_token"]
-    response = on.test_client(use_cookies=False).post(
-        "/api/v1/tokens", json={"name": "forever"}, headers=bearer(access))
+    with assert_unchanged(context(on).db.url):
+        response = on.test_client(use_cookies=False).post(
+            "/api/v1/tokens", json={"name": "forever"}, headers=bearer(access))
     assert response.status_code == 403, response.json
 
 

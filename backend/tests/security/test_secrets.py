@@ -28,7 +28,8 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
 from cronplane.storage.database import Database
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
+from tests.support.db_state import assert_unchanged
 
 VALUE = "tok-7f3a9c-very-secret"
 OPERATOR = Actor(username="olga", role=Role.OPERATOR, user_id=1)
@@ -137,9 +138,10 @@ def test_unknown_and_malformed_names_are_422_and_nothing_is_stored(
 
 def test_a_422_about_a_secret_value_does_not_show_the_value(
         database_url: str, secret_dir: Path) -> None:
-    clients = RoleClient(make_app(database_url, secrets_dir=secret_dir))
-    response = clients.operator.post("/api/v1/jobs", json={
-        "handler": "http.request",
-        "payload": {"method": "GET", "url": {"$secret": "HOOK_TOKEN"}}})
+    clients = RoleClient.on(database_url, secrets_dir=secret_dir)
+    with assert_unchanged(database_url):
+        response = clients.operator.post("/api/v1/jobs", json={
+            "handler": "http.request",
+            "payload": {"method": "GET", "url": {"$secret": "HOOK_TOKEN"}}})
     assert response.status_code == 422
     assert VALUE not in response.get_data(as_text=True)

@@ -15,7 +15,8 @@ import pytest
 
 from cronplane.handlers.context import Cancelled, HandlerContext
 from cronplane.handlers.registry import default_registry
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
+from tests.support.db_state import assert_unchanged
 
 SH = "/bin/sh"
 
@@ -154,20 +155,23 @@ def test_without_settings_it_fails_closed() -> None:
 
 @pytest.fixture(scope="module")
 def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url, shell_commands=(SH,)))
+    return RoleClient.on(database_url, shell_commands=(SH,))
 
 
 def test_ad_hoc_shell_and_purge_need_admin(clients) -> None:
     shell = {"handler": "shell.command", "payload": {"argv": [SH, "-c", "true"]}}
     purge = {"handler": "maintenance.purge_history", "payload": {"older_than_days": 30}}
     for body in (shell, purge):
-        assert clients.operator.post("/api/v1/jobs", json=body).status_code == 403
+        with assert_unchanged(clients.database_url):
+            assert clients.operator.post("/api/v1/jobs", json=body).status_code == 403
         assert clients.admin.post("/api/v1/jobs", json=body).status_code == 202
-    refused = clients.admin.post("/api/v1/jobs", json={
-        "handler": "shell.command", "payload": {"argv": ["/usr/bin/id"]}})
-    assert refused.status_code == 422 and "argv" in str(refused.json["errors"])
-    zero = clients.admin.post("/api/v1/jobs", json={**purge, "payload": {"older_than_days": 0}})
-    assert zero.status_code == 422
+    with assert_unchanged(clients.database_url):
+        refused = clients.admin.post("/api/v1/jobs", json={
+            "handler": "shell.command", "payload": {"argv": ["/usr/bin/id"]}})
+        assert refused.status_code == 422 and "argv" in str(refused.json["errors"])
+        zero = clients.admin.post("/api/v1/jobs",
+                                  json={**purge, "payload": {"older_than_days": 0}})
+        assert zero.status_code == 422
 
 
 def test_an_operator_may_trigger_a_schedule_an_admin_defined(clients) -> None:

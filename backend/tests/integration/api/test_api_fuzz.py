@@ -19,12 +19,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from cronplane.api.app import create_app
-from cronplane.config import Settings
-from cronplane.management.context import ManagementContext
 from tests.integration.api.job_seed import insert_job, insert_schedule
+from tests.support.accounts import add_user, tokens_for
+from tests.support.apps import make_app
 
-PASSWORD = "fuzz-password-123"
 MINE = ("/api/v1/schedules", "/api/v1/jobs", "/api/v1/handlers", "/api/v1/cron",
         "/api/v1/stats", "/api/v1/chaos")
 EXAMPLES = 15
@@ -33,17 +31,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 @pytest.fixture(scope="module")
-def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
-    from cronplane.management.users import create_user_cli
-
-    app = create_app(Settings(secret_key="fuzz-" + "k" * 40, env="test",
-                              audit_key="fuzz-audit-" + "a" * 40,
-                              data_dir=tmp_path_factory.mktemp("fuzz-data")),
-                     database_url=database_url)
-    app.config["TESTING"] = True
-    ctx: ManagementContext = app.extensions["cronplane"]
-    for role in ("VIEWER", "OPERATOR", "ADMIN"):
-        create_user_cli(ctx, username=f"fuzz-{role.lower()}", password=PASSWORD, role=role)
+def app(database_url: str):
+    app = make_app(database_url)
     schedule = insert_schedule(database_url, "fuzz-schedule")
     jobs = [insert_job(database_url, status=status, schedule_id=schedule)
             for status in ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")]
@@ -54,13 +43,8 @@ def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def tokens(app) -> dict[str, str]:
     client = app.test_client()
-    found = {}
-    for role in ("VIEWER", "OPERATOR", "ADMIN"):
-        response = client.post("/api/v1/auth/login",
-                               json={"username": f"fuzz-{role.lower()}", "password": PASSWORD})
-        assert response.status_code == 200, response.get_data(as_text=True)
-        found[role] = response.json["access_token"]
-    return found
+    return {role: tokens_for(client, add_user(app, role))["access_token"]
+            for role in ("VIEWER", "OPERATOR", "ADMIN")}
 
 
 def _operations(app):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
 from tests.support.db_state import assert_unchanged
 
 URL = "/api/v1/chaos/experiments"
@@ -13,7 +13,7 @@ URL = "/api/v1/chaos/experiments"
 
 @pytest.fixture(scope="module")
 def module_setup(database_url: str) -> tuple[RoleClient, str]:
-    return RoleClient(make_app(database_url)), database_url
+    return RoleClient.on(database_url), database_url
 
 
 @pytest.fixture
@@ -128,5 +128,6 @@ def test_chaos_is_admin_only(setup) -> None:
 
 
 def test_stopping_an_unknown_experiment_is_404(setup) -> None:
-    clients, _ = setup
-    assert clients.admin.delete(f"{URL}/424242").status_code == 404
+    clients, url = setup
+    with assert_unchanged(url):
+        assert clients.admin.delete(f"{URL}/424242").status_code == 404

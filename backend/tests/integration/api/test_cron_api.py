@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.db_state import assert_unchanged
 
 URL = "/api/v1/cron/describe"
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 def test_describe_normalises_and_lists_runs_after(clients) -> None:
@@ -42,12 +37,14 @@ def test_default_count_is_five(clients) -> None:
     ({"expression": "* * * * *", "timezone": "UTC", "after": "soon"}, "after"),
 ])
 def test_invalid_input_is_422_keyed_by_field(clients, body, field) -> None:
-    response = clients.viewer.post(URL, json=body)
+    with assert_unchanged(clients.database_url):
+        response = clients.viewer.post(URL, json=body)
     assert response.status_code == 422, response.json
     assert response.mimetype == "application/problem+json"
     assert field in response.json["errors"], response.json
 
 
 def test_describe_needs_credentials(clients) -> None:
-    assert clients.anonymous.post(URL, json={"expression": "* * * * *",
-                                             "timezone": "UTC"}).status_code == 401
+    with assert_unchanged(clients.database_url):
+        assert clients.anonymous.post(URL, json={"expression": "* * * * *",
+                                                 "timezone": "UTC"}).status_code == 401

@@ -8,14 +8,9 @@ import subprocess
 import pytest
 
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import make_app
 
 METHODS = {"get", "post", "put", "patch", "delete"}
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import pytest
 from cronplane.domain.roles import Role
 from cronplane.management.failure_text import failure_text_for, lost_reason, redact_paths
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
 
 TRACE = ('HandlerFailed: upstream said no\n'
          'Traceback (most recent call last):\n'
@@ -16,11 +15,6 @@ TRACE = ('HandlerFailed: upstream said no\n'
          '    result = handler(ctx, payload)\n'
          '  File "/opt/install/backend/src/cronplane/handlers/fail.py", line 20, in run\n'
          '    raise HandlerFailed(message)\n')
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.integration.execution.test_leadership import query
+from tests.support.apps import RoleClient
 from tests.support.waiting import wait_until
 
 TTL = 1.0
@@ -28,7 +28,7 @@ GRACE = misfire_grace(TTL)  # 5 s
 @pytest.fixture
 def world(fresh_database_url: str):
     db = Database(fresh_database_url, application_name="test-fire-ledger", pool_size=4)
-    clients = RoleClient(make_app(fresh_database_url))
+    clients = RoleClient.on(fresh_database_url)
     leaders: list[Elector] = []
 
     def leader() -> Elector:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from cronplane.api.app import create_app
+from tests.support.apps import UNREACHABLE_DATABASE, close_app, make_app
 
 
 @pytest.fixture(scope="module")
-def client(database_url):
-    from cronplane.config import Settings
-
-    app = create_app(Settings(secret_key="k" * 40, env="test"), database_url=database_url)
-    app.config["TESTING"] = True
+def client(app):
     return app.test_client()
 
 
-def test_healthz_answers_without_touching_the_database(client) -> None:
-    response = client.get("/healthz")
+def test_healthz_answers_without_touching_the_database() -> None:
+    response = make_app(UNREACHABLE_DATABASE).test_client().get("/healthz")
     assert response.status_code == 200 and response.json == {"status": "ok"}
 
 
@@ -28,26 +24,21 @@ def test_readyz_is_ready_on_a_migrated_database(client) -> None:
 
 
 def test_readyz_is_503_with_a_reason_when_the_database_is_unreachable() -> None:
-    from cronplane.config import Settings
-
-    app = create_app(Settings(secret_key="k" * 40), database_url="postgresql://x@127.0.0.1:1/none")
-    response = app.test_client().get("/readyz")
+    response = make_app(UNREACHABLE_DATABASE).test_client().get("/readyz")
     assert response.status_code == 503
     assert response.mimetype == "application/problem+json"
     assert "unreachable" in response.json["detail"]
 
 
 def test_readyz_is_503_when_migrations_are_behind(pg) -> None:
-    from cronplane.config import Settings
-
     name = "cp_empty_" + __import__("secrets").token_hex(3)
     url = pg.create_database(name)
     try:
-        app = create_app(Settings(secret_key="k" * 40), database_url=url)
+        app = make_app(url)
         response = app.test_client().get("/readyz")
         assert response.status_code == 503
         assert "migrations behind" in response.json["detail"]
-        app.extensions["cronplane"].db.close()
+        close_app(app)
     finally:
         pg.drop_database(name)
 

@@ -7,13 +7,7 @@ import json
 import pytest
 
 from tests.integration.api.job_seed import insert_job, insert_schedule
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.support.db_state import assert_unchanged
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 @pytest.fixture(scope="module")
@@ -156,15 +150,21 @@ def test_hostile_bodies_are_4xx_and_write_nothing(clients, database_url, data, c
 
 
 def test_idempotency_key_over_255_chars_is_422(clients) -> None:
-    body = _problem(clients.operator.post("/api/v1/jobs", json={"handler": "noop"},
-                                          headers={"Idempotency-Key": "k" * 256}), 422)
+    with assert_unchanged(clients.database_url):
+        body = _problem(clients.operator.post("/api/v1/jobs", json={"handler": "noop"},
+                                              headers={"Idempotency-Key": "k" * 256}), 422)
     assert "Idempotency-Key" in body["errors"]
 
 
 def test_oversized_body_is_413(clients) -> None:
     payload = {"handler": "noop", "payload": {"blob": "x" * (1024 * 1024)}}
-    _problem(clients.operator.post("/api/v1/jobs", json=payload), 413)
+    with assert_unchanged(clients.database_url):
+        _problem(clients.operator.post("/api/v1/jobs", json=payload), 413)
 
 
 def test_viewer_role_is_checked_before_the_body(clients) -> None:
-    _problem(clients.anonymous.post("/api/v1/jobs", data=b"{bad", content_type="application/json"), 401)
+    with assert_unchanged(clients.database_url):
+        _problem(clients.viewer.post("/api/v1/jobs", data=b"{bad", content_type="application/json"),
+                 403)
+        _problem(clients.anonymous.post("/api/v1/jobs", data=b"{bad",
+                                        content_type="application/json"), 401)

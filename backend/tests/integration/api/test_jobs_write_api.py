@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import psycopg
-import pytest
 
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.support.db_state import assert_unchanged
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 def _audit_actions(url: str, target: int) -> list[str]:
@@ -66,8 +59,9 @@ def test_cancel_pending_is_200_running_is_202_finished_is_409(clients, database_
     assert response.json["status"] == "RUNNING"
 
     done = insert_job(database_url, status="SUCCEEDED")
-    assert clients.operator.post(f"/api/v1/jobs/{done}/cancel").status_code == 409
-    assert clients.operator.post("/api/v1/jobs/987654321/cancel").status_code == 404
+    with assert_unchanged(database_url):
+        assert clients.operator.post(f"/api/v1/jobs/{done}/cancel").status_code == 409
+        assert clients.operator.post("/api/v1/jobs/987654321/cancel").status_code == 404
 
 
 def test_retry_dead_or_cancelled_is_200_else_409(clients, database_url) -> None:

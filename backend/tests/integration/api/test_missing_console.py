@@ -3,7 +3,7 @@ while the API and missing files keep their own answers."""
 
 from __future__ import annotations
 
-from tests.integration.security.harness import context, make_app
+from tests.support.apps import context, make_app
 
 
 def test_root_explains_how_to_build_the_console(database_url, tmp_path) -> None:

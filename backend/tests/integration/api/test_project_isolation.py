@@ -24,7 +24,8 @@ from sqlalchemy import text
 from cronplane.management import jobs, notifications, projects, queues, schedules
 from cronplane.management.actor import Actor
 from tests.integration.api.test_role_matrix import _operations, _spec
-from tests.integration.security.harness import add_user, context, make_app, mint_session
+from tests.support.accounts import add_user, mint_session
+from tests.support.apps import context, make_app
 
 MARKER = "zz-foreign-marker"
 B = "iso-b"

@@ -6,27 +6,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pytest
 from sqlalchemy import text
 
 from cronplane.management import projects
 from cronplane.management.actor import Actor
-from tests.integration.security.harness import add_user, context, make_app, mint_session
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
-
-
-@pytest.fixture
-def fresh_app(fresh_database_url):
-    """Multi-threaded tests get their own database."""
-    app = make_app(fresh_database_url)
-    yield app
-    context(app).db.close()
+from tests.support.accounts import add_user, mint_session
+from tests.support.apps import context
 
 
 def _as(app, account) -> dict[str, str]:

@@ -7,12 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.integration.api.role_clients import RoleClient, make_app
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
+from tests.support.apps import RoleClient
+from tests.support.db_state import assert_unchanged
 
 
 def _queue_row(url: str, name: str) -> tuple | None:
@@ -82,12 +78,12 @@ def test_operator_pauses_with_a_reason_and_resumes_audited(clients, database_url
 
 
 def test_limits_need_admin_and_null_is_unlimited(clients, database_url) -> None:
-    denied = clients.operator.patch("/api/v1/queues/default/api-lim",
-                                    json={"concurrency_limit": 2})
-    assert denied.status_code == 403
-    assert _queue_row(database_url, "api-lim") is None, "a refused request creates nothing"
-    viewer = clients.viewer.patch("/api/v1/queues/default/api-lim", json={"paused": True})
-    assert viewer.status_code == 403
+    with assert_unchanged(database_url):
+        denied = clients.operator.patch("/api/v1/queues/default/api-lim",
+                                        json={"concurrency_limit": 2})
+        assert denied.status_code == 403
+        viewer = clients.viewer.patch("/api/v1/queues/default/api-lim", json={"paused": True})
+        assert viewer.status_code == 403
     ok = clients.admin.patch("/api/v1/queues/default/api-lim", json={
         "concurrency_limit": 2, "per_key_limit": 1, "rate_limit_per_second": 2.5})
     assert ok.status_code == 200, ok.json
@@ -135,10 +131,11 @@ def test_a_viewer_never_creates_a_queue_by_naming_it(clients, database_url) -> N
 
 
 def test_bad_queue_name_or_unknown_project(clients) -> None:
-    bad = clients.operator.patch("/api/v1/queues/default/Bad%20Name", json={"paused": True})
-    assert bad.status_code == 422 and "name" in bad.json["errors"]
-    missing = clients.operator.patch("/api/v1/queues/no-such/x", json={"paused": True})
-    assert missing.status_code == 404
+    with assert_unchanged(clients.database_url):
+        bad = clients.operator.patch("/api/v1/queues/default/Bad%20Name", json={"paused": True})
+        assert bad.status_code == 422 and "name" in bad.json["errors"]
+        missing = clients.operator.patch("/api/v1/queues/no-such/x", json={"paused": True})
+        assert missing.status_code == 404
 
 
 def test_schedule_carries_its_queue(clients) -> None:

@@ -10,17 +10,13 @@ import psycopg
 import pytest
 
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
 
 
 @pytest.fixture
-def url(fresh_database_url: str) -> str:
-    return fresh_database_url
-
-
-@pytest.fixture
-def clients(url: str) -> RoleClient:
-    return RoleClient(make_app(url))
+def url(fresh_clients) -> str:
+    """Each test on its own database (``fresh_clients``): filters and counts see only its rows."""
+    return fresh_clients.database_url
 
 
 def _snapshot(url: str) -> tuple:
@@ -37,8 +33,8 @@ def _events(url: str, action: str) -> list[dict]:
             "SELECT details FROM audit_events WHERE action = %s ORDER BY id", (action,))]
 
 
-def _schedule(clients: RoleClient, cron: str = "0 0 * * * *") -> dict:
-    response = clients.admin.post("/api/v1/schedules", json={
+def _schedule(fresh_clients: RoleClient, cron: str = "0 0 * * * *") -> dict:
+    response = fresh_clients.admin.post("/api/v1/schedules", json={
         "name": f"s-{uuid.uuid4().hex[:8]}", "handler": "noop", "cron": cron,
         "payload": {"n": 1}})
     assert response.status_code == 201, response.json
@@ -51,10 +47,10 @@ def _iso(when: datetime) -> str:
 
 # -- rerun --------------------------------------------------------------------------------------
 def test_rerun_creates_a_new_job_with_the_changes_and_audits_the_payload_diff(
-        clients, url) -> None:
+        fresh_clients, url) -> None:
     original = insert_job(url, handler="sleep", status="DEAD", attempts=["FAILED"] * 3,
                           payload={"seconds": 1})
-    response = clients.operator.post(f"/api/v1/jobs/{original}/rerun",
+    response = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun",
                                      json={"payload": {"seconds": 0}, "priority": 7})
     assert response.status_code == 202, response.json
     job = response.json
@@ -64,10 +60,10 @@ def test_rerun_creates_a_new_job_with_the_changes_and_audits_the_payload_diff(
     [details] = _events(url, "job.rerun")
     assert details["payload_diff"] == {"seconds": [1, 0]}
     assert details["rerun_of"] == original and details["job_id"] == job["id"]
-    same = clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={})
+    same = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={})
     assert same.status_code == 202 and same.json["payload"] == {"seconds": 1}
     assert same.json["queue"] == "default"
-    moved = clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={"queue": "slow"})
+    moved = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun", json={"queue": "slow"})
     assert moved.status_code == 202 and moved.json["queue"] == "slow"
     assert _events(url, "job.rerun")[-1]["queue"] == ["default", "slow"]
 
@@ -78,31 +74,31 @@ def test_rerun_creates_a_new_job_with_the_changes_and_audits_the_payload_diff(
     ({"payload": [1, 2]}, 422),
     ({"queue": "Not A Queue"}, 422),
 ])
-def test_bad_rerun_is_4xx_and_changes_nothing(clients, url, body, status) -> None:
+def test_bad_rerun_is_4xx_and_changes_nothing(fresh_clients, url, body, status) -> None:
     original = insert_job(url, handler="sleep", status="DEAD", payload={"seconds": 1})
     before = _snapshot(url)
-    response = clients.operator.post(f"/api/v1/jobs/{original}/rerun", json=body)
+    response = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun", json=body)
     assert response.status_code == status, response.json
     assert response.headers["Content-Type"].startswith("application/problem+json")
     assert _snapshot(url) == before
-    assert clients.operator.post("/api/v1/jobs/987654/rerun", json={}).status_code == 404
-    assert clients.viewer.post(f"/api/v1/jobs/{original}/rerun", json={}).status_code == 403
+    assert fresh_clients.operator.post("/api/v1/jobs/987654/rerun", json={}).status_code == 404
+    assert fresh_clients.viewer.post(f"/api/v1/jobs/{original}/rerun", json={}).status_code == 403
 
 
 # -- backfill -----------------------------------------------------------------------------------
-def test_backfill_dry_run_previews_then_enqueues_once_with_the_fire_keys(clients, url) -> None:
-    schedule = _schedule(clients)
+def test_backfill_dry_run_previews_then_enqueues_once_with_the_fire_keys(fresh_clients, url) -> None:
+    schedule = _schedule(fresh_clients)
     top = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
     body = {"after": _iso(top - timedelta(hours=5)), "before": _iso(top)}
     before = _snapshot(url)
-    preview = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill",
+    preview = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill",
                                  json={**body, "dry_run": True})
     assert preview.status_code == 200, preview.json
     assert len(preview.json["fire_times"]) == 5 and preview.json["enqueued"] == 0
     assert preview.json["fire_times"][-1] == _iso(top)
     assert _snapshot(url) == before, "a dry run changes nothing"
 
-    done = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
+    done = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
     assert done.json["enqueued"] == 5 and done.json["already_present"] == 0
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT trigger, idempotency_key FROM jobs WHERE schedule_id = %s "
@@ -110,7 +106,7 @@ def test_backfill_dry_run_previews_then_enqueues_once_with_the_fire_keys(clients
     assert [r[0] for r in rows] == ["backfill"] * 5
     assert rows[-1][1] == f"schedule:{schedule['id']}:{_iso(top)}"
 
-    wider = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json={
+    wider = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json={
         "after": _iso(top - timedelta(hours=7)), "before": _iso(top)})
     assert (wider.json["enqueued"], wider.json["already_present"]) == (2, 5), "repeats add nothing"
     assert len(_events(url, "schedule.backfill")) == 2
@@ -122,42 +118,42 @@ def test_backfill_dry_run_previews_then_enqueues_once_with_the_fire_keys(clients
     ({"after": -1, "before": -2}, "after"),  # reversed
 ])
 def test_bad_backfill_window_is_422_naming_the_field_and_changes_nothing(
-        clients, url, shift, field) -> None:
-    schedule = _schedule(clients)
+        fresh_clients, url, shift, field) -> None:
+    schedule = _schedule(fresh_clients)
     now = datetime.now(UTC)
     body = {name: _iso(now + timedelta(hours=hours)) for name, hours in shift.items()}
     before = _snapshot(url)
-    response = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
+    response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
     assert response.status_code == 422, response.json
     assert field in response.json["errors"]
     assert _snapshot(url) == before
-    assert clients.operator.post(f"/api/v1/schedules/{schedule['id']}/backfill",
+    assert fresh_clients.operator.post(f"/api/v1/schedules/{schedule['id']}/backfill",
                                  json=body).status_code == 403
-    assert clients.admin.post("/api/v1/schedules/987654/backfill", json={
+    assert fresh_clients.admin.post("/api/v1/schedules/987654/backfill", json={
         "after": _iso(now - timedelta(hours=2)),
         "before": _iso(now - timedelta(hours=1))}).status_code == 404
 
 
 # -- timed pause ------------------------------------------------------------------------------
-def test_timed_pause_records_until_and_reason_and_resume_clears_them(clients, url) -> None:
-    schedule = _schedule(clients)
+def test_timed_pause_records_until_and_reason_and_resume_clears_them(fresh_clients, url) -> None:
+    schedule = _schedule(fresh_clients)
     until = datetime.now(UTC) + timedelta(hours=2)
-    response = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause",
+    response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause",
                                   json={"until": _iso(until), "reason": "db maintenance"})
     assert response.status_code == 200, response.json
     assert response.json["paused"] is True and response.json["paused_until"] == _iso(until)
     assert response.json["pause_reason"] == "db maintenance"
     assert _events(url, "schedule.pause")[-1]["reason"] == "db maintenance"
-    resumed = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/resume")
+    resumed = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/resume")
     assert resumed.json["paused"] is False and resumed.json["paused_until"] is None
-    plain = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause")
+    plain = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause")
     assert plain.status_code == 200 and plain.json["paused_until"] is None
 
 
-def test_pause_until_in_the_past_is_422_and_changes_nothing(clients, url) -> None:
-    schedule = _schedule(clients)
+def test_pause_until_in_the_past_is_422_and_changes_nothing(fresh_clients, url) -> None:
+    schedule = _schedule(fresh_clients)
     before = _snapshot(url)
-    response = clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause", json={
+    response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause", json={
         "until": _iso(datetime.now(UTC) - timedelta(minutes=1))})
     assert response.status_code == 422 and "until" in response.json["errors"]
     assert _snapshot(url) == before

@@ -3,21 +3,19 @@
 
 A new endpoint without ``x-required-role`` fails here: add ``@requires(Role.X)`` (or mark it
 public with ``x-required-role: PUBLIC``). Path parameters name things that do not exist, and bodies
-are empty, so an allowed call answers 404/422 (anything but 401/403) and changes nothing.
+are empty, so an allowed call answers 404/422 (anything but 401/403); a refused one changes no
+table.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import pytest
 
-from cronplane.api.app import create_app
-from tests.integration.security.harness import (
-    add_user,
-    context,
-    make_app,
-    make_settings,
-    mint_session,
-)
+from tests.support.accounts import add_user, mint_session
+from tests.support.apps import UNREACHABLE_DATABASE, make_app
+from tests.support.db_state import assert_unchanged
 
 METHODS = ("get", "post", "put", "patch", "delete")
 RANKS = {"VIEWER": 1, "OPERATOR": 2, "ADMIN": 3}
@@ -25,7 +23,7 @@ CALLERS = (None, "VIEWER", "OPERATOR", "ADMIN")
 
 
 def _spec(app=None) -> dict:
-    app = app or create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
+    app = app or make_app(UNREACHABLE_DATABASE)
     return app.test_client().get("/api/v1/openapi.json").json
 
 
@@ -38,13 +36,6 @@ def _operations(spec: dict | None = None) -> list[tuple[str, str, dict]]:
 
 
 OPERATIONS = _operations()
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +63,7 @@ def test_an_operation_without_a_role_is_caught() -> None:
     from flask.views import MethodView
     from flask_smorest import Blueprint
 
-    app = create_app(make_settings(), database_url="postgresql://unused@localhost/unused")
+    app = make_app(UNREACHABLE_DATABASE)
     stray = Blueprint("stray", __name__)
 
     @stray.route("/stray")
@@ -89,7 +80,8 @@ def test_an_operation_without_a_role_is_caught() -> None:
 
 @pytest.mark.parametrize(("path", "method", "op"), OPERATIONS,
                          ids=[f"{m.upper()} {p}" for p, m, _ in OPERATIONS])
-def test_operation_enforces_its_documented_role(app, accounts, path, method, op) -> None:
+def test_operation_enforces_its_documented_role(app, accounts, database_url, path, method,
+                                                op) -> None:
     required = op.get("x-required-role")
     assert required in ("PUBLIC", *RANKS), (
         f"{method.upper()} {path} has no expected role (x-required-role={required!r}): "
@@ -101,7 +93,9 @@ def test_operation_enforces_its_documented_role(app, accounts, path, method, op)
         headers = {}
         if caller is not None:
             headers["Authorization"] = f"Bearer {mint_session(app, accounts[caller])}"
-        status = client.open(url, method=method.upper(), headers=headers, **kwargs).status_code
+        refused = required != "PUBLIC" and (caller is None or RANKS[caller] < RANKS[required])
+        with assert_unchanged(database_url) if refused else nullcontext():
+            status = client.open(url, method=method.upper(), headers=headers, **kwargs).status_code
         who = caller or "no one"
         if required == "PUBLIC":
             assert status != 403, f"{method.upper()} {path} is public but refused {who}"

@@ -11,21 +11,14 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from tests.integration.security.harness import (
-    add_user,
-    bearer,
-    context,
-    make_app,
-    persona_headers,
-    tokens_for,
-)
+from tests.support.accounts import FAST_HASHING, add_user, bearer, persona_headers, tokens_for
+from tests.support.apps import context, make_app
 
 
 @pytest.fixture(scope="module")
 def app(database_url):
     app = make_app(database_url, demo_personas=True)
     from cronplane.management.bootstrap import bootstrap_accounts
-    from tests.integration.security.harness import FAST_HASHING
 
     bootstrap_accounts(context(app), hashing=FAST_HASHING)
     yield app

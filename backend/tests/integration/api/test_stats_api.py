@@ -6,12 +6,12 @@ import psycopg
 import pytest
 
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
+from tests.support.apps import RoleClient
 
 
 @pytest.fixture
 def setup(fresh_database_url: str) -> tuple[RoleClient, str]:
-    return RoleClient(make_app(fresh_database_url)), fresh_database_url
+    return RoleClient.on(fresh_database_url), fresh_database_url
 
 
 def test_empty_cluster(setup) -> None:

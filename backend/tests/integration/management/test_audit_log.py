@@ -16,7 +16,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
-from tests.integration.security.harness import make_settings
+from tests.support.apps import make_settings
 
 THREADS = 16
 EVENTS = 2000

@@ -8,7 +8,9 @@ from sqlalchemy import text
 from cronplane.management import users
 from cronplane.management.actor import Actor
 from cronplane.management.bootstrap import bootstrap_accounts
-from tests.integration.security.harness import FAST_HASHING, context, make_app, persona_login
+from tests.support.accounts import FAST_HASHING, persona_login
+from tests.support.apps import context, make_app
+from tests.support.db_state import assert_unchanged
 
 
 def _usernames(app) -> list[str]:
@@ -63,7 +65,8 @@ def test_personas_off_means_empty_list_and_404(fresh_database_url) -> None:
         client = off.test_client(use_cookies=False)
         listed = client.get("/api/v1/auth/personas")
         assert listed.json == [] and not listed.headers.getlist("Set-Cookie")
-        assert client.post("/api/v1/auth/personas/viewer/login").status_code == 404
+        with assert_unchanged(fresh_database_url):
+            assert client.post("/api/v1/auth/personas/viewer/login").status_code == 404
     finally:
         context(off).db.close()
 

@@ -13,22 +13,9 @@ from cronplane.management import users
 from cronplane.management.actor import Actor
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.users import create_user_cli
-from tests.integration.security.harness import FAST_HASHING, add_user, context, make_app
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
-
-
-@pytest.fixture
-def own_app(fresh_database_url):
-    """A database with no other admins (and its own, for threaded tests)."""
-    app = make_app(fresh_database_url)
-    yield app
-    context(app).db.close()
+from tests.support.accounts import FAST_HASHING, add_user, bearer, tokens_for
+from tests.support.apps import context
+from tests.support.db_state import assert_unchanged
 
 
 def _actor(account) -> Actor:
@@ -56,8 +43,8 @@ def test_an_admin_cannot_lock_disable_or_demote_itself(app, change) -> None:
 
 
 @pytest.mark.parametrize("change", ["lock", "disable", "demote"])
-def test_the_last_active_admin_cannot_be_removed(own_app, change) -> None:
-    app = own_app
+def test_the_last_active_admin_cannot_be_removed(fresh_app, change) -> None:
+    app = fresh_app
     last = add_user(app, "ADMIN")
     ctx, system = context(app), Actor.system()
     action = {"lock": lambda: users.lock_user(ctx, system, last.id),
@@ -71,8 +58,8 @@ def test_the_last_active_admin_cannot_be_removed(own_app, change) -> None:
         action()  # a locked admin does not count
 
 
-def test_two_admins_demoting_each_other_at_once_leave_one_admin(own_app) -> None:
-    app = own_app
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(fresh_app) -> None:
+    app = fresh_app
     a, b = add_user(app, "ADMIN"), add_user(app, "ADMIN")
     ctx = context(app)
     barrier = threading.Barrier(2)
@@ -97,18 +84,18 @@ def test_two_admins_demoting_each_other_at_once_leave_one_admin(own_app) -> None
 
 
 def test_http_guards_answer_409(app) -> None:
-    from tests.integration.security.harness import bearer, tokens_for
 
     admin = add_user(app, "ADMIN")
     client = app.test_client(use_cookies=False)
     token = tokens_for(client, admin)["access_token"]
-    for path in ("lock", "disable"):
-        response = client.post(f"/api/v1/users/{admin.id}/{path}", headers=bearer(token))
-        assert response.status_code == 409, path
-        assert response.mimetype == "application/problem+json"
-    response = client.patch(f"/api/v1/users/{admin.id}", json={"role": "VIEWER"},
-                            headers=bearer(token))
-    assert response.status_code == 409
+    with assert_unchanged(context(app).db.url):
+        for path in ("lock", "disable"):
+            response = client.post(f"/api/v1/users/{admin.id}/{path}", headers=bearer(token))
+            assert response.status_code == 409, path
+            assert response.mimetype == "application/problem+json"
+        response = client.patch(f"/api/v1/users/{admin.id}", json={"role": "VIEWER"},
+                                headers=bearer(token))
+        assert response.status_code == 409
 
 
 @pytest.mark.parametrize(("username", "password", "role", "field"), [

@@ -9,24 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from tests.integration.security.harness import (
-    add_user,
-    bearer,
-    context,
-    forge,
-    make_app,
-    mint_session,
-    tokens_for,
-)
+from tests.support.accounts import add_user, bearer, forge, mint_session, tokens_for
+from tests.support.apps import context
 
 ME = "/api/v1/auth/me"
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 @pytest.fixture

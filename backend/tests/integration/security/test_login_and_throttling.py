@@ -10,22 +10,11 @@ from sqlalchemy import text
 from cronplane.management import users
 from cronplane.management.actor import Actor
 from cronplane.management.throttle import ADDRESS, BASE_SECONDS, MAX_SECONDS, PAIR
-from tests.integration.security.harness import (
-    FAST_HASHING,
-    add_user,
-    context,
-    login,
-    make_app,
-)
+from tests.support.accounts import FAST_HASHING, add_user, login
+from tests.support.apps import context, make_app
+from tests.support.db_state import assert_unchanged
 
 LOGIN = "/api/v1/auth/login"
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 BLOCK_BASE_SECONDS = BASE_SECONDS
@@ -163,5 +152,6 @@ def test_login_rehashes_a_password_stored_with_weaker_parameters(app) -> None:
 @pytest.mark.parametrize("body", [{}, {"username": "a"}, {"username": "a\x00", "password": "x"},
                                   {"username": "a", "password": 5}])
 def test_malformed_login_bodies_are_422(app, body) -> None:
-    response = app.test_client().post(LOGIN, json=body)
+    with assert_unchanged(context(app).db.url):
+        response = app.test_client().post(LOGIN, json=body)
     assert response.status_code == 422, response.get_data(as_text=True)

@@ -12,8 +12,9 @@ import pytest
 import requests
 from sqlalchemy import text
 
-from tests.integration.security.harness import add_user, context, make_app
 from tests.oidc_provider.server import Provider
+from tests.support.accounts import add_user
+from tests.support.apps import context, make_app
 
 ROLE_MAP = (("ops-admins", "ADMIN", None), ("devs", "OPERATOR", None),
             ("team-a", "OPERATOR", "default"))

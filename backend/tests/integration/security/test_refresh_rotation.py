@@ -5,35 +5,13 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from sqlalchemy import text
 
-from tests.integration.security.harness import (
-    add_user,
-    audit_actions,
-    bearer,
-    context,
-    make_app,
-    tokens_for,
-)
+from tests.support.accounts import add_user, audit_actions, bearer, tokens_for
+from tests.support.apps import context
 
 REFRESH = "/api/v1/auth/refresh"
 ME = "/api/v1/auth/me"
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
-
-
-@pytest.fixture
-def own_app(fresh_database_url):
-    """For the threaded test: its own database, per the suite's rule."""
-    app = make_app(fresh_database_url)
-    yield app
-    context(app).db.close()
 
 
 def _refresh(client, refresh_token):
@@ -87,10 +65,10 @@ def test_the_previous_token_is_reuse_once_the_grace_window_has_passed(app) -> No
 
 
 def test_two_concurrent_refreshes_with_one_token_both_succeed_within_the_grace_window(
-        own_app) -> None:
+        fresh_app) -> None:
     """Two tabs share the refresh cookie and refresh at the same moment: both get a working pair,
     the family is not revoked, and only one rotation happened."""
-    app = own_app
+    app = fresh_app
     first = tokens_for(app.test_client(use_cookies=False), add_user(app, "VIEWER"))
     barrier = threading.Barrier(2)
     results: list = [None, None]

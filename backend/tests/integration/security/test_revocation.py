@@ -11,22 +11,11 @@ from sqlalchemy import text
 
 from cronplane.management import users
 from cronplane.management.actor import Actor
-from tests.integration.security.harness import (
-    add_user,
-    bearer,
-    context,
-    make_app,
-    tokens_for,
-)
+from tests.support.accounts import add_user, bearer, tokens_for
+from tests.support.apps import context, make_app
+from tests.support.db_state import assert_unchanged
 
 ME = "/api/v1/auth/me"
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 def _admin_actor(app) -> Actor:
@@ -75,7 +64,8 @@ def test_logout_with_cookies_clears_them_and_needs_csrf(app) -> None:
     client = app.test_client()
     tokens_for(client, add_user(app, "VIEWER"))
     assert client.get(ME).status_code == 200
-    assert client.post("/api/v1/auth/logout").status_code == 401, "cookie POST without CSRF"
+    with assert_unchanged(context(app).db.url):
+        assert client.post("/api/v1/auth/logout").status_code == 401, "cookie POST without CSRF"
     csrf = client.get_cookie("csrf_access_token", path="/").value
     assert client.post("/api/v1/auth/logout", headers={"X-CSRF-TOKEN": csrf}).status_code == 204
     assert client.get_cookie("access_token_cookie", path="/api/") is None
@@ -175,15 +165,17 @@ def test_api_token_role_cannot_exceed_its_creator_and_is_attributable(app) -> No
     client = app.test_client(use_cookies=False)
     creator = add_user(app, "OPERATOR")
     pair = tokens_for(client, creator)
-    too_high = client.post("/api/v1/tokens", json={"name": "x", "role": "ADMIN"},
-                           headers=bearer(pair["access_token"]))
+    with assert_unchanged(context(app).db.url):
+        too_high = client.post("/api/v1/tokens", json={"name": "x", "role": "ADMIN"},
+                               headers=bearer(pair["access_token"]))
     assert too_high.status_code == 422 and "role" in too_high.json["errors"]
     created = _api_token(client, pair["access_token"], role="VIEWER")
     me = client.get(ME, headers=bearer(created["token"])).json
     assert me["role"] == "VIEWER", "a token acts with its own role, not its creator's"
-    assert client.post("/api/v1/tokens", json={"name": "y"},
-                       headers=bearer(created["token"])).status_code == 403, (
-        "an API token must not mint more API tokens")
+    with assert_unchanged(context(app).db.url):
+        assert client.post("/api/v1/tokens", json={"name": "y"},
+                           headers=bearer(created["token"])).status_code == 403, (
+            "an API token must not mint more API tokens")
     # A mutation made with a token names the token in the audit trail.
     admin = add_user(app, "ADMIN")
     admin_api_token = _api_token(client, tokens_for(client, admin)["access_token"])
