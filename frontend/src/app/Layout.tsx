@@ -4,23 +4,23 @@ import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { api } from '../api/client';
 import { useLogout } from '../api/queries/logout';
 import type { Me } from '../api/types';
-import type { Role } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
-import { roleAtLeast } from '../lib/roles';
+import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
 import { useSession } from '../lib/session';
 import { ProjectSwitcher } from './ProjectSwitcher';
 
-// `instance`: the page belongs to the installation, gated on the user's own role rather than the
-// role in the chosen project (a project's ADMIN is not an ADMIN of users or chaos).
-const NAV: { to: string; label: string; role: Role; instance?: boolean }[] = [
-  { to: '/', label: 'Dashboard', role: 'VIEWER' },
-  { to: '/jobs', label: 'Jobs', role: 'VIEWER' },
-  { to: '/schedules', label: 'Schedules', role: 'VIEWER' },
-  { to: '/queues', label: 'Queues', role: 'VIEWER' },
-  { to: '/projects', label: 'Projects', role: 'VIEWER' },
-  { to: '/audit', label: 'Audit', role: 'OPERATOR' },
-  { to: '/users', label: 'Users', role: 'ADMIN', instance: true },
-  { to: '/chaos', label: 'Chaos', role: 'ADMIN', instance: true },
+// Each page is shown to the roles that may call the operation it lists. `instance`: the page
+// belongs to the installation, gated on the user's own role rather than the role in the chosen
+// project (a project's ADMIN is not an ADMIN of users or chaos).
+const NAV: { to: string; label: string; operation: GatedOperation; instance?: boolean }[] = [
+  { to: '/', label: 'Dashboard', operation: 'getStats' },
+  { to: '/jobs', label: 'Jobs', operation: 'listJobs' },
+  { to: '/schedules', label: 'Schedules', operation: 'listSchedules' },
+  { to: '/queues', label: 'Queues', operation: 'listQueues' },
+  { to: '/projects', label: 'Projects', operation: 'listProjects' },
+  { to: '/audit', label: 'Audit', operation: 'listAudit' },
+  { to: '/users', label: 'Users', operation: 'listUsers', instance: true },
+  { to: '/chaos', label: 'Chaos', operation: 'listChaos', instance: true },
 ];
 
 function ColorSchemeToggle() {
@@ -125,7 +125,10 @@ function Shell() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        {NAV.filter((n) => (n.instance ? roleAtLeast(user?.role, n.role) : can(n.role))).map((n) => (
+        {NAV.filter((n) => {
+          const needed = roleFor(n.operation);
+          return n.instance ? roleAtLeast(user?.role, needed) : can(needed);
+        }).map((n) => (
           <NavLink
             key={n.to}
             component={RouterNavLink}

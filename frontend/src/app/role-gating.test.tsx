@@ -26,7 +26,7 @@ afterEach(() => vi.unstubAllGlobals());
 describe('role gating', () => {
   it('a gated action is disabled for a lower role, stays focusable, and names the needed role', async () => {
     const onClick = vi.fn();
-    renderScreen(<GatedButton role="OPERATOR" onClick={onClick}>Cancel</GatedButton>, { role: 'VIEWER' });
+    renderScreen(<GatedButton operation="cancelJob" onClick={onClick}>Cancel</GatedButton>, { role: 'VIEWER' });
     const button = screen.getByRole('button', { name: 'Cancel' });
     expect(button).toHaveAttribute('aria-disabled', 'true');
     expect(button).toHaveAttribute('title', 'Requires the OPERATOR role or higher');
@@ -38,7 +38,7 @@ describe('role gating', () => {
 
   it('the same action is enabled for the role and above', async () => {
     const onClick = vi.fn();
-    renderScreen(<GatedButton role="OPERATOR" onClick={onClick}>Cancel</GatedButton>, { role: 'ADMIN' });
+    renderScreen(<GatedButton operation="cancelJob" onClick={onClick}>Cancel</GatedButton>, { role: 'ADMIN' });
     const button = screen.getByRole('button', { name: 'Cancel' });
     expect(button).not.toHaveAttribute('aria-disabled');
     await userEvent.click(button);

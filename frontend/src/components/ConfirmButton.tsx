@@ -1,12 +1,12 @@
 import { Button, Group, Modal, Stack, Text, type ButtonProps } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState, type ReactNode } from 'react';
-import type { Role } from '../api/types';
+import type { GatedOperation } from '../lib/roles';
 import { ErrorAlert } from './ErrorAlert';
 import { GatedButton } from './GatedButton';
 
 interface ConfirmButtonProps extends ButtonProps {
-  role: Role;
+  operation: GatedOperation;
   title: string;
   message: ReactNode;
   confirmLabel: string;
@@ -15,7 +15,7 @@ interface ConfirmButtonProps extends ButtonProps {
 }
 
 /** A role-gated button whose action runs only after the user confirms it in a dialog. */
-export function ConfirmButton({ role, title, message, confirmLabel, onConfirm, children, ...props }: ConfirmButtonProps) {
+export function ConfirmButton({ operation, title, message, confirmLabel, onConfirm, children, ...props }: ConfirmButtonProps) {
   const [opened, { open, close }] = useDisclosure(false);
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -33,7 +33,7 @@ export function ConfirmButton({ role, title, message, confirmLabel, onConfirm, c
   };
   return (
     <>
-      <GatedButton role={role} onClick={open} {...props}>
+      <GatedButton operation={operation} onClick={open} {...props}>
         {children}
       </GatedButton>
       <Modal opened={opened} onClose={close} title={title} centered>

@@ -1,11 +1,11 @@
 import { Button, Tooltip, type ButtonProps } from '@mantine/core';
 import type { MouseEvent, ReactNode } from 'react';
-import type { Role } from '../api/types';
-import { neededRoleText } from '../lib/roles';
+import { neededRoleText, roleFor, type GatedOperation } from '../lib/roles';
 import { useSession } from '../lib/session';
 
 export interface GatedButtonProps extends ButtonProps {
-  role: Role;
+  /** The API operation the button triggers: its required role gates the button. */
+  operation: GatedOperation;
   onClick?: (e: MouseEvent<HTMLButtonElement>) => void;
   children: ReactNode;
   type?: 'button' | 'submit';
@@ -15,8 +15,9 @@ export interface GatedButtonProps extends ButtonProps {
  * A button for an action that needs a role. Without it the button stays visible and focusable but
  * disabled (aria-disabled, so keyboard users reach it and hear why), with a tooltip naming the role.
  */
-export function GatedButton({ role, onClick, children, type = 'button', ...props }: GatedButtonProps) {
+export function GatedButton({ operation, onClick, children, type = 'button', ...props }: GatedButtonProps) {
   const { can } = useSession();
+  const role = roleFor(operation);
   if (can(role)) {
     return (
       <Button type={type} onClick={onClick} {...props}>

@@ -3,6 +3,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { MemoryRouter, Route, Routes } from 'react-router';
+import type { paths } from '../api/schema';
 import type { Identity, Role } from '../api/types';
 import { StaticSessionProvider } from '../lib/session';
 
@@ -44,15 +45,28 @@ export const problem = (status: number, detail: string, errors?: Record<string, 
     headers: { 'Content-Type': 'application/problem+json' },
   });
 
+type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+/** `/jobs/{job_id}` → `/jobs/${string}`: a route key names a concrete path. */
+type Concrete<P extends string> = P extends `${infer Head}{${string}}${infer Tail}` ? `${Head}${string}${Concrete<Tail>}` : P;
+/** Every `"METHOD /path"` the OpenAPI document has (path after /api/v1): a fake for a route the
+ * API does not have, or no longer has, fails `tsc`. */
+export type RouteKey = {
+  [P in keyof paths & string]: {
+    [M in Method]: [NonNullable<paths[P][M]>] extends [never]
+      ? never
+      : `${Uppercase<M>} ${Concrete<P extends `/api/v1${infer Rest}` ? Rest : P>}`;
+  }[Method];
+}[keyof paths & string];
+
 /** A fake API: routes are `"METHOD /path"` (path after /api/v1, no query) → handler; calls are recorded. */
-export function fakeApi(routes: Record<string, Handler>) {
+export function fakeApi(routes: Partial<Record<RouteKey, Handler>>) {
   const calls: Request[] = [];
   const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = input instanceof Request ? input : new Request(input, init);
     calls.push(req.clone());
     const url = new URL(req.url);
     const key = `${req.method} ${url.pathname.replace(/^\/api\/v1/, '')}`;
-    const handler = routes[key];
+    const handler = (routes as Record<string, Handler | undefined>)[key];
     const res = handler ? await handler(req) : undefined;
     return res ?? problem(404, `no fake for ${key}`);
   };

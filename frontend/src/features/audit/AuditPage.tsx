@@ -10,6 +10,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
+import { roleFor } from '../../lib/roles';
 import { useUrlFilters } from '../../lib/search-params';
 import { useSession } from '../../lib/session';
 import { useAudit } from './api/list-audit';
@@ -53,8 +54,9 @@ function EventDetails({ event }: { event: AuditEvent }) {
 
 function ChainStatus() {
   const { can } = useSession();
-  const verify = useVerifyAudit(can('ADMIN'));
-  if (!can('ADMIN')) return null;
+  const allowed = can(roleFor('verifyAudit'));
+  const verify = useVerifyAudit(allowed);
+  if (!allowed) return null;
   if (verify.isPending) return <Badge color="gray">Verifying chain…</Badge>;
   if (verify.isError) return <Badge color="orange">Chain verify failed to run</Badge>;
   const result = verify.data;
@@ -90,7 +92,7 @@ function ChainStatus() {
 
 export function AuditPage() {
   return (
-    <RequireRole role="OPERATOR">
+    <RequireRole operation="listAudit">
       <AuditTrail />
     </RequireRole>
   );

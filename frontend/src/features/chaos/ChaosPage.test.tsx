@@ -1,6 +1,7 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { aChaosExperiment, aHandler } from '../../test/factories';
 import { fakeApi, json, renderScreen } from '../../test/render';
 import { ChaosPage } from './ChaosPage';
 
@@ -8,10 +9,10 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('chaos page', () => {
   it('starts an experiment with kind, duration and params, and stops an active one', async () => {
-    const active = { id: 4, kind: 'leader_stepdown', params: {}, started_at: '2026-11-29T08:00:00Z', expires_at: '2026-11-29T09:00:00Z', created_by: 'ada', ended_at: null };
+    const active = aChaosExperiment({ id: 4, kind: 'leader_stepdown', expires_at: '2026-11-29T09:00:00Z', created_by: 'ada' });
     const fake = fakeApi({
       'GET /chaos/experiments': () => json({ items: [active], next_cursor: null }),
-      'GET /handlers': () => json([{ name: 'sleep', description: '', payload_schema: {}, default_timeout_seconds: 60 }]),
+      'GET /handlers': () => json([aHandler({ name: 'sleep' })]),
       'POST /chaos/experiments': () => json({ ...active, id: 5 }, 201),
       'DELETE /chaos/experiments/4': () => new Response(null, { status: 204 }),
     });

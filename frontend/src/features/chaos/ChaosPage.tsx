@@ -68,7 +68,7 @@ function StartForm() {
 
 export function ChaosPage() {
   return (
-    <RequireRole role="ADMIN">
+    <RequireRole operation="listChaos">
       <ChaosExperiments />
     </RequireRole>
   );
@@ -115,7 +115,7 @@ function ChaosExperiments() {
                 <Table.Td>
                   {!c.ended_at && (
                     <ConfirmButton
-                      role="ADMIN"
+                      operation="stopChaos"
                       size="compact-sm"
                       color="red"
                       variant="light"

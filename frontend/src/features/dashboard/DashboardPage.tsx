@@ -10,6 +10,7 @@ import { errorHeadline } from '../../components/FailureText';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { usePolling } from '../../lib/polling';
+import { roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
 import { formatUtc } from '../../lib/time';
 import { useStats } from './api/get-stats';
@@ -56,7 +57,7 @@ export function DashboardPage() {
           {activeChaos.map((c) => (
             <Text key={c.id} size="sm">
               {c.kind} until {formatUtc(c.expires_at)}
-              {can('ADMIN') && (
+              {can(roleFor('listChaos')) && (
                 <>
                   {' '}—{' '}
                   <Anchor component={Link} to="/chaos">

@@ -80,10 +80,10 @@ export function BulkActions({
               </Anchor>
             </Group>
             <Group gap="xs">
-              <GatedButton role="OPERATOR" size="xs" color="red" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('cancel')}>
+              <GatedButton operation="bulkCancelJobs" size="xs" color="red" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('cancel')}>
                 Cancel selected
               </GatedButton>
-              <GatedButton role="OPERATOR" size="xs" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('retry')}>
+              <GatedButton operation="bulkRetryJobs" size="xs" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('retry')}>
                 Retry selected
               </GatedButton>
             </Group>

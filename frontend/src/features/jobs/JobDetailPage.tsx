@@ -26,7 +26,7 @@ export function JobDetailPage() {
         {j && <RerunDialog key={j.id} job={j} />}
         {j && (j.status === 'PENDING' || j.status === 'RUNNING') && (
           <ConfirmButton
-            role="OPERATOR"
+            operation="cancelJob"
             color="red"
             variant="light"
             title={`Cancel job #${id}?`}
@@ -40,7 +40,7 @@ export function JobDetailPage() {
         )}
         {j && (j.status === 'DEAD' || j.status === 'CANCELLED') && (
           <ConfirmButton
-            role="OPERATOR"
+            operation="retryJob"
             color="blue"
             title={`Retry job #${id}?`}
             message="The job goes back to PENDING with one more attempt allowed."

@@ -2,14 +2,14 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { aHandler, aJob } from '../../test/factories';
 import { fakeApi, fill, json, renderScreen } from '../../test/render';
 import { JobsPage } from './JobsPage';
 
-const job = {
-  id: 12, handler: 'sleep', payload: {}, status: 'DEAD', priority: 0, run_at: '2026-11-29T08:00:00Z', attempt_count: 3, max_attempts: 3,
-  timeout_seconds: null, schedule_id: 3, trigger: 'schedule', idempotency_key: null, requested_by: null, cancel_requested: false,
-  result: null, error: 'boom', created_at: '2026-11-29T08:00:00Z', started_at: null, finished_at: '2026-11-29T08:01:00Z',
-};
+const job = aJob({
+  id: 12, handler: 'sleep', status: 'DEAD', attempt_count: 3, max_attempts: 3, schedule_id: 3, trigger: 'schedule',
+  error: 'boom', finished_at: '2026-11-29T08:01:00Z',
+});
 
 function WithLocation() {
   const location = useLocation();
@@ -25,7 +25,7 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('jobs page', () => {
   it('reads its filters from the URL, so a shared link shows the same view', async () => {
-    const fake = fakeApi({ 'GET /jobs': () => json({ items: [job], next_cursor: null }), 'GET /handlers': () => json([{ name: 'sleep', description: '', payload_schema: {}, default_timeout_seconds: 60 }]) });
+    const fake = fakeApi({ 'GET /jobs': () => json({ items: [job], next_cursor: null }), 'GET /handlers': () => json([aHandler({ name: 'sleep' })]) });
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs?status=DEAD&status=CANCELLED&handler=sleep&schedule_id=3&q=boom' });
     expect(await screen.findByRole('link', { name: '#12' })).toHaveAttribute('href', '/jobs/12');

@@ -124,7 +124,7 @@ export function JobsPage() {
   return (
     <Stack>
       <PageHeader title="Jobs">
-        <GatedButton role="OPERATOR" onClick={() => navigate('/jobs/new')}>
+        <GatedButton operation="createJob" onClick={() => navigate('/jobs/new')}>
           New ad-hoc job
         </GatedButton>
       </PageHeader>

@@ -15,7 +15,7 @@ import { newIdempotencyKey } from '../../lib/idempotency-key';
 
 export function NewJobPage() {
   return (
-    <RequireRole role="OPERATOR">
+    <RequireRole operation="createJob">
       <PageHeader title="New ad-hoc job" />
       <NewJobForm />
     </RequireRole>

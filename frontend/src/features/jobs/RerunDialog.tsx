@@ -38,7 +38,7 @@ export function RerunDialog({ job }: { job: Job }) {
   };
   return (
     <>
-      <GatedButton role="OPERATOR" variant="default" onClick={() => setOpen(true)}>
+      <GatedButton operation="rerunJob" variant="default" onClick={() => setOpen(true)}>
         Rerun…
       </GatedButton>
       <Modal opened={open} onClose={() => setOpen(false)} title={`Rerun job #${job.id}`} centered size="lg">

@@ -38,7 +38,7 @@ export function BackfillDialog({ id, name }: { id: number; name: string }) {
   };
   return (
     <>
-      <GatedButton role="ADMIN" variant="default" onClick={() => setOpen(true)}>
+      <GatedButton operation="backfillSchedule" variant="default" onClick={() => setOpen(true)}>
         Backfill…
       </GatedButton>
       <Modal opened={open} onClose={close} title={`Backfill ${name}`} centered size="lg">

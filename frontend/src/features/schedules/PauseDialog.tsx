@@ -22,7 +22,7 @@ export function PauseDialog({ id, name }: { id: number; name: string }) {
   };
   return (
     <>
-      <GatedButton role="ADMIN" color="yellow" variant="light" onClick={() => setOpen(true)}>
+      <GatedButton operation="pauseSchedule" color="yellow" variant="light" onClick={() => setOpen(true)}>
         Pause
       </GatedButton>
       <Modal opened={open} onClose={() => setOpen(false)} title={`Pause ${name}?`} centered>

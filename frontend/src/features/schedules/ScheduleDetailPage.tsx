@@ -60,7 +60,7 @@ export function ScheduleDetailPage() {
         {live && (
           <>
             <ConfirmButton
-              role="OPERATOR"
+              operation="triggerSchedule"
               color="blue"
               title={`Run ${s.name} now?`}
               message="Starts one ad-hoc run of this definition now, outside its schedule."
@@ -72,11 +72,11 @@ export function ScheduleDetailPage() {
             >
               Run now
             </ConfirmButton>
-            <GatedButton role="ADMIN" variant="default" onClick={() => navigate(`/schedules/${id}/edit`)}>
+            <GatedButton operation="updateSchedule" variant="default" onClick={() => navigate(`/schedules/${id}/edit`)}>
               Edit
             </GatedButton>
             {s.paused ? (
-              <ConfirmButton role="ADMIN" color="green" variant="light" title={`Resume ${s.name}?`} message="It fires again from its next fire time." confirmLabel="Resume" onConfirm={() => resume.mutateAsync(id)}>
+              <ConfirmButton operation="resumeSchedule" color="green" variant="light" title={`Resume ${s.name}?`} message="It fires again from its next fire time." confirmLabel="Resume" onConfirm={() => resume.mutateAsync(id)}>
                 Resume
               </ConfirmButton>
             ) : (
@@ -84,7 +84,7 @@ export function ScheduleDetailPage() {
             )}
             <BackfillDialog id={id} name={s.name} />
             <ConfirmButton
-              role="ADMIN"
+              operation="deleteSchedule"
               color="red"
               variant="light"
               title={`Delete ${s.name}?`}

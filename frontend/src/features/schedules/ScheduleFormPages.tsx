@@ -20,7 +20,7 @@ export function NewSchedulePage({ CronField }: { CronField: CronFieldComponent }
   const choices = scope.projects.filter((p) => p.role === 'ADMIN' && !p.archived).map((p) => p.slug);
   const initialProject = scope.project ?? (choices.includes('default') ? 'default' : choices[0]) ?? 'default';
   return (
-    <RequireRole role="ADMIN">
+    <RequireRole operation="createSchedule">
       <PageHeader title="New schedule" />
       <ScheduleForm
         initial={{ ...emptyScheduleForm(), project: initialProject }}
@@ -53,7 +53,7 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
     setFormKey((k) => k + 1);
   };
   return (
-    <RequireRole role="ADMIN">
+    <RequireRole operation="updateSchedule">
       <PageHeader title={schedule.data ? `Edit ${schedule.data.name}` : 'Edit schedule'} />
       <QueryState isPending={schedule.isPending} error={schedule.error}>
         {schedule.data?.deleted_at && <Alert color="yellow">This schedule was deleted; it cannot be edited.</Alert>}

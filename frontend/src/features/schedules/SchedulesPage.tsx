@@ -74,7 +74,7 @@ export function SchedulesPage() {
   return (
     <Stack>
       <PageHeader title="Schedules">
-        <GatedButton role="ADMIN" onClick={() => navigate('/schedules/new')}>
+        <GatedButton operation="createSchedule" onClick={() => navigate('/schedules/new')}>
           New schedule
         </GatedButton>
       </PageHeader>

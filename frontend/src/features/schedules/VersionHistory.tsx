@@ -27,7 +27,7 @@ export function VersionHistory({ id, current, live }: { id: number; current: num
                 </Text>
                 {live && v.version !== current && (
                   <ConfirmButton
-                    role="ADMIN"
+                    operation="rollbackSchedule"
                     size="xs"
                     variant="light"
                     title={`Roll back to v${v.version}?`}

@@ -1,13 +1,11 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { aUser } from '../../test/factories';
 import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
 import { UsersPage } from './UsersPage';
 
-const users = [
-  { id: 1, username: 'admin', role: 'ADMIN', locked: false, disabled: false, is_persona: false, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z' },
-  { id: 2, username: 'olga', role: 'OPERATOR', locked: false, disabled: false, is_persona: false, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z' },
-];
+const users = [aUser({ id: 1, username: 'admin', role: 'ADMIN' }), aUser({ id: 2, username: 'olga', role: 'OPERATOR' })];
 
 afterEach(() => vi.unstubAllGlobals());
 

@@ -96,7 +96,7 @@ function UserRow({ u, self }: { u: User; self: boolean }) {
       <Table.Td>
         <Group gap="xs">
           <ConfirmButton
-            role="ADMIN"
+            operation={locked ? 'unlockUser' : 'lockUser'}
             size="compact-sm"
             variant="light"
             color={locked ? 'green' : 'orange'}
@@ -110,7 +110,7 @@ function UserRow({ u, self }: { u: User; self: boolean }) {
             {locked ? 'Unlock' : 'Lock'}
           </ConfirmButton>
           <ConfirmButton
-            role="ADMIN"
+            operation={disabled ? 'enableUser' : 'disableUser'}
             size="compact-sm"
             variant="light"
             color={disabled ? 'green' : 'red'}
@@ -133,7 +133,7 @@ export function UsersPage() {
   const { user } = useSession();
   const users = useUsers();
   return (
-    <RequireRole role="ADMIN">
+    <RequireRole operation="listUsers">
       <Stack>
         <PageHeader title="Users" />
         <CreateUserForm />

@@ -1,0 +1,69 @@
+/**
+ * Typed test data: one complete, valid object per API shape, with overrides. Every field the API
+ * requires is spelled out here, so when the OpenAPI document gains, renames or drops a field,
+ * `tsc` fails in this file instead of the fakes drifting silently from what the server sends.
+ */
+import type { Attempt, AuditEvent, ChaosExperiment, Handler, Job, JobDetail, Schedule, User } from '../api/types';
+
+const AT = '2026-11-29T08:00:00Z';
+
+export function aJob(overrides: Partial<Job> = {}): Job {
+  return {
+    id: 1, handler: 'noop', payload: {}, status: 'PENDING', priority: 0, run_at: AT, attempt_count: 0,
+    max_attempts: 3, timeout_seconds: null, schedule_id: null, schedule_version: null, trigger: 'api',
+    idempotency_key: null, requested_by: null, cancel_requested: false, result: null, error: null,
+    created_at: AT, started_at: null, finished_at: null, project: 'default', queue: 'default',
+    concurrency_key: null, rerun_of: null,
+    ...overrides,
+  };
+}
+
+export function anAttempt(overrides: Partial<Attempt> = {}): Attempt {
+  return {
+    number: 1, status: 'SUCCEEDED', worker_id: 'host:1:abc', started_at: AT, finished_at: AT,
+    heartbeat_at: null, lease_expires_at: AT, error: null, lost_reason: null,
+    ...overrides,
+  };
+}
+
+export function aJobDetail(overrides: Partial<JobDetail> = {}): JobDetail {
+  return { ...aJob(), attempts: [], ...overrides };
+}
+
+export function aSchedule(overrides: Partial<Schedule> = {}): Schedule {
+  return {
+    id: 1, name: 'nightly', description: '', handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'UTC',
+    priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip', paused: false,
+    pause_reason: null, paused_until: null, next_run_at: AT, last_run_at: null, deleted_at: null,
+    created_at: AT, updated_at: AT, version: 1, project: 'default', queue: 'default',
+    ...overrides,
+  };
+}
+
+export function aUser(overrides: Partial<User> = {}): User {
+  return {
+    id: 1, username: 'admin', role: 'ADMIN', locked: false, disabled: false, is_persona: false,
+    last_login_at: null, created_at: AT, updated_at: AT,
+    ...overrides,
+  };
+}
+
+export function aHandler(overrides: Partial<Handler> = {}): Handler {
+  return { name: 'noop', description: '', payload_schema: {}, default_timeout_seconds: 60, ...overrides };
+}
+
+export function aChaosExperiment(overrides: Partial<ChaosExperiment> = {}): ChaosExperiment {
+  return {
+    id: 1, kind: 'leader_stepdown', params: {}, created_by: 'admin', started_at: AT, expires_at: AT,
+    ended_at: null, end_reason: null,
+    ...overrides,
+  };
+}
+
+export function anAuditEvent(overrides: Partial<AuditEvent> = {}): AuditEvent {
+  return {
+    id: 1, at: AT, actor: 'admin', actor_role: 'ADMIN', action: 'job.create', target_type: 'job',
+    target_id: '1', details: {}, ip: '127.0.0.1', request_id: null, project: 'default',
+    ...overrides,
+  };
+}
