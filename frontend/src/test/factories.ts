@@ -21,7 +21,7 @@ export function aJob(overrides: Partial<Job> = {}): Job {
 export function anAttempt(overrides: Partial<Attempt> = {}): Attempt {
   return {
     number: 1, status: 'SUCCEEDED', worker_id: 'host:1:abc', started_at: AT, finished_at: AT,
-    heartbeat_at: null, lease_expires_at: AT, error: null, lost_reason: null,
+    heartbeat_at: null, lease_expires_at: AT, error: null, lost_reason: null, output_bytes: 0,
     ...overrides,
   };
 }
@@ -35,7 +35,8 @@ export function aSchedule(overrides: Partial<Schedule> = {}): Schedule {
     id: 1, name: 'nightly', description: '', handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'UTC',
     priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip', paused: false,
     pause_reason: null, paused_until: null, next_run_at: AT, last_run_at: null, deleted_at: null,
-    created_at: AT, updated_at: AT, version: 1, project: 'default', queue: 'default',
+    created_at: AT, updated_at: AT, version: 1, project: 'default', queue: 'default', alerts: {}, notify: [],
+    health: { state: 'ok', since: AT, consecutive_failures: 0, last_success_at: null, alerts: {} },
     ...overrides,
   };
 }
