@@ -13,7 +13,8 @@ from sqlalchemy import text
 from cronplane.management import auth, throttle
 from cronplane.management.errors import Unavailable
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, default_slots
-from tests.integration.security.harness import add_user, context, make_app
+from tests.support.accounts import add_user
+from tests.support.apps import context, make_app
 
 LOGIN = "/api/v1/auth/login"
 

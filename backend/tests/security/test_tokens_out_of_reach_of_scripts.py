@@ -3,18 +3,9 @@ on the page could send away; scripts (Bearer clients) still get the pair in the 
 
 from __future__ import annotations
 
-import pytest
-
-from tests.integration.security.harness import add_user, context, make_app
+from tests.support.accounts import add_user
 
 LOGIN = "/api/v1/auth/login"
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 def _cookie(response, name: str) -> str:

@@ -10,13 +10,7 @@ import pytest
 from cronplane.storage.database import Database
 from cronplane.storage.output_store import OutputStore
 from tests.integration.api.job_seed import insert_job
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.support.db_state import assert_unchanged
-
-
-@pytest.fixture(scope="module")
-def clients(database_url: str) -> RoleClient:
-    return RoleClient(make_app(database_url))
 
 
 def _write(url: str, job_id: int, chunks: list[tuple[int, bytes]]) -> None:

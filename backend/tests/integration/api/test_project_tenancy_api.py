@@ -8,20 +8,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pytest
 from sqlalchemy import text
 
 from cronplane.management import projects
 from cronplane.management.actor import Actor
-from tests.integration.security.harness import add_user, context, make_app, mint_session
+from tests.support.accounts import add_user, mint_session
+from tests.support.apps import context, make_app
 from tests.support.db_state import assert_unchanged
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
 
 
 def _as(app, account) -> dict[str, str]:

@@ -23,8 +23,8 @@ from cronplane.storage.database import Database
 from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import FencedOut, ScheduleStore
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.integration.execution.test_leadership import query
+from tests.support.apps import RoleClient
 from tests.support.waiting import wait_until
 
 TTL = 2.0
@@ -33,7 +33,7 @@ TTL = 2.0
 @pytest.fixture
 def world(fresh_database_url: str, settings: Settings) -> Iterator[Any]:
     db = Database(fresh_database_url, application_name="test-health", pool_size=8)
-    clients = RoleClient(make_app(fresh_database_url))
+    clients = RoleClient.on(fresh_database_url)
     elector = Elector(LeaseStore(db), "leader-1", TTL, listen_db=db)
     scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=misfire_grace(TTL),
                           idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)

@@ -31,8 +31,8 @@ from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.notification_store import queue_schedule_events
 from cronplane.storage.schedule_store import ScheduleStore
-from tests.integration.api.role_clients import RoleClient, make_app
 from tests.integration.execution.test_leadership import query
+from tests.support.apps import RoleClient
 from tests.support.receivers import SmtpReceiver, http_receiver, smtp_receiver
 from tests.support.waiting import wait_until
 
@@ -50,7 +50,7 @@ def smtp() -> Iterator[SmtpReceiver]:
 def world(fresh_database_url: str, settings: Settings, smtp: SmtpReceiver) -> Iterator[Any]:
     db = Database(fresh_database_url, application_name="test-notifications", pool_size=8)
     mail = {"smtp_host": smtp.host, "smtp_port": smtp.port, "smtp_from": "cron@example.test"}
-    clients = RoleClient(make_app(fresh_database_url, egress_policy=LOOPBACK, **mail))
+    clients = RoleClient.on(fresh_database_url, egress_policy=LOOPBACK, **mail)
     elector = Elector(LeaseStore(db), "leader-1", TTL, listen_db=db)
     scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=misfire_grace(TTL),
                           idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)
