@@ -21,7 +21,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.users import create_user
 from cronplane.storage.database import Database
 from tests.acceptance.serve_process import Serve
-from tests.integration.security.harness import FAST_HASHING
+from tests.support.accounts import FAST_HASHING
 
 PASSWORD = "a long enough password"
 ROUNDS = 3  # per kind of revocation: each round is a fresh credential, warmed on B, revoked on A

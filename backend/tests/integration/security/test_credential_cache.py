@@ -9,7 +9,8 @@ import psycopg
 import pytest
 
 from cronplane.storage.credential_cache import APPLICATION_NAME
-from tests.integration.security.harness import add_user, bearer, context, make_app, tokens_for
+from tests.support.accounts import add_user, bearer, tokens_for
+from tests.support.apps import context, make_app
 from tests.support.waiting import wait_until
 
 ME = "/api/v1/auth/me"
