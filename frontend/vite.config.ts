@@ -1,11 +1,43 @@
 /// <reference types="vitest/config" />
-import { defineConfig } from 'vite';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 
 const backend = process.env.CRONPLANE_BACKEND_URL ?? 'http://127.0.0.1:8080';
 
+/**
+ * `virtual:required-roles`: the role each API operation needs (operationId → its
+ * `x-required-role`), read from openapi.json whenever the console is built or tested. The gates
+ * use it, so a role rule lives only in the server's @requires decorator, and there is no
+ * generated file to go stale when the API changes.
+ */
+function requiredRoles(): Plugin {
+  const id = 'virtual:required-roles';
+  const spec = fileURLToPath(new URL('./openapi.json', import.meta.url));
+  return {
+    name: 'cronplane-required-roles',
+    resolveId: (source) => (source === id ? '\0' + id : undefined),
+    load(resolved) {
+      if (resolved !== '\0' + id) return undefined;
+      this.addWatchFile(spec);
+      const paths = JSON.parse(readFileSync(spec, 'utf8')).paths as Record<string, Record<string, { operationId?: string; 'x-required-role'?: string }>>;
+      const roles: Record<string, string> = {};
+      for (const [path, item] of Object.entries(paths)) {
+        for (const [method, op] of Object.entries(item)) {
+          if (!op.operationId) continue;
+          const role = op['x-required-role'];
+          if (!role) this.error(`${method.toUpperCase()} ${path} has no x-required-role in openapi.json`);
+          roles[op.operationId] = role;
+        }
+      }
+      return `export const REQUIRED_ROLE = ${JSON.stringify(roles)};`;
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), requiredRoles()],
   server: {
     proxy: {
       '/api': backend,

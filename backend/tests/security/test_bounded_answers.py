@@ -13,14 +13,8 @@ from sqlalchemy import text
 from cronplane.management.audit_log import AuditFilters, list_events
 from cronplane.management.bootstrap import bootstrap_accounts
 from tests.acceptance.serve_process import Serve
-from tests.integration.security.harness import (
-    FAST_HASHING,
-    add_user,
-    bearer,
-    context,
-    make_app,
-    mint_session,
-)
+from tests.support.accounts import FAST_HASHING, add_user, bearer, mint_session
+from tests.support.apps import context, make_app
 from tests.support.db_state import assert_unchanged
 
 BIG = "x" * 5000

@@ -12,13 +12,13 @@ export function neededRoleText(needed: Role): string {
   return needed === 'ADMIN' ? 'Requires the ADMIN role' : `Requires the ${needed} role or higher`;
 }
 
-/** An API operation that needs a signed-in role (not a public one such as login). */
-export type GatedOperation = {
-  [K in OperationId]: (typeof REQUIRED_ROLE)[K] extends 'PUBLIC' ? never : K;
-}[OperationId];
+/** The API operation a button, page or menu entry is about. */
+export type GatedOperation = OperationId;
 
 /** The role the server demands for ``operation`` (its ``x-required-role``): the console's gates
- * read it here instead of spelling roles out, so they cannot drift from the API. */
+ * read it here instead of spelling roles out, so they cannot drift from the API. A public
+ * operation needs only a signed-in user. */
 export function roleFor(operation: GatedOperation): Role {
-  return REQUIRED_ROLE[operation] as Role;
+  const role = REQUIRED_ROLE[operation];
+  return role === 'PUBLIC' ? 'VIEWER' : role;
 }
