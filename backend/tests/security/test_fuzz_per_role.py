@@ -20,14 +20,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
 
 from cronplane.management.bootstrap import bootstrap_accounts
-from tests.integration.security.harness import (
-    FAST_HASHING,
-    add_user,
-    bearer,
-    context,
-    make_app,
-    mint_session,
-)
+from tests.support.accounts import FAST_HASHING, add_user, bearer, mint_session
+from tests.support.apps import context, make_app
 
 ROLES = ("VIEWER", "OPERATOR", "ADMIN")
 EXAMPLES = 2

@@ -132,7 +132,7 @@ def test_one_address_cannot_mint_persona_sessions_without_end(apps) -> None:
 def test_chaos_is_off_in_production_unless_turned_on(database_url) -> None:
     """Review M9: a stolen ADMIN token must not freeze heartbeats in production."""
     from cronplane.config import Settings
-    from tests.integration.security.harness import add_user, mint_session
+    from tests.support.accounts import add_user, mint_session
 
     key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
     assert Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key}).chaos is False
