@@ -1,21 +1,21 @@
 import { Button, Group, Modal, Stack, Text, type ButtonProps } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useState, type ReactNode } from 'react';
-import type { GatedOperation } from '../lib/roles';
+import { splitGate, type Gate } from '../lib/roles';
 import { ErrorAlert } from './ErrorAlert';
 import { GatedButton } from './GatedButton';
 
-interface ConfirmButtonProps extends ButtonProps {
-  operation: GatedOperation;
+type ConfirmButtonProps = ButtonProps & Gate & {
   title: string;
   message: ReactNode;
   confirmLabel: string;
   onConfirm: () => Promise<unknown>;
   children: ReactNode;
-}
+};
 
 /** A role-gated button whose action runs only after the user confirms it in a dialog. */
-export function ConfirmButton({ operation, title, message, confirmLabel, onConfirm, children, ...props }: ConfirmButtonProps) {
+export function ConfirmButton(gated: ConfirmButtonProps) {
+  const [gate, { title, message, confirmLabel, onConfirm, children, ...props }] = splitGate(gated);
   const [opened, { open, close }] = useDisclosure(false);
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -33,7 +33,7 @@ export function ConfirmButton({ operation, title, message, confirmLabel, onConfi
   };
   return (
     <>
-      <GatedButton operation={operation} onClick={open} {...props}>
+      <GatedButton {...gate} onClick={open} {...props}>
         {children}
       </GatedButton>
       <Modal opened={opened} onClose={close} title={title} centered>

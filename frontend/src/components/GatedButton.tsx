@@ -1,23 +1,23 @@
 import { Button, Tooltip, type ButtonProps } from '@mantine/core';
 import type { MouseEvent, ReactNode } from 'react';
-import { neededRoleText, roleFor, type GatedOperation } from '../lib/roles';
+import { gateRole, neededRoleText, splitGate, type Gate } from '../lib/roles';
 import { useSession } from '../lib/session';
 
-export interface GatedButtonProps extends ButtonProps {
-  /** The API operation the button triggers: its required role gates the button. */
-  operation: GatedOperation;
+/** ``operation``: the API operation the button triggers; its required role gates the button. */
+export type GatedButtonProps = ButtonProps & Gate & {
   onClick?: (e: MouseEvent<HTMLButtonElement>) => void;
   children: ReactNode;
   type?: 'button' | 'submit';
-}
+};
 
 /**
  * A button for an action that needs a role. Without it the button stays visible and focusable but
  * disabled (aria-disabled, so keyboard users reach it and hear why), with a tooltip naming the role.
  */
-export function GatedButton({ operation, onClick, children, type = 'button', ...props }: GatedButtonProps) {
+export function GatedButton(gated: GatedButtonProps) {
+  const [gate, { onClick, children, type = 'button', ...props }] = splitGate(gated);
   const { can } = useSession();
-  const role = roleFor(operation);
+  const role = gateRole(gate);
   if (can(role)) {
     return (
       <Button type={type} onClick={onClick} {...props}>

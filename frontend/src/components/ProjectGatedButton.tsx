@@ -1,12 +1,14 @@
 import { Button, Tooltip } from '@mantine/core';
 import { useProjectScope } from '../lib/project-scope';
-import { neededRoleText, roleAtLeast } from '../lib/roles';
+import { gateRole, neededRoleText, roleAtLeast, splitGate } from '../lib/roles';
 import { useSession } from '../lib/session';
 import type { GatedButtonProps } from './GatedButton';
 
 /** A GatedButton for an object of `project`: the role that counts is the user's role in that
  * project (a list of every project mixes rows where the user may act and rows where it may not). */
-export function ProjectGatedButton({ project, role, onClick, children, type = 'button', ...props }: GatedButtonProps & { project: string }) {
+export function ProjectGatedButton(gated: GatedButtonProps & { project: string }) {
+  const [gate, { project, onClick, children, type = 'button', ...props }] = splitGate(gated);
+  const role = gateRole(gate);
   const { roleIn, projects } = useProjectScope();
   const { can } = useSession();
   const allowed = projects.length ? roleAtLeast(roleIn(project), role) : can(role);

@@ -22,3 +22,18 @@ export function roleFor(operation: GatedOperation): Role {
   const role = REQUIRED_ROLE[operation];
   return role === 'PUBLIC' ? 'VIEWER' : role;
 }
+
+/** What gates a control: the operation it triggers (the rule), or, only where the server checks
+ * more than the operation's role (a field only ADMINs may change), that stricter role. */
+export type Gate = { operation: GatedOperation; requiredRole?: never } | { requiredRole: Role; operation?: never };
+
+export function gateRole(gate: Gate): Role {
+  return gate.operation !== undefined ? roleFor(gate.operation) : gate.requiredRole;
+}
+
+/** Splits a gated control's props into its gate and the rest (for the underlying button). */
+export function splitGate<T extends Gate>(props: T): [Gate, Omit<T, 'operation' | 'requiredRole'>] {
+  const { operation, requiredRole, ...rest } = props;
+  const gate = (operation !== undefined ? { operation } : { requiredRole }) as Gate;
+  return [gate, rest];
+}

@@ -9,7 +9,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { ProjectGatedButton } from '../../components/ProjectGatedButton';
 import { QueryState } from '../../components/QueryState';
 import { useProjectScope } from '../../lib/project-scope';
-import { roleAtLeast } from '../../lib/roles';
+import { roleAtLeast, roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
 import { useProject } from './api/get-project';
 import { useMembers } from './api/list-members';
@@ -119,7 +119,7 @@ function AddMember({ slug, instanceAdmin }: { slug: string; instanceAdmin: boole
           <NumberInput label="User id" w={140} min={1} value={userId ?? ''} onChange={(v) => setUserId(v)} />
         )}
         <Select label="Role" w={140} allowDeselect={false} data={ROLES} value={role} onChange={(r) => r && setRole(r as Role)} />
-        <ProjectGatedButton project={slug} role="ADMIN" type="submit" loading={setMember.isPending}>
+        <ProjectGatedButton project={slug} operation="setProjectMember" type="submit" loading={setMember.isPending}>
           Add member
         </ProjectGatedButton>
       </Group>
@@ -170,7 +170,7 @@ function Members({ slug, canManage, instanceAdmin }: { slug: string; canManage: 
                   <Table.Td>
                     {canManage && (
                       <ConfirmButton
-                        role="VIEWER"
+                        requiredRole="VIEWER" // shown only when canManage
                         size="compact-sm"
                         variant="light"
                         color="red"
@@ -207,7 +207,7 @@ function Lifecycle({ project }: { project: Project }) {
       </Title>
       <Group>
         <ConfirmButton
-          role="VIEWER"
+          requiredRole="VIEWER" // the section is for instance ADMINs (see below)
           variant="light"
           color="gray"
           title={project.archived ? `Unarchive ${project.slug}?` : `Archive ${project.slug}?`}
@@ -218,7 +218,7 @@ function Lifecycle({ project }: { project: Project }) {
           {project.archived ? 'Unarchive' : 'Archive'}
         </ConfirmButton>
         <ConfirmButton
-          role="VIEWER"
+          requiredRole="VIEWER" // the section is for instance ADMINs (see below)
           variant="light"
           color="red"
           title={`Delete ${project.slug}?`}
@@ -243,7 +243,7 @@ export function ProjectDetailPage() {
   const { slug = '' } = useParams();
   const { user } = useSession();
   const project = useProject(slug);
-  const instanceAdmin = roleAtLeast(user?.role, 'ADMIN');
+  const instanceAdmin = roleAtLeast(user?.role, roleFor('updateProject'));
   const canManage = instanceAdmin || project.data?.role === 'ADMIN';
   return (
     <Stack>

@@ -7,7 +7,7 @@ import type { Project } from '../../api/types';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
-import { roleAtLeast } from '../../lib/roles';
+import { roleAtLeast, roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
 import { useCreateProject } from './api/project-mutations';
 import { UsageBar } from './UsageBar';
@@ -86,7 +86,7 @@ export function ProjectsPage() {
   return (
     <Stack>
       <PageHeader title="Projects" />
-      {roleAtLeast(user?.role, 'ADMIN') && <CreateProjectForm />}
+      {roleAtLeast(user?.role, roleFor('createProject')) && <CreateProjectForm />}
       <QueryState isPending={projects.isPending} error={projects.error} isEmpty={rows.length === 0} empty="You are not a member of any project.">
         <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Projects (scrollable)">
           <Table striped withTableBorder fz="sm" aria-label="Projects">

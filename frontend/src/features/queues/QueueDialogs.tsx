@@ -22,14 +22,14 @@ export function PauseQueueButton({ queue }: { queue: Queue }) {
   };
   if (queue.paused) {
     return (
-      <ProjectGatedButton project={queue.project} role="OPERATOR" size="compact-sm" variant="light" color="green" aria-label={`Resume ${label}`} loading={update.isPending} onClick={() => void run({ paused: false })}>
+      <ProjectGatedButton project={queue.project} operation="updateQueue" size="compact-sm" variant="light" color="green" aria-label={`Resume ${label}`} loading={update.isPending} onClick={() => void run({ paused: false })}>
         Resume
       </ProjectGatedButton>
     );
   }
   return (
     <>
-      <ProjectGatedButton project={queue.project} role="OPERATOR" size="compact-sm" variant="light" color="yellow" aria-label={`Pause ${label}`} onClick={() => setOpen(true)}>
+      <ProjectGatedButton project={queue.project} operation="updateQueue" size="compact-sm" variant="light" color="yellow" aria-label={`Pause ${label}`} onClick={() => setOpen(true)}>
         Pause
       </ProjectGatedButton>
       <Modal opened={open} onClose={() => setOpen(false)} title={`Pause queue ${label}?`} centered>
@@ -95,7 +95,8 @@ export function QueueLimitsButton({ queue }: { queue: Queue }) {
   };
   return (
     <>
-      <ProjectGatedButton project={queue.project} role="ADMIN" size="compact-sm" variant="light" aria-label={`Edit limits of ${label}`} onClick={start}>
+      {/* Limits need ADMIN, more than updateQueue's OPERATOR (the server checks the fields). */}
+      <ProjectGatedButton project={queue.project} requiredRole="ADMIN" size="compact-sm" variant="light" aria-label={`Edit limits of ${label}`} onClick={start}>
         Limits
       </ProjectGatedButton>
       <Modal opened={open} onClose={() => setOpen(false)} title={`Limits of ${label}`} centered>
