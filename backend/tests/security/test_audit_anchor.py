@@ -24,7 +24,7 @@ from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
 from cronplane.storage.audit_store import AuditChainStore, read_anchor
 from cronplane.storage.database import Database
-from tests.integration.security.harness import make_settings
+from tests.support.apps import make_settings
 
 AUDIT_KEY = "test-audit-key-" + "z" * 40
 
