@@ -40,6 +40,7 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+E2E_SECRET_VALUE = "e2e-secret-value-never-shown"
 ADMIN_USERNAME = "admin"
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
@@ -180,6 +181,8 @@ def server(artifacts: Path) -> Iterator[Server]:
         "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48),
         "CRONPLANE_STATIC_DIR": str(FRONTEND_DIST),
         "CRONPLANE_DEMO_PERSONAS": "true",
+        # A secret the payload editor offers (test_secrets.py); its value must never show.
+        "CRONPLANE_SECRET_E2E_TOKEN": E2E_SECRET_VALUE,
         "CRONPLANE_ADMIN_USERNAME": ADMIN_USERNAME,
         "CRONPLANE_ADMIN_PASSWORD": admin_password,
         "CRONPLANE_LEASE_TTL_SECONDS": "2",

@@ -1,9 +1,19 @@
-import { Code } from '@mantine/core';
+import { Code, Stack } from '@mantine/core';
+import { secretRefs } from '../lib/secret-refs';
+import { SecretChips } from './SecretChip';
 
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
-  return (
+  const secrets = secretRefs(value);
+  const code = (
     <Code block aria-label={label}>
       {value === undefined || value === null ? 'null' : JSON.stringify(value, null, 2)}
     </Code>
+  );
+  if (secrets.length === 0) return code;
+  return (
+    <Stack gap={4}>
+      <SecretChips names={secrets} label={`${label} uses secrets`} />
+      {code}
+    </Stack>
   );
 }

@@ -124,7 +124,7 @@ def _register_resources(app: Flask, api: Api) -> None:
     import importlib
 
     for name in ("auth", "oidc", "users", "tokens", "audit", "schedules", "jobs", "handlers",
-                 "cron", "stats", "chaos", "projects", "docs", "metrics", "queues",
+                 "cron", "stats", "chaos", "projects", "docs", "metrics", "queues", "secrets",
                  "notifications"):
         module = importlib.import_module(f"cronplane.api.{name}")
         if hasattr(module, "init_app"):

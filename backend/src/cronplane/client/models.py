@@ -72,6 +72,7 @@ __all__ = [
     "SchedulePause",
     "ScheduleUpdate",
     "ScheduleVersion",
+    "SecretNames",
     "Stats",
     "Throughput",
     "Token",
@@ -643,6 +644,10 @@ class ScheduleVersion(TypedDict):
     changes: dict[str, list[Any]]
     definition: dict[str, Any]
     version: int
+
+
+class SecretNames(TypedDict):
+    names: list[str]
 
 
 class Stats(TypedDict):

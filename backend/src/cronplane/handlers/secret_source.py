@@ -47,6 +47,20 @@ class SecretSource:
             return None
         return self.environ.get(ENV_PREFIX + name)
 
+    def names(self) -> list[str]:
+        """Every name ``get`` would find, sorted: the directory's files (Kubernetes' ``..data``
+        bookkeeping and other names outside the pattern skipped), then the variables. Names
+        only: nothing here reads a value."""
+        found: set[str] = set()
+        if self.directory is not None and self.directory.is_dir():
+            found.update(entry.name for entry in self.directory.iterdir()
+                         if NAME_PATTERN.fullmatch(entry.name) and entry.is_file())
+        found.update(key[len(ENV_PREFIX):] for key in self.environ
+                     if key.startswith(ENV_PREFIX)
+                     and NAME_PATTERN.fullmatch(key[len(ENV_PREFIX):])
+                     and key[len(ENV_PREFIX):] not in RESERVED_ENV_NAMES)
+        return sorted(found)
+
     def resolve(self, name: str) -> str:
         value = self.get(name)
         if value is None:

@@ -13,13 +13,20 @@ import { RequireRole } from '../../components/RequireRole';
 import { roleFor } from '../../lib/roles';
 import { useUrlFilters } from '../../lib/search-params';
 import { useSession } from '../../lib/session';
+import { useAuditEvent } from './api/get-audit-event';
 import { useAudit } from './api/list-audit';
 import { useVerifyAudit } from './api/verify-audit';
 import { diffDetails } from './audit-diff';
 
 const show = (v: unknown) => (v === undefined ? '' : JSON.stringify(v));
 
-function EventDetails({ event }: { event: AuditEvent }) {
+const isTruncated = (details: unknown) =>
+  typeof details === 'object' && details !== null && (details as { truncated?: unknown }).truncated === true;
+
+function EventDetails({ event: listed }: { event: AuditEvent }) {
+  // Lists carry details up to 4 KiB; a larger value is fetched whole when opened.
+  const whole = useAuditEvent(listed.id, isTruncated(listed.details));
+  const event = whole.data ?? listed;
   const diff = diffDetails(event.details);
   if (!diff) return <JsonBlock value={event.details} label="Details" />;
   return (
