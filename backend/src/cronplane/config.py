@@ -228,13 +228,21 @@ class Settings:
 
 def _dev_key(key_file: Path) -> str:
     if key_file.exists():
-        return key_file.read_text().strip()
+        key = key_file.read_text().strip()
+        if len(key) < 32:
+            # A crash between create and write leaves an empty file; signing with "" would make
+            # every token operation fail (review L9). Say so instead of limping on.
+            raise ConfigError(f"CRONPLANE_{key_file.name.upper()}: the stored key {key_file} is "
+                              "empty or too short; delete it to generate a new one")
+        return key
     key_file.parent.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(48)
     # Create with 0600 before writing so the key is never world-readable.
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(key)
+        handle.flush()
+        os.fsync(handle.fileno())
     return key
 
 

@@ -97,7 +97,7 @@ def create_app(settings: Settings, context: ManagementContext | None = None,
                                 x_proto=settings.trusted_proxies)
     problems.register(app)
     _request_ids(app)
-    _security_headers(app)
+    _security_headers(app, production=settings.production)
     app.register_blueprint(health_blueprint)
 
     api = CronplaneApi(app, spec_kwargs={
@@ -154,7 +154,7 @@ def _request_ids(app: Flask) -> None:
         return response
 
 
-def _security_headers(app: Flask) -> None:
+def _security_headers(app: Flask, *, production: bool) -> None:
     @app.after_request
     def add_headers(response: Response) -> Response:
         headers = response.headers
@@ -163,6 +163,10 @@ def _security_headers(app: Flask) -> None:
         headers.setdefault("Referrer-Policy", "no-referrer")
         headers.setdefault("X-Frame-Options", "DENY")
         headers.setdefault("Permissions-Policy", "geolocation=(), microphone=(), camera=()")
+        # Caddy adds these in front; without it (an Ingress, a bare gunicorn) the app must.
+        headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+        if production:
+            headers.setdefault("Strict-Transport-Security", "max-age=31536000")
         if request.path.startswith("/api/") and "Cache-Control" not in headers:
             headers["Cache-Control"] = "no-store"
         return response

@@ -34,7 +34,7 @@ _INIT = """window.addEventListener("load", function () {{
     url: {spec!r},
     dom_id: "#swagger-ui",
     deepLinking: true,
-    persistAuthorization: true,
+    persistAuthorization: false,
     presets: [SwaggerUIBundle.presets.apis],
     layout: "BaseLayout"
   }});

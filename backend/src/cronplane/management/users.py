@@ -269,6 +269,9 @@ def reset_password(ctx: ManagementContext, actor: Actor, user_id: int, password:
         before = _snapshot(user)
         user.password_hash = password_hash
         revoke_sessions(session, user.id, "password_reset")
+        # A reset usually means the old credentials may be known to someone else: the API
+        # tokens made with them go too (review L2).
+        revoke_api_tokens(session, user.id)
         # A new password is a fresh start for the sign-in throttle too.
         throttle.forget_name(session, user.username)
         view = _finish(session, actor, user, "user.update", before, fields=["password"])
