@@ -134,10 +134,11 @@ def test_chaos_is_off_in_production_unless_turned_on(database_url) -> None:
     from cronplane.config import Settings
     from tests.support.accounts import add_user, mint_session
 
-    key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-    assert Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key}).chaos is False
-    assert Settings.from_env({"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": key,
-                              "CRONPLANE_CHAOS": "on"}).chaos is True
+    production = {"CRONPLANE_ENV": "production",
+                  "CRONPLANE_SECRET_KEY": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                  "CRONPLANE_AUDIT_KEY": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"}
+    assert Settings.from_env(production).chaos is False
+    assert Settings.from_env({**production, "CRONPLANE_CHAOS": "on"}).chaos is True
     assert Settings.from_env({}).chaos is True, "development keeps chaos for trying things out"
     app = make_app(database_url, chaos=False)
     try:
