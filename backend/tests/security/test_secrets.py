@@ -68,6 +68,7 @@ def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
             body = json.dumps({"you_sent": self.headers["Authorization"]}).encode()
             self.send_response(500 if "fail" in self.path else 200)
             self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-You-Sent", self.headers["Authorization"])  # into the output
             self.end_headers()
             self.wfile.write(body)
 
@@ -122,6 +123,11 @@ def test_a_secret_reaches_the_destination_and_never_the_database(
                            for table in ("jobs", "attempts", "audit_events")])
     assert VALUE not in dump
     assert "HOOK_TOKEN" in dump, "the payload keeps the reference"
+    with psycopg.connect(fresh_database_url) as conn:
+        written = "".join(row[0] for row in conn.execute(
+            "SELECT convert_from(data, 'UTF8') FROM attempt_output_chunks"))
+    assert VALUE not in written, "a header echoing the secret is masked in the output"
+    assert written.count("x-you-sent: ***") == 2, written
 
 
 def test_unknown_and_malformed_names_are_422_and_nothing_is_stored(

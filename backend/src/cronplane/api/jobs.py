@@ -241,10 +241,14 @@ OUTPUT_HEADERS_DOC = {
 class AttemptOutput(MethodView):
     @requires(Role.VIEWER)
     @blp.doc(operationId="getAttemptOutput",
-             summary="What an attempt's handler wrote, from a byte offset (also while it runs)")
+             summary="What an attempt's handler wrote, from a byte offset (also while it runs)",
+             # Spelt out whole: a text body has no marshmallow schema to document it.
+             responses={"200": {
+                 "description": "UTF-8 text; empty when nothing was written after offset",
+                 "headers": OUTPUT_HEADERS_DOC,
+                 "content": {"text/plain": {"schema": {"type": "string"}}}}})
     @blp.arguments(OutputArgsSchema, location="query")
-    @blp.response(200, content_type="text/plain", headers=OUTPUT_HEADERS_DOC,
-                  description="UTF-8 text; empty when nothing was written after offset")
+    @blp.response(200, content_type="text/plain")
     @problem_responses(blp, 404)
     def get(self, args: dict[str, Any], job_id: int, number: int) -> Any:
         part = output.read_output(management_context(), current_actor(), job_id, number,

@@ -3,7 +3,8 @@
 Every command takes ``--url``/``CRONPLANE_URL`` and ``--token``/``CRONPLANE_TOKEN`` and
 ``--output text|json`` (json: the API's own objects, one document on stdout). Exit codes scripts
 can rely on: 0 done, 1 the server refused (the reason on stderr), 2 bad usage or configuration,
-5 the server could not be reached. ``jobs submit --wait`` exits 0 only if the job SUCCEEDED.
+5 the server could not be reached. ``jobs submit --wait`` and ``jobs logs -f`` exit 0 only if
+the job SUCCEEDED.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 5
 FINISHED = ("SUCCEEDED", "FAILED", "DEAD", "CANCELLED")
+FOLLOW_POLL = 0.5  # seconds between reads of a running attempt's output
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -142,6 +144,63 @@ def jobs_show(api: ApiClient, job_id: int) -> Any:
     """A job with its attempts."""
     job = api.request("GET", f"/jobs/{job_id}").body
     return job, _detail(job)
+
+
+@jobs.command("logs")
+@click.argument("job_id", type=int)
+@click.option("--attempt", "number", type=int, default=None,
+              help="This attempt (default: the latest; with -f, every attempt from it on).")
+@click.option("--follow", "-f", is_flag=True,
+              help="Keep printing until the job finishes; exit 0 only on SUCCEEDED.")
+@remote
+def jobs_logs(api: ApiClient, job_id: int, *, number: int | None, follow: bool) -> Any:
+    """Print what a job's attempt wrote (stdout/stderr of shell.command, HTTP status and
+    headers of http.request, anything a handler writes to ctx.output)."""
+    job = api.request("GET", f"/jobs/{job_id}").body
+    attempts = job["attempts"]
+    current = number or (attempts[-1]["number"] if attempts else 1)
+    if not follow:
+        if not any(a["number"] == current for a in attempts):
+            _fail(f"job #{job_id} has no attempt {current} yet ({job['status']})", EXIT_REFUSED)
+        _print_output(api, job_id, current, 0)
+        return None
+    while True:
+        if any(a["number"] == current for a in job["attempts"]):
+            if len(job["attempts"]) > 1 or current > 1:
+                click.echo(f"--- attempt {current} ---", err=True)
+            _follow_attempt(api, job_id, current)
+            current += 1
+        job = api.request("GET", f"/jobs/{job_id}").body
+        if job["status"] in FINISHED and not any(a["number"] >= current
+                                                 for a in job["attempts"]):
+            break
+        if not any(a["number"] == current for a in job["attempts"]):
+            time.sleep(FOLLOW_POLL)  # waiting for the next attempt (a retry's back-off)
+            job = api.request("GET", f"/jobs/{job_id}").body
+    click.echo(f"job #{job_id} {job['status']}", err=True)
+    sys.exit(0 if job["status"] == "SUCCEEDED" else EXIT_REFUSED)
+
+
+def _print_output(api: ApiClient, job_id: int, number: int, offset: int) -> tuple[int, str]:
+    """Print the attempt's output from ``offset``; returns (next offset, attempt status)."""
+    data, headers = api.text(f"/jobs/{job_id}/attempts/{number}/output", {"offset": offset})
+    start = int(headers.get("x-output-offset", offset))
+    if start > offset:
+        click.echo(f"[{start - offset} earlier bytes not kept]", err=True)
+    if data:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return int(headers.get("x-output-next-offset", start + len(data))), \
+        headers.get("x-attempt-status", "")
+
+
+def _follow_attempt(api: ApiClient, job_id: int, number: int) -> None:
+    # The worker writes an attempt's last output before its outcome, so the read that first
+    # sees it finished has everything.
+    offset, status = _print_output(api, job_id, number, 0)
+    while status == "RUNNING":
+        time.sleep(FOLLOW_POLL)  # a poll of the API, not a test wait
+        offset, status = _print_output(api, job_id, number, offset)
 
 
 @jobs.command("cancel")

@@ -55,6 +55,23 @@ class ApiClient:
             reason = getattr(exc, "reason", exc)
             raise ApiError(f"cannot reach {self.base_url}: {reason}") from None
 
+    def text(self, path: str, query: dict[str, Any] | None = None) -> tuple[bytes, dict[str, str]]:
+        """A text/plain resource (an attempt's output): its bytes and headers, errors as in
+        ``request``."""
+        url = f"{self.base_url}{API_PREFIX}{path}"
+        if query:
+            url += "?" + urlencode(query)
+        req = urllib.request.Request(url, headers={  # noqa: S310 - the operator's own URL
+            "Authorization": f"Bearer {self.token}", "Accept": "text/plain"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as raw:  # noqa: S310
+                return raw.read(), {k.lower(): v for k, v in raw.headers.items()}
+        except urllib.error.HTTPError as exc:
+            raise ApiError(f"GET {path}: {exc.code} {_problem(exc)}", exc.code) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ApiError(f"cannot reach {self.base_url}: {reason}") from None
+
     def get_all(self, path: str, **query: Any) -> list[dict[str, Any]]:
         """Every item of a cursor-paginated list."""
         items: list[dict[str, Any]] = []

@@ -44,37 +44,28 @@ class OutputSink(LoopService):
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()  # flushes in order: a chunk never overtakes another
         self._pending: dict[Output, int] = {}  # writer → attempt id, while it has pending bytes
-        self._attempt_of: dict[Output, int] = {}
         self._retry: list[tuple[int, int, bytes]] = []
         self.flushes = 0
 
     def output(self, attempt_id: int) -> Output:
-        """A new writer for one attempt (the handler context's ``output``)."""
-        writer = Output(on_first_pending=self._registered)
-        with self._lock:
-            self._attempt_of[writer] = attempt_id
-        return writer
+        """A new writer for one attempt (the handler context's ``output``). Nothing is
+        registered until it has something to write."""
+        return Output(on_first_pending=lambda writer: self._registered(writer, attempt_id))
 
     def finish(self, writer: Output) -> None:
         """The attempt ended: no more writes are taken, and what is pending is written now."""
         writer.close()
+        if not writer.written:
+            return
         try:
-            if writer.written:
-                # Also when nothing is pending: a flush running now may hold this writer's last
-                # bytes, and the flush lock makes us wait for it.
-                self.flush()
+            # Also when nothing is pending: a flush running now may hold this writer's last
+            # bytes, and the flush lock makes us wait for it.
+            self.flush()
         except Exception:
-            self.log.exception("could not write the output of attempt %s; retrying",
-                               self._attempt_of.get(writer))
-        with self._lock:
-            self._attempt_of.pop(writer, None)
-            self._pending.pop(writer, None)
+            self.log.exception("could not write an attempt's output; retrying")
 
-    def _registered(self, writer: Output) -> None:
+    def _registered(self, writer: Output, attempt_id: int) -> None:
         with self._lock:
-            attempt_id = self._attempt_of.get(writer)
-            if attempt_id is None:
-                return  # finished already
             first = not self._pending
             self._pending[writer] = attempt_id
         if first:

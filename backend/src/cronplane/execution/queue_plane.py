@@ -1,8 +1,9 @@
 """Builds the queue's services for one process (registered in ``runner.default_builders``).
 
-Start order (the runner stops in reverse): listener → process registry → completer →
-heartbeater → worker → watchdog. So at shutdown the worker stops claiming and releases its
-attempts while the heartbeater still renews their leases and the completer still writes.
+Start order (the runner stops in reverse): listener → process registry → completer → output
+sink → heartbeater → worker → watchdog. So at shutdown the worker stops claiming and releases its
+attempts while the heartbeater still renews their leases and the completer and the output sink
+still write.
 Shared with other services through ``RunnerContext``: ``listener`` (subscribe to any
 channel), ``worker``, ``job_store``, ``faults`` (the chaos service installs its injector there).
 """
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from cronplane.execution.completer import Completer
 from cronplane.execution.heartbeater import Heartbeater
 from cronplane.execution.listener import Listener
+from cronplane.execution.output_sink import OutputSink
 from cronplane.execution.process_registry import ProcessRegistry
 from cronplane.execution.service import Service
 from cronplane.execution.watchdog import Watchdog
@@ -21,6 +23,7 @@ from cronplane.execution.worker import Worker, WorkerConfig
 from cronplane.handlers.registry import default_registry
 from cronplane.storage.job_store import JobStore
 from cronplane.storage.notify import JOBS
+from cronplane.storage.output_store import OutputStore
 
 if TYPE_CHECKING:
     from cronplane.execution.runner import RunnerContext
@@ -42,13 +45,14 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
         listener = ctx.listener = Listener(ctx.db, clock=ctx.clock)
         services.append(listener)
     completer = Completer(store, clock=ctx.clock)
+    output = OutputSink(OutputStore(ctx.db), clock=ctx.clock)
     worker = Worker(
         store, completer, default_registry(), ctx.identity,
         WorkerConfig(concurrency=settings.worker_concurrency,
                      lease_seconds=settings.attempt_lease_seconds,
                      shutdown_grace=settings.shutdown_grace_seconds,
                      queues=settings.worker_queues),
-        db=ctx.db, settings=settings, faults=faults, clock=ctx.clock)
+        db=ctx.db, settings=settings, faults=faults, clock=ctx.clock, output=output)
     listener.subscribe(JOBS, worker.notify)
     heartbeater = Heartbeater(store, worker, lease_seconds=settings.attempt_lease_seconds,
                               faults=faults, clock=ctx.clock)
@@ -58,5 +62,5 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
     watchdog = Watchdog(store, interval=watchdog_interval(settings.attempt_lease_seconds),
                         clock=ctx.clock)
     ctx.worker, ctx.job_store, ctx.completer = worker, store, completer
-    services.extend([registry, completer, heartbeater, worker, watchdog])
+    services.extend([registry, completer, output, heartbeater, worker, watchdog])
     return services

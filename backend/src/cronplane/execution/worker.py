@@ -50,9 +50,11 @@ from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
 from cronplane.execution.executor_pool import ExecutorPool, RunResult, Task
 from cronplane.execution.faults import FaultInjector, NoFaults
+from cronplane.execution.output_sink import OutputSink
 from cronplane.execution.prefetch import PrefetchPolicy
 from cronplane.execution.service import LoopService
 from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
+from cronplane.handlers.output import Output
 from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
@@ -107,9 +109,12 @@ class Worker(LoopService):
                  identity: ProcessIdentity, config: WorkerConfig | None = None, *,
                  db: Database | None = None, settings: Any = None,
                  faults: FaultInjector | None = None, clock: Clock | None = None,
-                 logger: logging.Logger | None = None) -> None:
+                 logger: logging.Logger | None = None,
+                 output: OutputSink | None = None) -> None:
         super().__init__(clock=clock, logger=logger)
         self.store = store
+        # Where handlers' output goes (None: it stays in the context, e.g. in unit tests).
+        self.output = output
         self.completer = completer
         self.registry = registry
         self.identity = identity
@@ -251,7 +256,8 @@ class Worker(LoopService):
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
                 settings=self.settings,
                 maintenance=self.store if self.db is not None else None,
-                notifications=self.notifications, monotonic=self.clock.monotonic)
+                notifications=self.notifications, monotonic=self.clock.monotonic,
+                output=self.output.output(claim.attempt_id) if self.output else Output())
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
@@ -264,6 +270,7 @@ class Worker(LoopService):
             self.log.warning("attempt %s of job %s timed out; abandoning its thread",
                              task.claim.number, task.claim.job_id,
                              extra={"job_id": task.claim.job_id})
+            self._finish_output(task)
             if not task.lost:
                 self._report(task, AttemptStatus.TIMED_OUT,
                              error=f"timed out after {task.deadline - task.started:.0f}s"
@@ -304,9 +311,15 @@ class Worker(LoopService):
         return RunResult(status, result, error)
 
     def _handler_finished(self, task: Task, outcome: RunResult) -> None:
+        self._finish_output(task)
         if not task.lost:
             self._report(task, outcome.status, result=outcome.result, error=outcome.error)
         self._after_slot_freed()
+
+    def _finish_output(self, task: Task) -> None:
+        # Before the outcome: a reader that sees the attempt finished has its whole output.
+        if self.output is not None:
+            self.output.finish(task.ctx.output)
 
     def _after_slot_freed(self) -> None:
         if self._idle or self.stopping:

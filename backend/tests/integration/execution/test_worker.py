@@ -17,7 +17,7 @@ from cronplane.domain.roles import Role
 from cronplane.execution.queue_plane import build_queue_services
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.execution.worker import Worker
-from cronplane.management import history, jobs
+from cronplane.management import history, jobs, output
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
@@ -224,6 +224,14 @@ def test_http_request_records_status_and_latency(plane) -> None:
     result = history.get_job(ctx, Actor.system(), ok.id).job.result
     assert result is not None and result["status"] == 201 and result["latency_ms"] >= 0
     assert "HTTP 400" in (history.get_job(ctx, Actor.system(), bad.id).job.error or "")
+    # Read at once, no waiting: the worker writes an attempt's output before its outcome.
+    for job_id, status_line in ((ok.id, "HTTP 201 Created"), (bad.id, "HTTP 400 Bad Request")):
+        written = output.read_output(ctx, Actor.system(), job_id, 1)
+        assert written.data.decode().splitlines()[0] == status_line, written
+        assert written.total == len(written.data) > len(status_line) and not written.running
+    detail = history.get_job(ctx, Actor.system(), ok.id)
+    assert detail.attempts[0].output_bytes == output.read_output(
+        ctx, Actor.system(), ok.id, 1).total
 
 
 def test_purge_history_deletes_old_finished_jobs(plane) -> None:

@@ -12,6 +12,7 @@ import { useCancelJob } from './api/cancel-job';
 import { useJob } from './api/get-job';
 import { useRetryJob } from './api/retry-job';
 import { AttemptTimeline, attemptCountText } from './AttemptTimeline';
+import { OutputTail } from './OutputTail';
 import { RerunDialog } from './RerunDialog';
 
 export function JobDetailPage() {
@@ -115,6 +116,7 @@ export function JobDetailPage() {
             </Grid.Col>
             <Grid.Col span={{ base: 12, md: 7 }}>
               <Stack>
+                <OutputTail jobId={j.id} attempts={j.attempts} />
                 <Paper withBorder p="md">
                   <Title order={2} size="h5" mb="xs">
                     Payload
