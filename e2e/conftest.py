@@ -46,6 +46,7 @@ READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
 # UI waits: the console polls every 2-5 s, so a state change can take one poll to show.
 UI_TIMEOUT_MS = 15_000
+E2E_SECRET_VALUE = "e2e-s3cret-" + secrets.token_hex(6)  # CRONPLANE_SECRET_E2E_OUTPUT_TOKEN
 
 expect.set_options(timeout=UI_TIMEOUT_MS)
 
@@ -187,6 +188,9 @@ def server(artifacts: Path) -> Iterator[Server]:
         "CRONPLANE_ADMIN_PASSWORD": admin_password,
         "CRONPLANE_LEASE_TTL_SECONDS": "2",
         "CRONPLANE_ATTEMPT_LEASE_SECONDS": "5",
+        # The output tail's flow runs a real program and shows a secret masked in its output.
+        "CRONPLANE_SHELL_COMMANDS": "/bin/sh",
+        "CRONPLANE_SECRET_E2E_OUTPUT_TOKEN": E2E_SECRET_VALUE,
         "PYTHONUNBUFFERED": "1",
     })
     # Serve a copy: frontend/dist may be rebuilt while the suite runs (other work in the checkout).

@@ -74,11 +74,25 @@ def test_follow_prints_lines_while_the_job_runs_and_exits_0_when_it_succeeds(
     assert f"job #{job_id} SUCCEEDED" in errors
 
 
-def test_follow_goes_through_every_attempt_and_exits_1_when_the_job_dies(server, token) -> None:
-    job_id = _submit(server, token, 'echo "try $CRONPLANE_ATTEMPT"; exit 3', max_attempts=2)
+def test_follow_goes_through_every_attempt_and_exits_1_when_the_job_dies(
+        server, token, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"  # the first attempt waits for it: the follower starts during it
+    job_id = _submit(server, token, 'echo "try $CRONPLANE_ATTEMPT"; '
+                                    f'if [ "$CRONPLANE_ATTEMPT" = 1 ]; then '
+                                    f'while [ ! -e {gate} ]; do sleep 0.05; done; fi; exit 3',
+                     max_attempts=2)
     follower = _follow(server, token, job_id)
-    out, errors = follower.communicate(timeout=90)
-    assert out.splitlines() == ["try 1", "try 2"], out + errors
+    try:
+        assert follower.stdout is not None
+        assert follower.stdout.readline() == "try 1\n"
+        gate.touch()
+        rest, errors = follower.communicate(timeout=90)
+    finally:
+        gate.touch()
+        if follower.poll() is None:
+            follower.kill()
+    assert rest.splitlines() == ["try 2"], rest + errors
+    assert "--- attempt 2 ---" in errors, "the next attempt is announced on stderr"
     assert follower.returncode == 1 and f"job #{job_id} DEAD" in errors, errors
 
 

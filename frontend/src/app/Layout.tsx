@@ -7,6 +7,7 @@ import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
 import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
 import { useSession } from '../lib/session';
+import { CommandPalette } from './CommandPalette';
 import { ProjectSwitcher } from './ProjectSwitcher';
 
 // Each page is shown to the roles that may call the operation it lists. `instance`: the page
@@ -142,6 +143,7 @@ function Shell() {
       <AppShell.Main id="main" tabIndex={-1}>
         <Outlet />
       </AppShell.Main>
+      <CommandPalette />
     </AppShell>
   );
 }

@@ -40,6 +40,7 @@ import logging
 import threading
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF
@@ -257,7 +258,8 @@ class Worker(LoopService):
                 settings=self.settings,
                 maintenance=self.store if self.db is not None else None,
                 notifications=self.notifications, monotonic=self.clock.monotonic,
-                output=self.output.output(claim.attempt_id) if self.output else Output())
+                open_output=partial(self.output.output, claim.attempt_id) if self.output
+                else Output)
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
@@ -318,8 +320,9 @@ class Worker(LoopService):
 
     def _finish_output(self, task: Task) -> None:
         # Before the outcome: a reader that sees the attempt finished has its whole output.
-        if self.output is not None:
-            self.output.finish(task.ctx.output)
+        opened = task.ctx.opened_output
+        if opened is not None and self.output is not None:
+            self.output.finish(opened)
 
     def _after_slot_freed(self) -> None:
         if self._idle or self.stopping:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -49,6 +50,21 @@ class Notifications(Protocol):
                         duration_ms: float) -> None: ...
 
 
+class _WeakMask:
+    """The context's mask for its output, holding the context weakly: a bound method would make
+    context → output → context a cycle, which only the cyclic garbage collector frees — a cost
+    the worker would pay on every job (measured: bench/RESULTS.md, "Job output")."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: HandlerContext) -> None:
+        self._ctx = weakref.ref(ctx)
+
+    def __call__(self, text: str) -> str:
+        ctx = self._ctx()
+        return text if ctx is None else ctx._mask_text(text)
+
+
 @dataclass
 class HandlerContext:
     job_id: int
@@ -70,11 +86,23 @@ class HandlerContext:
     # Resolved ``{"$secret": …}`` values in ``payload``; whatever the run writes back (result,
     # error, output) goes through ``mask`` so none of them reaches the database.
     secret_values: tuple[str, ...] = ()
-    # What the attempt prints (``GET /jobs/{id}/attempts/{n}/output``); masked like the rest.
-    output: Output = field(default_factory=Output)
+    # Makes the attempt's output stream (``GET /jobs/{id}/attempts/{n}/output``) on first use:
+    # most handlers never write, and then the worker spends nothing on output.
+    open_output: Callable[[], Output] = Output
+    _output: Output | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self.output.mask_with(self._mask_text)
+    @property
+    def output(self) -> Output:
+        """What the attempt prints, masked like everything else it reports."""
+        if self._output is None:
+            self._output = self.open_output()
+            self._output.mask_with(_WeakMask(self))
+        return self._output
+
+    @property
+    def opened_output(self) -> Output | None:
+        """The output stream if the handler used it (the worker finishes it), else None."""
+        return self._output
 
     def mask(self, value: Any) -> Any:
         return mask_secrets(value, self.secret_values)

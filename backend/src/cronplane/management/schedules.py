@@ -189,12 +189,15 @@ def definition(schedule: Schedule) -> dict[str, Any]:
 
 
 def _record_version(session: Session, schedule: Schedule, actor: Actor,
-                    before: dict[str, Any] | None) -> None:
+                    before: dict[str, Any] | None,
+                    also: dict[str, list[Any]] | None = None) -> None:
     """Append the schedule's current version with the fields that changed from ``before``
-    (``None``: it was just created, every field is new)."""
+    (``None``: it was just created, every field is new) and the ``also`` changes that are not
+    part of the definition (``deleted``)."""
     after = definition(schedule)
     changes = {name: [None if before is None else before.get(name), after[name]]
                for name in EDITABLE if before is None or before.get(name) != after[name]}
+    changes.update(also or {})
     session.add(ScheduleVersion(schedule_id=schedule.id, version=schedule.version,
                                 actor=actor.username, definition=after, changes=changes))
     session.flush()
@@ -397,6 +400,11 @@ def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         schedule.next_run_at = None
         _touch(session, schedule)
         _finish(session, schedule)
+        # The delete bumps the version (ETags) so it is a version too: who deleted it shows in
+        # the history and no version number is missing. The definition is unchanged, so a
+        # rollback to it is a rollback to the definition before the delete.
+        _record_version(session, schedule, actor, definition(schedule),
+                        also={"deleted": [False, True]})
         audit.record(session, actor, "schedule.delete", target_type="schedule",
                      target_id=schedule_id, details={"before": before},
                      project=schedule.project)

@@ -160,6 +160,22 @@ def test_a_deleted_schedule_cannot_be_changed_or_triggered(ctx: ManagementContex
                                                                  "schedule.delete"]
 
 
+def test_a_delete_is_a_version_so_no_version_number_has_no_row(ctx: ManagementContext) -> None:
+    schedule = new(ctx)
+    schedules.update(ctx, ADMIN, schedule.id, {"priority": 5})
+    deleted = schedules.delete(ctx, ADMIN, schedule.id)
+    history = schedules.versions(ctx, ADMIN, schedule.id)
+    assert sorted(v.version for v in history) == [1, 2, 3] == list(range(1, deleted.version + 1)), \
+        "every version the schedule had (its ETags) must be in its history"
+    latest = max(history, key=lambda v: v.version)
+    assert latest.changes == {"deleted": [False, True]} and latest.actor == ADMIN.username
+    assert latest.definition["priority"] == 5, "a delete changes no field of the definition"
+    schedules.delete(ctx, ADMIN, schedule.id)
+    assert len(schedules.versions(ctx, ADMIN, schedule.id)) == 3, "a repeated delete adds none"
+    with pytest.raises(Conflict):
+        schedules.rollback(ctx, ADMIN, schedule.id, 1)
+
+
 def test_pause_and_resume_recompute_from_now(ctx: ManagementContext) -> None:
     schedule = new(ctx, cron="* * * * * *")
     paused = schedules.pause(ctx, ADMIN, schedule.id)

@@ -36,7 +36,7 @@ describe('output tail', () => {
     const first = utf8('line 1\ncaf');
     const split = utf8('é\nline 2\n'); // é's two bytes arrive in two reads
     const api = outputApi([
-      { at: 0, bytes: [...first, split[0]], status: 'RUNNING', total: first.length + 1 },
+      { at: 0, bytes: [...first, ...split.slice(0, 1)], status: 'RUNNING', total: first.length + 1 },
       { at: first.length + 1, bytes: split.slice(1), status: 'SUCCEEDED', total: first.length + split.length },
     ]);
     vi.stubGlobal('fetch', api.fetch);
