@@ -11,20 +11,13 @@ import pytest
 
 from tests.integration.api.job_seed import insert_job
 from tests.support.apps import RoleClient
+from tests.support.db_state import assert_unchanged
 
 
 @pytest.fixture
 def url(fresh_clients) -> str:
     """Each test on its own database (``fresh_clients``): filters and counts see only its rows."""
     return fresh_clients.database_url
-
-
-def _snapshot(url: str) -> tuple:
-    with psycopg.connect(url) as conn:
-        return (conn.execute("SELECT id, status, trigger, payload FROM jobs ORDER BY id").fetchall(),
-                conn.execute("SELECT id, paused, paused_until, pause_reason, version "
-                             "FROM schedules ORDER BY id").fetchall(),
-                conn.execute("SELECT count(*) FROM audit_events").fetchone())
 
 
 def _events(url: str, action: str) -> list[dict]:
@@ -76,13 +69,14 @@ def test_rerun_creates_a_new_job_with_the_changes_and_audits_the_payload_diff(
 ])
 def test_bad_rerun_is_4xx_and_changes_nothing(fresh_clients, url, body, status) -> None:
     original = insert_job(url, handler="sleep", status="DEAD", payload={"seconds": 1})
-    before = _snapshot(url)
-    response = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun", json=body)
-    assert response.status_code == status, response.json
-    assert response.headers["Content-Type"].startswith("application/problem+json")
-    assert _snapshot(url) == before
-    assert fresh_clients.operator.post("/api/v1/jobs/987654/rerun", json={}).status_code == 404
-    assert fresh_clients.viewer.post(f"/api/v1/jobs/{original}/rerun", json={}).status_code == 403
+    with assert_unchanged(url):
+        response = fresh_clients.operator.post(f"/api/v1/jobs/{original}/rerun", json=body)
+        assert response.status_code == status, response.json
+        assert response.headers["Content-Type"].startswith("application/problem+json")
+        assert fresh_clients.operator.post("/api/v1/jobs/987654/rerun",
+                                           json={}).status_code == 404
+        assert fresh_clients.viewer.post(f"/api/v1/jobs/{original}/rerun",
+                                         json={}).status_code == 403
 
 
 # -- backfill -----------------------------------------------------------------------------------
@@ -90,13 +84,12 @@ def test_backfill_dry_run_previews_then_enqueues_once_with_the_fire_keys(fresh_c
     schedule = _schedule(fresh_clients)
     top = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
     body = {"after": _iso(top - timedelta(hours=5)), "before": _iso(top)}
-    before = _snapshot(url)
-    preview = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill",
-                                 json={**body, "dry_run": True})
+    with assert_unchanged(url):  # a dry run changes nothing
+        preview = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill",
+                                           json={**body, "dry_run": True})
     assert preview.status_code == 200, preview.json
     assert len(preview.json["fire_times"]) == 5 and preview.json["enqueued"] == 0
     assert preview.json["fire_times"][-1] == _iso(top)
-    assert _snapshot(url) == before, "a dry run changes nothing"
 
     done = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
     assert done.json["enqueued"] == 5 and done.json["already_present"] == 0
@@ -122,16 +115,16 @@ def test_bad_backfill_window_is_422_naming_the_field_and_changes_nothing(
     schedule = _schedule(fresh_clients)
     now = datetime.now(UTC)
     body = {name: _iso(now + timedelta(hours=hours)) for name, hours in shift.items()}
-    before = _snapshot(url)
-    response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill", json=body)
-    assert response.status_code == 422, response.json
-    assert field in response.json["errors"]
-    assert _snapshot(url) == before
-    assert fresh_clients.operator.post(f"/api/v1/schedules/{schedule['id']}/backfill",
-                                 json=body).status_code == 403
-    assert fresh_clients.admin.post("/api/v1/schedules/987654/backfill", json={
-        "after": _iso(now - timedelta(hours=2)),
-        "before": _iso(now - timedelta(hours=1))}).status_code == 404
+    with assert_unchanged(url):
+        response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/backfill",
+                                            json=body)
+        assert response.status_code == 422, response.json
+        assert field in response.json["errors"]
+        assert fresh_clients.operator.post(f"/api/v1/schedules/{schedule['id']}/backfill",
+                                           json=body).status_code == 403
+        assert fresh_clients.admin.post("/api/v1/schedules/987654/backfill", json={
+            "after": _iso(now - timedelta(hours=2)),
+            "before": _iso(now - timedelta(hours=1))}).status_code == 404
 
 
 # -- timed pause ------------------------------------------------------------------------------
@@ -152,8 +145,7 @@ def test_timed_pause_records_until_and_reason_and_resume_clears_them(fresh_clien
 
 def test_pause_until_in_the_past_is_422_and_changes_nothing(fresh_clients, url) -> None:
     schedule = _schedule(fresh_clients)
-    before = _snapshot(url)
-    response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause", json={
-        "until": _iso(datetime.now(UTC) - timedelta(minutes=1))})
+    with assert_unchanged(url):
+        response = fresh_clients.admin.post(f"/api/v1/schedules/{schedule['id']}/pause", json={
+            "until": _iso(datetime.now(UTC) - timedelta(minutes=1))})
     assert response.status_code == 422 and "until" in response.json["errors"]
-    assert _snapshot(url) == before

@@ -8,19 +8,13 @@ import uuid
 import psycopg
 import pytest
 
+from tests.support.db_state import assert_unchanged
+
 
 @pytest.fixture
 def url(fresh_clients) -> str:
     """Each test on its own database (``fresh_clients``): filters and counts see only its rows."""
     return fresh_clients.database_url
-
-
-def _snapshot(url: str) -> tuple:
-    with psycopg.connect(url) as conn:
-        return (conn.execute("SELECT * FROM schedules ORDER BY id").fetchall(),
-                conn.execute("SELECT schedule_id, version FROM schedule_versions "
-                             "ORDER BY 1, 2").fetchall(),
-                conn.execute("SELECT count(*) FROM audit_events").fetchone())
 
 
 def test_versions_record_changes_and_actor_and_rollback_makes_a_new_equal_version(
@@ -61,12 +55,12 @@ def test_versions_record_changes_and_actor_and_rollback_makes_a_new_equal_versio
 def test_rollback_to_a_missing_version_is_404_and_changes_nothing(fresh_clients, url) -> None:
     sid = fresh_clients.admin.post("/api/v1/schedules", json={
         "name": f"v-{uuid.uuid4().hex[:8]}", "handler": "noop", "cron": "0 0 * * * *"}).json["id"]
-    before = _snapshot(url)
-    assert fresh_clients.admin.post(f"/api/v1/schedules/{sid}/rollback",
-                              json={"version": 99}).status_code == 404
-    bad = fresh_clients.admin.post(f"/api/v1/schedules/{sid}/rollback", json={"version": "one"})
-    assert bad.status_code == 422 and "version" in bad.json["errors"]
-    assert fresh_clients.operator.post(f"/api/v1/schedules/{sid}/rollback",
-                                 json={"version": 1}).status_code == 403
-    assert fresh_clients.viewer.get("/api/v1/schedules/987654/versions").status_code == 404
-    assert _snapshot(url) == before
+    with assert_unchanged(url):
+        assert fresh_clients.admin.post(f"/api/v1/schedules/{sid}/rollback",
+                                        json={"version": 99}).status_code == 404
+        bad = fresh_clients.admin.post(f"/api/v1/schedules/{sid}/rollback",
+                                       json={"version": "one"})
+        assert bad.status_code == 422 and "version" in bad.json["errors"]
+        assert fresh_clients.operator.post(f"/api/v1/schedules/{sid}/rollback",
+                                           json={"version": 1}).status_code == 403
+        assert fresh_clients.viewer.get("/api/v1/schedules/987654/versions").status_code == 404
