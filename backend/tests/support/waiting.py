@@ -26,3 +26,17 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0,
         pause.wait(step)
     raise AssertionError(f"timed out after {timeout}s waiting for "
                          f"{message() if callable(message) else message}")
+
+
+class RecordingEvent(threading.Event):
+    """An event whose ``wait`` never blocks: it records the timeout asked for and answers whether
+    the event is set. Unit tests use it to check what code waits for, and how long it would,
+    without spending that time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return self.is_set()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -82,17 +81,23 @@ def test_exactly_one_of_two_electors_leads(make_node: Callable[[str], Node]) -> 
     assert a.scheduler.running and not b.scheduler.running, "only the leader runs the scheduler"
 
 
-def test_graceful_stop_hands_over_in_under_half_a_second(make_node: Callable[[str], Node]) -> None:
+def test_graceful_stop_hands_over_before_the_lease_would_expire(
+        make_node: Callable[[str], Node]) -> None:
+    """A stopping leader resigns: the standby takes over while the old lease was still valid,
+    not after it ran out. (How fast: ``python -m bench scheduler``, graceful handoff.)"""
     a, b = make_node("a"), make_node("b")
     a.elector.start()
     assert a.elector.wait_for_leadership(5)
     b.elector.start()
     assert b.elector.wait_for_ticks(1, 5)
-    started = time.monotonic()
+    valid_until = query(a.db, "SELECT expires_at FROM leases")[0]["expires_at"]
     a.elector.stop(5)
     assert b.elector.wait_for_leadership(TTL + 1)
-    handoff = time.monotonic() - started
-    assert handoff < 0.5, f"graceful handoff took {handoff:.3f}s (resign + NOTIFY should be fast)"
+    acquired = query(b.db, "SELECT max(at) AS at FROM audit_events "
+                           "WHERE action = 'leader.acquire'")[0]["at"]
+    assert acquired < valid_until, (
+        f"the standby took over at {acquired}, after the old lease ran out at {valid_until}: "
+        "the stopping leader did not resign")
     assert b.elector.fencing_token == 2
     actions = [r["action"] for r in query(b.db, "SELECT action FROM audit_events ORDER BY id")]
     assert actions == ["leader.acquire", "leader.lose", "leader.acquire"]
@@ -183,15 +188,18 @@ def test_every_fire_time_exactly_once_across_two_schedulers_for_a_minute(
     run_two_schedulers(make_node, seconds=60)
 
 
-def test_a_new_schedule_fires_within_a_second(make_node: Callable[[str], Node]) -> None:
+def test_a_new_schedule_fires_at_its_first_due_time(make_node: Callable[[str], Node]) -> None:
+    """The NOTIFY on a schedule change wakes the scheduler for a due time it did not know of.
+    (Fire lag figures: ``python -m bench scheduler``.)"""
     a = make_node("a")
     a.elector.start()
     assert a.elector.wait_for_leadership(5)
     assert a.scheduler.wait_for_ticks(1, 5)
-    query(a.db, "INSERT INTO schedules (name, handler, cron, next_run_at) VALUES "
-                "('soon', 'noop', '*/1 * * * * *', "
-                "date_trunc('second', clock_timestamp()) + interval '1 second') RETURNING id")
+    due = query(a.db, "INSERT INTO schedules (name, handler, cron, next_run_at) VALUES "
+                      "('soon', 'noop', '*/1 * * * * *', "
+                      "date_trunc('second', clock_timestamp()) + interval '1 second') "
+                      "RETURNING next_run_at")[0]["next_run_at"]
     query(a.db, "SELECT pg_notify('cronplane_schedules', '')")
-    assert a.scheduler.fired.wait(2.5), "a */1 schedule must fire within a second of its due time"
-    lag = query(a.db, "SELECT min(created_at - fire_time) AS lag FROM jobs")[0]["lag"]
-    assert lag < timedelta(seconds=0.2), f"fire lag {lag}"
+    assert a.scheduler.fired.wait(10), "a */1 schedule must fire"
+    first = query(a.db, "SELECT min(fire_time) AS t FROM jobs")[0]["t"]
+    assert first == due, f"the first fire was for {first}, not the first due time {due}"

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
 from cronplane.config import Settings
+from cronplane.domain.clock import SystemClock
 from cronplane.domain.egress import EgressPolicy
 from cronplane.domain.roles import Role
 from cronplane.execution.queue_plane import build_queue_services
-from cronplane.execution.runner import ExecutionRunner
+from cronplane.execution.runner import ExecutionRunner, RunnerContext
+from cronplane.execution.service import Service
 from cronplane.execution.worker import Worker
 from cronplane.management import history, jobs, output
 from cronplane.management.actor import Actor
@@ -108,9 +109,8 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60},
                                                    max_attempts=1)).job
     wait_until(lambda: worker_of(runner).running_count == 1, message="attempt started")
-    started = time.monotonic()
+    # The handler sleeps 60 s: a stop that returns within its 10 s did not wait for it.
     assert runner.stop(timeout=10)
-    assert time.monotonic() - started < 5
     detail = history.get_job(ctx, Actor.system(), job.id)
     assert detail.job.status == "PENDING", "a released job must be runnable at once"
     assert detail.job.max_attempts == 2, "a release must not burn the job's last attempt"
@@ -124,18 +124,38 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
         db.close()
 
 
-def test_notify_wakes_an_idle_worker_before_its_poll(plane) -> None:
-    ctx, runner = plane
-    worker = worker_of(runner)
-    listener = runner.context.listener
-    wait_until(lambda: listener.connected.is_set(), message="listener connected")
-    started_at: list[float] = []
-    worker.on_handler_start = lambda task: started_at.append(time.monotonic())
-    for _ in range(5):
-        before = time.monotonic()
-        jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}))
-        wait_until(lambda: len(started_at) > 0, message="handler start")
-        assert started_at.pop() - before < 0.5, "pickup should come from NOTIFY, not the poll"
+class NoPolls(SystemClock):
+    """A clock whose waits end only when woken: the loop never polls, so every job a worker on it
+    runs was claimed because a NOTIFY woke it. (How fast that is: ``python -m bench queue``,
+    pickup latency in bench/RESULTS.md.)"""
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        return event.wait()
+
+
+def test_notify_wakes_an_idle_worker_without_its_poll(fresh_database_url: str,
+                                                      settings: Settings) -> None:
+    def queue_services_that_never_poll(ctx: RunnerContext) -> list[Service]:
+        services = build_queue_services(ctx)
+        worker_of_context = ctx.worker
+        assert isinstance(worker_of_context, Worker)
+        worker_of_context.clock = NoPolls()  # before start: the loop has not waited yet
+        return services
+
+    db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=12)
+    runner = ExecutionRunner(settings, db, kind="worker", builders=[queue_services_that_never_poll])
+    runner.start()
+    ctx = ManagementContext(settings=settings, db=db)
+    try:
+        listener = runner.context.listener
+        wait_until(lambda: listener.connected.is_set(), message="listener connected")
+        for _ in range(5):
+            job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
+            wait_until(lambda job=job: status_of(ctx, job.id) == "SUCCEEDED",
+                       message="a job picked up through NOTIFY alone")
+    finally:
+        runner.stop(timeout=10)
+        db.close()
 
 
 def test_listener_reconnects_and_wakes_everyone(plane) -> None:
@@ -254,10 +274,8 @@ def test_polling_picks_up_work_when_no_notification_arrives(plane) -> None:
     listener = runner.context.listener
     assert listener.stop(5), "listener should stop"
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
-    enqueued = time.monotonic()
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=5,
                message="pickup by polling")
-    assert time.monotonic() - enqueued < 2.5, "the poll interval is at most 1 s"
 
 
 class FrozenHeartbeats(KillOnce):

@@ -13,13 +13,14 @@ import pytest
 from cronplane.execution.chaos import ChaosFailure, ChaosInjector, ChaosService, _Experiment
 from cronplane.execution.faults import FaultSwitch
 from cronplane.storage.chaos_store import ActiveExperiment, Stepdown
+from tests.support.waiting import RecordingEvent
 
 ME = "host:1:me"
 
 
 def experiment(id_: int, kind: str, seconds: float = 60, **params: Any) -> _Experiment:
     return _Experiment(id=id_, kind=kind, params=params, deadline=time.monotonic() + seconds,
-                       ended=threading.Event(), monotonic=time.monotonic)
+                       ended=RecordingEvent(), monotonic=time.monotonic)
 
 
 def injector(*experiments: _Experiment, chance: float = 0.5) -> ChaosInjector:
@@ -54,16 +55,18 @@ def test_kill_worker_thread_kills_once_per_experiment() -> None:
     assert [kills.should_kill_thread("noop") for _ in range(3)] == [True, False, False]
 
 
-def test_handler_latency_waits_and_is_cut_short_when_the_experiment_ends() -> None:
+def test_handler_latency_waits_on_the_experiment_and_never_past_its_end() -> None:
     slow = experiment(4, "handler_latency", handler="noop", delay_ms=150)
-    started = time.monotonic()
     injector(slow).before_attempt("noop")
-    assert time.monotonic() - started >= 0.14
-    long = experiment(5, "handler_latency", handler="noop", delay_ms=60_000)
-    threading.Timer(0.05, long.ended.set).start()
-    started = time.monotonic()
+    assert slow.ended.waits == [0.15], "the delay is a wait that ending the experiment cuts short"
+    long = experiment(5, "handler_latency", seconds=2, handler="noop", delay_ms=60_000)
     injector(long).before_attempt("noop")
-    assert time.monotonic() - started < 2.0, "ending the experiment releases the wait"
+    (waited,) = long.ended.waits
+    assert waited is not None and 1.5 < waited <= 2, "never past the experiment's deadline"
+    ended = experiment(6, "handler_latency", handler="noop", delay_ms=60_000)
+    ended.ended.set()
+    injector(ended).before_attempt("noop")
+    assert ended.ended.waits == [], "an ended experiment delays nothing"
 
 
 class FakeStore:

@@ -4,6 +4,7 @@ import time
 import pytest
 
 from cronplane.handlers import Cancelled, HandlerContext, Registry, default_registry
+from tests.support.waiting import RecordingEvent
 
 
 def make_ctx(payload: dict, seconds: float = 5.0) -> HandlerContext:
@@ -59,15 +60,16 @@ def test_registry_rejects_duplicates_and_bad_schemas() -> None:
         registry.handler("z", schema={"type": 12})(x)
 
 
-def test_sleep_stops_when_cancelled() -> None:
+def test_sleep_waits_on_the_cancel_event_and_stops_when_it_is_set() -> None:
     sleep = default_registry().get("sleep")
     assert sleep is not None
     ctx = make_ctx({"seconds": 30})
-    threading.Timer(0.05, lambda: ctx.cancel("cancel requested")).start()
-    started = time.monotonic()
+    ctx.cancelled = RecordingEvent()
+    assert sleep.fn(ctx) == {"slept": 30.0}
+    assert ctx.cancelled.waits == [30.0], "it sleeps by waiting on the cancel event"
+    ctx.cancel("cancel requested")
     with pytest.raises(Cancelled):
         sleep.fn(ctx)
-    assert time.monotonic() - started < 5
 
 
 def test_shell_command_runs_argv_without_a_shell() -> None:
