@@ -7,14 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cronplane.config import ConfigError, Settings
-from tests.integration.security.harness import add_user, bearer, context, make_app, mint_session
-
-
-@pytest.fixture(scope="module")
-def app(database_url):
-    app = make_app(database_url)
-    yield app
-    context(app).db.close()
+from tests.support.accounts import add_user, bearer, mint_session
+from tests.support.apps import context, make_app
 
 
 def test_a_password_reset_revokes_the_users_api_tokens(app) -> None:

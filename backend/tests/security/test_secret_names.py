@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cronplane.handlers.secret_source import SecretSource
-from tests.integration.security.harness import add_user, bearer, context, make_app, mint_session
+from tests.support.accounts import add_user, bearer, mint_session
+from tests.support.apps import context, make_app
 
 VALUE = "s3cr3t-value-that-must-not-leave"
 
