@@ -1,8 +1,9 @@
-"""Benchmarks: ``python -m bench queue|scheduler|api|all [options]`` from the repository root.
+"""Benchmarks: ``python -m bench queue|scheduler|api|history|all [options]`` from the repository
+root.
 
 Each area lives in its own module (``bench/queue.py``, ``bench/scheduler.py``, ``bench/api.py``,
-``bench/cron.py``, ``bench/audit.py``, ``bench/output.py``)
-with a ``main(argv)``; a module that is missing is reported and skipped, never fatal to the others.
+``bench/history.py``, ``bench/cron.py``, ``bench/audit.py``, ``bench/output.py``) with a
+``main(argv)``; a module that is missing is reported and skipped, never fatal to the others.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("queue", "scheduler", "api", "cron", "audit", "output")
+AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output")
 
 
 def run(area: str, argv: list[str]) -> int:

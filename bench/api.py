@@ -322,11 +322,21 @@ def cursor_of_page(session: requests.Session, base: str, page: int) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     server = BenchServer(args.database_url or os.environ.get("DATABASE_URL"), prefix="bench_api")
-    name, url = server.create()
+    if args.reuse:
+        # A database kept by an earlier run (--keep): its history is already there.
+        name = args.reuse
+        url = server._url_for(name)
+    else:
+        name, url = server.create()
     serve: Serve | None = None
     try:
-        print(f"bulk-loading {args.jobs:,} jobs into {name}", file=sys.stderr, flush=True)
-        loaded = bulk_load(url, args.jobs)
+        if args.reuse:
+            loaded = {"reused": name, "jobs": _count(url)}
+        else:
+            print(f"bulk-loading {args.jobs:,} jobs into {name}", file=sys.stderr, flush=True)
+            loaded = bulk_load(url, args.jobs)
+            if args.keep:
+                print(f"  kept as {name} (--reuse {name})", file=sys.stderr, flush=True)
         # Other work on the machine skews every number below; the load average says how much.
         load_at_start = [round(x, 1) for x in os.getloadavg()]
         serve = Serve(url, free_port())
@@ -392,8 +402,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if serve is not None:
             serve.stop()
-        if not args.keep:
+        if not args.keep and not args.reuse:
             server.drop(name)
+
+
+def _count(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT count(*) FROM jobs").fetchone()[0])  # type: ignore[index]
 
 
 def _host(load_at_start: list[float]) -> dict[str, Any]:
@@ -416,6 +431,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="rates (issue 16's request-rate table) or latency (history reads)")
     parser.add_argument("--database-url")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument("--reuse", metavar="NAME",
+                        help="run on a database kept by an earlier --keep run (no bulk load)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     results = run(args)

@@ -86,7 +86,8 @@ def wrk_post(base: str, token: str, *, seconds: float, clients: int,
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
-        out = subprocess.run(["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s",
+        out = subprocess.run(["wrk", "-t", "2", "-c", str(clients),
+                              "-d", f"{max(1, round(seconds))}s",  # wrk takes whole seconds
                               "--timeout", "10s", "-s", handle.name, base],
                              capture_output=True, text=True, check=True).stdout
     finally:

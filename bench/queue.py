@@ -162,6 +162,49 @@ def cronplane_drain(url: str, jobs: int, threads: int = 8,
             "postgres_cpu_us_per_job": (end_cpu[1] - start_cpu[1]) / measured * 1e6}
 
 
+# The ceiling of the data path on cronplane's own schema (its indexes, triggers, counters): plain
+# psycopg, one connection, no executor, no limits or lanes: claim N ready jobs with their attempt
+# rows in one statement, "run" them (noop: nothing), complete the batch in one statement.
+_SKETCH_CLAIM = """
+WITH picked AS (
+  SELECT id FROM jobs WHERE status = 'PENDING' AND run_at <= now()
+   ORDER BY priority DESC, run_at, id LIMIT %(n)s FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE jobs j SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = now()
+   WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING j.id, j.attempt_count
+)
+INSERT INTO attempts (job_id, number, status, worker_id, started_at, lease_expires_at)
+SELECT id, attempt_count, 'RUNNING', 'sketch', now(), now() + interval '30 s' FROM claimed
+RETURNING id, job_id
+"""
+_SKETCH_COMPLETE = """
+WITH done AS (
+  UPDATE jobs j SET status = 'SUCCEEDED', finished_at = now(), result = '{}'::jsonb
+    FROM unnest(%(jobs)s::bigint[]) AS i(id) WHERE j.id = i.id RETURNING j.id
+)
+UPDATE attempts a SET status = 'SUCCEEDED', finished_at = now()
+  FROM unnest(%(attempts)s::bigint[]) AS i(id) WHERE a.id = i.id
+"""
+
+
+def sketch_drain(url: str, jobs: int, claim: int) -> dict[str, Any]:
+    preload(url, jobs)
+    started = time.perf_counter()
+    done = 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            rows = conn.execute(_SKETCH_CLAIM, {"n": claim}, prepare=True).fetchall()
+            if not rows:
+                break
+            conn.execute(_SKETCH_COMPLETE, {"attempts": [r[0] for r in rows],
+                                            "jobs": [r[1] for r in rows]}, prepare=True)
+            done += len(rows)
+    seconds = time.perf_counter() - started
+    if done != jobs:
+        raise RuntimeError(f"sketch drained {done} of {jobs}")
+    return {"jobs": jobs, "claim": claim, "seconds": seconds, "jobs_per_s": jobs / seconds}
+
+
 def pickup_latency(url: str, count: int) -> dict[str, float]:
     from cronplane.config import Settings
     from cronplane.execution.queue_plane import build_queue_services
@@ -282,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-others", action="store_true", help="skip PgQueuer/Procrastinate")
     parser.add_argument("--queue-limit", type=int, default=None,
                         help="drain with this concurrency_limit (and per_key_limit) on the queue")
-    parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others"])
+    parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others",
+                                           "ratios"])
+    parser.add_argument("--sketch-claims", default="100,500",
+                        help="ratios: claim sizes of the bare-SQL sketch")
     args = parser.parse_args(argv)
     server = BenchServer(args.database_url, prefix="bench_queue")
     results: dict[str, Any] = {}
@@ -292,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     def want(name: str) -> bool:
         return args.only in (None, name)
 
+    if args.only == "ratios":
+        return ratios(server, args)
     if want("drain"):
         with server.fresh() as url:
             results["drain"] = cronplane_drain(url, args.jobs, queue_limit=args.queue_limit)
@@ -337,6 +385,41 @@ def main(argv: list[str] | None = None) -> int:
             if "drain" in results:
                 line += f"  (cronplane is {results['drain']['jobs_per_s'] / r['jobs_per_s']:.1f}x)"
             print(line, flush=True)
+    return 0
+
+
+def ratios(server: BenchServer, args: argparse.Namespace) -> int:
+    """Issue 16's drain targets in one run: cronplane (one ``cronplane worker`` at defaults),
+    PgQueuer 1.6 (its defaults, 8 concurrent), the bare-SQL sketch at each claim size, and
+    cronplane at 8 and 64 executor threads; cronplane again at the end, so drift shows."""
+    import json
+
+    out: dict[str, Any] = {"load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
+
+    def run(label: str, fn: Callable[[str], dict[str, Any]], *, migrate: bool = True) -> None:
+        with server.fresh(migrate=migrate) as url:
+            out[label] = fn(url)
+        print(f"{label}: {out[label]['jobs_per_s']:,.0f} jobs/s", flush=True)
+
+    run("cronplane (8 threads)", lambda url: cronplane_drain(url, args.jobs))
+    run("pgqueuer 1.6", lambda url: pgqueuer_drain(url, args.jobs), migrate=False)
+    for claim in [int(c) for c in args.sketch_claims.split(",")]:
+        run(f"bare-SQL sketch, claim {claim}", lambda url, c=claim: sketch_drain(url, args.jobs, c))
+    run("cronplane (64 threads)", lambda url: cronplane_drain(url, args.jobs, threads=64))
+    run("cronplane (8 threads) again", lambda url: cronplane_drain(url, args.jobs))
+    ours = (out["cronplane (8 threads)"]["jobs_per_s"]
+            + out["cronplane (8 threads) again"]["jobs_per_s"]) / 2
+    out["ratios"] = {
+        "cronplane / pgqueuer (target >= 5)": round(ours / out["pgqueuer 1.6"]["jobs_per_s"], 2),
+        **{f"cronplane / sketch claim {c} (target >= 0.5)": round(
+            ours / out[f"bare-SQL sketch, claim {c}"]["jobs_per_s"], 2)
+           for c in [int(c) for c in args.sketch_claims.split(",")]},
+        "64 threads / 8 threads (target: no fall-off)": round(
+            out["cronplane (64 threads)"]["jobs_per_s"] / ours, 2),
+        "mean claim batch (8 threads)": out["cronplane (8 threads)"]["mean_claim_batch"],
+    }
+    out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2, default=str), flush=True)
     return 0
 
 

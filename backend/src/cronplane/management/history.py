@@ -97,7 +97,8 @@ def list_jobs(
         merged = union_all(*(scan(status) for status in wanted)).subquery()
         row = aliased(Job, merged)
         stmt = select(row).order_by(merged.c.id.desc()).limit(size + 1)
-    with ctx.db.read_session() as session:
+    # One statement: no transaction around it (saves the BEGIN and ROLLBACK round trips).
+    with ctx.db.single_read() as session:
         rows = list(session.scalars(stmt))
     return page_by_id(rows, size)
 

@@ -224,8 +224,12 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         # Under concurrency the UNIQUE constraint decides: the loser waits for the winner's
         # commit, inserts nothing, and reads the winner's job below.
         statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"])
-    # The whole row comes back with the insert: no second round trip to read it.
-    job = session.scalars(statement.returning(Job)).one_or_none()
+    # The whole row comes back with the insert, and the wake-up rides in its RETURNING: one
+    # round trip where there were three (insert, re-read, NOTIFY). Postgres folds identical
+    # notifications of one transaction into one, so a caller that enqueues several jobs in its
+    # transaction still sends a single wake-up.
+    inserted = session.execute(statement.returning(Job, notify.in_returning(JOBS))).one_or_none()
+    job = inserted[0] if inserted is not None else None
     if job is None:
         existing = session.execute(
             select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
@@ -244,9 +248,6 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                           "job_id": job_id, "idempotency_key": idempotency_key,
                           **(extra_details or {})},
                  project=request.project)
-    # Postgres folds identical notifications of one transaction into one, so a caller that
-    # enqueues several jobs in its transaction still sends a single wake-up.
-    notify.send(session, JOBS)
     return EnqueueResult(job=job, created=True)
 
 

@@ -80,6 +80,7 @@ class Database:
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._pool: ConnectionPool[Any] | None = None
+        self._autocommit: Engine | None = None
         self._write_hooks: list[tuple[re.Pattern[str], Callable[[bool, Any], None]]] = []
         self._close_hooks: list[Callable[[], object]] = []
         self._pending = threading.local()
@@ -169,7 +170,9 @@ class Database:
         Two statements in it may see different snapshots; use ``read_session`` for those."""
         engine = self.engine
         assert self._sessions is not None
-        with self._sessions(bind=engine.execution_options(isolation_level="AUTOCOMMIT")) as session:
+        if self._autocommit is None:
+            self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        with self._sessions(bind=self._autocommit) as session:
             yield session
 
     # -- psycopg (execution plane hot path) ----------------------------------------------------
@@ -221,6 +224,7 @@ class Database:
                 self._engine.dispose()
                 self._engine = None
                 self._sessions = None
+                self._autocommit = None
 
 
 def _ping_when_idle(engine: Engine) -> None:

@@ -7,12 +7,15 @@ At most one NOTIFY per transaction, sent by application code (never by a per-row
 bulk enqueue of 10,000 jobs costs one notification, not 10,000. Producers (management use cases,
 the stores) and consumers (the execution services) both read the formats from here; nothing else
 spells ``pg_notify`` except the named statements that fold the notice into their own round trip
-(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``), which take the channel from here.
+(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``) and ``in_returning`` below, which
+take the channel from here.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from typing import Any
+
+from sqlalchemy import func, text
 from sqlalchemy.orm import Session
 
 JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release), or a cancel
@@ -60,6 +63,13 @@ def chaos_started(experiment_id: int) -> str:
 
 def chaos_stopped(experiment_id: int) -> str:
     return f'{{"stopped": {int(experiment_id)}}}'
+
+
+def in_returning(channel: str, payload: str = "") -> Any:
+    """``pg_notify`` as a column of an INSERT's RETURNING, evaluated once per returned row: a
+    one-row insert queues its notice in its own round trip (``management.jobs`` enqueue); an
+    insert that returns nothing (an idempotent replay) sends none."""
+    return func.pg_notify(channel, payload)
 
 
 def send(session: Session, channel: str, payload: str = "") -> None:

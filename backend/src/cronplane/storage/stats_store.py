@@ -34,6 +34,6 @@ class StatsStore:
         return self._one("stats_snapshot", {"name": self.lease_name})
 
     def _one(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
-        with self.db.read_session() as session:
+        with self.db.single_read() as session:  # one statement, no transaction around it
             row = session.connection().exec_driver_sql(QUERIES[query], params).one()
         return dict(row._mapping)

@@ -32,9 +32,11 @@ WITH lanes AS MATERIALIZED (
     FROM (SELECT q.* FROM queues q
            WHERE NOT q.paused
              AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
-             AND EXISTS (SELECT 1 FROM jobs r
-                          WHERE r.project = q.project AND r.queue = q.name
-                            AND r.status = 'PENDING' AND r.run_at <= now())
+             -- a scalar probe per queue row, never flattened into a semi-join: as an EXISTS
+             -- the planner hashed every ready job of the table on each claim (issue 16)
+             AND (SELECT true FROM jobs r
+                   WHERE r.project = q.project AND r.queue = q.name
+                     AND r.status = 'PENDING' AND r.run_at <= now() LIMIT 1)
            ORDER BY q.project, q.name) l
 ), candidates AS (
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
@@ -69,7 +71,8 @@ WITH lanes AS MATERIALIZED (
 ), claimed AS (
   UPDATE jobs j
      SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = now()
-   WHERE j.id IN (SELECT id FROM picked)
+   -- = ANY(ARRAY(...)): primary-key probes, not a hash semi-join over the table
+   WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
   RETURNING j.id, j.project, j.queue, j.handler, j.payload, j.attempt_count, j.max_attempts,
             j.timeout_seconds, j.cancel_requested, j.priority, j.run_at
 ), attempt AS (
