@@ -124,7 +124,8 @@ def free_port() -> int:
 class Serve:
     """A real ``cronplane serve`` (gunicorn) process group."""
 
-    def __init__(self, url: str, port: int, workers: int | None = None) -> None:
+    def __init__(self, url: str, port: int, workers: int | None = None,
+                 pythonpath: str | None = None) -> None:
         # Workers and threads: cronplane's defaults unless asked (what a new user runs).
         env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_PORT": str(port),
                "CRONPLANE_HOST": "127.0.0.1", "CRONPLANE_EXECUTION": "off",
@@ -132,13 +133,19 @@ class Serve:
                "CRONPLANE_ACCESS_TOKEN_MINUTES": "240"}
         if workers is not None:
             env["CRONPLANE_HTTP_WORKERS"] = str(workers)
+        if pythonpath:
+            # Another tree's code on the same database (before/after comparisons in one run).
+            env["PYTHONPATH"] = pythonpath
         self.base = f"http://127.0.0.1:{port}"
         self.process = subprocess.Popen([str(CRONPLANE), "serve"], env=env,
                                         start_new_session=True, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                if requests.get(self.base + "/readyz", timeout=1).status_code == 200:
+                # Another tree may not know this database's newest migration: it is not "ready"
+                # but serves (what an A/B run needs).
+                probe = "/healthz" if pythonpath else "/readyz"
+                if requests.get(self.base + probe, timeout=1).status_code == 200:
                     return
             except requests.RequestException:
                 pass
@@ -161,12 +168,15 @@ class Serve:
 def login(url: str, base: str, role: str) -> str:
     from cronplane.config import Settings
     from cronplane.management.context import ManagementContext
+    from cronplane.management.errors import Conflict
     from cronplane.management.users import create_user_cli
 
     ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
     username = f"bench-{role.lower()}"
     try:
         create_user_cli(ctx, username=username, password=PASSWORD, role=role)
+    except Conflict:
+        pass  # a reused database (--reuse) has it
     finally:
         ctx.db.close()
     response = requests.post(base + "/api/v1/auth/login",
@@ -339,7 +349,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"  kept as {name} (--reuse {name})", file=sys.stderr, flush=True)
         # Other work on the machine skews every number below; the load average says how much.
         load_at_start = [round(x, 1) for x in os.getloadavg()]
-        serve = Serve(url, free_port())
+        serve = Serve(url, free_port(), pythonpath=args.pythonpath)
         token = login(url, serve.base, "OPERATOR")
         if args.only and "rates" not in args.only and "latency" not in args.only:
             raise SystemExit("--only: rates, latency")
@@ -431,6 +441,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="rates (issue 16's request-rate table) or latency (history reads)")
     parser.add_argument("--database-url")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument("--pythonpath", help="serve another tree's backend/src (A/B runs)")
     parser.add_argument("--reuse", metavar="NAME",
                         help="run on a database kept by an earlier --keep run (no bulk load)")
     parser.add_argument("--json", help="also write the results to this file")

@@ -157,16 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--purge-days", type=int, default=1)
     parser.add_argument("--rss-drain", type=int, default=1_000_000)
     parser.add_argument("--only", action="append", choices=("lists", "purge", "rss"))
+    parser.add_argument("--reuse", metavar="NAME",
+                        help="a database kept by `bench api --keep` (dropped afterwards)")
     args = parser.parse_args(argv)
     only = set(args.only or ("lists", "purge", "rss"))
     server = BenchServer(args.database_url, prefix="bench_history")
     out: dict[str, Any] = {"load_average_at_start": [round(x, 1) for x in os.getloadavg()],
                            "note": "a shared 2-core box: compare figures of one run"}
     if only & {"lists", "purge"}:
-        name, url = server.create()
+        if args.reuse:
+            name, url = args.reuse, server._url_for(args.reuse)
+        else:
+            name, url = server.create()
         try:
-            print(f"bulk-loading {args.rows:,} jobs", file=sys.stderr, flush=True)
-            out["loaded"] = bulk_load(url, args.rows)
+            if args.reuse:
+                out["loaded"] = {"reused": name,
+                                 "jobs": scalar(url, "SELECT count(*) FROM jobs")}
+            else:
+                print(f"bulk-loading {args.rows:,} jobs", file=sys.stderr, flush=True)
+                out["loaded"] = bulk_load(url, args.rows)
             if "lists" in only:
                 serve = Serve(url, free_port())
                 try:
