@@ -494,7 +494,7 @@ class Job(Base):
         # Keyset history listing (newest first), overall and by the common filters.
         Index("ix_jobs_status_id", "status", text("id DESC")),
         # ON DELETE SET NULL of rerun_of: without it every deleted job (a purge) scanned the
-        # whole table for its reruns (migration 0018).
+        # whole table for its reruns (migration 0019).
         Index("ix_jobs_rerun_of", "rerun_of", postgresql_where=text("rerun_of IS NOT NULL")),
         Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC")),
         Index("ix_jobs_handler_id", "handler", text("id DESC")),

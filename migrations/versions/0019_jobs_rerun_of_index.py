@@ -1,7 +1,7 @@
 """jobs: index rerun_of, so deleting a job does not scan the table for its reruns
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-12-02 02:36:00
 
 fk_jobs_rerun_of_jobs is ON DELETE SET NULL: for every deleted job Postgres looks for the jobs
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0018"
-down_revision: str | None = "0017"
+revision: str = "0019"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
