@@ -42,6 +42,7 @@ CHROMIUM_ARGS = [
 ]
 E2E_SECRET_VALUE = "e2e-secret-value-never-shown"
 ADMIN_USERNAME = "admin"
+RECEIVER_HOST = "127.0.0.2"  # a loopback address of its own, allowed by the egress policy
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
 # UI waits: the console polls every 2-5 s, so a state change can take one poll to show.
@@ -191,6 +192,9 @@ def server(artifacts: Path) -> Iterator[Server]:
         # The output tail's flow runs a real program and shows a secret masked in its output.
         "CRONPLANE_SHELL_COMMANDS": "/bin/sh",
         "CRONPLANE_SECRET_E2E_OUTPUT_TOKEN": E2E_SECRET_VALUE,
+        # The notification tests' webhook receiver (test_notifications.py); the server itself
+        # listens on 127.0.0.1, which stays denied.
+        "CRONPLANE_HTTP_ALLOW": RECEIVER_HOST,
         "PYTHONUNBUFFERED": "1",
     })
     # Serve a copy: frontend/dist may be rebuilt while the suite runs (other work in the checkout).

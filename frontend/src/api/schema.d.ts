@@ -3384,6 +3384,8 @@ export interface operations {
                 q?: string | null;
                 paused?: boolean | null;
                 include_deleted?: boolean;
+                /** @description Repeatable: only schedules in these health states (needs attention: failing, late, silent) */
+                health?: ("ok" | "late" | "failing" | "paused" | "silent")[];
             };
             header?: never;
             path?: never;

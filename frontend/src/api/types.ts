@@ -33,6 +33,13 @@ export type ProjectMember = Schemas['Member'];
 export type Quotas = Schemas['Quotas'];
 export type Queue = Schemas['Queue'];
 export type QueueUpdate = Schemas['QueueUpdate'];
+export type NotificationChannel = Schemas['Channel'];
+export type NotificationChannelCreated = Schemas['ChannelCreated'];
+export type NotificationChannelCreate = Schemas['ChannelCreate'];
+export type NotificationDelivery = Schemas['Delivery'];
+export type ScheduleAlerts = Schemas['Alerts'];
+export type ScheduleHealthInfo = Schemas['Health'];
+export type HealthState = ScheduleHealthInfo['state'];
 
 export const JOB_STATUSES: JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

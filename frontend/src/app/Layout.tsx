@@ -20,6 +20,7 @@ const NAV: { to: string; label: string; operation: GatedOperation; instance?: bo
   { to: '/queues', label: 'Queues', operation: 'listQueues' },
   { to: '/projects', label: 'Projects', operation: 'listProjects' },
   { to: '/audit', label: 'Audit', operation: 'listAudit' },
+  { to: '/notifications', label: 'Notifications', operation: 'listNotificationChannels' },
   { to: '/users', label: 'Users', operation: 'listUsers', instance: true },
   { to: '/chaos', label: 'Chaos', operation: 'listChaos', instance: true },
 ];

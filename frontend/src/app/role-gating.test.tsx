@@ -19,6 +19,8 @@ const schedule = {
   paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
   next_run_at: '2026-11-30T01:00:00Z', last_run_at: null, version: 1, created_at: '2026-11-29T08:00:00Z',
   updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
+  alerts: { on_failure: false, consecutive_failures: null, max_lateness_seconds: null, max_runtime_seconds: null, no_success_within_seconds: null },
+  notify: [], health: { state: 'ok', since: '2026-11-29T08:00:00Z', last_success_at: null, consecutive_failures: 0, alerts: {} },
 };
 
 afterEach(() => vi.unstubAllGlobals());

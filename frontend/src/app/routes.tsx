@@ -19,6 +19,7 @@ const UsersPage = page(() => import('../features/users/UsersPage'), 'UsersPage')
 const QueuesPage = page(() => import('../features/queues/QueuesPage'), 'QueuesPage');
 const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'ProjectsPage');
 const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
+const NotificationsPage = page(() => import('../features/notifications/NotificationsPage'), 'NotificationsPage');
 const NewSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).NewSchedulePage }));
 const EditSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).EditSchedulePage }));
 const CronBuilder = lazy(async () => ({ default: (await import('../features/cron-builder/CronBuilder')).CronBuilder }));
@@ -111,6 +112,7 @@ export const routes: RouteObject[] = [
           { path: 'audit', element: <AuditPage /> },
           { path: 'users', element: <UsersPage /> },
           { path: 'chaos', element: <ChaosPage /> },
+          { path: 'notifications', element: <NotificationsPage /> },
           { path: '*', element: <NotFound /> },
             ],
           },

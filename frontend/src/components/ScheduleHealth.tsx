@@ -1,7 +1,7 @@
 import { Anchor, Badge, Group, Text, Tooltip } from '@mantine/core';
 import { Link } from 'react-router';
 
-export type ScheduleState = 'ok' | 'failing' | 'late' | 'paused' | 'deleted' | 'new' | 'active';
+export type ScheduleState = 'ok' | 'failing' | 'late' | 'silent' | 'paused' | 'deleted' | 'new' | 'active';
 
 type ScheduleLike = { paused: boolean; deleted_at?: string | null; health?: { state?: string | null } | null };
 type RunLike = { id: number; status: string; finished_at?: string | null };
@@ -15,7 +15,7 @@ export function scheduleState(schedule: ScheduleLike, recent: RunLike[] | undefi
   if (schedule.deleted_at) return 'deleted';
   if (schedule.paused) return 'paused';
   const fromServer = schedule.health?.state;
-  if (fromServer === 'ok' || fromServer === 'failing' || fromServer === 'late' || fromServer === 'paused') return fromServer;
+  if (fromServer === 'ok' || fromServer === 'failing' || fromServer === 'late' || fromServer === 'silent' || fromServer === 'paused') return fromServer;
   if (recent === undefined) return 'active'; // runs not known here: enabled, health unknown
   const finished = recent.filter((j) => j.finished_at);
   if (finished.length === 0) return 'new';
@@ -29,6 +29,7 @@ const LOOK: Record<ScheduleState, { color: string; label: string }> = {
   ok: { color: 'green', label: 'ok' },
   failing: { color: 'red', label: 'failing' },
   late: { color: 'orange', label: 'late' },
+  silent: { color: 'grape', label: 'silent' },
   paused: { color: 'yellow', label: 'paused' },
   deleted: { color: 'gray', label: 'deleted' },
   new: { color: 'gray', label: 'active' },

@@ -24,7 +24,6 @@ from cronplane.api.schemas_common import (
     UtcDateTime,
     problem_responses,
     project_field,
-    strict_int,
 )
 from cronplane.domain.notifications import ALL_EVENTS, DEFAULT_EVENTS, ChannelKind
 from cronplane.domain.roles import Role
@@ -93,7 +92,9 @@ class DeliveryListSchema(ma.Schema):
 
 
 class DeliveryArgsSchema(ma.Schema):
-    limit = strict_int(1, notifications.MAX_DELIVERIES, load_default=100)
+    # A query string is text: a plain Integer field (strict_int refuses "100").
+    limit = fields.Integer(load_default=100,
+                           validate=validate.Range(min=1, max=notifications.MAX_DELIVERIES))
 
 
 @blp.route("/notification-channels")

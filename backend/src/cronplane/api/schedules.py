@@ -177,6 +177,10 @@ class ScheduleListArgsSchema(ListArgsSchema, ProjectFilterArgs):
                    metadata={"description": "Full-text search over name, handler, description"})
     paused = fields.Boolean(load_default=None)
     include_deleted = fields.Boolean(load_default=False)
+    health = fields.List(fields.String(validate=validate.OneOf([str(s) for s in HealthState])),
+                         load_default=list,
+                         metadata={"description": "Repeatable: only schedules in these health "
+                                                  "states (needs attention: failing, late, silent)"})
 
 
 class IfMatchHeaderSchema(ma.Schema):
@@ -216,7 +220,7 @@ class Schedules(MethodView):
         page = schedules.list_schedules(
             management_context(), current_actor(), project=args["project"], q=args["q"],
             paused=args["paused"], include_deleted=args["include_deleted"],
-            limit=args["limit"], cursor=args["cursor"])
+            limit=args["limit"], cursor=args["cursor"], health=args["health"] or None)
         return page, next_link(page)
 
     @requires(Role.ADMIN)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, false, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -48,7 +48,7 @@ from cronplane.management.jobs import (
 )
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
-from cronplane.storage.models import Job, Schedule, ScheduleVersion
+from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 
 MAX_PAUSE_REASON = 1000
@@ -250,8 +250,11 @@ def get(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
 def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None,
                    paused: bool | None = None, include_deleted: bool = False,
                    limit: int | None = None, cursor: str | None = None,
-                   project: list[str] | None = None) -> Page[Schedule]:
-    """Newest first, keyset by id, in the caller's projects (``project`` narrows them). ``q``
+                   project: list[str] | None = None,
+                   health: list[str] | None = None) -> Page[Schedule]:
+    """Newest first, keyset by id, in the caller's projects (``project`` narrows them);
+    ``health`` keeps the schedules in one of those health states (as ``Schedule.health`` reads
+    them: a paused schedule is ``paused`` whatever was last evaluated). ``q``
     matches whole words and word prefixes of the name, handler and description through the
     ``search`` tsvector (GIN index)."""
     size = check_limit(limit)
@@ -261,6 +264,8 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
         query = query.where(Schedule.deleted_at.is_(None))
     if paused is not None:
         query = query.where(Schedule.paused.is_(paused))
+    if health:
+        query = query.where(_health_in(set(health)))
     words = _WORD.findall(q or "")
     if words:
         # Only word characters reach to_tsquery (no operators from the user), each a prefix.
@@ -277,6 +282,19 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
         rows = list(session.execute(query).scalars())
         session.expunge_all()
     return page_by_id(rows, size)
+
+
+def _health_in(states: set[str]) -> Any:
+    stored = select(ScheduleHealth.state).where(
+        ScheduleHealth.schedule_id == Schedule.id).scalar_subquery()
+    evaluated = [s for s in states if s not in ("ok", "paused")]
+    conditions = [and_(Schedule.paused.is_(False), stored.in_(evaluated))] if evaluated else []
+    if "paused" in states:
+        conditions.append(Schedule.paused.is_(True))
+    if "ok" in states:
+        conditions.append(and_(Schedule.paused.is_(False),
+                               or_(stored.is_(None), stored.in_(["ok", "paused"]))))
+    return or_(*conditions) if conditions else false()
 
 
 def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapping[str, Any],

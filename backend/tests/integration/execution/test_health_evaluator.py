@@ -109,6 +109,12 @@ def test_runs_that_die_make_the_schedule_failing_with_the_streak_counted(world) 
                                    ("schedule.alert.firing", "consecutive_failures")]
     listed = clients.viewer.get("/api/v1/schedules").json["items"]
     assert [s["health"]["state"] for s in listed if s["id"] == sid] == ["failing"]
+    healthy = _schedule(clients)["id"]
+    attention = clients.viewer.get("/api/v1/schedules?health=failing&health=late&health=silent")
+    assert [s["id"] for s in attention.json["items"]] == [sid], "needs attention: only it"
+    ok = clients.viewer.get("/api/v1/schedules?health=ok").json["items"]
+    assert [s["id"] for s in ok] == [healthy]
+    assert clients.viewer.get("/api/v1/schedules?health=sick").status_code == 422
 
 
 def test_a_paused_schedule_reads_paused_at_once_and_its_alerts_hold(world) -> None:

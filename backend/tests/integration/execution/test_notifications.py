@@ -134,10 +134,13 @@ def test_a_receiver_answering_500_twice_gets_three_attempts_with_one_webhook_id(
             "at-least-once with one id: a receiver can deduplicate"
         for request in receiver.requests:
             _verified(channel["secret"], request)
-    log = clients.admin.get(f"/api/v1/notification-channels/{channel['id']}/deliveries").json
+    log = clients.admin.get(f"/api/v1/notification-channels/{channel['id']}/deliveries"
+                            "?limit=3").json
     assert [(d["attempt"], d["status_code"]) for d in log["items"]] == [
         (3, 200), (2, 500), (1, 500)], log
     assert log["items"][1]["error"].startswith("HTTP 500")
+    assert clients.admin.get(f"/api/v1/notification-channels/{channel['id']}/deliveries"
+                             "?limit=0").status_code == 422
 
 
 def test_a_job_that_dies_sends_job_dead_and_successes_only_when_opted_in(world) -> None:

@@ -15,6 +15,7 @@ import { useSession } from '../../lib/session';
 import { formatUtc } from '../../lib/time';
 import { useStats } from './api/get-stats';
 import { LeaderPanel, WorkersTable } from './LeaderPanel';
+import { NeedsAttention } from './NeedsAttention';
 import { StatusCounts } from './StatusCounts';
 import { ThroughputChart } from './ThroughputChart';
 
@@ -69,6 +70,9 @@ export function DashboardPage() {
           ))}
         </Alert>
       )}
+      <Section title="Needs attention">
+        <NeedsAttention refetchInterval={polling.refetchInterval} />
+      </Section>
       <QueryState isPending={stats.isPending} error={stats.data ? null : stats.error}>
         {stats.data && (
           <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>

@@ -19,6 +19,7 @@ import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
 import { BackfillDialog } from './BackfillDialog';
 import { FireTimeline } from './FireTimeline';
+import { HealthPanel } from './HealthPanel';
 import { PauseDialog } from './PauseDialog';
 import { VersionHistory } from './VersionHistory';
 import { useResumeSchedule } from './api/resume-schedule';
@@ -150,10 +151,13 @@ export function ScheduleDetailPage() {
               </Paper>
             </Grid.Col>
             <Grid.Col span={{ base: 12, md: 6 }}>
-              <Paper withBorder p="md">
-                <Title order={2} size="h5" mb="xs">Payload</Title>
-                <JsonBlock value={s.payload} label="Payload" />
-              </Paper>
+              <Stack>
+                <HealthPanel id={id} />
+                <Paper withBorder p="md">
+                  <Title order={2} size="h5" mb="xs">Payload</Title>
+                  <JsonBlock value={s.payload} label="Payload" />
+                </Paper>
+              </Stack>
             </Grid.Col>
           </Grid>
         )}

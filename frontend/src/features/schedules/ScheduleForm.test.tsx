@@ -74,6 +74,7 @@ describe('new schedule page', () => {
   it("shows the server's problem detail and field errors", async () => {
     const fake = fakeApi({
       'GET /handlers': () => json(handlers),
+      'GET /notification-channels': () => json({ items: [] }),
       'POST /schedules': () => problem(409, 'A live schedule named nightly exists', { name: ['already taken'] }),
     });
     vi.stubGlobal('fetch', fake.fetch);
@@ -101,12 +102,15 @@ describe('edit schedule page', () => {
     id: 3, name: 'nightly', description: '', handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'Europe/Berlin',
     paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
     next_run_at: null, last_run_at: null, version: 4, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
+    alerts: { on_failure: false, consecutive_failures: null, max_lateness_seconds: null, max_runtime_seconds: null, no_success_within_seconds: null },
+    notify: [], health: { state: 'ok', since: '2026-11-29T08:00:00Z', last_success_at: null, consecutive_failures: 0, alerts: {} },
   };
 
   it('saves with If-Match of the version it loaded, and offers the latest version after a 412', async () => {
     let version = 4;
     const fake = fakeApi({
       'GET /handlers': () => json(handlers),
+      'GET /notification-channels': () => json({ items: [] }),
       'GET /schedules/3': () => json({ ...schedule, version }),
       'PATCH /schedules/3': () => {
         version = 5;

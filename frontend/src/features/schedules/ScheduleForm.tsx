@@ -1,4 +1,4 @@
-import { Autocomplete, Button, Group, NumberInput, Paper, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Autocomplete, Button, Group, MultiSelect, NumberInput, Paper, Select, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/problem';
 import { useHandlers } from '../../api/queries/list-handlers';
@@ -7,6 +7,7 @@ import type { CronFieldComponent } from '../../components/cron-field';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PayloadEditor } from '../../components/PayloadEditor';
 import { examplePayload, type JsonSchema } from '../../lib/json-schema';
+import { useNotificationChannelNames } from './api/list-notification-channels';
 import { validateScheduleForm, type ScheduleFormErrors, type ScheduleFormValues } from './schedule-form';
 
 export interface ScheduleFormProps {
@@ -23,6 +24,7 @@ export interface ScheduleFormProps {
 export function ScheduleForm({ initial, CronField, submitLabel, pending, error, onSubmit, projectChoices }: ScheduleFormProps) {
   const handlers = useHandlers();
   const queues = useQueues();
+  const channels = useNotificationChannelNames();
   const [v, setV] = useState(initial);
   const [submitted, setSubmitted] = useState(false);
   const schema = handlers.data?.find((h) => h.name === v.handler)?.payload_schema as JsonSchema | undefined;
@@ -122,6 +124,33 @@ export function ScheduleForm({ initial, CronField, submitLabel, pending, error, 
             />
           </Group>
           <Switch mt="md" label="Paused (do not fire until resumed)" checked={v.paused} onChange={(e) => set('paused', e.currentTarget.checked)} />
+        </Paper>
+        <Paper withBorder p="md" component="section" aria-label="Alerts">
+          <Title order={2} size="h5" mb={4}>
+            Alerts
+          </Title>
+          <Text size="xs" c="dimmed" mb="sm">
+            The leader checks about once a second and notifies the channels below once when an alert starts and once when it clears. Empty fields are off.
+          </Text>
+          <Switch label="Alert when a run dies" checked={v.on_failure} onChange={(e) => set('on_failure', e.currentTarget.checked)} />
+          <Group grow align="flex-start" mt="sm">
+            <NumberInput label="After N runs in a row died" min={2} placeholder="off" value={v.consecutive_failures} onChange={(n) => set('consecutive_failures', n)} error={errors.consecutive_failures} />
+            <NumberInput label="Late: not started within (s)" min={1} placeholder="off" value={v.max_lateness_seconds} onChange={(n) => set('max_lateness_seconds', n)} error={errors.max_lateness_seconds} />
+          </Group>
+          <Group grow align="flex-start" mt="sm">
+            <NumberInput label="Runs longer than (s)" min={1} placeholder="off" value={v.max_runtime_seconds} onChange={(n) => set('max_runtime_seconds', n)} error={errors.max_runtime_seconds} />
+            <NumberInput label="Silent: no success within (s)" min={1} placeholder="off" value={v.no_success_within_seconds} onChange={(n) => set('no_success_within_seconds', n)} error={errors.no_success_within_seconds} />
+          </Group>
+          <MultiSelect
+            mt="sm"
+            label="Notify channels"
+            placeholder={channels.length ? 'choose channels' : 'no channels yet (Notifications page)'}
+            data={Array.from(new Set([...channels, ...v.notify]))}
+            value={v.notify}
+            onChange={(names) => set('notify', names)}
+            error={errors.notify}
+            searchable
+          />
         </Paper>
         <ErrorAlert error={error} hideFields />
         {submitted && Object.keys(local).length > 0 && (

@@ -19,7 +19,16 @@ export interface ScheduleFormValues {
   queue: string;
   /** Chosen at creation only: a schedule stays in its project. */
   project: string;
+  // Alerts: empty means off.
+  on_failure: boolean;
+  consecutive_failures: number | string;
+  max_lateness_seconds: number | string;
+  max_runtime_seconds: number | string;
+  no_success_within_seconds: number | string;
+  notify: string[];
 }
+
+const ALERT_LIMIT = 366 * 86400;
 
 export function emptyScheduleForm(): ScheduleFormValues {
   return {
@@ -37,6 +46,12 @@ export function emptyScheduleForm(): ScheduleFormValues {
     misfire: 'skip',
     queue: 'default',
     project: 'default',
+    on_failure: false,
+    consecutive_failures: '',
+    max_lateness_seconds: '',
+    max_runtime_seconds: '',
+    no_success_within_seconds: '',
+    notify: [],
   };
 }
 
@@ -56,6 +71,12 @@ export function formFromSchedule(s: Schedule): ScheduleFormValues {
     misfire: s.misfire,
     queue: s.queue,
     project: s.project,
+    on_failure: s.alerts.on_failure ?? false,
+    consecutive_failures: s.alerts.consecutive_failures ?? '',
+    max_lateness_seconds: s.alerts.max_lateness_seconds ?? '',
+    max_runtime_seconds: s.alerts.max_runtime_seconds ?? '',
+    no_success_within_seconds: s.alerts.no_success_within_seconds ?? '',
+    notify: [...s.notify],
   };
 }
 
@@ -82,6 +103,10 @@ export function validateScheduleForm(v: ScheduleFormValues, payloadSchema?: Json
   if (!/^[a-z0-9_.-]{1,64}$/.test(v.queue)) errors.queue = 'Queue: 1 to 64 of a-z, 0-9, _ . -';
   if (v.timeout_seconds !== '' && !intIn(v.timeout_seconds, 1, 86400))
     errors.timeout_seconds = 'Timeout is a whole number of seconds from 1 to 86400 (or empty for the handler default)';
+  if (v.consecutive_failures !== '' && !intIn(v.consecutive_failures, 2, 50))
+    errors.consecutive_failures = 'A whole number of runs from 2 to 50 (or empty: off)';
+  for (const k of ['max_lateness_seconds', 'max_runtime_seconds', 'no_success_within_seconds'] as const)
+    if (v[k] !== '' && !intIn(v[k], 1, ALERT_LIMIT)) errors[k] = 'A whole number of seconds, at least 1 (or empty: off)';
   return errors;
 }
 
@@ -101,5 +126,15 @@ export function toScheduleBody(v: ScheduleFormValues): ScheduleCreate {
     overlap: v.overlap,
     misfire: v.misfire,
     queue: v.queue,
+    alerts: {
+      on_failure: v.on_failure,
+      consecutive_failures: orNull(v.consecutive_failures),
+      max_lateness_seconds: orNull(v.max_lateness_seconds),
+      max_runtime_seconds: orNull(v.max_runtime_seconds),
+      no_success_within_seconds: orNull(v.no_success_within_seconds),
+    },
+    notify: v.notify,
   };
 }
+
+const orNull = (v: number | string) => (v === '' ? null : Number(v));
