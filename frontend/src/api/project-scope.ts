@@ -1,7 +1,7 @@
 /**
  * The console's project scope: the project chosen in the header's switcher narrows every list the
- * API answers (jobs, schedules, audit, stats, queues, job counts), every bulk filter, and is the
- * default `project` of a new job or schedule. It lives here, in the fetch the API client uses, so
+ * API answers (jobs, schedules, audit, stats, queues, job counts, notification channels), every
+ * bulk filter, and is the default `project` of a new job, schedule or notification channel. It lives here, in the fetch the API client uses, so
  * no page can forget it and a page written later gets it for free.
  *
  * `null` means every project the caller can read (the API's own default for lists).
@@ -17,9 +17,9 @@ export function scopedProject(): string | null {
   return current;
 }
 
-const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues)$/;
+const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues|notification-channels)$/;
 const BULK = /^\/api\/v1\/jobs\/bulk\/(cancel|retry)$/;
-const CREATES = /^\/api\/v1\/(jobs|schedules)$/;
+const CREATES = /^\/api\/v1\/(jobs|schedules|notification-channels)$/;
 
 async function withBody(request: Request, change: (body: Record<string, unknown>) => boolean): Promise<Request> {
   let body: unknown;
