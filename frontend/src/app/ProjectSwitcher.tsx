@@ -17,7 +17,7 @@ export function ProjectSwitcher() {
     <Select
       aria-label="Project"
       size="sm"
-      w={{ base: 130, sm: 200 }}
+      w={{ base: 112, sm: 200 }}
       allowDeselect={false}
       data={data}
       value={project ?? ALL}
