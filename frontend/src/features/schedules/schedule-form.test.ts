@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { emptyScheduleForm, toScheduleBody, validateScheduleForm } from './schedule-form';
+
+describe('the alerts editor', () => {
+  it('sends empty thresholds as null (off) and numbers as integers', () => {
+    const v = { ...emptyScheduleForm(), name: 'n', handler: 'noop', on_failure: true, max_lateness_seconds: 30, notify: ['oncall'] };
+    const body = toScheduleBody(v);
+    expect(body.alerts).toEqual({
+      on_failure: true,
+      consecutive_failures: null,
+      max_lateness_seconds: 30,
+      max_runtime_seconds: null,
+      no_success_within_seconds: null,
+    });
+    expect(body.notify).toEqual(['oncall']);
+  });
+
+  it('refuses thresholds the server would refuse, naming the field', () => {
+    const v = { ...emptyScheduleForm(), name: 'n', handler: 'noop', consecutive_failures: 1, max_runtime_seconds: 0, no_success_within_seconds: 2.5 };
+    const errors = validateScheduleForm(v);
+    expect(errors.consecutive_failures).toMatch(/2 to 50/);
+    expect(errors.max_runtime_seconds).toMatch(/at least 1/);
+    expect(errors.no_success_within_seconds).toMatch(/whole number/);
+    expect(errors.max_lateness_seconds).toBeUndefined();
+  });
+});
