@@ -16,7 +16,7 @@ FRONTEND_STAMP := frontend/node_modules/.installed
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
 	@echo "make test   lint, type checks, import contracts, every test suite"
-	@echo "make bench  benchmarks (figures go to bench/RESULTS.md by hand)"
+	@echo "make bench  benchmarks, AREA=queue|scheduler|api|history|… for one (figures: bench/RESULTS.md)"
 	@echo "make chaos  the full fault-injection suite"
 
 $(STAMP): backend/pyproject.toml
@@ -106,9 +106,11 @@ test-e2e: $(STAMP)
 
 test: $(STAMP) system-deps lint typecheck imports test-backend test-frontend test-e2e
 
+# `make bench` runs every area (history builds 10M rows: long); `make bench AREA=api` runs one.
+AREA ?= all
 bench: $(STAMP)
 	$(PIP) install --quiet -e 'backend[dev,bench]'
-	$(PY) -m bench
+	$(PY) -m bench $(AREA)
 
 chaos: $(STAMP)
 	cd backend && ../$(VENV)/bin/pytest -q -m chaos -p no:cacheprovider
