@@ -23,6 +23,8 @@ from cronplane.storage import bulk_jobs
 from cronplane.storage.bulk_jobs import JobFilter
 
 MAX_MATCHED = 10_000
+# A refusal names how many the filter matched; counting stops here so a refusal stays cheap.
+COUNT_CAP = 1_000_000
 MAX_REASON = 1000
 ACTIONS = ("cancel", "retry")
 
@@ -119,10 +121,13 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
         # Jobs outside the caller's projects are "not found", exactly like missing ids.
         matched = [] if scoped is None else bulk_jobs.lock_matching(session, scoped, MAX_MATCHED)
         if len(matched) > MAX_MATCHED:
+            total = bulk_jobs.count_matching(session, scoped, COUNT_CAP) if scoped else 0
+            matches = f"more than {COUNT_CAP:,}" if total > COUNT_CAP else f"{total:,}"
             raise InvalidInput(
-                f"the filter matches more than {MAX_MATCHED:,} jobs; narrow it (for example by "
-                "status, handler, schedule or a created_after/created_before window)",
-                errors={"filter": [f"Matches more than {MAX_MATCHED:,} jobs."]})
+                f"the filter matches {matches} jobs, over the limit of {MAX_MATCHED:,} per "
+                "action; narrow it (for example by status, handler, schedule or a "
+                "created_after/created_before window)",
+                errors={"filter": [f"Matches {matches} jobs (at most {MAX_MATCHED:,})."]})
         ids = [m.id for m in matched]
         skipped: list[Skipped] = []
         if action == "cancel":

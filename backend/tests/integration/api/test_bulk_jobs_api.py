@@ -104,6 +104,7 @@ def test_a_filter_matching_more_than_10000_is_422_and_changes_nothing(fresh_clie
                 "filter": {"status": ["PENDING"]}, "reason": "too wide"})
             assert response.status_code == 422
             assert "narrow" in response.json["detail"] and "10,000" in response.json["detail"]
+            assert "matches 10,001 jobs" in response.json["detail"], "the refusal names the count"
     # Exactly the limit is allowed, and is one set-based action with one audit event.
     with psycopg.connect(url) as conn:
         conn.execute("DELETE FROM jobs WHERE id = (SELECT max(id) FROM jobs)")
