@@ -61,6 +61,9 @@ def test_apply_converges_and_a_second_apply_changes_nothing(server, token, tmp_p
     assert now["heartbeat"]["cron"] == "0 * * * * *"
     assert now["nightly-report"]["timezone"] == "Europe/Paris"
     assert now["nightly-report"]["max_attempts"] == 5 and now["purge-old-history"]["paused"] is True
+    alerts = now["nightly-report"]["alerts"]
+    assert (alerts["on_failure"], alerts["max_lateness_seconds"], alerts["consecutive_failures"]) == \
+        (True, 300, None), "the file's alert rules, the rest off"
 
     second = cli(server, token, "apply", "-f", str(file))
     assert second.returncode == 0, second.stderr
@@ -96,8 +99,10 @@ def test_apply_converges_and_a_second_apply_changes_nothing(server, token, tmp_p
     exported = tmp_path / "exported.yaml"
     out = cli(server, token, "export", "-o", str(exported))
     assert out.returncode == 0, out.stderr
-    assert {s["name"] for s in yaml.safe_load(exported.read_text())["schedules"]} == {
-        "heartbeat", "nightly-report"}
+    schedules = {s["name"]: s for s in yaml.safe_load(exported.read_text())["schedules"]}
+    assert set(schedules) == {"heartbeat", "nightly-report"}
+    assert schedules["nightly-report"]["alerts"] == {"on_failure": True, "max_lateness_seconds": 300}
+    assert "alerts" not in schedules["heartbeat"], "rules that are off are left out"
     again = cli(server, token, "apply", "-f", str(exported), "--prune")
     assert again.returncode == 0 and again.stdout.startswith("no changes"), again.stdout + again.stderr
 

@@ -23,11 +23,17 @@ from cronplane.domain.firing import Misfire, Overlap
 # What a file may say about a schedule, and what it means when it says nothing (the server's
 # defaults for a new schedule, see management/schedules.py).
 FIELDS = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue")
+          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
+          "alerts", "notify")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
                             "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default"}
+                            "queue": "default", "alerts": {}, "notify": []}
+# An alert the file leaves out is off; the server answers with every rule, so both sides are
+# compared with the missing rules filled in.
+ALERT_DEFAULTS: dict[str, Any] = {"on_failure": False, "consecutive_failures": None,
+                                  "max_lateness_seconds": None, "max_runtime_seconds": None,
+                                  "no_success_within_seconds": None}
 REQUIRED = ("name", "handler", "cron")
 DEFAULT_PROJECT = "default"
 
@@ -101,6 +107,15 @@ def load(text: str, source: str, project: str | None) -> Desired:
 def _comparable(key: str, value: Any) -> Any:
     if key == "cron" and isinstance(value, str):
         return canonical_cron(value)
+    if key == "alerts" and isinstance(value, dict | None):
+        return {**ALERT_DEFAULTS, **(value or {})}
+    return value
+
+
+def _exported(key: str, value: Any) -> Any:
+    """A field as a file would say it: alerts name only the rules that are on."""
+    if key == "alerts" and isinstance(value, dict):
+        return {rule: v for rule, v in value.items() if ALERT_DEFAULTS.get(rule, object()) != v}
     return value
 
 
@@ -169,8 +184,9 @@ def export(current: Iterable[dict[str, Any]], project: str | None) -> str:
     for s in sorted(current, key=lambda s: s["name"]):
         if s.get("deleted_at") is not None or s.get("project", DEFAULT_PROJECT) != wanted:
             continue
-        item = {key: s[key] for key in FIELDS
-                if key in s and not (key in DEFAULTS and s[key] == DEFAULTS[key])}
+        item = {key: _exported(key, s[key]) for key in FIELDS
+                if key in s and not (key in DEFAULTS
+                                     and _comparable(key, s[key]) == _comparable(key, DEFAULTS[key]))}
         schedules.append(item)
     document: dict[str, Any] = {}
     if project:
