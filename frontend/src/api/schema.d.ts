@@ -2133,12 +2133,16 @@ export interface operations {
                 cursor?: string | null;
                 /** @description Exact username, or system */
                 actor?: string | null;
-                /** @description Exact action, e.g. user.lock */
+                /** @description Action prefix: job. finds every job action, user.lock only that one */
                 action?: string | null;
                 /** @description Exact target type, e.g. schedule */
                 target_type?: string | null;
                 /** @description Exact target id */
                 target_id?: string | null;
+                /** @description Events strictly after */
+                at_after?: string | null;
+                /** @description Events strictly before */
+                at_before?: string | null;
             };
             header?: never;
             path?: never;
@@ -2615,7 +2619,7 @@ export interface operations {
                 schedule_id?: number | null;
                 handler?: string | null;
                 queue?: string | null;
-                /** @description Full-text search over handler, idempotency key and error */
+                /** @description A job id (2004 or #2004), or words each matched as a prefix of the handler, idempotency key or error */
                 q?: string | null;
                 created_after?: string | null;
                 created_before?: string | null;

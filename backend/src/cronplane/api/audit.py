@@ -55,9 +55,11 @@ def _filter(max_length: int, description: str) -> SafeString:
 
 class AuditListArgs(ListArgsSchema, ProjectFilterArgs):
     actor = _filter(128, "Exact username, or system")
-    action = _filter(128, "Exact action, e.g. user.lock")
+    action = _filter(128, "Action prefix: job. finds every job action, user.lock only that one")
     target_type = _filter(64, "Exact target type, e.g. schedule")
     target_id = _filter(128, "Exact target id")
+    at_after = UtcDateTime(load_default=None, metadata={"description": "Events strictly after"})
+    at_before = UtcDateTime(load_default=None, metadata={"description": "Events strictly before"})
 
 
 class AuditVerifySchema(ma.Schema):
@@ -93,7 +95,8 @@ class AuditEvents(MethodView):
         filters = audit_log.AuditFilters(actor=args["actor"], action=args["action"],
                                          target_type=args["target_type"],
                                          target_id=args["target_id"],
-                                         project=tuple(args["project"]))
+                                         project=tuple(args["project"]),
+                                         at_after=args["at_after"], at_before=args["at_before"])
         page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)

@@ -173,8 +173,8 @@ class JobListArgsSchema(ListArgsSchema, ProjectFilterArgs):
     handler = SafeString(load_default=None, validate=validate.Length(max=200))
     queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
     q = SafeString(load_default=None, validate=validate.Length(max=200),
-                   metadata={"description": "Full-text search over handler, idempotency key "
-                                            "and error"})
+                   metadata={"description": "A job id (2004 or #2004), or words each matched "
+                                            "as a prefix of the handler, idempotency key or error"})
     created_after = UtcDateTime(load_default=None)
     created_before = UtcDateTime(load_default=None)
 

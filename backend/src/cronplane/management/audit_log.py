@@ -43,6 +43,8 @@ class AuditFilters:
     target_type: str | None = None
     target_id: str | None = None
     project: tuple[str, ...] = ()
+    at_after: datetime | None = None
+    at_before: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,21 @@ class AuditView:
 
 def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
                 limit: int | None = None, cursor: str | None = None) -> Page[AuditView]:
-    """Newest first; each filter is an exact match served by its own (column, id DESC) index."""
+    """Newest first. ``action`` is a prefix ("job." finds every job action, "job.cre" finds
+    job.create); the other filters are exact matches served by their own (column, id DESC) index."""
     size = check_limit(limit)
     before = decode_cursor(cursor)
     # The trail of the projects where the caller is at least OPERATOR.
     statement = scope.restrict(select(AuditEvent), AuditEvent.project, actor,
                                filters.project, Role.OPERATOR)
     statement = statement.order_by(AuditEvent.id.desc()).limit(size + 1)
-    for column, value in ((AuditEvent.actor, filters.actor), (AuditEvent.action, filters.action),
+    if filters.action is not None:
+        statement = statement.where(AuditEvent.action.startswith(filters.action, autoescape=True))
+    if filters.at_after is not None:
+        statement = statement.where(AuditEvent.at > filters.at_after)
+    if filters.at_before is not None:
+        statement = statement.where(AuditEvent.at < filters.at_before)
+    for column, value in ((AuditEvent.actor, filters.actor),
                           (AuditEvent.target_type, filters.target_type),
                           (AuditEvent.target_id, filters.target_id)):
         if value is not None:

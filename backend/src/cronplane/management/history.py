@@ -2,9 +2,9 @@
 
 Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching the
 rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
-handler ``ix_jobs_handler_id``, text search through the GIN index ``ix_jobs_search`` over finished
-jobs plus the (few) active jobs by status (``plainto_tsquery('simple', q)``: full-text search is
-built into Postgres, so it works on the embedded server that has no pg_trgm), and otherwise the
+handler ``ix_jobs_handler_id``, search (``storage.job_search``: an id, or word prefixes) through the
+GIN index ``ix_jobs_search`` over finished jobs plus the (few) active jobs by status (full-text
+search is built into Postgres, so it works on the embedded server that has no pg_trgm), and otherwise the
 primary key backwards. Several statuses are one ``UNION ALL`` of per-status index scans, each
 already in id order and limited, so the database merges at most ``statuses × (limit + 1)`` rows
 instead of sorting a filtered history.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select, union_all
+from sqlalchemy import Select, select, union_all
 from sqlalchemy.orm import aliased
 
 from cronplane.domain.limits import BIGINT_MAX
@@ -28,6 +28,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Attempt, Job
 
 MAX_QUERY_LENGTH = 200
@@ -77,12 +78,7 @@ def list_jobs(
         if queue:
             stmt = stmt.where(Job.queue == queue)
         if query:
-            # The expression of the partial GIN index ix_jobs_search (finished jobs, migration
-            # 0003); active jobs are not in it and are found by status (ix_jobs_status_id).
-            matches = func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op(
-                "@@")(func.plainto_tsquery("simple", query))
-            stmt = stmt.where(or_(and_(Job.finished_at.is_not(None), matches),
-                                  and_(Job.status.in_(("PENDING", "RUNNING")), matches)))
+            stmt = stmt.where(search_condition(query))
         if created_after is not None:
             stmt = stmt.where(Job.created_at > created_after)
         if created_before is not None:

@@ -18,6 +18,7 @@ from sqlalchemy import and_, func, select, text, update
 from sqlalchemy.orm import Session
 
 from cronplane.storage import notify
+from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
 
@@ -60,8 +61,7 @@ def _conditions(flt: JobFilter) -> list[Any]:
     if flt.queue:
         conds.append(Job.queue == flt.queue)
     if flt.q:
-        conds.append(func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op(
-            "@@")(func.plainto_tsquery("simple", flt.q)))
+        conds.append(search_condition(flt.q))
     if flt.created_after is not None:
         conds.append(Job.created_at > flt.created_after)
     if flt.created_before is not None:

@@ -76,6 +76,27 @@ def test_filters(clients, seeded) -> None:
     assert viewer.get("/api/v1/jobs?created_before=2000-01-01T00:00:00Z").json["items"] == []
 
 
+def test_search_finds_a_job_by_id_and_words_by_prefix(clients, seeded, database_url) -> None:
+    viewer = clients.viewer
+    dead = seeded["dead"]
+    payments = insert_job(database_url, status="DEAD", handler="payments.sync",
+                          error="HandlerFailed: ledger refused the batch")
+    active = insert_job(database_url, status="PENDING", handler="payments.sync")
+
+    def ids(q: str) -> list[int]:
+        return [j["id"] for j in viewer.get("/api/v1/jobs", query_string={"q": q}).json["items"]]
+
+    assert dead in ids(str(dead)) and dead in ids(f"#{dead}"), "an id names its job"
+    assert ids(f"#{dead}") == [dead], "#id is only that job (no other has it as a word prefix)"
+    assert ids("payments.sy") == [active, payments], "prefix of the handler, active jobs too"
+    assert ids("ledg refus") == [payments], "every word a prefix of the error"
+    assert ids("refused ledger nothing") == []
+    assert ids("#") == [] and ids("& | !") == [], "syntax characters are no query"
+    # /jobs/count (and so "all N matching" of the bulk actions) means the same search.
+    count = clients.operator.get("/api/v1/jobs/count", query_string={"q": "payments.sy"})
+    assert count.status_code == 200 and count.json["count"] == 2, count.json
+
+
 @pytest.mark.parametrize("query", ["limit=0", "limit=201", "limit=-1", "limit=abc",
                                    "limit=99999999999999999999999", "status=BOGUS",
                                    "cursor=%21%21%21", "cursor=eyJpZCI6MTAwMDAwMDAwMDAwMDAwMDAwMDAwMDB9",

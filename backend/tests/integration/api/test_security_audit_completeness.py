@@ -135,3 +135,31 @@ def test_audit_api_reads_and_verifies(app) -> None:
     assert verdict.json["checked"] > 0 and verdict.json["first_bad_id"] is None
     assert client.get("/api/v1/audit?limit=0", headers=bearer(op_token)).status_code == 422
     assert client.get("/api/v1/audit?cursor=%%%", headers=bearer(op_token)).status_code == 422
+
+
+def test_audit_action_filter_is_a_prefix_and_at_filters_a_range(app) -> None:
+    operator = add_user(app, "OPERATOR")
+    client = app.test_client(use_cookies=False)
+    token = tokens_for(client, operator)["access_token"]
+
+    def events(**query: str) -> list[dict]:
+        response = client.get("/api/v1/audit", query_string={"limit": 200, **query},
+                              headers=bearer(token))
+        assert response.status_code == 200, response.json
+        return response.json["items"]
+
+    with context(app).db.transaction() as session:
+        session.execute(text("INSERT INTO audit_events (actor, action, details) VALUES "
+                             "('system', 'job.create', '{}'), ('system', 'job.cancel', '{}'), "
+                             "('system', 'jobs_like.other', '{}'), ('system', 'x%_y.z', '{}')"))
+    assert {e["action"] for e in events(action="job.")} == {"job.create", "job.cancel"}
+    assert {e["action"] for e in events(action="job.cre")} == {"job.create"}
+    assert {e["action"] for e in events(action="x%_")} == {"x%_y.z"}, "% and _ are literal"
+    assert events(action="x_") == [] and events(action="%") == []
+    newest = events()[0]
+    assert [e["id"] for e in events(at_after=newest["at"])] == []
+    assert newest["id"] in [e["id"] for e in events(at_before="2999-01-01T00:00:00Z")]
+    assert events(at_before="2000-01-01T00:00:00Z") == []
+    for bad in ({"at_after": "yesterday"}, {"at_before": "2026-01-01T00:00:00"}):
+        assert client.get("/api/v1/audit", query_string=bad,
+                          headers=bearer(token)).status_code == 422
