@@ -1,10 +1,12 @@
 import '@mantine/core/styles.css';
 import './console.css';
 import { createTheme, localStorageColorSchemeManager, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { ApiError } from '../api/problem';
 import { SessionProvider } from '../lib/session';
+import { announceSuccess } from '../lib/toasts';
+import { Toaster } from '../components/Toaster';
 import { accessibleColors } from './palette';
 
 const theme = createTheme({
@@ -33,6 +35,8 @@ const colorSchemeManager = localStorageColorSchemeManager({ key: 'cronplane.colo
 
 export function createQueryClient() {
   return new QueryClient({
+    // Every mutation that declares `meta.success` confirms itself with a toast.
+    mutationCache: new MutationCache({ onSuccess: (data, variables, _context, mutation) => announceSuccess(mutation.meta, data, variables) }),
     defaultOptions: {
       queries: {
         // A 4xx will not fix itself by asking again; a network blip might.
@@ -49,6 +53,7 @@ export function Providers({ children }: { children: ReactNode }) {
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager} cssVariablesResolver={cssVariablesResolver}>
       <QueryClientProvider client={client}>
         <SessionProvider>{children}</SessionProvider>
+        <Toaster />
       </QueryClientProvider>
     </MantineProvider>
   );

@@ -3,6 +3,7 @@ import { lazy, Suspense, type ComponentType } from 'react';
 import { createBrowserRouter, Link, Navigate, Outlet, useLocation, useRouteError, type RouteObject } from 'react-router';
 import { LoginPage } from '../features/auth/LoginPage';
 import { useSession } from '../lib/session';
+import { useDocumentTitle } from '../components/PageHeader';
 // Every page is its own chunk: the login page and the dashboard do not load recharts, the cron
 // builder or cronstrue (one 1.28 MB script before). The shared vendor code stays in the entry chunk.
 const page = <K extends string>(load: () => Promise<Record<K, ComponentType<never>>>, name: K) =>
@@ -40,6 +41,7 @@ function RequireAuth() {
 }
 
 function NotFound() {
+  useDocumentTitle('Not found');
   return (
     <Stack>
       <Title order={1} size="h2">

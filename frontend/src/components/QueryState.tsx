@@ -8,12 +8,15 @@ export function QueryState({
   error,
   isEmpty,
   empty,
+  onRetry,
   children,
 }: {
   isPending: boolean;
   error: unknown;
   isEmpty?: boolean;
   empty?: ReactNode;
+  /** The query's refetch: a failed load offers Retry. */
+  onRetry?: () => unknown;
   children: ReactNode;
 }) {
   if (isPending) {
@@ -23,7 +26,7 @@ export function QueryState({
       </Center>
     );
   }
-  if (error) return <ErrorAlert error={error} title="Could not load" />;
+  if (error) return <ErrorAlert error={error} title="Could not load" onRetry={onRetry} />;
   if (isEmpty) {
     return (
       <Stack align="center" py="xl">

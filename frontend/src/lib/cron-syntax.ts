@@ -48,6 +48,18 @@ function parseValue(token: string, spec: CronFieldSpec): number {
   throw new FieldError(`"${token}" is not a number${spec.names ? ' or a three-letter name' : ''}`);
 }
 
+/** Quartz tokens people type because the console uses Quartz's field order: named as such (the
+ * same words as the server's cron_parse), never as "not a number". */
+function unsupportedQuartz(item: string, spec: CronFieldSpec) {
+  if (item.includes('?')) throw new FieldError("'?' is not supported; use '*'");
+  if (item.includes('#')) throw new FieldError("'#' (nth weekday of the month) is not supported");
+  for (const word of item.match(/[A-Z0-9]+/g) ?? []) {
+    if (/^\d+$/.test(word) || spec.names?.includes(word)) continue;
+    if (word.includes('L')) throw new FieldError("'L' is only supported alone in day of month");
+    if (word.includes('W')) throw new FieldError("'W' (nearest weekday) is not supported");
+  }
+}
+
 /** Returns the set of values a field selects (small: at most 60 entries). */
 function parseField(raw: string, spec: CronFieldSpec): Set<number> {
   const values = new Set<number>();
@@ -58,6 +70,7 @@ function parseField(raw: string, spec: CronFieldSpec): Set<number> {
   }
   for (const item of raw.split(',')) {
     if (item === '') throw new FieldError('empty list item');
+    unsupportedQuartz(item, spec);
     const parts = item.split('/');
     if (parts.length > 2) throw new FieldError(`"${item}" has more than one step`);
     const [rangePart = '', stepPart] = parts;
@@ -82,7 +95,6 @@ function parseField(raw: string, spec: CronFieldSpec): Set<number> {
       hi = parseValue(bounds[1] ?? '', spec);
       if (lo > hi) throw new FieldError(`range ${rangePart} is reversed`);
     } else {
-      if (rangePart.includes('L')) throw new FieldError('L must be the whole day-of-month field');
       lo = parseValue(rangePart, spec);
       hi = stepPart !== undefined ? spec.max : lo;
     }

@@ -91,3 +91,19 @@ export function formatExact(iso: string): string {
   if (VIEWER_TIME_ZONE === 'UTC') return `${local} UTC`;
   return `${local} ${VIEWER_TIME_ZONE} · ${d.toISOString().slice(11, 19)} UTC`;
 }
+
+/** An ISO instant as the value of an `<input type="datetime-local">` in the viewer's zone. */
+export function toLocalInput(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** The value of a datetime-local input (viewer's zone) as a UTC instant; '' or invalid → null. */
+export function fromLocalInput(value: string): string | null {
+  if (!value) return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString().replace('.000Z', 'Z');
+}

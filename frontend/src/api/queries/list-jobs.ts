@@ -8,6 +8,8 @@ export interface JobFilters {
   queue?: string;
   schedule_id?: number;
   q?: string;
+  created_after?: string;
+  created_before?: string;
   cursor?: string;
   limit?: number;
 }

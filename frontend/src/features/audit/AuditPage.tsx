@@ -15,6 +15,7 @@ import { useUrlFilters } from '../../lib/search-params';
 import { useSession } from '../../lib/session';
 import { useAuditEvent } from './api/get-audit-event';
 import { useAudit } from './api/list-audit';
+import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useVerifyAudit } from './api/verify-audit';
 import { diffDetails } from './audit-diff';
 
@@ -109,7 +110,8 @@ function AuditTrail() {
   const { params, set } = useUrlFilters();
   const keys = ['actor', 'action', 'target_type', 'target_id'] as const;
   const filters = Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined]));
-  const audit = useAudit({ ...filters, cursor: params.get('cursor') ?? undefined }, true);
+  const range = { at_after: params.get('at_after') ?? undefined, at_before: params.get('at_before') ?? undefined };
+  const audit = useAudit({ ...filters, ...range, cursor: params.get('cursor') ?? undefined }, true);
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
   // The whole draft goes to the URL, not only the field typed last: typing in two fields within
   // one debounce window must keep both filters.
@@ -144,7 +146,7 @@ function AuditTrail() {
           <TextInput
             key={k}
             label={{ actor: 'Actor', action: 'Action', target_type: 'Target type', target_id: 'Target id' }[k]}
-            placeholder={k === 'action' ? 'e.g. schedule.update' : undefined}
+            placeholder={k === 'action' ? 'prefix, e.g. job. or schedule.up' : undefined}
             w={180}
             value={draft[k] ?? ''}
             onChange={(e) => {
@@ -154,8 +156,22 @@ function AuditTrail() {
             }}
           />
         ))}
+        <TextInput
+          label="After"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(range.at_after)}
+          onChange={(e) => set({ at_after: fromLocalInput(e.currentTarget.value) })}
+        />
+        <TextInput
+          label="Before"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(range.at_before)}
+          onChange={(e) => set({ at_before: fromLocalInput(e.currentTarget.value) })}
+        />
       </Group>
-      <QueryState isPending={audit.isPending} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
+      <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>
       <CursorPager cursor={params.get('cursor')} nextCursor={audit.data?.next_cursor} onChange={(c) => set({ cursor: c })} />

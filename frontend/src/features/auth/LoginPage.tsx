@@ -2,6 +2,7 @@ import { Alert, Button, Center, Code, Divider, Paper, PasswordInput, Stack, Text
 import { useState, type FormEvent } from 'react';
 import { Navigate, useLocation, useSearchParams } from 'react-router';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { useDocumentTitle } from '../../components/PageHeader';
 import { useSession } from '../../lib/session';
 import { useListPersonasSafe } from './use-personas-safe';
 import { useFirstRun } from './api/first-run';
@@ -26,6 +27,7 @@ const PROVIDER_ERRORS: Record<string, string> = {
 };
 
 export function LoginPage() {
+  useDocumentTitle('Sign in');
   const { user, endedMessage, clearEndedMessage } = useSession();
   const location = useLocation();
   const from = (location.state as { from?: string } | null)?.from ?? '/';

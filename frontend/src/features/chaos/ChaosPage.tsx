@@ -84,7 +84,7 @@ function ChaosExperiments() {
         Experiments are bounded and expire by themselves; stopping one ends it early.
       </Text>
       <StartForm />
-      <QueryState isPending={experiments.isPending} error={experiments.error} isEmpty={experiments.data?.length === 0} empty="No experiments have run.">
+      <QueryState isPending={experiments.isPending} onRetry={() => experiments.refetch()} error={experiments.error} isEmpty={experiments.data?.length === 0} empty="No experiments have run.">
         <Table striped withTableBorder fz="sm" aria-label="Experiments">
           <Table.Thead>
             <Table.Tr>

@@ -73,7 +73,7 @@ export function DashboardPage() {
       <Section title="Needs attention">
         <NeedsAttention refetchInterval={polling.refetchInterval} />
       </Section>
-      <QueryState isPending={stats.isPending} error={stats.data ? null : stats.error}>
+      <QueryState isPending={stats.isPending} onRetry={() => stats.refetch()} error={stats.data ? null : stats.error}>
         {stats.data && (
           <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>
             <Stack>
@@ -100,6 +100,7 @@ export function DashboardPage() {
       <Section title="Failures needing attention">
         <QueryState
           isPending={failures.isPending}
+          onRetry={() => failures.refetch()}
           error={failures.data ? null : failures.error}
           isEmpty={failures.data?.items.length === 0}
           empty="No dead jobs."

@@ -3,6 +3,7 @@ import { Link, useParams } from 'react-router';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { FailureText } from '../../components/FailureText';
 import { JsonBlock } from '../../components/JsonBlock';
+import { useScheduleNames } from '../../api/queries/schedule-names';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -18,6 +19,7 @@ import { RerunDialog } from './RerunDialog';
 export function JobDetailPage() {
   const id = Number(useParams().id);
   const job = useJob(id);
+  const scheduleNames = useScheduleNames();
   const cancel = useCancelJob();
   const retry = useRetryJob();
   const j = job.data;
@@ -52,7 +54,7 @@ export function JobDetailPage() {
           </ConfirmButton>
         )}
       </PageHeader>
-      <QueryState isPending={job.isPending} error={job.error}>
+      <QueryState isPending={job.isPending} onRetry={() => job.refetch()} error={job.error}>
         {j && (
           <Grid>
             <Grid.Col span={{ base: 12, md: 5 }}>
@@ -84,7 +86,7 @@ export function JobDetailPage() {
                     <Row label="Schedule">
                       {j.schedule_id ? (
                         <Anchor component={Link} to={`/schedules/${j.schedule_id}`}>
-                          #{j.schedule_id}
+                          {scheduleNames.get(j.schedule_id) ?? `#${j.schedule_id}`}
                         </Anchor>
                       ) : (
                         '—'

@@ -7,7 +7,12 @@ import { useHandlers } from '../../api/queries/list-handlers';
 import { useJobs, type JobFilters } from '../../api/queries/list-jobs';
 import { useQueues } from '../../api/queries/list-queues';
 import { JOB_STATUSES, type Job, type JobStatus } from '../../api/types';
-import { CursorPager } from '../../components/CursorPager';
+import { CursorPager, totalText } from '../../components/CursorPager';
+import { PollingPicker } from '../../components/PollingPicker';
+import { useScheduleNames } from '../../api/queries/schedule-names';
+import { usePolling } from '../../lib/polling';
+import { fromLocalInput, toLocalInput } from '../../lib/time';
+import { useJobCount } from './api/count-jobs';
 import { DataTable } from '../../components/DataTable';
 import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
@@ -18,7 +23,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
 
-const baseColumns: ColumnDef<Job, unknown>[] = [
+const baseColumns = (scheduleNames: Map<number, string>): ColumnDef<Job, unknown>[] => [
   {
     header: 'Job',
     accessorKey: 'id',
@@ -39,7 +44,7 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
     cell: ({ row }) =>
       row.original.schedule_id ? (
         <Anchor component={Link} to={`/schedules/${row.original.schedule_id}`}>
-          #{row.original.schedule_id}
+          {scheduleNames.get(row.original.schedule_id) ?? `#${row.original.schedule_id}`}
         </Anchor>
       ) : (
         '—'
@@ -63,6 +68,8 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
   { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
 ];
 
+const PAGE_SIZES = ['10', '50', '100', '200'];
+
 export function JobsPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
@@ -76,13 +83,16 @@ export function JobsPage() {
     queue: params.get('queue') ?? undefined,
     schedule_id: Number.isInteger(scheduleId) && scheduleId > 0 ? scheduleId : undefined,
     q: params.get('q') ?? undefined,
+    created_after: params.get('created_after') ?? undefined,
+    created_before: params.get('created_before') ?? undefined,
     cursor: params.get('cursor') ?? undefined,
+    limit: PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined,
   };
-  const jobs = useJobs(filters, 5000);
+  const polling = usePolling(5000);
+  const jobs = useJobs(filters, polling.refetchInterval);
+  const scheduleNames = useScheduleNames();
   const [search, setSearch] = useState(filters.q ?? '');
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
-  const [scheduleText, setScheduleText] = useState(params.get('schedule_id') ?? '');
-  const pushSchedule = useDebouncedCallback((v: string) => set({ schedule_id: v }), 300);
   // Row selection for bulk actions. It belongs to the filters it was made under: changing them
   // (or the page) clears it, so an action never applies to rows no longer on screen by surprise.
   const filterKey = params.toString();
@@ -117,13 +127,23 @@ export function JobsPage() {
         />
       ),
     },
-    ...baseColumns,
+    ...baseColumns(scheduleNames),
   ];
-  const matchFilters = { status: filters.status, handler: filters.handler, queue: filters.queue, schedule_id: filters.schedule_id, q: filters.q };
+  const matchFilters = {
+    status: filters.status,
+    handler: filters.handler,
+    queue: filters.queue,
+    schedule_id: filters.schedule_id,
+    q: filters.q,
+    created_after: filters.created_after,
+    created_before: filters.created_before,
+  };
+  const count = useJobCount(matchFilters, true);
 
   return (
     <Stack>
       <PageHeader title="Jobs">
+        <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(jobs.error) && Boolean(jobs.data)} updatedAt={jobs.dataUpdatedAt} />
         <GatedButton operation="createJob" onClick={() => navigate('/jobs/new')}>
           New ad-hoc job
         </GatedButton>
@@ -158,20 +178,41 @@ export function JobsPage() {
           searchable
           w={160}
         />
+        <Select
+          label="Schedule"
+          placeholder="Any"
+          data={[...scheduleNames].map(([id, name]) => ({ value: String(id), label: name }))}
+          value={filters.schedule_id ? String(filters.schedule_id) : null}
+          onChange={(v) => set({ schedule_id: v })}
+          clearable
+          searchable
+          w={200}
+        />
         <TextInput
-          label="Schedule id"
-          inputMode="numeric"
-          w={120}
-          value={scheduleText}
-          onChange={(e) => {
-            const v = e.currentTarget.value.replace(/\D/g, '');
-            setScheduleText(v);
-            pushSchedule(v);
-          }}
+          label="Created after"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(filters.created_after)}
+          onChange={(e) => set({ created_after: fromLocalInput(e.currentTarget.value) })}
+        />
+        <TextInput
+          label="Created before"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(filters.created_before)}
+          onChange={(e) => set({ created_before: fromLocalInput(e.currentTarget.value) })}
+        />
+        <Select
+          label="Per page"
+          data={PAGE_SIZES}
+          value={String(filters.limit ?? 50)}
+          onChange={(v) => set({ limit: v === '50' ? null : v })}
+          allowDeselect={false}
+          w={100}
         />
         <TextInput
           label="Search"
-          placeholder="id, handler, key, error…"
+          placeholder="#id, handler, key, error…"
           type="search"
           w={240}
           value={search}
@@ -191,13 +232,19 @@ export function JobsPage() {
       />
       <QueryState
         isPending={jobs.isPending}
+        onRetry={() => jobs.refetch()}
         error={jobs.error}
         isEmpty={jobs.data?.items.length === 0}
         empty={params.toString() ? 'No jobs match these filters.' : 'No jobs yet.'}
       >
         <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>
-      <CursorPager cursor={filters.cursor ?? null} nextCursor={jobs.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
+      <CursorPager
+        cursor={filters.cursor ?? null}
+        nextCursor={jobs.data?.next_cursor}
+        onChange={(c) => set({ cursor: c })}
+        total={count.data ? totalText(count.data.count, count.data.limit, count.data.count === 1 ? 'job' : 'jobs') : undefined}
+      />
     </Stack>
   );
 }

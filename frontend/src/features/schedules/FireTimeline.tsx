@@ -42,7 +42,7 @@ export function FireTimeline({ id, timeZone }: { id: number; timeZone: string })
       <Text size="sm" c="dimmed" mb="sm">
         Every fire time of the last {items.length || 100}, oldest first. Hover or select one to see why it ran or did not.
       </Text>
-      <QueryState isPending={fires.isPending} error={fires.error} isEmpty={items.length === 0} empty="No fire time has come yet since this schedule was created.">
+      <QueryState isPending={fires.isPending} onRetry={() => fires.refetch()} error={fires.error} isEmpty={items.length === 0} empty="No fire time has come yet since this schedule was created.">
         <Stack gap="sm">
           <Group gap={2} wrap="wrap" role="list" aria-label="Fire times">
             {items.map((entry) => (

@@ -10,6 +10,8 @@ import { DataTable } from '../../components/DataTable';
 import { GatedButton } from '../../components/GatedButton';
 import { JsonBlock } from '../../components/JsonBlock';
 import { PageHeader } from '../../components/PageHeader';
+import { PollingPicker } from '../../components/PollingPicker';
+import { usePolling } from '../../lib/polling';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
@@ -46,9 +48,10 @@ const runColumns: ColumnDef<Job, unknown>[] = [
 export function ScheduleDetailPage() {
   const id = Number(useParams().id);
   const navigate = useNavigate();
-  const schedule = useSchedule(id);
+  const polling = usePolling(5000);
+  const schedule = useSchedule(id, true, polling.refetchInterval);
   const [cursor, setCursor] = useState<string | null>(null);
-  const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, 5000);
+  const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, polling.refetchInterval);
   const resume = useResumeSchedule();
   const remove = useDeleteSchedule();
   const trigger = useTriggerSchedule();
@@ -58,6 +61,7 @@ export function ScheduleDetailPage() {
   return (
     <Stack>
       <PageHeader title={s ? s.name : `Schedule #${id}`}>
+        <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(schedule.error) && Boolean(schedule.data)} updatedAt={schedule.dataUpdatedAt} />
         {live && (
           <>
             <ConfirmButton
@@ -101,7 +105,7 @@ export function ScheduleDetailPage() {
           </>
         )}
       </PageHeader>
-      <QueryState isPending={schedule.isPending} error={schedule.error}>
+      <QueryState isPending={schedule.isPending} onRetry={() => schedule.refetch()} error={schedule.error}>
         {s && (
           <Grid>
             <Grid.Col span={{ base: 12, md: 6 }}>
@@ -171,7 +175,7 @@ export function ScheduleDetailPage() {
             Open in Jobs (filters, search)
           </Anchor>
         </Group>
-        <QueryState isPending={runs.isPending} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
+        <QueryState isPending={runs.isPending} onRetry={() => runs.refetch()} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
           <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" loading={runs.isPlaceholderData} />
         </QueryState>
         <CursorPager cursor={cursor} nextCursor={runs.data?.next_cursor} onChange={setCursor} />

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CronFieldProps } from '../../components/cron-field';
@@ -106,29 +106,60 @@ describe('edit schedule page', () => {
     notify: [], health: { state: 'ok', since: '2026-11-29T08:00:00Z', last_success_at: null, consecutive_failures: 0, alerts: {} },
   };
 
-  it('saves with If-Match of the version it loaded, and offers the latest version after a 412', async () => {
+  const conflicting = () => {
     let version = 4;
+    let description = '';
     const fake = fakeApi({
       'GET /handlers': () => json(handlers),
       'GET /notification-channels': () => json({ items: [] }),
-      'GET /schedules/3': () => json({ ...schedule, version }),
-      'PATCH /schedules/3': () => {
-        version = 5;
-        return problem(412, 'The schedule changed since you loaded it (version 5)');
+      'GET /schedules/3': () => json({ ...schedule, version, description }),
+      'PATCH /schedules/3': (req) => {
+        if (req.headers.get('If-Match') === '"4"') {
+          version = 5; // someone else saved first
+          description = 'edited by olga';
+          return problem(412, 'The schedule changed since you loaded it (version 5)');
+        }
+        return json({ ...schedule, version: 6, name: 'nightly-v2' });
       },
     });
     vi.stubGlobal('fetch', fake.fetch);
+    return fake;
+  };
+
+  const saveAConflictingEdit = async () => {
     renderScreen(<EditSchedulePage CronField={CronStub} />, { role: 'ADMIN', path: '/schedules/:id/edit', route: '/schedules/3/edit' });
     const name = await screen.findByRole('textbox', { name: 'Name' });
     expect(name).toHaveValue('nightly');
     await fill(name, '-v2');
     await userEvent.click(screen.getByRole('button', { name: 'Save schedule' }));
-    expect(await screen.findByText('Someone else changed this schedule')).toBeInTheDocument();
+    const dialog = await screen.findByRole('dialog', { name: 'Someone else changed this schedule' });
+    // Both versions, field by field: my name against theirs, their description against mine.
+    const table = await within(dialog).findByRole('table', { name: 'Your version and theirs' });
+    await waitFor(() => expect(within(table).getByText('edited by olga')).toBeInTheDocument());
+    expect(within(table).getByText('nightly-v2')).toBeInTheDocument();
+    expect(within(dialog).getByText(/version 5/, { selector: 'th' })).toBeInTheDocument();
+    return dialog;
+  };
+
+  it('saves with If-Match of the version it loaded; after a 412 shows both versions and can take theirs', async () => {
+    const fake = conflicting();
+    const dialog = await saveAConflictingEdit();
     const patch = fake.calls.find((c) => c.method === 'PATCH');
     expect(patch?.headers.get('If-Match')).toBe('"4"');
     expect(await patch?.json()).toMatchObject({ name: 'nightly-v2', cron: '0 0 2 * * *', timezone: 'Europe/Berlin' });
-    await userEvent.click(screen.getByRole('button', { name: 'Load the latest version' }));
-    await waitFor(() => expect(screen.queryByText('Someone else changed this schedule')).toBeNull());
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Use theirs (discard mine)' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(screen.getByRole('textbox', { name: 'Name' })).toHaveValue('nightly');
+    expect(fake.calls.filter((c) => c.method === 'PATCH')).toHaveLength(1);
+  });
+
+  it('after a 412 can overwrite with mine, sending If-Match of their version', async () => {
+    const fake = conflicting();
+    const dialog = await saveAConflictingEdit();
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Overwrite with mine' }));
+    await waitFor(() => expect(screen.getByText('elsewhere')).toBeInTheDocument());
+    const patches = fake.calls.filter((c) => c.method === 'PATCH');
+    expect(patches.map((p) => p.headers.get('If-Match'))).toEqual(['"4"', '"5"']);
+    expect(await patches[1]?.json()).toMatchObject({ name: 'nightly-v2' });
   });
 });

@@ -1,7 +1,9 @@
-import { Alert, Button } from '@mantine/core';
-import { useState } from 'react';
+import { Alert } from '@mantine/core';
+import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { ApiError } from '../../api/problem';
+import type { ScheduleUpdate } from '../../api/types';
+import { ConflictDialog } from './ConflictDialog';
 import type { CronFieldComponent } from '../../components/cron-field';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
@@ -45,7 +47,17 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
   const [baseVersion, setBaseVersion] = useState<number | null>(null);
   const [formKey, setFormKey] = useState(0);
   if (baseVersion === null && schedule.data) setBaseVersion(schedule.data.version);
+  // The body last sent: after a 412 it is "yours" in the conflict dialog, and what an overwrite sends.
+  const [mine, setMine] = useState<ScheduleUpdate | null>(null);
   const conflict = update.error instanceof ApiError && update.error.status === 412;
+  const { refetch } = schedule;
+  useEffect(() => {
+    if (conflict) void refetch();
+  }, [conflict, refetch]);
+  const save = (body: ScheduleUpdate, version: number) => {
+    setMine(body);
+    update.mutate({ id, version, body }, { onSuccess: () => navigate(`/schedules/${id}`) });
+  };
   const loadLatest = async () => {
     const latest = await schedule.refetch();
     if (latest.data) setBaseVersion(latest.data.version);
@@ -55,13 +67,19 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
   return (
     <RequireRole operation="updateSchedule">
       <PageHeader title={schedule.data ? `Edit ${schedule.data.name}` : 'Edit schedule'} />
-      <QueryState isPending={schedule.isPending} error={schedule.error}>
+      <QueryState isPending={schedule.isPending} onRetry={() => schedule.refetch()} error={schedule.error}>
         {schedule.data?.deleted_at && <Alert color="yellow">This schedule was deleted; it cannot be edited.</Alert>}
-        {conflict && (
-          <Alert color="orange" title="Someone else changed this schedule" mb="md" role="alert">
-            Your changes were not saved. <Button size="xs" variant="light" onClick={loadLatest}>Load the latest version</Button>{' '}
-            (your edits in this form are discarded).
-          </Alert>
+        {conflict && mine && schedule.data && (
+          <ConflictDialog
+            mine={mine}
+            theirs={schedule.data}
+            pending={update.isPending || schedule.isFetching}
+            onUseTheirs={loadLatest}
+            onOverwrite={() => {
+              if (schedule.data) save(mine, schedule.data.version);
+            }}
+            onClose={() => update.reset()}
+          />
         )}
         {schedule.data && !schedule.data.deleted_at && (
           <ScheduleForm
@@ -71,12 +89,7 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
             submitLabel="Save schedule"
             pending={update.isPending}
             error={update.error}
-            onSubmit={(v) =>
-              update.mutate(
-                { id, version: baseVersion ?? schedule.data.version, body: toScheduleBody(v) },
-                { onSuccess: () => navigate(`/schedules/${id}`) },
-              )
-            }
+            onSubmit={(v) => save(toScheduleBody(v), baseVersion ?? schedule.data.version)}
           />
         )}
       </QueryState>

@@ -9,6 +9,8 @@ import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
+import { PollingPicker } from '../../components/PollingPicker';
+import { usePolling } from '../../lib/polling';
 import { QueryState } from '../../components/QueryState';
 import { RunStrip, ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { describeCron } from '../../lib/cron-english';
@@ -63,17 +65,19 @@ export function SchedulesPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
   const paused = params.get('paused');
+  const polling = usePolling(10000);
   const schedules = useSchedules({
     q: params.get('q') ?? undefined,
     paused: paused === 'true' ? true : paused === 'false' ? false : undefined,
     include_deleted: params.get('include_deleted') === 'true' || undefined,
     cursor: params.get('cursor') ?? undefined,
-  });
+  }, polling.refetchInterval);
   const [search, setSearch] = useState(params.get('q') ?? '');
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   return (
     <Stack>
       <PageHeader title="Schedules">
+        <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(schedules.error) && Boolean(schedules.data)} updatedAt={schedules.dataUpdatedAt} />
         <GatedButton operation="createSchedule" onClick={() => navigate('/schedules/new')}>
           New schedule
         </GatedButton>
@@ -115,6 +119,7 @@ export function SchedulesPage() {
       </Group>
       <QueryState
         isPending={schedules.isPending}
+        onRetry={() => schedules.refetch()}
         error={schedules.error}
         isEmpty={schedules.data?.items.length === 0}
         empty={params.toString() ? 'No schedules match these filters.' : 'No schedules yet.'}

@@ -16,7 +16,7 @@ export function VersionHistory({ id, current, live }: { id: number; current: num
       <Title order={2} size="h4" mb="sm">
         Version history
       </Title>
-      <QueryState isPending={versions.isPending} error={versions.error} isEmpty={versions.data?.length === 0} empty="No versions recorded.">
+      <QueryState isPending={versions.isPending} onRetry={() => versions.refetch()} error={versions.error} isEmpty={versions.data?.length === 0} empty="No versions recorded.">
         <Stack gap="sm">
           {(versions.data ?? []).map((v) => (
             <Paper key={v.version} withBorder p="xs" data-testid={`version-${v.version}`}>

@@ -137,7 +137,7 @@ export function UsersPage() {
       <Stack>
         <PageHeader title="Users" />
         <CreateUserForm />
-        <QueryState isPending={users.isPending} error={users.error} isEmpty={users.data?.length === 0} empty="No users.">
+        <QueryState isPending={users.isPending} onRetry={() => users.refetch()} error={users.error} isEmpty={users.data?.length === 0} empty="No users.">
           <Table striped withTableBorder fz="sm" aria-label="Users">
             <Table.Thead>
               <Table.Tr>

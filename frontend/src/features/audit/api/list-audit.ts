@@ -6,6 +6,8 @@ export interface AuditFilters {
   action?: string;
   target_type?: string;
   target_id?: string;
+  at_after?: string;
+  at_before?: string;
   cursor?: string;
 }
 

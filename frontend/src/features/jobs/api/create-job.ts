@@ -6,6 +6,7 @@ import type { JobCreate } from '../../../api/types';
 export const useCreateJob = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Job submitted' },
     mutationFn: ({ body, idempotencyKey }: { body: JobCreate; idempotencyKey: string }) =>
       unwrap(api.POST('/api/v1/jobs', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['jobs'] }),

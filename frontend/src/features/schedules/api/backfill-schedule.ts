@@ -5,6 +5,7 @@ import { api, unwrap } from '../../../api/client';
 export const useBackfillSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Backfill queued' },
     mutationFn: ({ id, after, before, dry_run }: { id: number; after: string; before: string; dry_run: boolean }) =>
       unwrap(
         api.POST('/api/v1/schedules/{schedule_id}/backfill', {

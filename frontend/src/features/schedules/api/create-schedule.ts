@@ -5,6 +5,7 @@ import type { ScheduleCreate } from '../../../api/types';
 export const useCreateSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Schedule created' },
     mutationFn: (body: ScheduleCreate) => unwrap(api.POST('/api/v1/schedules', { body })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['schedules'] }),
   });

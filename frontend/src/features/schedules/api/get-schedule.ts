@@ -7,4 +7,7 @@ export const scheduleQueryOptions = (id: number) =>
     queryFn: () => unwrap(api.GET('/api/v1/schedules/{schedule_id}', { params: { path: { schedule_id: id } } })),
   });
 
-export const useSchedule = (id: number, enabled = true) => useQuery({ ...scheduleQueryOptions(id), enabled });
+/** With an interval, the detail page stays current: a pause or edit made elsewhere (the API, another
+ * tab) shows in its state badge within one interval. */
+export const useSchedule = (id: number, enabled = true, refetchInterval: number | false = false) =>
+  useQuery({ ...scheduleQueryOptions(id), enabled, refetchInterval });

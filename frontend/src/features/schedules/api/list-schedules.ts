@@ -8,12 +8,13 @@ export interface ScheduleFilters {
   cursor?: string;
 }
 
-export const listSchedulesQueryOptions = (filters: ScheduleFilters) =>
+export const listSchedulesQueryOptions = (filters: ScheduleFilters, refetchInterval: number | false = 10_000) =>
   queryOptions({
     queryKey: ['schedules', 'list', filters],
     queryFn: () => unwrap(api.GET('/api/v1/schedules', { params: { query: filters } })),
     placeholderData: keepPreviousData,
-    refetchInterval: 10_000,
+    refetchInterval,
   });
 
-export const useSchedules = (filters: ScheduleFilters) => useQuery(listSchedulesQueryOptions(filters));
+export const useSchedules = (filters: ScheduleFilters, refetchInterval: number | false = 10_000) =>
+  useQuery(listSchedulesQueryOptions(filters, refetchInterval));

@@ -5,6 +5,7 @@ import { api, unwrap } from '../../../api/client';
 export const usePauseSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Schedule paused' },
     mutationFn: ({ id, until, reason }: { id: number; until?: string | null; reason?: string | null }) =>
       unwrap(
         api.POST('/api/v1/schedules/{schedule_id}/pause', {

@@ -6,6 +6,7 @@ import { newIdempotencyKey } from '../../../lib/idempotency-key';
 export const useTriggerSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Run started' },
     mutationFn: ({ id, idempotencyKey = newIdempotencyKey() }: { id: number; idempotencyKey?: string }) =>
       unwrap(
         api.POST('/api/v1/schedules/{schedule_id}/trigger', {

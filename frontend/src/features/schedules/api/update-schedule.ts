@@ -6,6 +6,7 @@ import type { ScheduleUpdate } from '../../../api/types';
 export const useUpdateSchedule = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'Schedule saved' },
     mutationFn: ({ id, version, body }: { id: number; version: number; body: ScheduleUpdate }) =>
       unwrap(
         api.PATCH('/api/v1/schedules/{schedule_id}', {

@@ -6,6 +6,7 @@ import { usersQueryKey } from './list-users';
 export const useCreateUser = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'User created' },
     mutationFn: (body: UserCreate) => unwrap(api.POST('/api/v1/users', { body })),
     onSuccess: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
   });

@@ -5,6 +5,7 @@ import { usersQueryKey } from './list-users';
 export const useLockUser = () => {
   const qc = useQueryClient();
   return useMutation({
+    meta: { success: 'User locked' },
     mutationFn: (id: number) => unwrap(api.POST('/api/v1/users/{user_id}/lock', { params: { path: { user_id: id } } })),
     onSettled: () => qc.invalidateQueries({ queryKey: usersQueryKey }),
   });
