@@ -1,5 +1,6 @@
-"""What a job search box means: ``2004`` and ``#2004`` name a job by id, and every word is a
-prefix (``pay`` finds ``payments``), matched against handler, idempotency key and error.
+"""What a job search box means: ``#2004`` names a job by id, ``2004`` that job or the whole word,
+and otherwise every word is a prefix (``pay`` finds ``payments``), matched against handler,
+idempotency key and error.
 
 Pure: turns the text into an id and a Postgres ``to_tsquery`` string whose words are quoted
 lexemes, so nothing a user types is read as tsquery syntax (``&``, ``|``, ``!``, ``(``).
@@ -29,6 +30,10 @@ def parse(text: str) -> JobSearch:
     job_id = None
     if (m := _ID.fullmatch(query)) and 1 <= int(m.group(1)) <= BIGINT_MAX:
         job_id = int(m.group(1))
-    words = [w.strip(".-/:@") for w in _WORD.findall(query.lstrip("#") if job_id else query)]
+    if job_id is not None:
+        # "#2004" is the job; a bare "2004" may also be a word, but whole (as a prefix, "2" would
+        # find every traceback with a line 2x in it).
+        return JobSearch(job_id=job_id, tsquery=None if query.startswith("#") else f"'{job_id}'")
+    words = [w.strip(".-/:@") for w in _WORD.findall(query)]
     terms = [f"'{w.replace(chr(39), chr(39) * 2)}':*" for w in words if w]
-    return JobSearch(job_id=job_id, tsquery=" & ".join(terms) or None)
+    return JobSearch(job_id=None, tsquery=" & ".join(terms) or None)

@@ -4,9 +4,9 @@ from cronplane.domain.job_search import JobSearch, parse
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("2004", JobSearch(2004, "'2004':*")),
-    ("#2004", JobSearch(2004, "'2004':*")),
-    (" #7 ", JobSearch(7, "'7':*")),
+    ("2004", JobSearch(2004, "'2004'")),
+    ("#2004", JobSearch(2004, None)),
+    (" #7 ", JobSearch(7, None)),
     ("pay", JobSearch(None, "'pay':*")),
     ("payments refused", JobSearch(None, "'payments':* & 'refused':*")),
     ("payments.sync", JobSearch(None, "'payments.sync':*")),
