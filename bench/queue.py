@@ -75,14 +75,20 @@ def percentile(values: list[float], p: float) -> float:
 
 
 # -- cronplane -------------------------------------------------------------------------------------
-def preload(url: str, count: int) -> float:
-    """Bulk-enqueue ``count`` noop jobs in batches of 10,000; returns jobs/s."""
+def preload(url: str, count: int, projects: int = 1) -> float:
+    """Bulk-enqueue ``count`` noop jobs in batches of 10,000; returns jobs/s. With ``projects``
+    > 1 the jobs are dealt round-robin to that many projects (created here)."""
     from cronplane.management.jobs import JobRequest, enqueue_many
     from cronplane.storage.database import Database
 
+    names = ["default"] + [f"bench-{n}" for n in range(1, projects)]
+    for name in names[1:]:
+        query(url, "INSERT INTO projects (slug, name) VALUES (%s, %s) "
+                   "ON CONFLICT DO NOTHING RETURNING slug", name, name)
     db = Database(url, application_name="bench-enqueue")
     try:
-        requests = [JobRequest("noop", {}) for _ in range(min(count, 10_000))]
+        requests = [JobRequest("noop", {}, project=names[i % len(names)])
+                    for i in range(min(count, 10_000))]
         enqueue_many(db, requests[:10])  # warm the pool and the statement
         execute(url, "DELETE FROM jobs")
         started = time.perf_counter()
@@ -119,13 +125,15 @@ def cpu_seconds(pid: int, database: str) -> tuple[float, float]:
 
 
 def cronplane_drain(url: str, jobs: int, threads: int = 8,
-                    queue_limit: int | None = None) -> dict[str, Any]:
-    preload(url, jobs)
+                    queue_limit: int | None = None, projects: int = 1) -> dict[str, Any]:
+    preload(url, jobs, projects)
     if queue_limit is not None:
         # The limited claim path (queue_room() under the lane's advisory lock) instead of the
         # lock-free one: what a concurrency limit costs the drain.
         query(url, "UPDATE queues SET concurrency_limit = %s, per_key_limit = %s "
                    "WHERE name = 'default' RETURNING name", queue_limit, queue_limit)
+        assert scalar(url, "SELECT count(*) FROM queues WHERE concurrency_limit IS NOT NULL"), \
+            "the limit is in force"
     database = urlsplit(url).path.lstrip("/")
     env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
            "CRONPLANE_WORKER_CONCURRENCY": str(threads)}
@@ -326,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queue-limit", type=int, default=None,
                         help="drain with this concurrency_limit (and per_key_limit) on the queue")
     parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others",
-                                           "ratios"])
+                                           "ratios", "lanes"])
     parser.add_argument("--sketch-claims", default="100,500",
                         help="ratios: claim sizes of the bare-SQL sketch")
     args = parser.parse_args(argv)
@@ -340,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.only == "ratios":
         return ratios(server, args)
+    if args.only == "lanes":
+        return lanes(server, args)
     if want("drain"):
         with server.fresh() as url:
             results["drain"] = cronplane_drain(url, args.jobs, queue_limit=args.queue_limit)
@@ -420,6 +430,43 @@ def ratios(server: BenchServer, args: argparse.Namespace) -> int:
     }
     out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
     print(json.dumps(out, indent=2, default=str), flush=True)
+    return 0
+
+
+def lanes(server: BenchServer, args: argparse.Namespace) -> int:
+    """Issues 17 and 18 in one run, interleaved so drift shows: the unlimited drain of one
+    project, the same with a concurrency limit in force (1,000: the locked claim path, never
+    reached), and the same jobs dealt over 4 projects (the fair claim walks 4 lanes); three
+    interleaved rounds, compared by their means."""
+    import json
+
+    out: dict[str, Any] = {"load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
+    scenarios: dict[str, Callable[[str], dict[str, Any]]] = {
+        "unlimited, 1 project": lambda url: cronplane_drain(url, args.jobs),
+        "concurrency_limit 1000 in force": lambda url: cronplane_drain(url, args.jobs,
+                                                                       queue_limit=1000),
+        "unlimited, 4 projects": lambda url: cronplane_drain(url, args.jobs, projects=4),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in scenarios}
+    for round_ in (1, 2, 3):
+        for name, fn in scenarios.items():
+            with server.fresh() as url:
+                result = fn(url)
+            rates[name].append(result["jobs_per_s"])
+            print(f"round {round_}: {name}: {result['jobs_per_s']:,.0f} jobs/s (CPU/job: worker "
+                  f"{result['worker_cpu_us_per_job']:.0f} us, postgres "
+                  f"{result['postgres_cpu_us_per_job']:.0f} us)", flush=True)
+    mean = {name: sum(v) / len(v) for name, v in rates.items()}
+    base = mean["unlimited, 1 project"]
+    out["jobs_per_s"] = {name: [round(v) for v in values] for name, values in rates.items()}
+    out["ratios"] = {
+        "limit in force / unlimited (issue 18 target >= 0.70)":
+            round(mean["concurrency_limit 1000 in force"] / base, 2),
+        "4 projects / 1 project (issue 17 target >= 0.90)":
+            round(mean["unlimited, 4 projects"] / base, 2),
+    }
+    out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2), flush=True)
     return 0
 
 
