@@ -77,8 +77,8 @@ def test_production_stack_runs_caddy_on_80_and_443_with_persistent_certificates(
 
 def test_production_stack_takes_its_secrets_from_env_and_refuses_to_start_without_them() -> None:
     text = (REPO / "docker-compose.yml").read_text()
-    for name in ("POSTGRES_PASSWORD", "CRONPLANE_DB_PASSWORD", "CRONPLANE_SECRET_KEY",
-                 "CRONPLANE_AUDIT_KEY",
+    for name in ("POSTGRES_PASSWORD", "CRONPLANE_DB_PASSWORD", "CRONPLANE_DB_OWNER_PASSWORD",
+                 "CRONPLANE_SECRET_KEY", "CRONPLANE_AUDIT_KEY",
                  "CRONPLANE_DOMAIN"):
         assert re.search(r"\$\{" + name + r":\?", text), f"{name} should be required (${{{name}:?…}})"
     api = load_yaml("docker-compose.yml")["services"]["api"]
@@ -149,7 +149,7 @@ def psql_binary() -> str:
     return require_tool("psql", "apt-get install -y postgresql-client")
 
 
-def test_postgres_init_script_creates_an_ordinary_role_that_owns_and_migrates_its_database(
+def test_postgres_init_script_creates_an_owner_and_a_least_privilege_runtime_role(
         pg: Any) -> None:
     import secrets
     from urllib.parse import urlsplit, urlunsplit
@@ -160,34 +160,50 @@ def test_postgres_init_script_creates_an_ordinary_role_that_owns_and_migrates_it
 
     from cronplane.storage import migrator
 
-    role, database = f"cp_role_{secrets.token_hex(4)}", f"cp_init_{secrets.token_hex(4)}"
-    password = secrets.token_hex(12)
+    suffix = secrets.token_hex(4)
+    role, owner_role, database = f"cp_role_{suffix}", f"cp_owner_{suffix}", f"cp_init_{suffix}"
+    password, owner_password = secrets.token_hex(12), secrets.token_hex(12)
     admin = conninfo_to_dict(pg.admin_url)
     # The script calls `psql` as the image's entrypoint does: found on PATH, server from PG*.
     env = {"PATH": f"{Path(psql_binary()).parent}:{os.environ['PATH']}",
            "POSTGRES_USER": str(admin["user"]), "CRONPLANE_DB_USER": role,
+           "CRONPLANE_DB_OWNER": owner_role, "CRONPLANE_DB_OWNER_PASSWORD": owner_password,
            "CRONPLANE_DB_NAME": database, "CRONPLANE_DB_PASSWORD": password}
     for key, var in (("host", "PGHOST"), ("port", "PGPORT"), ("password", "PGPASSWORD")):
         if admin.get(key):
             env[var] = str(admin[key])
+
+    def url_as(name: str, secret: str) -> str:
+        parts = urlsplit(pg.url(database))
+        host = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit(parts._replace(netloc=f"{name}:{secret}@{host}"))
+
     try:
         assert_ok(run(["sh", str(REPO / "deploy/postgres/init-app-role.sh")], env=env),
                   "init-app-role.sh")
         with psycopg.connect(pg.admin_url, autocommit=True) as conn:
-            attributes = conn.execute(
-                "SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s",
-                (role,)).fetchone()
+            for name in (role, owner_role):
+                attributes = conn.execute(
+                    "SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s",
+                    (name,)).fetchone()
+                assert attributes == (False, False, False), f"{name} has extra powers: {attributes}"
             owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database "
                                  "WHERE datname = %s", (database,)).fetchone()
-        assert attributes == (False, False, False), f"{role} has extra powers: {attributes}"
-        assert owner == (role,)
-        parts = urlsplit(pg.url(database))
-        host = parts.netloc.rsplit("@", 1)[-1]
-        url = urlunsplit(parts._replace(netloc=f"{role}:{password}@{host}"))
-        migrator.upgrade(url)
-        assert migrator.schema_state(url).up_to_date, "migrations did not reach head as the app role"
+        assert owner == (owner_role,), "the owner role owns the database, not the runtime role"
+        # What the compose `migrate` service does: migrate as the owner, grant the runtime role.
+        migrator.upgrade(url_as(owner_role, owner_password), runtime_role=role)
+        runtime = url_as(role, password)
+        assert migrator.schema_state(runtime).up_to_date, "the runtime role reads the schema head"
+        with psycopg.connect(runtime, autocommit=True) as conn:
+            conn.execute("SELECT count(*) FROM jobs")
+            for statement in ("UPDATE audit_events SET action = action",
+                              "DELETE FROM audit_events",
+                              "ALTER TABLE audit_events DISABLE TRIGGER ALL"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(statement)
     finally:
         with psycopg.connect(pg.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
                          .format(sql.Identifier(database)))
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+            for name in (role, owner_role):
+                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
