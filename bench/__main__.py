@@ -1,9 +1,10 @@
-"""Benchmarks: ``python -m bench queue|scheduler|api|history|all [options]`` from the repository
+"""Benchmarks: ``python -m bench queue|scheduler|api|history|console|…|all [options]`` from the repository
 root.
 
 Each area lives in its own module (``bench/queue.py``, ``bench/scheduler.py``, ``bench/api.py``,
-``bench/history.py``, ``bench/cron.py``, ``bench/audit.py``, ``bench/output.py``) with a
-``main(argv)``; a module that is missing is reported and skipped, never fatal to the others.
+``bench/history.py``, ``bench/cron.py``, ``bench/audit.py``, ``bench/output.py``,
+``bench/console.py``) with a ``main(argv)``; a module that is missing is reported and skipped,
+never fatal to the others.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output")
+AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output", "console")
 
 
 def run(area: str, argv: list[str]) -> int:

@@ -1,0 +1,141 @@
+"""Console first paint on a slow network (issue 23): ``python -m bench console [--rounds 3]``.
+
+A real ``cronplane serve`` (console from ``frontend/dist``, execution off) on a fresh database;
+Debian's Chromium through Playwright with the network throttled to Lighthouse's "slow 4G"
+(562.5 ms latency, 1.47 Mbit/s down, 675 kbit/s up, as DevTools applies it) and the CPU slowed
+4×. Each round is a cold browser context (empty cache) that signs in through the API and opens
+the dashboard; it records first contentful paint and the time until the dashboard's heading is
+shown. The same rounds run with compression refused (``Accept-Encoding: identity``), so the
+ratio shows what the precompressed assets buy in the same run. Target: dashboard ≤ 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+from bench.databases import BenchServer
+
+REPO = Path(__file__).resolve().parents[1]
+CRONPLANE = REPO / ".venv" / "bin" / "cronplane"
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "bench-console-password"  # noqa: S105 - a throwaway admin in a throwaway database
+SLOW_4G = {"offline": False, "latency": 562.5, "downloadThroughput": 1_474_560 / 8,
+           "uploadThroughput": 675_000 / 8}
+CPU_SLOWDOWN = 4
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve(url: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    env.update({"DATABASE_URL": url, "CRONPLANE_PORT": str(port),
+                "CRONPLANE_DATA_DIR": str(data_dir), "CRONPLANE_EXECUTION": "off",
+                "CRONPLANE_STATIC_DIR": str(REPO / "frontend" / "dist"),
+                "CRONPLANE_ADMIN_USERNAME": "admin", "CRONPLANE_ADMIN_PASSWORD": PASSWORD,
+                "CRONPLANE_LOG_LEVEL": "WARNING", "CRONPLANE_ENV": "development"})
+    proc = subprocess.Popen([str(CRONPLANE), "serve"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(base + "/readyz", timeout=2).ok:
+                return proc, base
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("cronplane serve did not become ready")
+
+
+def _round(browser: Any, base: str, *, compressed: bool) -> dict[str, float]:
+    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
+    try:
+        if not compressed:
+            context.set_extra_http_headers({"Accept-Encoding": "identity"})
+        page = context.new_page()
+        # Sign in through the API (sets the session cookies), unthrottled: only the dashboard's
+        # load is measured.
+        login = page.request.post("/api/v1/auth/login",
+                                  data={"username": "admin", "password": PASSWORD})
+        assert login.ok, login.text()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        cdp.send("Network.emulateNetworkConditions", SLOW_4G)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+        started = time.perf_counter()
+        page.goto("/", wait_until="commit")
+        page.get_by_role("heading", name="Dashboard", level=1).wait_for(timeout=120_000)
+        dashboard = time.perf_counter() - started
+        fcp = page.evaluate(
+            "() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime")
+        transferred = page.evaluate(
+            "() => performance.getEntriesByType('resource')"
+            ".reduce((n, e) => n + (e.transferSize || 0), 0)"
+            " + (performance.getEntriesByType('navigation')[0]?.transferSize || 0)")
+        return {"first_contentful_paint_s": round((fcp or 0) / 1000, 2),
+                "dashboard_s": round(dashboard, 2), "transferred_kb": round(transferred / 1024)}
+    finally:
+        context.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench console", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not (REPO / "frontend" / "dist" / "index.html").is_file():
+        print("bench console: build the console first (make frontend)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    server = BenchServer(args.database_url, prefix="bench_console")
+    out: dict[str, Any] = {"load_average_at_start": [round(x, 1) for x in os.getloadavg()],
+                           "network": "slow 4G (562.5 ms, 1.47 Mbit/s down)",
+                           "cpu_slowdown": CPU_SLOWDOWN}
+    with server.fresh() as url, tempfile.TemporaryDirectory() as data:
+        proc, base = _serve(url, Path(data))
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+                rounds: dict[str, list[dict[str, float]]] = {"compressed": [], "identity": []}
+                for _ in range(args.rounds):  # interleaved, so drift hits both alike
+                    for mode, results in rounds.items():
+                        results.append(_round(browser, base, compressed=mode == "compressed"))
+                        print(f"{mode}: {results[-1]}", flush=True)
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    for mode, values in rounds.items():
+        out[mode] = {key: round(statistics.median(v[key] for v in values), 2) for key in values[0]}
+    out["target dashboard <= 3 s (compressed)"] = out["compressed"]["dashboard_s"] <= 3.0
+    out["identity / compressed dashboard time"] = round(
+        out["identity"]["dashboard_s"] / out["compressed"]["dashboard_s"], 2)
+    out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
