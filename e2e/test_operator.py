@@ -75,7 +75,10 @@ def test_operator_runs_a_schedule_now_and_watches_it_finish(
     assert job["requested_by"] == operator_api.username
     assert [a["status"] for a in job["attempts"]] == ["SUCCEEDED"]
     expect(field_row(page, "Job fields", "Requested by")).to_have_text(operator_api.username)
-    expect(page.get_by_role("link", name=f"#{schedule['id']}", exact=True)).to_be_visible()
+    # The job names its schedule (by name, not "#id") and links to it.
+    schedule_link = page.get_by_role("link", name=unique, exact=True)
+    expect(schedule_link).to_be_visible()
+    expect(schedule_link).to_have_attribute("href", f"/schedules/{schedule['id']}")
     # The trigger is audited as schedule.trigger, whichever of the two it names as the target.
     trail = [e for e in operator_api.items("/audit", action="schedule.trigger", limit=200)
              if (e["target_type"], str(e["target_id"])) in
