@@ -59,6 +59,20 @@ def operation(method: str, path: str) -> Callable[[F], F]:
     return mark
 
 
+Item = TypeVar("Item")
+
+
+def _follow(list_page: Callable[..., Any], filters: dict[str, Any]) -> Iterator[Item]:
+    """Every item of a cursor-paginated list, one page at a time."""
+    cursor: str | None = None
+    while True:
+        page = list_page(**filters, cursor=cursor)
+        yield from page["items"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            return
+
+
 class JobNotFinished(TimeoutError):
     """``wait_for_job`` gave up; ``job`` is the last state read."""
 
@@ -90,13 +104,7 @@ class Cronplane:
 
     def iter_jobs(self, **filters: Any) -> Iterator[Job]:
         """Every job matching the filters, following the cursor."""
-        cursor: str | None = None
-        while True:
-            page = self.list_jobs(**filters, cursor=cursor)
-            yield from page["items"]
-            cursor = page["next_cursor"]
-            if not cursor:
-                return
+        return _follow(self.list_jobs, filters)
 
     @operation("GET", "/jobs/{job_id}")
     def get_job(self, job_id: int) -> JobDetail:
@@ -143,13 +151,7 @@ class Cronplane:
         return cast(ScheduleList, self._http.request("GET", "/schedules", query=filters).body)
 
     def iter_schedules(self, **filters: Any) -> Iterator[Schedule]:
-        cursor: str | None = None
-        while True:
-            page = self.list_schedules(**filters, cursor=cursor)
-            yield from page["items"]
-            cursor = page["next_cursor"]
-            if not cursor:
-                return
+        return _follow(self.list_schedules, filters)
 
     @operation("GET", "/schedules/{schedule_id}")
     def get_schedule(self, schedule_id: int) -> Schedule:
