@@ -17,13 +17,10 @@ docs/what-breaks-and-what-holds.md.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import shutil
 import signal
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -47,6 +44,7 @@ from tests.acceptance.processes import (
     unfinished,
     wait_until,
 )
+from tests.support.private_postgres import PrivatePostgres, private_postgres
 
 LEASE = 2.0  # attempt lease: a killed worker's attempt is reclaimed within lease + watchdog
 QUEUE_ENV = {"CRONPLANE_ATTEMPT_LEASE_SECONDS": str(LEASE), "CRONPLANE_WORKER_CONCURRENCY": "4",
@@ -320,58 +318,10 @@ def test_terminating_every_connection_20_times_loses_nothing_and_recovers(
 
 
 # -- Postgres immediate restart -------------------------------------------------------------------
-class PrivatePostgres:
-    """An embedded server of this test's own (so restarting it disturbs no other test run),
-    with the same ordinary application role as production."""
-
-    def __init__(self, root: Path) -> None:
-        from cronplane.storage.embedded import (
-            APP_ROLE,
-            ensure_app_database,
-            owner_uri,
-            start_embedded,
-        )
-
-        self.embedded = start_embedded(root / "pg", stop_on_exit=True)
-        self.url = ensure_app_database(self.embedded, database="cronplane")
-        from cronplane.storage import migrator
-
-        migrator.upgrade(owner_uri(self.embedded, "cronplane"), runtime_role=APP_ROLE)
-
-    def restart_immediate(self) -> float:
-        """Crash-restart (``pg_ctl restart -m immediate``: no checkpoint, WAL recovery)."""
-        from pgserver._commands import pg_ctl  # type: ignore[import-untyped]
-
-        server: Any = self.embedded.server
-        started = time.monotonic()
-        pg_ctl(["-w", "-m", "immediate", "restart"], pgdata=server.pgdata,
-               user=server.system_user, timeout=60)
-        return time.monotonic() - started
-
-    def close(self) -> None:
-        from pgserver._commands import pg_ctl
-
-        server: Any = self.embedded.server
-        # pgserver only stops the postmaster it started itself, and a restart replaced it.
-        with contextlib.suppress(Exception):
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user,
-                   timeout=60)
-        server.cleanup()
-
-
 @pytest.fixture
 def private_pg() -> Iterator[PrivatePostgres]:
-    pytest.importorskip("pgserver", reason="needs the pgserver package to run a private server")
-    # Not under pytest's tmp_path: its root is private to our user, and when we run as root the
-    # server runs as pgserver's own system user, which must be able to reach its data dir.
-    root = Path(tempfile.mkdtemp(prefix="cronplane-restart-"))
-    root.chmod(0o755)
-    try:
-        server = PrivatePostgres(root)
+    with private_postgres("cronplane-restart-") as server:
         yield server
-        server.close()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def restart_postgres_under_load(private_pg: PrivatePostgres, tmp_path: Path,
