@@ -3384,7 +3384,7 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
-                /** @description Full-text search over name, handler, description */
+                /** @description #6 is schedule 6; 6 is schedule 6 or the word; otherwise each word a prefix of the name, handler or description */
                 q?: string | null;
                 paused?: boolean | null;
                 include_deleted?: boolean;

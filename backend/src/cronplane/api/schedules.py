@@ -174,7 +174,9 @@ class ScheduleCreateSchema(ScheduleUpdateSchema):
 
 class ScheduleListArgsSchema(ListArgsSchema, ProjectFilterArgs):
     q = SafeString(load_default=None, validate=validate.Length(max=200),
-                   metadata={"description": "Full-text search over name, handler, description"})
+                   metadata={"description": "#6 is schedule 6; 6 is schedule 6 or the word; "
+                                            "otherwise each word a prefix of the name, "
+                                            "handler or description"})
     paused = fields.Boolean(load_default=None)
     include_deleted = fields.Boolean(load_default=False)
     health = fields.List(fields.String(validate=validate.OneOf([str(s) for s in HealthState])),

@@ -50,6 +50,7 @@ from cronplane.management.pagination import Page, check_limit, decode_cursor, pa
 from cronplane.storage import notify
 from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
+from cronplane.storage.schedule_search import search_condition
 
 MAX_PAUSE_REASON = 1000
 EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
@@ -64,7 +65,6 @@ CHANNEL_NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 # -- validation ----------------------------------------------------------------------------------
@@ -254,9 +254,8 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
                    health: list[str] | None = None) -> Page[Schedule]:
     """Newest first, keyset by id, in the caller's projects (``project`` narrows them);
     ``health`` keeps the schedules in one of those health states (as ``Schedule.health`` reads
-    them: a paused schedule is ``paused`` whatever was last evaluated). ``q``
-    matches whole words and word prefixes of the name, handler and description through the
-    ``search`` tsvector (GIN index)."""
+    them: a paused schedule is ``paused`` whatever was last evaluated). ``q`` is read as on the
+    jobs list (``storage.schedule_search``): ``#6``, ``6`` and word prefixes."""
     size = check_limit(limit)
     after = decode_cursor(cursor)
     query = scope.restrict(select(Schedule), Schedule.project, actor, project)
@@ -266,15 +265,8 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
         query = query.where(Schedule.paused.is_(paused))
     if health:
         query = query.where(_health_in(set(health)))
-    words = _WORD.findall(q or "")
-    if words:
-        # Only word characters reach to_tsquery (no operators from the user), each a prefix.
-        tsquery = " & ".join(f"{word.lower()}:*" for word in words[:16])
-        # The text parser reads tokens such as "638e8f" as numbers and splits them, so a name is
-        # also matched as a plain substring; the registry is small, history is never scanned so.
-        needle = (q or "").strip()[:200].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(or_(Schedule.search.op("@@")(func.to_tsquery("simple", tsquery)),
-                                Schedule.name.ilike(f"%{needle}%", escape="\\")))
+    if q is not None and q.strip():
+        query = query.where(search_condition(q))
     if after is not None:
         query = query.where(Schedule.id < after["id"])
     query = query.order_by(Schedule.id.desc()).limit(size + 1)

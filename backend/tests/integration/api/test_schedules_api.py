@@ -117,6 +117,27 @@ def test_list_pagination_and_search(clients) -> None:
     assert clients.viewer.get(f"{URL}?limit=0").status_code == 422
 
 
+def test_search_finds_a_schedule_by_id_and_names_by_prefix(clients) -> None:
+    tag = uuid.uuid4().hex[:6]  # other tests of this module share the database
+    nightly = _create(clients, f"nightly-{tag}", description="quarterly revenue by region")
+    other = _create(clients, f"zz{tag}-purge")
+
+    def ids(q: str) -> list[int]:
+        response = clients.viewer.get(URL, query_string={"q": q})
+        assert response.status_code == 200, response.json
+        return [s["id"] for s in response.json["items"]]
+
+    assert ids(f"#{nightly['id']}") == [nightly["id"]], "#id is only that schedule"
+    assert nightly["id"] in ids(str(nightly["id"])), "a bare id names its schedule too"
+    assert ids(f"nightly-{tag[:3]}") == [nightly["id"]], "a prefix of the name"
+    assert ids(f"NIGHTLY-{tag}".upper()) == [nightly["id"]], "case does not matter"
+    assert ids(f"quarterl nightly-{tag}") == [nightly["id"]], "every word a prefix"
+    assert ids(f"zz{tag}") == [other["id"]]
+    assert ids(f"nightly-{tag} nothing") == []
+    assert ids("& | !") == [] and ids("%") == [], "syntax characters are no query"
+    assert ids(f"#{other['id'] + 1000}") == []
+
+
 def test_roles(clients, database_url) -> None:
     created = _create(clients)
     path = f"{URL}/{created['id']}"

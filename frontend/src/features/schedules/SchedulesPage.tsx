@@ -85,6 +85,7 @@ export function SchedulesPage() {
       <Group align="flex-end" role="search" aria-label="Schedule filters">
         <TextInput
           label="Search"
+          placeholder="#id, name, handler…"
           type="search"
           w={240}
           value={search}
