@@ -53,6 +53,13 @@ def test_submit_wait_show_and_list_jobs(server, token) -> None:
 
     failing = cli(server, token, "jobs", "submit", "fail", "--wait", "--payload", '{"message": "x"}')
     assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert " DEAD" in failing.stdout, "the wait ends on DEAD, a finished status"
+
+    slow = cli(server, token, "jobs", "submit", "sleep", "--payload", '{"seconds": 30}', "--wait",
+               "--wait-timeout", "0.2")
+    assert slow.returncode == 1 and "after 0.2 s" in slow.stderr, slow.stdout + slow.stderr
+    slow_id = slow.stderr.split("#", 1)[1].split()[0]
+    assert cli(server, token, "jobs", "cancel", slow_id).returncode == 0, "free the worker slot"
 
 
 def test_schedule_commands_and_refusals(server, token) -> None:

@@ -41,10 +41,11 @@ from cronplane.client.models import (
     ScheduleUpdate,
     ScheduleVersion,
 )
+from cronplane.domain.states import FINISHED_JOB_STATUSES
 
 __all__ = ["TERMINAL_STATUSES", "ApiError", "Cronplane", "JobNotFinished"]
 
-TERMINAL_STATUSES = frozenset({"SUCCEEDED", "DEAD", "CANCELLED"})
+TERMINAL_STATUSES = FINISHED_JOB_STATUSES  # a job in one of these never changes again
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,6 +88,13 @@ class Cronplane:
 
     def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
         self._http = ApiClient(url, token, timeout)
+
+    @classmethod
+    def over(cls, http: ApiClient) -> Cronplane:
+        """The typed client on an HTTP client already made (the CLI's, from --url/--token)."""
+        client = cls.__new__(cls)
+        client._http = http
+        return client
 
     # -- jobs ------------------------------------------------------------------------------------
 

@@ -13,16 +13,18 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import click
 
+from cronplane.client.api import Cronplane, JobNotFinished
 from cronplane.client.http import ApiClient, ApiError
+from cronplane.client.models import JobCreate
+from cronplane.domain.states import FINISHED_JOB_STATUSES, JobStatus
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 5
-FINISHED = ("SUCCEEDED", "FAILED", "DEAD", "CANCELLED")
 FOLLOW_POLL = 0.5  # seconds between reads of a running attempt's output
 
 
@@ -111,18 +113,16 @@ def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | N
         body["priority"] = priority
     if max_attempts is not None:
         body["max_attempts"] = max_attempts
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-    job = api.request("POST", "/jobs", body, headers=headers).body
+    client = Cronplane.over(api)
+    job = client.submit_job(cast(JobCreate, body), idempotency_key=idempotency_key)
     if not wait:
         return job, f"submitted job #{job['id']} ({job['status']})"
-    deadline = time.monotonic() + wait_timeout
-    while job["status"] not in FINISHED:
-        if time.monotonic() > deadline:
-            _fail(f"job #{job['id']} still {job['status']} after {wait_timeout:g} s", EXIT_REFUSED)
-        time.sleep(0.5)  # a poll of the API, not a test wait
-        job = api.request("GET", f"/jobs/{job['id']}").body
-    return (job, f"job #{job['id']} {job['status']}",
-            0 if job["status"] == "SUCCEEDED" else EXIT_REFUSED)
+    try:
+        done = client.wait_for_job(job["id"], timeout=wait_timeout)
+    except JobNotFinished as exc:
+        _fail(str(exc), EXIT_REFUSED)
+    return (done, f"job #{done['id']} {done['status']}",
+            0 if done["status"] == JobStatus.SUCCEEDED else EXIT_REFUSED)
 
 
 @jobs.command("ls")
@@ -171,14 +171,14 @@ def jobs_logs(api: ApiClient, job_id: int, *, number: int | None, follow: bool) 
             _follow_attempt(api, job_id, current)
             current += 1
         job = api.request("GET", f"/jobs/{job_id}").body
-        if job["status"] in FINISHED and not any(a["number"] >= current
+        if job["status"] in FINISHED_JOB_STATUSES and not any(a["number"] >= current
                                                  for a in job["attempts"]):
             break
         if not any(a["number"] == current for a in job["attempts"]):
             time.sleep(FOLLOW_POLL)  # waiting for the next attempt (a retry's back-off)
             job = api.request("GET", f"/jobs/{job_id}").body
     click.echo(f"job #{job_id} {job['status']}", err=True)
-    sys.exit(0 if job["status"] == "SUCCEEDED" else EXIT_REFUSED)
+    sys.exit(0 if job["status"] == JobStatus.SUCCEEDED else EXIT_REFUSED)
 
 
 def _print_output(api: ApiClient, job_id: int, number: int, offset: int) -> tuple[int, str]:
