@@ -1462,7 +1462,11 @@ export interface components {
             result: unknown;
             /** Format: date-time */
             run_at: string;
+            /** @description Its schedule is deleted; given with schedule_name */
+            schedule_deleted?: boolean | null;
             schedule_id: number | null;
+            /** @description The name of its schedule (a deleted one keeps it); given by GET /jobs and GET /jobs/{id}, null without a schedule */
+            schedule_name?: string | null;
             /** @description The schedule version whose definition made this job */
             schedule_version: number | null;
             /** Format: date-time */
@@ -1546,7 +1550,11 @@ export interface components {
             result: unknown;
             /** Format: date-time */
             run_at: string;
+            /** @description Its schedule is deleted; given with schedule_name */
+            schedule_deleted?: boolean | null;
             schedule_id: number | null;
+            /** @description The name of its schedule (a deleted one keeps it); given by GET /jobs and GET /jobs/{id}, null without a schedule */
+            schedule_name?: string | null;
             /** @description The schedule version whose definition made this job */
             schedule_version: number | null;
             /** Format: date-time */

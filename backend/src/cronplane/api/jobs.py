@@ -49,7 +49,7 @@ JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at", "rerun_of", "queue", "concurrency_key",
-              "schedule_version")
+              "schedule_version", "schedule_name", "schedule_deleted")
 
 
 class FailureText(fields.String):
@@ -90,6 +90,13 @@ class JobSchema(ma.Schema):
     schedule_version = fields.Integer(
         required=True, allow_none=True,
         metadata={"description": "The schedule version whose definition made this job"})
+    schedule_name = fields.String(
+        allow_none=True,
+        metadata={"description": "The name of its schedule (a deleted one keeps it); given by "
+                                 "GET /jobs and GET /jobs/{id}, null without a schedule"})
+    schedule_deleted = fields.Boolean(
+        allow_none=True,
+        metadata={"description": "Its schedule is deleted; given with schedule_name"})
 
 
 class AttemptSchema(ma.Schema):

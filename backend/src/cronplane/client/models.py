@@ -350,7 +350,9 @@ class Job(TypedDict):
     rerun_of: int | None
     result: Any
     run_at: str
+    schedule_deleted: NotRequired[bool | None]
     schedule_id: int | None
+    schedule_name: NotRequired[str | None]
     schedule_version: int | None
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]
@@ -395,7 +397,9 @@ class JobDetail(TypedDict):
     rerun_of: int | None
     result: Any
     run_at: str
+    schedule_deleted: NotRequired[bool | None]
     schedule_id: int | None
+    schedule_name: NotRequired[str | None]
     schedule_version: int | None
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Select, select, union_all
 from sqlalchemy.orm import aliased
+from sqlalchemy.orm.attributes import set_committed_value
 
 from cronplane.domain.limits import BIGINT_MAX
 from cronplane.domain.roles import Role
@@ -29,7 +30,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage.job_search import search_condition
-from cronplane.storage.models import Attempt, Job
+from cronplane.storage.models import Attempt, Job, Schedule
 
 MAX_QUERY_LENGTH = 200
 
@@ -88,14 +89,15 @@ def list_jobs(
         return stmt.order_by(Job.id.desc()).limit(size + 1)
 
     if len(wanted) <= 1:
-        stmt = scan(wanted[0] if wanted else None)
+        stmt = _with_schedule(scan(wanted[0] if wanted else None), Job.schedule_id)
     else:
         merged = union_all(*(scan(status) for status in wanted)).subquery()
         row = aliased(Job, merged)
-        stmt = select(row).order_by(merged.c.id.desc()).limit(size + 1)
+        stmt = _with_schedule(select(row).order_by(merged.c.id.desc()).limit(size + 1),
+                              merged.c.schedule_id)
     # One statement: no transaction around it (saves the BEGIN and ROLLBACK round trips).
     with ctx.db.single_read() as session:
-        rows = list(session.scalars(stmt))
+        rows = _named(session.execute(stmt))
     return page_by_id(rows, size)
 
 
@@ -104,13 +106,36 @@ def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:
     if not 1 <= job_id <= BIGINT_MAX:
         raise NotFound(missing)
     with ctx.db.read_session() as session:
-        job = session.scalars(select(Job).where(Job.id == job_id)).one_or_none()
-        if job is None:
+        found = _named(session.execute(
+            _with_schedule(select(Job).where(Job.id == job_id), Job.schedule_id)))
+        if not found:
             raise NotFound(missing)
+        job = found[0]
         scope.require(actor, job.project, Role.VIEWER, missing=missing)
         attempts = list(session.scalars(
             select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)))
     return JobDetail(job=job, attempts=attempts)
+
+
+def _with_schedule(stmt: Select[Any], schedule_id: Any) -> Select[Any]:
+    """``stmt`` (of jobs) with the name of each job's schedule and whether it is deleted (a
+    deleted schedule keeps its name). Scalar subqueries in the select list: evaluated for the
+    rows returned only (a primary-key lookup each), so the history scan's plan stays the same."""
+    of_job = Schedule.id == schedule_id
+    return stmt.add_columns(select(Schedule.name).where(of_job).scalar_subquery(),
+                            select(Schedule.deleted_at.is_not(None)).where(of_job)
+                            .scalar_subquery())
+
+
+def _named(result: Any) -> list[Job]:
+    """The jobs of a ``_with_schedule`` result, each holding its ``schedule_name`` and
+    ``schedule_deleted`` (loaded values: nothing to flush)."""
+    jobs = []
+    for job, name, deleted in result:
+        set_committed_value(job, "schedule_name", name)
+        set_committed_value(job, "schedule_deleted", deleted)
+        jobs.append(job)
+    return jobs
 
 
 def _statuses(statuses: Iterable[str]) -> list[str]:

@@ -30,7 +30,14 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    column_property,
+    mapped_column,
+    query_expression,
+    relationship,
+)
 
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.fire_ledger import SkipKind
@@ -475,6 +482,11 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     started_at: Mapped[datetime | None] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
+    # Not columns: filled by the history reads (management.history, one select) with the
+    # name of the schedule that made the job and whether it is deleted, so a client never looks
+    # names up in a page of schedules. None where not read so, and for jobs without a schedule.
+    schedule_name: Mapped[str | None] = query_expression()
+    schedule_deleted: Mapped[bool | None] = query_expression()
 
     __table_args__ = (
         CheckConstraint(_in("status", JobStatus), name="status"),

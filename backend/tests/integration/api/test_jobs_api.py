@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 
 from tests.integration.api.job_seed import insert_job, insert_schedule
@@ -52,7 +53,7 @@ def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
             "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
             "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
             "finished_at", "attempts", "rerun_of", "queue", "concurrency_key",
-            "schedule_version"} == set(job)
+            "schedule_version", "schedule_name", "schedule_deleted"} == set(job)
     assert job["created_at"].endswith("Z") and job["finished_at"].endswith("Z")
     assert [a["number"] for a in job["attempts"]] == [1, 2, 3]
     assert [a["status"] for a in job["attempts"]] == ["FAILED", "TIMED_OUT", "LOST"]
@@ -74,6 +75,32 @@ def test_filters(clients, seeded) -> None:
         seeded["dead"]]
     assert viewer.get("/api/v1/jobs?created_after=2999-01-01T00:00:00Z").json["items"] == []
     assert viewer.get("/api/v1/jobs?created_before=2000-01-01T00:00:00Z").json["items"] == []
+
+
+def test_job_rows_name_their_schedule_and_say_when_it_is_deleted(clients, seeded,
+                                                                 database_url) -> None:
+    # Past the first 200 schedules too: the name travels with the row, not with a schedule page.
+    with psycopg.connect(database_url) as conn:
+        conn.execute("INSERT INTO schedules (name, handler, cron) SELECT 'bulk-' || n, 'noop', "
+                     "'0 * * * * *' FROM generate_series(1, 210) AS n")
+    late = insert_schedule(database_url, "named-after-210")
+    gone = insert_schedule(database_url, "deleted-one")
+    late_job, gone_job = insert_job(database_url, schedule_id=late), insert_job(
+        database_url, status="DEAD", schedule_id=gone)
+    with psycopg.connect(database_url) as conn:
+        conn.execute("UPDATE schedules SET deleted_at = now() WHERE id = %s", (gone,))
+    rows = {j["id"]: j for j in clients.viewer.get("/api/v1/jobs?limit=200").json["items"]}
+    assert (rows[late_job]["schedule_name"], rows[late_job]["schedule_deleted"]) == (
+        "named-after-210", False)
+    assert (rows[gone_job]["schedule_name"], rows[gone_job]["schedule_deleted"]) == (
+        "deleted-one", True), "a deleted schedule keeps its name and says it is deleted"
+    assert rows[seeded["dead"]]["schedule_name"] is None, "no schedule, no name"
+    # Several statuses are a merged scan: the names come with it as well.
+    merged = clients.viewer.get("/api/v1/jobs?status=DEAD&status=SUCCEEDED&limit=200").json
+    by_id = {j["id"]: j for j in merged["items"]}
+    assert by_id[gone_job]["schedule_name"] == "deleted-one" and by_id[gone_job]["schedule_deleted"]
+    detail = clients.viewer.get(f"/api/v1/jobs/{late_job}").json
+    assert (detail["schedule_name"], detail["schedule_deleted"]) == ("named-after-210", False)
 
 
 def test_search_finds_a_job_by_id_and_words_by_prefix(clients, seeded, database_url) -> None:

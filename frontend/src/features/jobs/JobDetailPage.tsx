@@ -3,7 +3,7 @@ import { Link, useParams } from 'react-router';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { FailureText } from '../../components/FailureText';
 import { JsonBlock } from '../../components/JsonBlock';
-import { useScheduleNames } from '../../api/queries/schedule-names';
+import { ScheduleLink } from '../../components/ScheduleLink';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -19,7 +19,6 @@ import { RerunDialog } from './RerunDialog';
 export function JobDetailPage() {
   const id = Number(useParams().id);
   const job = useJob(id);
-  const scheduleNames = useScheduleNames();
   const cancel = useCancelJob();
   const retry = useRetryJob();
   const j = job.data;
@@ -84,13 +83,7 @@ export function JobDetailPage() {
                       )}
                     </Row>
                     <Row label="Schedule">
-                      {j.schedule_id ? (
-                        <Anchor component={Link} to={`/schedules/${j.schedule_id}`}>
-                          {scheduleNames.get(j.schedule_id) ?? `#${j.schedule_id}`}
-                        </Anchor>
-                      ) : (
-                        '—'
-                      )}
+                      <ScheduleLink id={j.schedule_id} name={j.schedule_name} deleted={j.schedule_deleted} />
                       {j.schedule_id && j.schedule_version ? ` (version ${j.schedule_version})` : ''}
                     </Row>
                     <Row label="Priority">{j.priority}</Row>

@@ -1,8 +1,8 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { aHandler, aJob } from '../../test/factories';
+import { aHandler, aJob, aSchedule } from '../../test/factories';
 import { fakeApi, fill, json, renderScreen } from '../../test/render';
 import { JobsPage } from './JobsPage';
 
@@ -46,5 +46,32 @@ describe('jobs page', () => {
     await userEvent.click(await screen.findByRole('option', { name: 'RUNNING' }));
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('status=RUNNING'));
     expect(await screen.findByText('No jobs match these filters.')).toBeInTheDocument();
+  });
+
+  it('names each job\'s schedule from the row itself, says DELETED, and labels a chosen schedule found by id', async () => {
+    // Schedule 907 is not in the picker's first answer (as one past the first 200 would not be).
+    const rows = [
+      aJob({ id: 21, schedule_id: 907, schedule_name: 'late-registry-entry', schedule_deleted: false, trigger: 'schedule' }),
+      aJob({ id: 22, schedule_id: 5, schedule_name: 'retired-report', schedule_deleted: true, trigger: 'schedule' }),
+    ];
+    const fake = fakeApi({
+      'GET /jobs': () => json({ items: rows, next_cursor: null }),
+      'GET /handlers': () => json([]),
+      'GET /schedules': () => json({ items: [aSchedule({ id: 1, name: 'first-page-only' })], next_cursor: null }),
+      'GET /schedules/907': () => json(aSchedule({ id: 907, name: 'late-registry-entry' })),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs?schedule_id=907' });
+    const table = await screen.findByRole('table', { name: 'Jobs' });
+    expect(within(table).getByRole('link', { name: 'late-registry-entry' })).toHaveAttribute('href', '/schedules/907');
+    const retired = within(table).getByRole('link', { name: 'retired-report' });
+    expect(retired.parentElement).toHaveTextContent(/deleted/i);
+    expect(within(table).getAllByText(/^deleted$/i)).toHaveLength(1);
+    await waitFor(() => expect(screen.getByLabelText('Schedule', { selector: 'input' })).toHaveValue('late-registry-entry'));
+    // Typing searches on the server (its #id and prefix search), not in a page fetched once.
+    await fill(screen.getByLabelText('Schedule', { selector: 'input' }), 'x');
+    await waitFor(() =>
+      expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/schedules' && new URL(c.url).searchParams.get('q') === 'late-registry-entryx')).toBe(true),
+    );
   });
 });

@@ -9,7 +9,8 @@ import { useQueues } from '../../api/queries/list-queues';
 import { JOB_STATUSES, type Job, type JobStatus } from '../../api/types';
 import { CursorPager, totalText } from '../../components/CursorPager';
 import { PollingPicker } from '../../components/PollingPicker';
-import { useScheduleNames } from '../../api/queries/schedule-names';
+import { useScheduleOptions } from '../../api/queries/schedule-options';
+import { ScheduleLink } from '../../components/ScheduleLink';
 import { usePolling } from '../../lib/polling';
 import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useJobCount } from './api/count-jobs';
@@ -23,7 +24,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
 
-const baseColumns = (scheduleNames: Map<number, string>): ColumnDef<Job, unknown>[] => [
+const baseColumns: ColumnDef<Job, unknown>[] = [
   {
     header: 'Job',
     accessorKey: 'id',
@@ -41,14 +42,7 @@ const baseColumns = (scheduleNames: Map<number, string>): ColumnDef<Job, unknown
   {
     header: 'Schedule',
     accessorKey: 'schedule_id',
-    cell: ({ row }) =>
-      row.original.schedule_id ? (
-        <Anchor component={Link} to={`/schedules/${row.original.schedule_id}`}>
-          {scheduleNames.get(row.original.schedule_id) ?? `#${row.original.schedule_id}`}
-        </Anchor>
-      ) : (
-        '—'
-      ),
+    cell: ({ row }) => <ScheduleLink id={row.original.schedule_id} name={row.original.schedule_name} deleted={row.original.schedule_deleted} />,
   },
   { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
   {
@@ -90,7 +84,8 @@ export function JobsPage() {
   };
   const polling = usePolling(5000);
   const jobs = useJobs(filters, polling.refetchInterval);
-  const scheduleNames = useScheduleNames();
+  const [scheduleSearch, setScheduleSearch] = useState('');
+  const scheduleOptions = useScheduleOptions(scheduleSearch, filters.schedule_id);
   const [search, setSearch] = useState(filters.q ?? '');
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   // Row selection for bulk actions. It belongs to the filters it was made under: changing them
@@ -127,7 +122,7 @@ export function JobsPage() {
         />
       ),
     },
-    ...baseColumns(scheduleNames),
+    ...baseColumns,
   ];
   const matchFilters = {
     status: filters.status,
@@ -181,11 +176,15 @@ export function JobsPage() {
         <Select
           label="Schedule"
           placeholder="Any"
-          data={[...scheduleNames].map(([id, name]) => ({ value: String(id), label: name }))}
+          data={scheduleOptions}
           value={filters.schedule_id ? String(filters.schedule_id) : null}
           onChange={(v) => set({ schedule_id: v })}
           clearable
           searchable
+          onSearchChange={setScheduleSearch}
+          // The server searched already (#id, name prefixes): keep its answer as it is.
+          filter={({ options }) => options}
+          nothingFoundMessage="No schedule found"
           w={200}
         />
         <TextInput
