@@ -48,19 +48,21 @@ class BenchServer:
 
     def create(self, *, migrate: bool = True) -> tuple[str, str]:
         """A new database (owned by the owner role when embedded): its name and the runtime
-        role's URL."""
+        role's URL (the owner's when not migrated)."""
         name = f"{self.prefix}_{secrets.token_hex(4)}"
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
             if self.owner:
                 statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
             conn.execute(statement)
-        url = self._url_for(name)
-        if migrate:
-            from cronplane.storage import migrator
+        if not migrate:
+            # An unmigrated database is for a peer (PgQueuer, Procrastinate) that installs its own
+            # schema: it needs the owner, since the runtime role may not create in it.
+            return name, self._owner_url_for(name)
+        from cronplane.storage import migrator
 
-            migrator.upgrade(self._owner_url_for(name), runtime_role=self.runtime_role)
-        return name, url
+        migrator.upgrade(self._owner_url_for(name), runtime_role=self.runtime_role)
+        return name, self._url_for(name)
 
     def drop(self, name: str) -> None:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
