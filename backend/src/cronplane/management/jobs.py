@@ -36,7 +36,7 @@ from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFo
 from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob
-from cronplane.storage.models import Job
+from cronplane.storage.models import IDEMPOTENCY_KEYED, Job
 from cronplane.storage.notify import JOBS
 
 QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
@@ -221,9 +221,10 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
         values["run_at"] = request.run_at
     statement = insert(Job).values(**values)
     if idempotency_key is not None:
-        # Under concurrency the UNIQUE constraint decides: the loser waits for the winner's
+        # Under concurrency the unique index decides: the loser waits for the winner's
         # commit, inserts nothing, and reads the winner's job below.
-        statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"])
+        statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"],
+                                                      index_where=IDEMPOTENCY_KEYED)
     # The whole row comes back with the insert, and the wake-up rides in its RETURNING: one
     # round trip where there were three (insert, re-read, NOTIFY). Postgres folds identical
     # notifications of one transaction into one, so a caller that enqueues several jobs in its

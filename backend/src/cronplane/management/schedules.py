@@ -48,7 +48,7 @@ from cronplane.management.jobs import (
 )
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
-from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
+from cronplane.storage.models import IDEMPOTENCY_KEYED, Job, Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 from cronplane.storage.schedule_search import search_condition
 
@@ -513,7 +513,8 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                     for k, t in missing]
             # One statement; the unique key settles a race with the scheduler or another backfill.
             inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(
-                index_elements=["idempotency_key"]).returning(Job.id)).scalars().all()
+                index_elements=["idempotency_key"], index_where=IDEMPOTENCY_KEYED).returning(Job.id)
+            ).scalars().all()
             enqueued = len(inserted)
             projects.spend_enqueue_quota(session, schedule.project, enqueued)
             audit.record(session, actor, "schedule.backfill", target_type="schedule",

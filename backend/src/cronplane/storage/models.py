@@ -444,6 +444,11 @@ class ScheduleVersion(Base):
     changes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
 
 
+# The predicate of uq_jobs_idempotency_key: ON CONFLICT (idempotency_key) names it to infer the
+# partial unique index as its arbiter.
+IDEMPOTENCY_KEYED = text("idempotency_key IS NOT NULL")
+
+
 class Job(Base):
     __tablename__ = "jobs"
 
@@ -470,7 +475,8 @@ class Job(Base):
     # trigger "rerun": the job this one copies (with the changes its audit event lists).
     rerun_of: Mapped[int | None] = mapped_column(
         BigInteger, ForeignKey("jobs.id", ondelete="SET NULL"))
-    idempotency_key: Mapped[str | None] = mapped_column(Text, unique=True)
+    # Unique where set: uq_jobs_idempotency_key below (partial, migration 0020).
+    idempotency_key: Mapped[str | None] = mapped_column(Text)
     request_fingerprint: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[str | None] = mapped_column(Text)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
@@ -508,14 +514,20 @@ class Job(Base):
         # ON DELETE SET NULL of rerun_of: without it every deleted job (a purge) scanned the
         # whole table for its reruns (migration 0019).
         Index("ix_jobs_rerun_of", "rerun_of", postgresql_where=text("rerun_of IS NOT NULL")),
-        Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC")),
+        # Partial on IS NOT NULL (migration 0020): claims and completions of jobs without a
+        # schedule or a key, most of them, write no entry here.
+        Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC"),
+              postgresql_where=text("schedule_id IS NOT NULL")),
+        # ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL names it.
+        Index("uq_jobs_idempotency_key", "idempotency_key", unique=True,
+              postgresql_where=IDEMPOTENCY_KEYED),
         Index("ix_jobs_handler_id", "handler", text("id DESC")),
         Index("ix_jobs_created_at_id", "created_at", "id"),
         Index("ix_jobs_finished_at", "finished_at",
               postgresql_where=text("finished_at IS NOT NULL")),
         # overlap=forbid and stats: running jobs of a schedule.
         Index("ix_jobs_running_schedule", "schedule_id",
-              postgresql_where=text("status = 'RUNNING'")),
+              postgresql_where=text("status = 'RUNNING' AND schedule_id IS NOT NULL")),
         # The health evaluator's lateness probe (migration 0011): fires waiting to start.
         Index("ix_jobs_unstarted_schedule", "schedule_id", "fire_time",
               postgresql_where=text("status = 'PENDING' AND attempt_count = 0 "
