@@ -4,7 +4,8 @@ Pure arithmetic over what the worker tells it (threads busy, tasks queued, handl
 it is unit-tested without a worker, a thread or a database. The buffer (River/Oban-style) is at
 most ``cap`` jobs and at most what the threads get through in ``wait`` seconds at the recent run
 time (a moving average): short handlers get a deep buffer, long ones none, so a slow job never
-sits in one process's buffer while another process has idle threads.
+sits in one process's buffer while another process has idle threads. The next claim goes out when
+the buffer is down to half, so its round trip overlaps with the other half running.
 """
 
 from __future__ import annotations
@@ -33,22 +34,26 @@ class PrefetchPolicy:
             return self.cap
         return int(budget / average)
 
-    @property
-    def prefetching(self) -> bool:
-        return self.buffer_size() > 0
+    def low_water(self, buffer: int) -> int:
+        """Queued jobs at or below which the next claim goes out: half the buffer, and at least
+        one round of work for the threads. The claim is then in flight while the other half
+        runs (pipelined), instead of the threads running dry during its round trip; a claim
+        still tops the buffer up by about half of it, so claims stay large."""
+        return max(self.concurrency, buffer // 2)
 
     def claim_limit(self, *, held: int, queued: int) -> int:
         """How many jobs to claim now, with ``held`` tasks claimed (running or buffered) and
-        ``queued`` of them not started. With a buffer, wait until it runs low (at most one round
-        of work left in it) so claims stay large instead of one round trip per freed slot."""
+        ``queued`` of them not started. With a buffer, wait until it is down to its low water
+        mark, so claims stay large instead of one round trip per freed slot."""
         buffer = self.buffer_size()
         if not buffer:
             return max(0, self.concurrency - held)
-        if queued > self.concurrency:
+        if queued > self.low_water(buffer):
             return 0
         return max(0, self.concurrency + buffer - held)
 
     def claim_when_slot_frees(self, *, queued: int) -> bool:
         """Whether a finished handler should wake the claim loop: always without a buffer; with
-        one, only once it runs low (no wake-up per finished job)."""
-        return not self.prefetching or queued <= self.concurrency
+        one, only once it is down to its low water mark (no wake-up per finished job before)."""
+        buffer = self.buffer_size()
+        return not buffer or queued <= self.low_water(buffer)

@@ -81,7 +81,12 @@ class LoopService:
             return stopped
 
     def wake(self) -> None:
-        self._wake.set()
+        # Executor threads call this once per finished job near the end of a buffer; skipping
+        # the set (a lock and a notify) when it is already set loses nothing: the loop clears
+        # the flag only after its wait returned and before its next tick, which then sees
+        # whatever the caller changed before calling wake().
+        if not self._wake.is_set():
+            self._wake.set()
 
     def wait_for_ticks(self, count: int, timeout: float = 10.0) -> bool:
         """Block until ``count`` more ticks have completed (for tests)."""

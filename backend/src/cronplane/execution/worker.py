@@ -327,7 +327,8 @@ class Worker(LoopService):
     def _after_slot_freed(self) -> None:
         if self._idle or self.stopping:
             return
-        # With a buffer, the loop only claims once it runs low: no wake-up per finished job.
+        # With a buffer, the loop only claims once it is down to its low water mark (half of
+        # it): no wake-up per finished job before that.
         if self.prefetch.claim_when_slot_frees(queued=self.pool.queued):
             self.wake()
 

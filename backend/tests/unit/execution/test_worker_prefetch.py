@@ -44,6 +44,17 @@ def test_a_busy_worker_claims_only_what_is_free_and_waits_for_a_low_buffer() -> 
     assert policy(None).claim_when_slot_frees(queued=100)
 
 
+def test_a_deep_buffer_is_refilled_at_half_so_the_claim_overlaps_with_the_rest() -> None:
+    deep = policy(0.0001)  # buffer 128: the low water mark is 64 queued jobs
+    assert deep.claim_limit(held=8 + 65, queued=65) == 0
+    assert not deep.claim_when_slot_frees(queued=65)
+    assert deep.claim_limit(held=8 + 64, queued=64) == 64  # tops the buffer up to 8 + 128
+    assert deep.claim_when_slot_frees(queued=64)
+    shallow = policy(0.02)  # buffer 20: never below one round (8) of work
+    assert shallow.claim_limit(held=8 + 11, queued=11) == 0
+    assert shallow.claim_limit(held=8 + 10, queued=10) == 10
+
+
 def test_the_run_time_is_a_moving_average() -> None:
     p = policy(None)
     p.observe(1.0)
