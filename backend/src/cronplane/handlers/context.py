@@ -9,10 +9,12 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
 from cronplane.domain.notifications import DeliveryTarget, Message
+from cronplane.domain.retention import PurgedBatch
 from cronplane.domain.secrets import mask as mask_secrets
 from cronplane.handlers.output import Output
 
@@ -34,7 +36,8 @@ class Maintenance(Protocol):
     """The narrow storage API maintenance handlers get instead of a database connection: each call
     is its own short transaction, so a long purge never holds locks the hot path waits on."""
 
-    def purge_finished(self, older_than_days: int, batch: int) -> int: ...
+    def purge_finished(self, older_than_days: int, batch: int,
+                       after: datetime | None = None) -> PurgedBatch: ...
 
     def prune_throughput(self) -> int: ...
 

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
+from cronplane.domain.retention import PurgedBatch
 from cronplane.storage.database import Database
 from cronplane.storage.notify import JOBS, NOTIFY_SQL
 from cronplane.storage.queries import QUERIES
@@ -255,12 +256,16 @@ class JobStore:
             conn.execute(NOTIFY_SQL, {"channel": JOBS, "payload": payload})
 
     # -- maintenance -------------------------------------------------------------------------
-    def purge_finished(self, older_than_days: int, batch: int) -> int:
-        """One batch, one short transaction (durable: a purge is not replayed after a crash)."""
+    def purge_finished(self, older_than_days: int, batch: int,
+                       after: datetime | None = None) -> PurgedBatch:
+        """One batch, one short transaction (durable: a purge is not replayed after a crash),
+        starting at ``after`` (the ``last`` of the previous batch)."""
         with self.db.connection() as conn:
-            cursor = conn.execute(QUERIES["purge_finished_jobs"],
-                                  {"older_than_days": older_than_days, "batch": batch})
-            return cursor.rowcount
+            row = conn.execute(QUERIES["purge_finished_jobs"],
+                               {"older_than_days": older_than_days, "batch": batch,
+                                "after": after}).fetchone()
+        assert row is not None
+        return PurgedBatch(deleted=int(row["deleted"]), last=row["last"])
 
     def prune_throughput(self) -> int:
         with self.db.connection() as conn:

@@ -256,5 +256,24 @@ def test_purge_deletes_old_finished_jobs_only(store: JobStore) -> None:
     with store.db.connection() as conn:
         conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
                      "'10 days' WHERE id = ANY(%s)", (ids[:2],))
-    assert store.purge_finished(5, 500) == 2
+    assert store.purge_finished(5, 500).deleted == 2
     assert job_row(store.db, ids[2]) is not None
+
+
+def test_purge_batches_continue_where_the_previous_one_stopped(store: JobStore) -> None:
+    ids = store.insert_many([NewJob("noop", {}) for _ in range(5)])
+    ages = ["12 days", "11 days", "11 days", "11 days", "10 days"]
+    with store.db.connection() as conn:
+        for job_id, age in zip(ids, ages, strict=True):
+            conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - %s::interval "
+                         "WHERE id = %s", (age, job_id))
+        eleven = conn.execute("SELECT finished_at FROM jobs WHERE id = %s",
+                              (ids[1],)).fetchone()["finished_at"]
+    # Started at the 11-day tie: the older job is left alone, the ties come in two batches
+    # (the one the limit cut is read again), then the newest; an empty batch ends it.
+    first = store.purge_finished(5, 2, after=eleven)
+    assert (first.deleted, first.last) == (2, eleven)
+    second = store.purge_finished(5, 2, after=first.last)
+    assert second.deleted == 2 and second.last is not None and second.last > eleven
+    assert store.purge_finished(5, 2, after=second.last).deleted == 0
+    assert [job_id for job_id in ids if job_row(store.db, job_id) is not None] == [ids[0]]

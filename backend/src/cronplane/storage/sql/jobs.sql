@@ -266,14 +266,23 @@ WITH inserted AS (
 SELECT id FROM inserted WHERE (SELECT count(*) FROM notified) >= 0;
 
 -- name: purge_finished_jobs
--- maintenance.purge_history: one small batch of finished jobs older than the cutoff (attempts
--- cascade). Small batches keep locks and WAL bursts short next to the hot path.
-DELETE FROM jobs WHERE id IN (
+-- maintenance.purge_history: one small batch of the oldest finished jobs older than the cutoff
+-- (attempts cascade), and the newest finished_at it deleted. Small batches keep locks and WAL
+-- bursts short next to the hot path. The scan starts at ``after`` (where the previous batch
+-- stopped; ties are re-read, deleted rows are invisible): the rows earlier batches deleted keep
+-- their entries in ix_jobs_finished_at until vacuum, and a scan from the start of the index
+-- walked all of them again on every batch (quadratic over a purge of millions).
+WITH doomed AS (
   SELECT id FROM jobs
-   WHERE finished_at IS NOT NULL AND finished_at < now() - make_interval(days => %(older_than_days)s)
+   WHERE finished_at IS NOT NULL
+     AND finished_at >= coalesce(%(after)s::timestamptz, '-infinity')
+     AND finished_at < now() - make_interval(days => %(older_than_days)s)
      AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
    ORDER BY finished_at
-   LIMIT %(batch)s);
+   LIMIT %(batch)s),
+deleted AS (
+  DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING finished_at)
+SELECT count(*) AS deleted, max(finished_at) AS last FROM deleted;
 
 -- name: prune_throughput
 DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
