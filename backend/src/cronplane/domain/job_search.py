@@ -23,6 +23,9 @@ _WORD = re.compile(r"[\w.\-/:@]+")
 class JobSearch:
     job_id: int | None
     tsquery: str | None  # None: no word to search for
+    # The words (each a prefix) behind ``tsquery``; storage builds the query from these with
+    # jobs_search_query (migration 0021), which keeps the prefix only at the end of each word.
+    words: tuple[str, ...] = ()
 
 
 def parse(text: str) -> JobSearch:
@@ -34,6 +37,6 @@ def parse(text: str) -> JobSearch:
         # "#2004" is the job; a bare "2004" may also be a word, but whole (as a prefix, "2" would
         # find every traceback with a line 2x in it).
         return JobSearch(job_id=job_id, tsquery=None if query.startswith("#") else f"'{job_id}'")
-    words = [w.strip(".-/:@") for w in _WORD.findall(query)]
-    terms = [f"'{w.replace(chr(39), chr(39) * 2)}':*" for w in words if w]
-    return JobSearch(job_id=None, tsquery=" & ".join(terms) or None)
+    words = tuple(w for w in (w.strip(".-/:@") for w in _WORD.findall(query)) if w)
+    terms = [f"'{w.replace(chr(39), chr(39) * 2)}':*" for w in words]
+    return JobSearch(job_id=None, tsquery=" & ".join(terms) or None, words=words)

@@ -3,7 +3,8 @@ definition so a list and "all N matching" always select the same jobs."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, false, func, or_
+from sqlalchemy import ColumnElement, Text, and_, false, func, or_
+from sqlalchemy.dialects.postgresql import array
 
 from cronplane.domain.job_search import parse
 from cronplane.storage.models import Job
@@ -18,8 +19,13 @@ def search_condition(text: str) -> ColumnElement[bool]:
     if search.job_id is not None:
         conditions.append(Job.id == search.job_id)
     if search.tsquery is not None:
+        # Words: jobs_search_query (migration 0021) keeps a prefix only where a typed word ends,
+        # so a word the parser splits (``host-417``) does not make a prefix of a lexeme that most
+        # rows carry (``host``), which GIN answers by reading that lexeme's whole posting list.
+        query = (func.jobs_search_query(array(search.words, type_=Text)) if search.words
+                 else func.to_tsquery("simple", search.tsquery))
         matches = func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op("@@")(
-            func.to_tsquery("simple", search.tsquery))
+            query)
         conditions += [and_(Job.finished_at.is_not(None), matches),
                        and_(Job.status.in_(("PENDING", "RUNNING")), matches)]
     return or_(*conditions) if conditions else false()

@@ -522,6 +522,7 @@ class Job(Base):
         Index("uq_jobs_idempotency_key", "idempotency_key", unique=True,
               postgresql_where=IDEMPOTENCY_KEYED),
         Index("ix_jobs_handler_id", "handler", text("id DESC")),
+        Index("ix_jobs_queue_id", "queue", text("id DESC")),  # migration 0021
         Index("ix_jobs_created_at_id", "created_at", "id"),
         Index("ix_jobs_finished_at", "finished_at",
               postgresql_where=text("finished_at IS NOT NULL")),

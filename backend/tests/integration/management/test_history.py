@@ -57,6 +57,26 @@ def test_filters_by_status_schedule_handler_and_search(seeded) -> None:
     assert len(history.list_jobs(ctx, Actor.system(), q="schedule").items) == 3, "q searches idempotency keys"
 
 
+def test_search_words_the_parser_splits_stay_prefixes_of_what_they_find(database_url, seeded) -> None:
+    # "host-417" is the phrase host, -417 to the text parser: the inner part is whole (cheap on a
+    # lexeme most rows carry), the end of the word still a prefix (migration 0021).
+    ctx = seeded["ctx"]
+    ids = {error: insert_job(database_url, status="DEAD", handler="fail", error=error)
+           for error in ("refused by host-417", "refused by host-4170", "refused by hostname-417",
+                         "refused by foo-bar", "refused by upstream host-12")}
+    try:
+        def found(q: str) -> set[int]:
+            return {j.id for j in history.list_jobs(ctx, Actor.system(), q=q).items}
+
+        assert found("host-417") == {ids["refused by host-417"], ids["refused by host-4170"]}
+        assert found("foo-ba") == {ids["refused by foo-bar"]}, "a hyphenated word is a prefix"
+        assert found("upstream host-1") == {ids["refused by upstream host-12"]}
+        assert found("hostname-41 refused") == {ids["refused by hostname-417"]}
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (list(ids.values()),))
+
+
 def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
     ctx = seeded["ctx"]
     first = history.list_jobs(ctx, Actor.system(), statuses=["SUCCEEDED", "DEAD"], limit=4)
@@ -89,6 +109,7 @@ def _plan(url: str, sql: str, *params) -> str:
 
 
 @pytest.mark.parametrize("where", ["status = 'DEAD'", "schedule_id = 1", "handler = 'noop'",
+                                   "queue = 'default'",
                                    "finished_at IS NOT NULL AND jobs_search_vector(handler, "
                                    "idempotency_key, error) @@ plainto_tsquery('simple', "
                                    "'refused')"])
