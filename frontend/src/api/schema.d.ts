@@ -1139,8 +1139,11 @@ export interface components {
             worker_id: string;
         };
         AuditEvent: {
-            /** @example schedule.create */
-            action: string;
+            /**
+             * @example schedule.create
+             * @enum {string}
+             */
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
             /** @description A username, or system */
             actor: string;
             actor_role?: string | null;
@@ -1154,8 +1157,11 @@ export interface components {
             ip?: string | null;
             project: string;
             request_id?: string | null;
+            /** @description The target no longer exists (a deleted schedule, a purged job); null for targets without a row (sessions, leases, tokens, chaos experiments) */
+            target_deleted?: boolean | null;
             target_id?: string | null;
-            target_type?: string | null;
+            /** @enum {string|null} */
+            target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | null;
         };
         AuditList: {
             items: components["schemas"]["AuditEvent"][];

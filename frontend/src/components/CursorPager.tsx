@@ -1,5 +1,5 @@
 import { Button, Group, Text } from '@mantine/core';
-import { useState } from 'react';
+import type { Paging } from '../lib/search-params';
 
 /** "2,004 jobs", or "more than 10,000 jobs" when the server stopped counting at its cap. */
 export function totalText(count: number, cap: number, noun: string): string {
@@ -8,32 +8,28 @@ export function totalText(count: number, cap: number, noun: string): string {
 
 /**
  * Keyset paging. The API hands out a next cursor only, so the way back is the trail of cursors this
- * pager followed (a reload on page 3 keeps "First page"; Previous then goes there). Every move
- * scrolls to the top: the new rows start there, not where "Next page" was.
+ * pager followed, which `useUrlPaging` keeps in the URL: a reload on page 3 is still page 3, and
+ * Previous goes to page 2. Every move scrolls to the top: the new rows start there, not where
+ * "Next page" was.
  */
 export function CursorPager({
-  cursor,
+  paging,
   nextCursor,
-  onChange,
   total,
 }: {
-  cursor: string | null;
+  paging: Paging;
   nextCursor: string | null | undefined;
-  onChange: (cursor: string | null) => void;
   /** e.g. totalText(…): shown beside the page number. */
   total?: string;
 }) {
-  // The trail belongs to the cursor it led to: when the cursor changes from outside (a new filter
-  // resets it), the old trail no longer applies.
-  const [trail, setTrail] = useState<{ at: string | null; before: (string | null)[] }>({ at: null, before: [] });
-  const known = trail.at === cursor ? trail.before : [];
-  const go = (target: string | null, before: (string | null)[]) => {
-    setTrail({ at: target, before });
-    onChange(target);
+  const { cursor, trail, go } = paging;
+  const move = (target: string | null, before: string[]) => {
+    go(target, before);
     window.scrollTo({ top: 0 });
   };
   if (!cursor && !nextCursor) return total ? <Text size="sm">{total}</Text> : null;
-  const page = cursor === null ? 'Page 1' : known.length > 0 ? `Page ${known.length + 1}` : 'A later page';
+  const page = cursor === null ? 'Page 1' : `Page ${trail.length + 2}`;
+  const previous = trail.at(-1) ?? null;
   return (
     <Group justify="space-between" wrap="wrap">
       <Text size="sm" aria-live="polite">
@@ -41,13 +37,13 @@ export function CursorPager({
         {total ? ` of ${total}` : ''}
       </Text>
       <Group gap="xs">
-        <Button variant="default" size="xs" disabled={!cursor} onClick={() => go(null, [])}>
+        <Button variant="default" size="xs" disabled={!cursor} onClick={() => move(null, [])}>
           First page
         </Button>
-        <Button variant="default" size="xs" disabled={!cursor} onClick={() => go(known.at(-1) ?? null, known.slice(0, -1))}>
+        <Button variant="default" size="xs" disabled={!cursor} onClick={() => move(previous, trail.slice(0, -1))}>
           Previous page
         </Button>
-        <Button variant="default" size="xs" disabled={!nextCursor} onClick={() => go(nextCursor ?? null, [...known, cursor])}>
+        <Button variant="default" size="xs" disabled={!nextCursor} onClick={() => move(nextCursor ?? null, cursor ? [...trail, cursor] : [])}>
           Next page
         </Button>
       </Group>

@@ -90,6 +90,7 @@ export function ProjectScopeProvider({ children }: { children: ReactNode }) {
           const next = new URLSearchParams(prev);
           next.delete(PARAM);
           next.delete('cursor');
+          next.delete('back');
           if (slug) next.set(PARAM, slug);
           return next;
         },

@@ -1,11 +1,12 @@
 import { MantineProvider } from '@mantine/core';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { MemoryRouter, Route, Routes } from 'react-router';
 import type { paths } from '../api/schema';
 import type { Identity, Role } from '../api/types';
 import { StaticSessionProvider } from '../lib/session';
+import { announceSuccess } from '../lib/toasts';
 
 export const userWith = (role: Role): Identity => ({ id: 1, username: role.toLowerCase(), role }) as Identity;
 
@@ -14,7 +15,11 @@ export function renderScreen(
   ui: ReactElement,
   { role = 'ADMIN', path = '/', route = '/' }: { role?: Role | null; path?: string; route?: string } = {},
 ) {
-  const client = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
+  const client = new QueryClient({
+    // As the app's client does (providers.tsx): a mutation's meta.success becomes a toast.
+    mutationCache: new MutationCache({ onSuccess: (data, variables, _context, mutation) => announceSuccess(mutation.meta, data, variables) }),
+    defaultOptions: { queries: { retry: false }, mutations: { retry: false } },
+  });
   return {
     client,
     ...render(

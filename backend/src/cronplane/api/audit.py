@@ -25,6 +25,7 @@ from cronplane.api.schemas_common import (
     next_link,
     problem_responses,
 )
+from cronplane.domain.audit_actions import AUDIT_ACTIONS, AUDIT_TARGET_TYPES
 from cronplane.domain.roles import Role
 from cronplane.management import audit_log
 
@@ -37,12 +38,18 @@ class AuditEventSchema(ma.Schema):
     actor = fields.String(required=True, metadata={"description": "A username, or system"})
     actor_role = fields.String(allow_none=True)
     project = fields.String(required=True)
-    action = fields.String(required=True, metadata={"example": "schedule.create"})
-    target_type = fields.String(allow_none=True)
+    action = fields.String(required=True, validate=validate.OneOf(AUDIT_ACTIONS),
+                           metadata={"example": "schedule.create"})
+    target_type = fields.String(allow_none=True, validate=validate.OneOf(AUDIT_TARGET_TYPES))
     target_id = fields.String(allow_none=True)
     details = fields.Dict(required=True, metadata={"description": CAPPED_DOC})
     request_id = fields.String(allow_none=True)
     ip = fields.String(allow_none=True)
+    target_deleted = fields.Boolean(
+        allow_none=True,
+        metadata={"description": "The target no longer exists (a deleted schedule, a purged "
+                                 "job); null for targets without a row (sessions, leases, "
+                                 "tokens, chaos experiments)"})
 
 
 AuditListSchema = list_schema(AuditEventSchema, "AuditList")

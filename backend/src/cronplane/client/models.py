@@ -120,7 +120,7 @@ class Attempt(TypedDict):
 
 
 class AuditEvent(TypedDict):
-    action: str
+    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
     actor: str
     actor_role: NotRequired[str | None]
     at: str
@@ -129,8 +129,9 @@ class AuditEvent(TypedDict):
     ip: NotRequired[str | None]
     project: str
     request_id: NotRequired[str | None]
+    target_deleted: NotRequired[bool | None]
     target_id: NotRequired[str | None]
-    target_type: NotRequired[str | None]
+    target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease"] | None]
 
 
 class AuditList(TypedDict):

@@ -26,6 +26,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import ManagementError, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage.audit_store import AuditChainStore, read_anchor
+from cronplane.storage.audit_targets import target_deleted
 from cronplane.storage.models import AuditEvent
 
 ChainVerification = Verification
@@ -60,6 +61,8 @@ class AuditView:
     details: dict[str, Any]
     request_id: str | None
     ip: str | None
+    # The target no longer exists (a purged job, a deleted schedule); None: nothing to look up.
+    target_deleted: bool | None = None
 
 
 def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
@@ -69,7 +72,7 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
     size = check_limit(limit)
     before = decode_cursor(cursor)
     # The trail of the projects where the caller is at least OPERATOR.
-    statement = scope.restrict(select(AuditEvent), AuditEvent.project, actor,
+    statement = scope.restrict(select(AuditEvent, target_deleted()), AuditEvent.project, actor,
                                filters.project, Role.OPERATOR)
     statement = statement.order_by(AuditEvent.id.desc()).limit(size + 1)
     if filters.action is not None:
@@ -89,23 +92,25 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
         rows = [AuditView(id=e.id, at=e.at, actor=e.actor, actor_role=e.actor_role,
                           project=e.project, action=e.action, target_type=e.target_type,
                           target_id=e.target_id,
-                          details=e.details, request_id=e.request_id, ip=e.ip)
-                for e in session.scalars(statement)]
+                          details=e.details, request_id=e.request_id, ip=e.ip,
+                          target_deleted=deleted)
+                for e, deleted in session.execute(statement)]
     return page_by_id(rows, size)
 
 
 def get_event(ctx: ManagementContext, actor: Actor, event_id: int) -> AuditView:
     """One event, whole; 404 when missing or in a project where the caller is below OPERATOR."""
-    statement = scope.restrict(select(AuditEvent), AuditEvent.project, actor, (),
-                               Role.OPERATOR).where(AuditEvent.id == event_id)
+    statement = scope.restrict(select(AuditEvent, target_deleted()), AuditEvent.project, actor,
+                               (), Role.OPERATOR).where(AuditEvent.id == event_id)
     with ctx.db.read_session() as session:
-        e = session.scalars(statement).one_or_none()
-        if e is None:
+        found = session.execute(statement).one_or_none()
+        if found is None:
             raise NotFound(f"Audit event {event_id} does not exist.")
+        e, deleted = found
         return AuditView(id=e.id, at=e.at, actor=e.actor, actor_role=e.actor_role,
                          project=e.project, action=e.action, target_type=e.target_type,
                          target_id=e.target_id, details=e.details, request_id=e.request_id,
-                         ip=e.ip)
+                         ip=e.ip, target_deleted=deleted)
 
 
 def verify(ctx: ManagementContext, *, anchors: Sequence[Checkpoint] = ()) -> Verification:

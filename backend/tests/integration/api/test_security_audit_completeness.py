@@ -163,3 +163,40 @@ def test_audit_action_filter_is_a_prefix_and_at_filters_a_range(app) -> None:
     for bad in ({"at_after": "yesterday"}, {"at_before": "2026-01-01T00:00:00"}):
         assert client.get("/api/v1/audit", query_string=bad,
                           headers=bearer(token)).status_code == 422
+
+
+def test_audit_events_say_whether_their_target_is_gone(app) -> None:
+    operator = add_user(app, "OPERATOR")
+    client = app.test_client(use_cookies=False)
+    token = tokens_for(client, operator)["access_token"]
+    with context(app).db.transaction() as session:
+        live = session.execute(text("INSERT INTO schedules (name, handler, cron) VALUES "
+                                    "('audit-live', 'noop', '0 * * * * *') RETURNING id")).scalar()
+        gone = session.execute(text("INSERT INTO schedules (name, handler, cron, deleted_at) "
+                                    "VALUES ('audit-gone', 'noop', '0 * * * * *', now()) "
+                                    "RETURNING id")).scalar()
+        job = session.execute(text("INSERT INTO jobs (handler) VALUES ('noop') RETURNING id")).scalar()
+        session.execute(text(
+            "INSERT INTO audit_events (actor, action, target_type, target_id, details) VALUES "
+            "('system', 'schedule.update', 'schedule', :live, '{}'), "
+            "('system', 'schedule.delete', 'schedule', :gone, '{}'), "
+            "('system', 'job.cancel', 'job', :job, '{}'), "
+            "('system', 'job.cancel', 'job', '999999999999', '{}'), "
+            "('system', 'job.cancel', 'job', 'not-an-id', '{}'), "
+            "('system', 'job.bulk_cancel', 'job', NULL, '{}'), "
+            "('system', 'project.update', 'project', 'default', '{}'), "
+            "('system', 'project.delete', 'project', 'no-such-project', '{}'), "
+            "('system', 'queue.pause', 'queue', 'default/no-such-queue', '{}'), "
+            "('system', 'auth.logout', 'session', 'abc', '{}')"),
+            {"live": str(live), "gone": str(gone), "job": str(job)})
+    response = client.get("/api/v1/audit", query_string={"limit": 10}, headers=bearer(token))
+    assert response.status_code == 200, response.json
+    seen = [(e["target_type"], e["target_id"], e["target_deleted"])
+            for e in reversed(response.json["items"])]
+    assert seen == [("schedule", str(live), False), ("schedule", str(gone), True),
+                    ("job", str(job), False), ("job", "999999999999", True),
+                    ("job", "not-an-id", True), ("job", None, None),
+                    ("project", "default", False), ("project", "no-such-project", True),
+                    ("queue", "default/no-such-queue", True), ("session", "abc", None)], seen
+    one = client.get(f"/api/v1/audit/{response.json['items'][-2]['id']}", headers=bearer(token))
+    assert one.status_code == 200 and one.json["target_deleted"] is True, one.json

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeApi, json, renderScreen } from '../../test/render';
 import { AuditPage } from './AuditPage';
 import { diffDetails } from './audit-diff';
+import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
 
 const event = {
   id: 9, at: '2026-11-29T08:00:00Z', actor: 'ada', action: 'schedule.update', target_type: 'schedule', target_id: '3',
@@ -29,7 +30,7 @@ describe('audit page', () => {
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     expect(await screen.findByText('Chain intact (9 events checked)')).toBeInTheDocument();
-    await userEvent.click(screen.getByRole('textbox', { name: 'Action' }));
+    await userEvent.click(screen.getByLabelText('Action', { selector: 'input' }));
     await userEvent.paste('schedule.update');
     await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).searchParams.get('action') === 'schedule.update')).toBe(true));
     await userEvent.click(await screen.findByRole('button', { name: 'Diff of event 9' }));
@@ -83,5 +84,48 @@ describe('audit page', () => {
     renderScreen(<AuditPage />, { role: 'OPERATOR' });
     expect(await screen.findByText('No audit events match.')).toBeInTheDocument();
     expect(fake.calls.some((c) => c.url.includes('/audit/verify'))).toBe(false);
+  });
+
+  it('offers the known actions and their prefixes, and links each target to its page (DELETED when gone)', async () => {
+    const events = [
+      { ...event, id: 20, action: 'schedule.delete', target_type: 'schedule', target_id: '4', target_deleted: true },
+      { ...event, id: 21, action: 'job.cancel', target_type: 'job', target_id: '2010', target_deleted: false },
+      { ...event, id: 22, action: 'job.cancel', target_type: 'job', target_id: '17', target_deleted: true },
+      { ...event, id: 23, action: 'project.update', target_type: 'project', target_id: 'payments', target_deleted: false },
+      { ...event, id: 24, action: 'auth.logout', target_type: 'session', target_id: 'abc', target_deleted: null },
+    ];
+    const fake = fakeApi({ 'GET /audit': () => json({ items: events, next_cursor: null }) });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<AuditPage />, { role: 'OPERATOR', path: '/audit', route: '/audit' });
+    const table = await screen.findByRole('table', { name: 'Audit events' });
+    expect(within(table).getByRole('link', { name: 'job 2010' })).toHaveAttribute('href', '/jobs/2010');
+    expect(within(table).getByRole('link', { name: 'project payments' })).toHaveAttribute('href', '/projects/payments');
+    // A deleted schedule's page still says what it was; a purged job has no page left.
+    const schedule = within(table).getByRole('link', { name: 'schedule 4' });
+    expect(schedule).toHaveAttribute('href', '/schedules/4');
+    expect(schedule.parentElement).toHaveTextContent(/deleted/i);
+    expect(within(table).queryByRole('link', { name: 'job 17' })).toBeNull();
+    expect(within(table).getByText('job 17').parentElement).toHaveTextContent(/deleted/i);
+    expect(within(table).getByText('session abc')).toBeInTheDocument();
+    expect(within(table).getAllByText(/^deleted$/i)).toHaveLength(2);
+
+    await userEvent.click(screen.getByLabelText('Action', { selector: 'input' }));
+    await userEvent.paste('job');
+    expect(await screen.findByRole('option', { name: 'job.' })).toBeInTheDocument();
+    expect(screen.getByRole('option', { name: 'job.bulk_retry' })).toBeInTheDocument();
+    expect(screen.queryByRole('option', { name: 'schedule.update' })).toBeNull();
+    await userEvent.click(screen.getByRole('option', { name: 'job.' }));
+    await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).searchParams.get('action') === 'job.')).toBe(true));
+  });
+});
+
+describe('audit vocabulary', () => {
+  it('has one prefix per resource and no page for targets without one', () => {
+    expect(ACTION_PREFIXES).toContain('job.');
+    expect(ACTION_PREFIXES).toContain('schedule.');
+    expect(new Set(ACTION_PREFIXES).size).toBe(ACTION_PREFIXES.length);
+    expect(AUDIT_ACTIONS).toContain('auth.login_failed');
+    expect(targetPath({ target_type: 'lease', target_id: 'leader', target_deleted: null })).toBeNull();
+    expect(targetPath({ target_type: 'job', target_id: null, target_deleted: null })).toBeNull();
   });
 });

@@ -1,7 +1,8 @@
-import { Alert, Badge, Button, Code, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Autocomplete, Badge, Button, Code, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
+import { Link } from 'react-router';
 import type { AuditEvent } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
@@ -11,13 +12,14 @@ import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
 import { roleFor } from '../../lib/roles';
-import { useUrlFilters } from '../../lib/search-params';
+import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useSession } from '../../lib/session';
 import { useAuditEvent } from './api/get-audit-event';
 import { useAudit } from './api/list-audit';
 import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useVerifyAudit } from './api/verify-audit';
 import { diffDetails } from './audit-diff';
+import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
 
 const show = (v: unknown) => (v === undefined ? '' : JSON.stringify(v));
 
@@ -59,6 +61,35 @@ function EventDetails({ event: listed }: { event: AuditEvent }) {
     </Stack>
   );
 }
+
+/** "schedule 4", linked to its page, with DELETED when it is gone. */
+function AuditTarget({ event }: { event: AuditEvent }) {
+  if (!event.target_type) return <>—</>;
+  const text = `${event.target_type.replace('_', ' ')} ${event.target_id ?? ''}`.trim();
+  const path = targetPath(event);
+  return (
+    <Group gap={6} wrap="nowrap">
+      {path ? (
+        <Anchor component={Link} to={path} size="sm">
+          {text}
+        </Anchor>
+      ) : (
+        <Text size="sm">{text}</Text>
+      )}
+      {event.target_deleted && (
+        <Badge size="sm" color="gray" variant="outline">
+          deleted
+        </Badge>
+      )}
+    </Group>
+  );
+}
+
+// The action filter's suggestions: the resource prefixes first ("job." finds every job action).
+const ACTION_CHOICES = [
+  { group: 'Every action of', items: ACTION_PREFIXES },
+  { group: 'One action', items: AUDIT_ACTIONS },
+];
 
 function ChainStatus() {
   const { can } = useSession();
@@ -108,10 +139,11 @@ export function AuditPage() {
 
 function AuditTrail() {
   const { params, set } = useUrlFilters();
+  const paging = useUrlPaging();
   const keys = ['actor', 'action', 'target_type', 'target_id'] as const;
   const filters = Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined]));
   const range = { at_after: params.get('at_after') ?? undefined, at_before: params.get('at_before') ?? undefined };
-  const audit = useAudit({ ...filters, ...range, cursor: params.get('cursor') ?? undefined }, true);
+  const audit = useAudit({ ...filters, ...range, cursor: paging.cursor ?? undefined }, true);
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
   // The whole draft goes to the URL, not only the field typed last: typing in two fields within
   // one debounce window must keep both filters.
@@ -124,7 +156,7 @@ function AuditTrail() {
     { header: 'When', cell: ({ row }) => <RelativeTime iso={row.original.at} /> },
     { header: 'Actor', accessorKey: 'actor' },
     { header: 'Action', cell: ({ row }) => <Code>{row.original.action}</Code> },
-    { header: 'Target', cell: ({ row }) => (row.original.target_type ? `${row.original.target_type} ${row.original.target_id ?? ''}` : '—') },
+    { header: 'Target', cell: ({ row }) => <AuditTarget event={row.original} /> },
     { header: 'IP', cell: ({ row }) => row.original.ip ?? '—' },
     {
       header: 'Details',
@@ -142,20 +174,29 @@ function AuditTrail() {
         <ChainStatus />
       </PageHeader>
       <Group role="search" aria-label="Audit filters">
-        {keys.map((k) => (
-          <TextInput
-            key={k}
-            label={{ actor: 'Actor', action: 'Action', target_type: 'Target type', target_id: 'Target id' }[k]}
-            placeholder={k === 'action' ? 'prefix, e.g. job. or schedule.up' : undefined}
-            w={180}
-            value={draft[k] ?? ''}
-            onChange={(e) => {
-              const next = { ...draft, [k]: e.currentTarget.value };
-              setDraft(next);
-              push(next);
-            }}
-          />
-        ))}
+        {keys.map((k) => {
+          const onChange = (value: string) => {
+            const next = { ...draft, [k]: value };
+            setDraft(next);
+            push(next);
+          };
+          const label = { actor: 'Actor', action: 'Action', target_type: 'Target type', target_id: 'Target id' }[k];
+          return k === 'action' ? (
+            <Autocomplete
+              key={k}
+              label={label}
+              placeholder="job. or schedule.update"
+              w={220}
+              data={ACTION_CHOICES}
+              limit={60}
+              maxDropdownHeight={320}
+              value={draft[k] ?? ''}
+              onChange={onChange}
+            />
+          ) : (
+            <TextInput key={k} label={label} w={180} value={draft[k] ?? ''} onChange={(e) => onChange(e.currentTarget.value)} />
+          );
+        })}
         <TextInput
           label="After"
           type="datetime-local"
@@ -174,7 +215,7 @@ function AuditTrail() {
       <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>
-      <CursorPager cursor={params.get('cursor')} nextCursor={audit.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
+      <CursorPager paging={paging} nextCursor={audit.data?.next_cursor} />
       <Modal opened={open !== null} onClose={() => setOpen(null)} title={open ? `${open.action} by ${open.actor}` : ''} size="lg">
         {open && (
           <Stack>

@@ -4,6 +4,8 @@ import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aHandler, aJob, aSchedule } from '../../test/factories';
 import { fakeApi, fill, json, renderScreen } from '../../test/render';
+import { Toaster } from '../../components/Toaster';
+import { bulkSuccessText } from './api/bulk-jobs';
 import { JobsPage } from './JobsPage';
 
 const job = aJob({
@@ -73,5 +75,37 @@ describe('jobs page', () => {
     await waitFor(() =>
       expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/schedules' && new URL(c.url).searchParams.get('q') === 'late-registry-entryx')).toBe(true),
     );
+  });
+
+  it('confirms a bulk action with a toast naming the counts the server reports', async () => {
+    const rows = [aJob({ id: 31, status: 'PENDING' }), aJob({ id: 32, status: 'SUCCEEDED' })];
+    const fake = fakeApi({
+      'GET /jobs': () => json({ items: rows, next_cursor: null }),
+      'GET /jobs/count': () => json({ count: 2, limit: 10000 }),
+      'GET /handlers': () => json([]),
+      'GET /schedules': () => json({ items: [], next_cursor: null }),
+      'POST /jobs/bulk/cancel': () => json({ matched: 2, changed: 1, skipped: [{ id: 32, reason: 'already finished' }] }),
+    });
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(
+      <>
+        <JobsPage />
+        <Toaster />
+      </>,
+      { role: 'OPERATOR', path: '/jobs', route: '/jobs' },
+    );
+    await userEvent.click(await screen.findByRole('checkbox', { name: 'Select every job on this page' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel selected' }));
+    await fill(await screen.findByRole('textbox', { name: /Reason/ }), 'stuck batch');
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel 2 jobs' }));
+    expect(await screen.findByRole('status', { name: 'Notifications' })).toHaveTextContent('Cancelled 1 of 2 jobs (1 skipped)');
+  });
+});
+
+describe('bulk success text', () => {
+  it('says what changed, of how many, and how many were skipped', () => {
+    expect(bulkSuccessText('retry', { matched: 1, changed: 1, skipped: [] })).toBe('Retried 1 job');
+    expect(bulkSuccessText('cancel', { matched: 1200, changed: 1200, skipped: [] })).toBe('Cancelled 1,200 jobs');
+    expect(bulkSuccessText('cancel', { matched: 3, changed: 0, skipped: [{ id: 1, reason: 'x' }, { id: 2, reason: 'x' }, { id: 3, reason: 'x' }] })).toBe('Cancelled 0 of 3 jobs (3 skipped)');
   });
 });

@@ -21,7 +21,7 @@ import { QueryState } from '../../components/QueryState';
 import { errorHeadline } from '../../components/FailureText';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
-import { useUrlFilters } from '../../lib/search-params';
+import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
 
 const baseColumns: ColumnDef<Job, unknown>[] = [
@@ -67,6 +67,7 @@ const PAGE_SIZES = ['10', '50', '100', '200'];
 export function JobsPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
+  const paging = useUrlPaging();
   const handlers = useHandlers();
   const queues = useQueues();
   const queueNames = [...new Set([...(queues.data ?? []).map((q) => q.name), ...(params.get('queue') ? [params.get('queue') as string] : [])])].sort();
@@ -79,7 +80,7 @@ export function JobsPage() {
     q: params.get('q') ?? undefined,
     created_after: params.get('created_after') ?? undefined,
     created_before: params.get('created_before') ?? undefined,
-    cursor: params.get('cursor') ?? undefined,
+    cursor: paging.cursor ?? undefined,
     limit: PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined,
   };
   const polling = usePolling(5000);
@@ -239,9 +240,8 @@ export function JobsPage() {
         <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>
       <CursorPager
-        cursor={filters.cursor ?? null}
+        paging={paging}
         nextCursor={jobs.data?.next_cursor}
-        onChange={(c) => set({ cursor: c })}
         total={count.data ? totalText(count.data.count, count.data.limit, count.data.count === 1 ? 'job' : 'jobs') : undefined}
       />
     </Stack>

@@ -1,6 +1,5 @@
 import { Alert, Anchor, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
-import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import type { Job } from '../../api/types';
@@ -17,6 +16,7 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { StatusBadge } from '../../components/StatusBadge';
 import { describeCron } from '../../lib/cron-english';
+import { useUrlPaging } from '../../lib/search-params';
 import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
 import { BackfillDialog } from './BackfillDialog';
@@ -50,7 +50,8 @@ export function ScheduleDetailPage() {
   const navigate = useNavigate();
   const polling = usePolling(5000);
   const schedule = useSchedule(id, true, polling.refetchInterval);
-  const [cursor, setCursor] = useState<string | null>(null);
+  const paging = useUrlPaging('runs_');
+  const cursor = paging.cursor;
   const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, polling.refetchInterval);
   const resume = useResumeSchedule();
   const remove = useDeleteSchedule();
@@ -178,7 +179,7 @@ export function ScheduleDetailPage() {
         <QueryState isPending={runs.isPending} onRetry={() => runs.refetch()} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
           <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" loading={runs.isPlaceholderData} />
         </QueryState>
-        <CursorPager cursor={cursor} nextCursor={runs.data?.next_cursor} onChange={setCursor} />
+        <CursorPager paging={paging} nextCursor={runs.data?.next_cursor} />
       </Paper>
     </Stack>
   );

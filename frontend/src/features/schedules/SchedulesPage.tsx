@@ -14,7 +14,7 @@ import { usePolling } from '../../lib/polling';
 import { QueryState } from '../../components/QueryState';
 import { RunStrip, ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { describeCron } from '../../lib/cron-english';
-import { useUrlFilters } from '../../lib/search-params';
+import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useSchedules } from './api/list-schedules';
 import { ScheduleTime } from './ScheduleTimes';
 
@@ -64,13 +64,14 @@ const columns: ColumnDef<Schedule, unknown>[] = [
 export function SchedulesPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
+  const paging = useUrlPaging();
   const paused = params.get('paused');
   const polling = usePolling(10000);
   const schedules = useSchedules({
     q: params.get('q') ?? undefined,
     paused: paused === 'true' ? true : paused === 'false' ? false : undefined,
     include_deleted: params.get('include_deleted') === 'true' || undefined,
-    cursor: params.get('cursor') ?? undefined,
+    cursor: paging.cursor ?? undefined,
   }, polling.refetchInterval);
   const [search, setSearch] = useState(params.get('q') ?? '');
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
@@ -127,7 +128,7 @@ export function SchedulesPage() {
       >
         <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" loading={schedules.isPlaceholderData} />
       </QueryState>
-      <CursorPager cursor={params.get('cursor')} nextCursor={schedules.data?.next_cursor} onChange={(c) => set({ cursor: c })} />
+      <CursorPager paging={paging} nextCursor={schedules.data?.next_cursor} />
     </Stack>
   );
 }
