@@ -69,6 +69,7 @@ MAX_ERROR_CHARS = 4000
 
 LIMITED_RECHECK = 0.05  # seconds; see tick()
 RECHECK_WINDOW = 1.0  # seconds after the last non-empty claim
+MIN_BUFFER = 512  # the default buffer cap's floor, see WorkerConfig.prefetch
 
 
 @dataclass(frozen=True)
@@ -77,16 +78,18 @@ class WorkerConfig:
     lease_seconds: float = 30.0
     poll_interval: float = 1.0
     shutdown_grace: float = 10.0
-    # At most this many jobs claimed beyond the free slots (None: 16 × concurrency), and only as
-    # many as the threads get through in ``prefetch_wait`` seconds at the recent handler run
-    # time: a buffered job waits about that long at most, and slow handlers get no buffer.
+    # At most this many jobs claimed beyond the free slots (None: 16 × concurrency, at least
+    # 512), and only as many as the threads get through in ``prefetch_wait`` seconds at the
+    # recent handler run time: a buffered job waits about that long at most, and slow handlers
+    # get no buffer. The floor keeps claims of short jobs large (≈ 256 with the refill at half)
+    # for a few threads too: claim statements cost less per job the more they claim.
     prefetch: int | None = None
     prefetch_wait: float = 0.05
     queues: tuple[str, ...] | None = None  # claim only these queues (None: all)
 
     @property
     def buffer(self) -> int:
-        return 16 * self.concurrency if self.prefetch is None else self.prefetch
+        return max(MIN_BUFFER, 16 * self.concurrency) if self.prefetch is None else self.prefetch
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:

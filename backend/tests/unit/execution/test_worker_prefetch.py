@@ -17,7 +17,7 @@ def policy(average: float | None, **config: float) -> PrefetchPolicy:
 
 @pytest.mark.parametrize(("average", "expected"), [
     (None, 0),        # nothing measured yet: no buffer
-    (0.0001, 128),    # very short handlers: the cap, 16 x concurrency
+    (0.0001, 512),    # very short handlers: the cap, 16 x concurrency but at least 512
     (0.01, 40),       # 8 threads x 50 ms / 10 ms
     (0.05, 8),
     (0.2, 2),
@@ -45,11 +45,11 @@ def test_a_busy_worker_claims_only_what_is_free_and_waits_for_a_low_buffer() -> 
 
 
 def test_a_deep_buffer_is_refilled_at_half_so_the_claim_overlaps_with_the_rest() -> None:
-    deep = policy(0.0001)  # buffer 128: the low water mark is 64 queued jobs
-    assert deep.claim_limit(held=8 + 65, queued=65) == 0
-    assert not deep.claim_when_slot_frees(queued=65)
-    assert deep.claim_limit(held=8 + 64, queued=64) == 64  # tops the buffer up to 8 + 128
-    assert deep.claim_when_slot_frees(queued=64)
+    deep = policy(0.0001)  # buffer 512: the low water mark is 256 queued jobs
+    assert deep.claim_limit(held=8 + 257, queued=257) == 0
+    assert not deep.claim_when_slot_frees(queued=257)
+    assert deep.claim_limit(held=8 + 256, queued=256) == 256  # tops it up to 8 + 512
+    assert deep.claim_when_slot_frees(queued=256)
     shallow = policy(0.02)  # buffer 20: never below one round (8) of work
     assert shallow.claim_limit(held=8 + 11, queued=11) == 0
     assert shallow.claim_limit(held=8 + 10, queued=10) == 10
@@ -61,6 +61,12 @@ def test_the_run_time_is_a_moving_average() -> None:
     assert p.average_runtime == 1.0
     p.observe(0.0)
     assert p.average_runtime == pytest.approx(0.8)
+
+
+def test_the_default_cap_grows_with_the_threads_past_its_floor() -> None:
+    assert WorkerConfig(concurrency=1).buffer == 512
+    assert WorkerConfig(concurrency=64).buffer == 1024
+    assert WorkerConfig(concurrency=64, prefetch=10).buffer == 10
 
 
 def test_negative_settings_are_rejected() -> None:
