@@ -192,6 +192,10 @@ def lists(url: str, requests_each: int) -> dict[str, Any]:
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {token}"
         api = serve.base + "/api/v1/jobs"
+        # The same server and client on a request that reads nothing: what the host and the
+        # request path cost before any SQL (on a loaded box most of every figure below).
+        out["ceiling: GET /healthz"] = latency(session, serve.base + "/healthz", requests_each)
+        print(f"  ceiling: {out['ceiling: GET /healthz']}", file=sys.stderr, flush=True)
         for label, query, filters in list_cases(url):
             figures: dict[str, Any] = latency(session, api + query, requests_each)
             figures.update(explain_list(url, filters))
@@ -387,9 +391,11 @@ def main(argv: list[str] | None = None) -> int:
                                            "current_database()))")}
                 if "lists" in only:
                     out["lists"] = lists(url, args.requests)
-                    p99s = [f["p99_ms"] for f in out["lists"].values()]
+                    cases = [f for label, f in out["lists"].items()
+                             if not label.startswith("ceiling")]
+                    p99s = [f["p99_ms"] for f in cases]
                     out["lists_worst_p99_ms (target <= 50)"] = max(p99s)
-                    out["lists_worst_db_ms"] = max(f["db_ms"] for f in out["lists"].values())
+                    out["lists_worst_db_ms"] = max(f["db_ms"] for f in cases)
                     out["lists_median_p99_ms"] = percentile(p99s, 50)
                 if "purge" in only:
                     out["purge"] = purge(url, args.backlog, args.purge_rows)

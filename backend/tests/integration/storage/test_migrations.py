@@ -32,6 +32,16 @@ def test_models_and_migrations_agree(database_url) -> None:
         pytest.fail(f"models and migrations differ: {exc}")
 
 
+def test_jobs_are_analyzed_after_a_fixed_number_of_changed_rows(database_url) -> None:
+    # Not a share of the table: on a big history a backlog burst must still reach the
+    # statistics, or the claim plans for "no PENDING job" (migration 0022, bench history).
+    with psycopg.connect(database_url) as conn:
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE oid = 'jobs'::regclass"
+                               ).fetchone()[0]
+    assert {"autovacuum_analyze_scale_factor=0", "autovacuum_analyze_threshold=50000"} <= set(
+        options or ()), options
+
+
 def test_audit_events_reject_update_delete_and_truncate(database_url) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("INSERT INTO audit_events (actor, action) VALUES ('t', 'test.one')")
