@@ -94,8 +94,9 @@ class ScheduleStore:
             if fenced is None:
                 raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
             # Timed pauses end first (same fenced transaction), so a schedule resumed now is
-            # fired from its next fire time by the next batch. Usually one empty index probe.
-            result.resumed = self._resume_ended_pauses(conn, limit)
+            # fired from its next fire time by the next batch; the fence said whether any has.
+            if fenced["pauses_ended"]:
+                result.resumed = self._resume_ended_pauses(conn, limit)
             rows = conn.execute(QUERIES["schedules_due"], {"limit": limit}).fetchall()
             result.scanned = len(rows)
             if not rows:

@@ -15,7 +15,14 @@ WITH guards AS MATERIALIZED (
   SELECT set_config('idle_in_transaction_session_timeout', %(idle_timeout_ms)s, true) AS idle,
          set_config('lock_timeout', %(lock_timeout_ms)s, true) AS locks
 )
-SELECT l.fencing_token
+-- pauses_ended: whether a timed pause has ended (the probe of the pauses_ended statement,
+-- ix_schedules_paused_until), so the fire path skips that round trip on the usual tick where
+-- none has (issue 16: fire lag on a loaded host is mostly a count of round trips).
+SELECT l.fencing_token,
+       EXISTS (SELECT 1 FROM schedules s
+                WHERE s.paused AND s.paused_until IS NOT NULL
+                  AND s.paused_until <= clock_timestamp() AND s.deleted_at IS NULL)
+         AS pauses_ended
   FROM guards, leases l
  WHERE l.name = %(lease)s AND l.owner = %(owner)s AND l.fencing_token = %(fencing_token)s
    AND l.expires_at > clock_timestamp()
