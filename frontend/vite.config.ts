@@ -77,6 +77,9 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     css: false,
     pool: 'threads',
+    // One environment and one import of Mantine/React per worker, not per file; src/test/setup.ts
+    // puts back what a file could leave behind (globals, storage, cookies, URL, the app's modules).
+    isolate: false,
     // Two-core CI machines: user-event typing in a Mantine form can pass 5 s under load.
     testTimeout: 15_000,
   },

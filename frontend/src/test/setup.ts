@@ -1,8 +1,30 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup, configure } from '@testing-library/react';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, vi } from 'vitest';
 
 afterEach(() => cleanup());
+
+// The files of a worker share one environment and the imports from node_modules (isolate: false in
+// vite.config.ts: building a jsdom and importing Mantine per file was two thirds of the CPU). What a
+// file could leave behind is put back here, so each file still starts as if it ran alone.
+afterAll(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+  // The app's own modules (module-level state such as the project scope or the toasts) are
+  // evaluated afresh for the next file.
+  vi.resetModules();
+  if (typeof window === 'undefined') return;
+  sessionStorage.clear();
+  localStorage.clear();
+  for (const cookie of document.cookie.split(';')) {
+    const name = cookie.split('=')[0]?.trim();
+    if (name) document.cookie = `${name}=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/`;
+  }
+  window.history.replaceState(null, '', '/');
+  document.body.innerHTML = '';
+});
 
 // Pages are lazy chunks (routes.tsx); the first import of one in a test can take over a second on a
 // loaded machine, which is not what the find* queries are testing.
