@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e bench chaos \
-        frontend system-deps openapi openapi-check clean
+.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e test-checks bench \
+        chaos frontend system-deps openapi openapi-check clean
 
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
@@ -99,12 +99,32 @@ test-frontend: openapi-check
 	    && npm run typecheck && npm run lint && npx vitest run; \
 	else echo "no frontend yet"; fi
 
+# One server (and Postgres) per xdist worker; the flows mostly wait on the console's polls and the
+# scheduler's clock, so three workers overlap those waits on two cores. The OIDC module's own
+# stack stays on one worker (xdist_group, --dist loadgroup).
+E2E_WORKERS ?= 3
 test-e2e: $(STAMP)
 	@if [ -d e2e ] && ls e2e/test_*.py >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider e2e; \
+	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider \
+	    -n $(E2E_WORKERS) --dist loadgroup e2e; \
 	else echo "no e2e suite yet"; fi
 
-test: $(STAMP) system-deps lint typecheck imports test-backend test-frontend test-e2e
+# The static checks and the console's suite, one after the other (the second lane of `make test`).
+test-checks: lint typecheck imports test-frontend
+
+# `make test`: the console is built once, first (the backend's packaging test and the e2e suite
+# both serve frontend/dist, and two stages must not build it at once); then the backend suite,
+# which mostly waits on Postgres and the clock, runs beside the CPU-bound checks and Vitest; then
+# the e2e suite, alone, since its UI waits are the ones most hurt by a busy CPU. Each lane's output
+# is printed whole when it ends (--output-sync), every stage runs even when an earlier one failed,
+# and make test fails when any did.
+test: $(STAMP) system-deps
+	@$(MAKE) --no-print-directory frontend
+	@failed=""; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-checks \
+	  || failed="$$failed test-backend/test-checks"; \
+	$(MAKE) --no-print-directory test-e2e || failed="$$failed test-e2e"; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (their output is above)"; exit 1; fi
 
 # `make bench` runs every area (history builds 10M rows: long); `make bench AREA=api` runs one.
 AREA ?= all

@@ -1,9 +1,10 @@
 """End-to-end fixtures: the real stack (Postgres, migrations, ``cronplane serve`` with the built
 console) started once per session, Debian's Chromium driven by Playwright, and API clients per role.
 
-Nothing here is mocked. One server serves the whole session; tests stay independent through
-unique names. Artifacts (screenshots, traces of failed tests, the server log) go to
-``e2e/artifacts/`` (gitignored).
+Nothing here is mocked. One server serves the whole session — under pytest-xdist (`make
+test-e2e` runs ``-n``) one per worker, each with its own data dir, database and port, since a
+session fixture is per worker process; tests stay independent through unique names. Artifacts
+(screenshots, traces of failed tests, the server logs) go to ``e2e/artifacts/`` (gitignored).
 """
 
 from __future__ import annotations
@@ -146,33 +147,53 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
+def _preflight_problem() -> str | None:
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        return (f"Chromium not found at {CHROMIUM} — install it with `make system-deps` "
+                "(apt-get install -y chromium) or set CRONPLANE_E2E_CHROMIUM")
+    if not (FRONTEND_DIST / "index.html").is_file():
+        return f"no built console at {FRONTEND_DIST} — run `make frontend` first"
+    return None
+
+
+def _worker_name(config: pytest.Config) -> str | None:
+    """``gw0``, ``gw1``… in a pytest-xdist worker; None in a plain run or xdist's controller."""
+    workerinput = getattr(config, "workerinput", None)
+    return None if workerinput is None else str(workerinput["workerid"])
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Fail fast, before starting anything (or any xdist worker), when the browser or the built
+    console is missing; then clear the last run's artifacts, once per run and not per worker."""
+    if _worker_name(session.config) is not None:
+        return
+    if problem := _preflight_problem():
+        _fail_session(problem)
+    for sub in ("screenshots", "traces", "failures"):
+        shutil.rmtree(ARTIFACTS / sub, ignore_errors=True)
+    for old_log in ARTIFACTS.glob("server*.log"):
+        old_log.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     for sub in ("screenshots", "traces", "failures"):
-        shutil.rmtree(ARTIFACTS / sub, ignore_errors=True)
         (ARTIFACTS / sub).mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
 
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _fail_session(f"Chromium not found at {CHROMIUM} — install it with `make system-deps` "
-                      "(apt-get install -y chromium) or set CRONPLANE_E2E_CHROMIUM")
+    if problem := _preflight_problem():
+        _fail_session(problem)
     return CHROMIUM
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _preflight(chromium_path: str) -> None:
-    """Fail fast, before starting anything, when the browser or the built console is missing."""
-    if not (FRONTEND_DIST / "index.html").is_file():
-        _fail_session(f"no built console at {FRONTEND_DIST} — run `make frontend` first")
-
-
 @pytest.fixture(scope="session")
-def server(artifacts: Path) -> Iterator[Server]:
+def server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
-    log_path = artifacts / "server.log"
+    worker = _worker_name(request.config)
+    log_path = artifacts / (f"server-{worker}.log" if worker else "server.log")
     admin_password = "e2e-" + secrets.token_urlsafe(12)
     port = _free_port()
     env = _clean_environment()
@@ -378,8 +399,10 @@ def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], 
     def open_context(label: str = "main", **overrides: Any) -> BrowserContext:
         context = browser.new_context(**{**browser_context_args, **overrides})
         context.set_default_timeout(UI_TIMEOUT_MS)
-        context.tracing.start(title=f"{request.node.name} [{label}]", screenshots=True,
-                              snapshots=True)
+        # DOM snapshots per action, no screencast: recording a screenshot of every frame cost the
+        # (software-rendering) GPU process more CPU than the pages did; a failure still keeps a
+        # full-page screenshot below, and the trace viewer renders the snapshots.
+        context.tracing.start(title=f"{request.node.name} [{label}]", snapshots=True)
         console: list[str] = []
         context.on("console", lambda m: console.append(f"console.{m.type}: {m.text}")
                    if m.type in ("error", "warning") else None)

@@ -38,6 +38,9 @@ from playwright.sync_api import BrowserContext, expect
 sys.path.insert(0, str(REPO_ROOT / "backend"))
 from tests.oidc_provider.server import Provider  # the path above makes it importable
 
+# One xdist worker runs this module (`--dist loadgroup`): its stack is started once, not per worker.
+pytestmark = pytest.mark.xdist_group("oidc")
+
 PROVIDER_NAME = "Test IdP"
 ROLE_MAP = "ops-admins=ADMIN,devs=OPERATOR"
 ADMIN = "admin"
