@@ -27,14 +27,14 @@ def record(session: Session, actor: Actor, action: str, *, target_type: str | No
         action=action,
         target_type=target_type,
         target_id=None if target_id is None else str(target_id),
-        details=_with_token(actor, details or {}),
+        details=with_token(actor, details or {}),
         request_id=actor.request_id,
         ip=actor.ip,
     ))
     session.flush()
 
 
-def _with_token(actor: Actor, details: dict[str, Any]) -> dict[str, Any]:
+def with_token(actor: Actor, details: dict[str, Any]) -> dict[str, Any]:
     # Calls made with an API token are attributable to the token, not only to its creator.
     if actor.token_id is not None and "via_token" not in details:
         return {**details, "via_token": actor.token_id}

@@ -333,7 +333,7 @@ def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: st
     key = ("session", user_id, session_id)
     row, generation = cache.lookup(key) if cache is not None else (None, None)
     if row is None:
-        with ctx.db.connection() as conn:
+        with ctx.db.autocommit() as conn:
             row = conn.execute(
                 QUERIES["authenticate_session"], {"user_id": user_id, "session_id": session_id},
                 prepare=True).fetchone()
@@ -368,7 +368,7 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
         key = ("token", token_hash)
         row, generation = cache.lookup(key) if cache is not None else (None, None)
         if row is None:
-            with ctx.db.connection() as conn:
+            with ctx.db.autocommit() as conn:
                 row = conn.execute(QUERIES["authenticate_api_token"],
                                    {"token_hash": token_hash}, prepare=True).fetchone()
             if cache is not None and row is not None:

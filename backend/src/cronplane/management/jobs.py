@@ -35,7 +35,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cronplane.storage import notify
 from cronplane.storage.database import Database
-from cronplane.storage.job_store import JobStore, NewJob
+from cronplane.storage.job_store import AuditedEvent, JobStore, NewJob
 from cronplane.storage.models import IDEMPOTENCY_KEYED, Job
 from cronplane.storage.notify import JOBS
 
@@ -179,11 +179,65 @@ def _check_role(spec: HandlerSpec, actor: Actor, trigger: str) -> None:
 def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
             idempotency_key: str | None = None) -> EnqueueResult:
     """An ad-hoc job in ``request.project``: OPERATOR there (404 for a project that is not the
-    caller's)."""
+    caller's).
+
+    A project without quotas (the usual case) takes one statement: job, audit event and wake-up
+    committed in one round trip (``JobStore.enqueue_audited``). A project with a quota, or one
+    that is archived or missing, takes ``enqueue_in_session``, which locks and counts first."""
     scope.writable(actor, request.project, Role.OPERATOR)
+    values = _job_values(actor, request, idempotency_key=idempotency_key, settings=ctx.settings)
+    done = JobStore(ctx.db).enqueue_audited(values, AuditedEvent(
+        actor=actor.username, actor_role=actor.role.name, action="job.create",
+        details=audit.with_token(actor, {"handler": request.handler,
+                                         "schedule_id": request.schedule_id,
+                                         "idempotency_key": idempotency_key}),
+        request_id=actor.request_id, ip=actor.ip))
+    if done.eligible:
+        assert done.job is not None
+        job = _job_of(done.job)
+        if not done.created:
+            _check_replay(job, request, values["request_fingerprint"])
+        return EnqueueResult(job=job, created=done.created)
     with ctx.db.transaction() as session:
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   settings=ctx.settings)
+
+
+_JOB_COLUMNS = tuple(column.key for column in Job.__table__.columns)
+
+
+def _job_of(row: dict[str, Any]) -> Job:
+    """A (transient) Job holding a row read by a named statement, for callers that read jobs."""
+    return Job(**{name: row[name] for name in _JOB_COLUMNS})
+
+
+def _check_replay(existing: Job, request: JobRequest, fingerprint: str | None) -> None:
+    if existing.project != request.project or existing.request_fingerprint != fingerprint:
+        raise InvalidInput(
+            "Idempotency-Key was already used with a different request body",
+            errors={"idempotency_key": ["Already used with a different request body."]})
+
+
+def _job_values(actor: Actor, request: JobRequest, *, idempotency_key: str | None,
+                settings: Any, allow_reserved_key: bool = False) -> dict[str, Any]:
+    """The checked request as the jobs row's values (every insertable column, None = default);
+    raises InvalidInput / Forbidden."""
+    spec, max_attempts, timeout = _resolve(request, settings)
+    _check_role(spec, actor, request.trigger)
+    check_queue_fields(request.queue, request.concurrency_key)
+    if idempotency_key is not None:
+        _check_key(idempotency_key, allow_reserved=allow_reserved_key)
+    return {
+        "project": request.project, "handler": request.handler, "payload": request.payload,
+        "priority": request.priority, "run_at": request.run_at, "max_attempts": max_attempts,
+        "timeout_seconds": timeout, "trigger": request.trigger,
+        "schedule_id": request.schedule_id, "exclusive": request.exclusive,
+        "idempotency_key": idempotency_key,
+        "request_fingerprint": request.fingerprint() if idempotency_key is not None else None,
+        "requested_by": actor.username, "queue": request.queue,
+        "concurrency_key": request.concurrency_key, "rerun_of": request.rerun_of,
+        "schedule_version": request.schedule_version,
+    }
 
 
 def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
@@ -195,31 +249,15 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
 
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
     "Run now" is an action on the schedule; the job id goes into the event's details)."""
-    spec, max_attempts, timeout = _resolve(request, settings)
-    _check_role(spec, actor, request.trigger)
-    check_queue_fields(request.queue, request.concurrency_key)
-    if idempotency_key is not None:
-        _check_key(idempotency_key, allow_reserved=allow_reserved_key)
+    values = _job_values(actor, request, idempotency_key=idempotency_key, settings=settings,
+                         allow_reserved_key=allow_reserved_key)
     # Under the project's lock when it has a pending-jobs quota (race-free count).
     projects.check_pending_quota(session, request.project)
-    fingerprint = request.fingerprint() if idempotency_key is not None else None
-    values: dict[str, Any] = {
-        "handler": request.handler, "payload": request.payload, "priority": request.priority,
-        "max_attempts": max_attempts, "timeout_seconds": timeout, "trigger": request.trigger,
-        "schedule_id": request.schedule_id, "exclusive": request.exclusive,
-        "idempotency_key": idempotency_key, "request_fingerprint": fingerprint,
-        "requested_by": actor.username, "queue": request.queue,
-        "concurrency_key": request.concurrency_key,
-    }
-    if request.project != "default":
-        values["project"] = request.project
-    if request.rerun_of is not None:
-        values["rerun_of"] = request.rerun_of
-    if request.schedule_version is not None:
-        values["schedule_version"] = request.schedule_version
-    if request.run_at is not None:
-        values["run_at"] = request.run_at
-    statement = insert(Job).values(**values)
+    fingerprint = values["request_fingerprint"]
+    # Defaults are the columns' own: leave out what the request did not set.
+    optional = ("project", "rerun_of", "schedule_version", "run_at")
+    statement = insert(Job).values(**{k: v for k, v in values.items()
+                                      if k not in optional or v is not None})
     if idempotency_key is not None:
         # Under concurrency the unique index decides: the loser waits for the winner's
         # commit, inserts nothing, and reads the winner's job below.
@@ -234,10 +272,7 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
     if job is None:
         existing = session.execute(
             select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
-        if existing.project != request.project or existing.request_fingerprint != fingerprint:
-            raise InvalidInput(
-                "Idempotency-Key was already used with a different request body",
-                errors={"idempotency_key": ["Already used with a different request body."]})
+        _check_replay(existing, request, fingerprint)
         return EnqueueResult(job=existing, created=False)
     if not actor.is_system:
         # Only jobs a caller adds (not replays, not the scheduler's fires) spend the quota.

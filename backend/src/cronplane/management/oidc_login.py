@@ -31,6 +31,7 @@ from cronplane.storage.models import (
     User,
     UserIdentity,
 )
+from cronplane.storage.queries import QUERIES
 
 STATE_TTL = timedelta(minutes=10)
 _USERNAME = re.compile(r"[^A-Za-z0-9._@-]+")
@@ -166,9 +167,11 @@ def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapp
 
 
 def identity_of(ctx: ManagementContext, user_id: int) -> dict[str, Any] | None:
-    with ctx.db.single_read() as session:
-        link = session.scalars(select(UserIdentity).where(UserIdentity.user_id == user_id)).first()
+    # One named statement in autocommit (no ORM session, no BEGIN/ROLLBACK): it was most of the
+    # CPU of an authenticated GET /auth/me once the credential check came from the cache.
+    with ctx.db.autocommit() as conn:
+        link = conn.execute(QUERIES["identity_of"], {"user_id": user_id}, prepare=True).fetchone()
     if link is None:
         return None
-    return {"issuer": link.issuer, "subject": link.subject, "groups": list(link.groups),
-            "role_source": dict(link.role_source)}
+    return {"issuer": link["issuer"], "subject": link["subject"], "groups": list(link["groups"]),
+            "role_source": dict(link["role_source"])}

@@ -7,9 +7,11 @@ leaves the database is comparable with every other. Nothing connects at construc
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,7 +31,7 @@ UNREACHABLE: tuple[type[BaseException], ...] = (
     psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout,
     exc.OperationalError, exc.InterfaceError, exc.TimeoutError)
 
-# A pooled ORM connection used this recently is handed out without a ping: a round trip per
+# A pooled connection (ORM or psycopg) used this recently is handed out without a ping: a round trip per
 # checkout was a fifth of a small request. A connection that died within this window (a database restart)
 # fails one statement, and the pool then drops every connection older than the failure.
 PING_IDLE_SECONDS = 2.0
@@ -186,7 +188,7 @@ class Database:
                     max_size=self.pool_size,
                     kwargs={"options": CONNECT_OPTIONS, "application_name": self.application_name,
                             "row_factory": dict_row},
-                    check=ConnectionPool.check_connection,
+                    check=_check_when_idle, reset=_note_returned,
                     timeout=self.wait_seconds,
                     open=True,
                     name=self.application_name,
@@ -198,6 +200,20 @@ class Database:
         """A pooled connection in a transaction that commits when the block ends."""
         with self.pool.connection() as conn:
             yield conn
+
+    @contextmanager
+    def autocommit(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        """A pooled connection in autocommit: each statement is its own transaction, committed
+        (durably) when it returns. For one statement that does all its work itself: no BEGIN
+        and no COMMIT round trip, and no lock it takes outlives the statement by a round trip."""
+        with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                # The pool hands connections out in transaction mode; a broken one is discarded.
+                with contextlib.suppress(psycopg.Error):
+                    conn.autocommit = False
 
     def dedicated(self, *, autocommit: bool = True,
                   application_name: str | None = None) -> psycopg.Connection[dict[str, Any]]:
@@ -225,6 +241,23 @@ class Database:
                 self._engine = None
                 self._sessions = None
                 self._autocommit = None
+
+
+# When each pooled psycopg connection was last given back (its check skips the ping before that).
+_RETURNED: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
+
+
+def _note_returned(conn: psycopg.Connection[Any]) -> None:
+    _RETURNED[conn] = time.monotonic()
+
+
+def _check_when_idle(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check, only for connections idle longer than ``PING_IDLE_SECONDS``: the ping
+    on every checkout was a third of an authenticated request's wall time (a round trip)."""
+    returned = _RETURNED.get(conn)
+    if returned is not None and time.monotonic() - returned <= PING_IDLE_SECONDS:
+        return
+    ConnectionPool.check_connection(conn)
 
 
 def _ping_when_idle(engine: Engine) -> None:

@@ -49,6 +49,29 @@ class ClaimedAttempt:
 
 
 @dataclass(frozen=True)
+class AuditedEvent:
+    """The audit event written with an enqueued job (its target is the job)."""
+
+    actor: str
+    actor_role: str
+    action: str
+    details: dict[str, Any]
+    request_id: str | None
+    ip: str | None
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """``enqueue_audited``: ``eligible`` False → nothing written, the project needs the general
+    path (quota, archived, missing); ``created`` → ``job`` is the new row; otherwise ``job`` is
+    the row an earlier request with the same Idempotency-Key made."""
+
+    job: dict[str, Any] | None
+    created: bool
+    eligible: bool
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How one attempt ended, as the worker reports it. ``status`` is an attempt status."""
 
@@ -240,16 +263,29 @@ class JobStore:
         if not jobs:
             return []
         rows = json.dumps([_job_row(j) for j in jobs], default=_json_time)
-        with self.db.connection() as conn:
-            conn.autocommit = True
-            try:
-                ids = [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"], {
-                    "rows": rows, "notify": notify, "channel": JOBS}).fetchall()]
-            finally:
-                # The pool hands connections out in transaction mode; a broken one is discarded.
-                with contextlib.suppress(psycopg.Error):
-                    conn.autocommit = False
-        return ids
+        with self.db.autocommit() as conn:
+            return [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"], {
+                "rows": rows, "notify": notify, "channel": JOBS}).fetchall()]
+
+    def enqueue_audited(self, job: dict[str, Any], event: AuditedEvent) -> Enqueued:
+        """One job and its audit event, committed together by one statement
+        (``enqueue_job_audited``), with the wake-up. ``job``: the insert's values by column
+        (``payload`` a dict); see ``Enqueued`` for the three outcomes."""
+        params = {**job, "payload": json.dumps(job["payload"]), "channel": JOBS,
+                  "actor": event.actor, "actor_role": event.actor_role, "action": event.action,
+                  "details": json.dumps(event.details), "request_id": event.request_id,
+                  "ip": event.ip}
+        with self.db.autocommit() as conn:
+            row = conn.execute(QUERIES["enqueue_job_audited"], params, prepare=True).fetchone()
+            assert row is not None  # the statement always returns its one row
+            if not row["eligible"]:
+                return Enqueued(job=None, created=False, eligible=False)
+            if row["id"] is not None:
+                return Enqueued(job=row, created=True, eligible=True)
+            existing = conn.execute(QUERIES["job_by_idempotency_key"],
+                                    {"idempotency_key": job["idempotency_key"]},
+                                    prepare=True).fetchone()
+        return Enqueued(job=existing, created=False, eligible=True)
 
     def notify_jobs(self, payload: str = "") -> None:
         with self.db.connection() as conn:

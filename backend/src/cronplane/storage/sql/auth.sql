@@ -52,3 +52,7 @@ WITH hit AS (
 SELECT token_id, token_role, token_project, user_id, username, is_persona, creator_role,
        memberships, live_seconds
   FROM hit;
+
+-- name: identity_of
+-- GET /auth/me: the user's link to an identity provider (at most one: user_id is unique), or none.
+SELECT issuer, subject, groups, role_source FROM user_identities WHERE user_id = %(user_id)s;

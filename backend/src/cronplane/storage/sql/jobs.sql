@@ -286,3 +286,49 @@ SELECT count(*) AS deleted, max(finished_at) AS last FROM deleted;
 
 -- name: prune_throughput
 DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
+
+-- name: enqueue_job_audited
+-- POST /jobs (management.jobs.enqueue): the job row, its audit event and the workers' wake-up in
+-- ONE statement, run in autocommit, so one round trip commits both rows durably and atomically.
+-- The audit chain's trigger holds a global advisory lock from the event's insert until COMMIT;
+-- here that is the rest of this statement plus the commit's WAL flush, never a client round
+-- trip (as BEGIN … INSERT … INSERT … COMMIT from the ORM was).
+-- It applies only to a project that is live and has neither a pending-jobs nor an enqueue-rate
+-- quota (those need a lock and a count first): otherwise ``eligible`` is 0 and nothing was
+-- written, and the caller takes the general path, which also answers for a missing or archived
+-- project. ``eligible`` = 1 with no job: the Idempotency-Key was used already (the UNIQUE
+-- constraint decided, after the winner committed); nothing was written either.
+-- The event's details are the caller's plus the new job's id.
+WITH project AS MATERIALIZED (
+  SELECT slug FROM projects
+   WHERE slug = %(project)s AND archived_at IS NULL
+     AND max_pending_jobs IS NULL AND enqueue_per_minute IS NULL
+), job AS (
+  INSERT INTO jobs (project, handler, payload, priority, run_at, max_attempts, timeout_seconds,
+                    trigger, schedule_id, exclusive, idempotency_key, request_fingerprint,
+                    requested_by, queue, concurrency_key, rerun_of, schedule_version)
+  SELECT p.slug, %(handler)s, %(payload)s::jsonb, %(priority)s,
+         coalesce(%(run_at)s::timestamptz, now()), %(max_attempts)s, %(timeout_seconds)s,
+         %(trigger)s, %(schedule_id)s, %(exclusive)s, %(idempotency_key)s,
+         %(request_fingerprint)s, %(requested_by)s, %(queue)s, %(concurrency_key)s,
+         %(rerun_of)s, %(schedule_version)s
+    FROM project p
+  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING *
+), event AS (
+  INSERT INTO audit_events (project, actor, actor_role, action, target_type, target_id, details,
+                            request_id, ip)
+  SELECT j.project, %(actor)s, %(actor_role)s, %(action)s, 'job', j.id::text,
+         %(details)s::jsonb || jsonb_build_object('job_id', j.id), %(request_id)s, %(ip)s
+    FROM job j
+  RETURNING id
+), notified AS MATERIALIZED (
+  SELECT pg_notify(%(channel)s, '') FROM job
+)
+SELECT (SELECT count(*) FROM project) AS eligible, (SELECT count(*) FROM event) AS audited,
+       (SELECT count(*) FROM notified) AS notified, j.*
+  FROM (SELECT 1) AS one LEFT JOIN job j ON true;
+
+-- name: job_by_idempotency_key
+-- The job an Idempotency-Key made (a replay answers with it).
+SELECT * FROM jobs WHERE idempotency_key = %(idempotency_key)s;
