@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select, union_all
-from sqlalchemy.orm import aliased
+from sqlalchemy import Row, Select, select, union_all
 from sqlalchemy.orm.attributes import set_committed_value
 
 from cronplane.domain.limits import BIGINT_MAX
@@ -33,6 +32,7 @@ from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Attempt, Job, Schedule
 
 MAX_QUERY_LENGTH = 200
+JOBS = Job.__table__
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ def list_jobs(
     created_before: datetime | None = None,
     limit: int | None = None,
     cursor: str | None = None,
-) -> Page[Job]:
+) -> Page[Row[Any]]:
+    """A page of rows (attribute access like a Job: ``row.id``), not ORM objects: loading them
+    into the identity map cost more than the query (issue 16)."""
     size = check_limit(limit)
     key = decode_cursor(cursor)
     before = _cursor_id(key)
@@ -69,7 +71,7 @@ def list_jobs(
         return Page(items=[], next_cursor=None)
 
     def scan(status: str | None) -> Select[Any]:
-        stmt = scope.restrict(select(Job), Job.project, actor, project)
+        stmt = scope.restrict(select(JOBS), Job.project, actor, project)
         if status is not None:
             stmt = stmt.where(Job.status == status)
         if schedule_id is not None:
@@ -92,12 +94,11 @@ def list_jobs(
         stmt = _with_schedule(scan(wanted[0] if wanted else None), Job.schedule_id)
     else:
         merged = union_all(*(scan(status) for status in wanted)).subquery()
-        row = aliased(Job, merged)
-        stmt = _with_schedule(select(row).order_by(merged.c.id.desc()).limit(size + 1),
+        stmt = _with_schedule(select(merged).order_by(merged.c.id.desc()).limit(size + 1),
                               merged.c.schedule_id)
     # One statement: no transaction around it (saves the BEGIN and ROLLBACK round trips).
     with ctx.db.single_read() as session:
-        rows = _named(session.execute(stmt))
+        rows = list(session.execute(stmt))
     return page_by_id(rows, size)
 
 
@@ -122,9 +123,10 @@ def _with_schedule(stmt: Select[Any], schedule_id: Any) -> Select[Any]:
     deleted schedule keeps its name). Scalar subqueries in the select list: evaluated for the
     rows returned only (a primary-key lookup each), so the history scan's plan stays the same."""
     of_job = Schedule.id == schedule_id
-    return stmt.add_columns(select(Schedule.name).where(of_job).scalar_subquery(),
+    return stmt.add_columns(select(Schedule.name).where(of_job).scalar_subquery()
+                            .label("schedule_name"),
                             select(Schedule.deleted_at.is_not(None)).where(of_job)
-                            .scalar_subquery())
+                            .scalar_subquery().label("schedule_deleted"))
 
 
 def _named(result: Any) -> list[Job]:

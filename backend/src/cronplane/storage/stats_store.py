@@ -1,8 +1,7 @@
 """The dashboard's reads (``sql/stats.sql``): raw JSON columns, shaped by ``management/stats.py``.
 
-They run on the ORM session's connection (``exec_driver_sql``, psycopg's own placeholders), so a
-``GET /stats`` uses the API process's one SQLAlchemy pool, as it did when the SQL lived in
-management.
+Each is one prepared statement on a pooled psycopg connection in autocommit: no ORM session, no
+transaction around it (a SQLAlchemy session per statement cost more CPU than the statement).
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ class StatsStore:
         return self._one("stats_snapshot", {"name": self.lease_name})
 
     def _one(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
-        with self.db.single_read() as session:  # one statement, no transaction around it
-            row = session.connection().exec_driver_sql(QUERIES[query], params).one()
-        return dict(row._mapping)
+        with self.db.autocommit() as conn:
+            row = conn.execute(QUERIES[query], params, prepare=True).fetchone()
+        assert row is not None  # aggregates: always one row
+        return dict(row)
