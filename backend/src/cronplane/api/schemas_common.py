@@ -14,7 +14,6 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import partial
 from http import HTTPStatus
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -239,6 +238,7 @@ def capped(value: Any) -> Any:
 
 
 _PLAIN, _CAPPED, _TIME, _FIELD = range(4)
+_ABSENT = object()  # an attribute the row does not have: left out of the dump
 
 
 class RowList(fields.List[Any]):
@@ -277,13 +277,14 @@ class RowList(fields.List[Any]):
         names = getattr(rows[0], "_fields", None)  # a database Row (named-tuple-like)
         if isinstance(names, tuple):
             position = {name: index for index, name in enumerate(names)}
+            # A field the row has no column for is left out, as marshmallow leaves it out.
             plan: list[tuple[str, str, int, fields.Field[Any], Any]] = [
                 (key, attribute, kind, field, position[attribute])
-                for key, attribute, kind, field in self._plan]
+                for key, attribute, kind, field in self._plan if attribute in position]
             return [self._dump(row, plan, row.__getitem__) for row in rows]
         plan = [(key, attribute, kind, field, attribute)
                 for key, attribute, kind, field in self._plan]
-        return [self._dump(row, plan, partial(getattr, row)) for row in rows]
+        return [self._dump(row, plan, _attributes_of(row)) for row in rows]
 
     @staticmethod
     def _dump(row: Any, plan: list[tuple[str, str, int, fields.Field[Any], Any]],
@@ -291,6 +292,8 @@ class RowList(fields.List[Any]):
         out: dict[str, Any] = {}
         for key, attribute, kind, field, where in plan:
             item = get(where)
+            if item is _ABSENT:
+                continue
             if kind == _PLAIN:
                 out[key] = item
             elif kind == _CAPPED:
@@ -302,6 +305,13 @@ class RowList(fields.List[Any]):
             else:
                 out[key] = field._serialize(item, attribute, row)
         return out
+
+
+def _attributes_of(row: Any) -> Callable[[str], Any]:
+    def get(name: str) -> Any:
+        return getattr(row, name, _ABSENT)
+
+    return get
 
 
 def list_schema(item: type[ma.Schema], name: str) -> type[ma.Schema]:
