@@ -4,13 +4,15 @@ import { createBrowserRouter, Link, Navigate, Outlet, useLocation, useRouteError
 import { LoginPage } from '../features/auth/LoginPage';
 import { useSession } from '../lib/session';
 import { useDocumentTitle } from '../components/PageHeader';
-// Every page is its own chunk: the login page and the dashboard do not load recharts, the cron
-// builder or cronstrue (one 1.28 MB script before). The shared vendor code stays in the entry chunk.
+// The dashboard is the landing page, so it is in the entry chunk: a lazy chunk would be one more
+// round trip (plus a cascade of its small shared chunks) after the entry has run — ~2.4 s on slow
+// 4G (bench/RESULTS.md). Its chart (recharts, 290 KB) is lazy inside it. Every other page is its
+// own chunk: the login page and the dashboard do not load the cron builder or cronstrue.
+import { DashboardPage } from '../features/dashboard/DashboardPage';
 const page = <K extends string>(load: () => Promise<Record<K, ComponentType<never>>>, name: K) =>
   lazy(async () => ({ default: (await load())[name] as ComponentType }));
 const AuditPage = page(() => import('../features/audit/AuditPage'), 'AuditPage');
 const ChaosPage = page(() => import('../features/chaos/ChaosPage'), 'ChaosPage');
-const DashboardPage = page(() => import('../features/dashboard/DashboardPage'), 'DashboardPage');
 const JobDetailPage = page(() => import('../features/jobs/JobDetailPage'), 'JobDetailPage');
 const JobsPage = page(() => import('../features/jobs/JobsPage'), 'JobsPage');
 const NewJobPage = page(() => import('../features/jobs/NewJobPage'), 'NewJobPage');

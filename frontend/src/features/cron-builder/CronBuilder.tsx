@@ -5,7 +5,7 @@ import { errorMessage } from '../../api/problem';
 import type { CronFieldProps } from '../../components/cron-field';
 import { describeCron } from '../../lib/cron-english';
 import { checkCron } from '../../lib/cron-syntax';
-import { VIEWER_TIME_ZONE } from '../../lib/time';
+import { viewerTimeZone } from '../../lib/time';
 import { useDescribeCron } from './api/describe-cron';
 import { NextRuns } from './NextRuns';
 import { PatternControls } from './PatternControls';
@@ -101,7 +101,7 @@ export function CronBuilder({ expression, timezone, onChange, error }: CronField
               <Text size="sm" fw={500} mb={4}>
                 Next {described.data.next_runs.length} runs {stale && '(updating…)'}
               </Text>
-              <NextRuns runs={described.data.next_runs} timeZone={debounced.timezone} viewerZone={VIEWER_TIME_ZONE} />
+              <NextRuns runs={described.data.next_runs} timeZone={debounced.timezone} viewerZone={viewerTimeZone()} />
             </div>
           )}
         </Stack>

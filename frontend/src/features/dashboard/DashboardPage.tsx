@@ -1,5 +1,5 @@
-import { Alert, Anchor, Box, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
-import type { ReactNode } from 'react';
+import { Alert, Anchor, Box, Grid, Loader, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { lazy, Suspense, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import { PageHeader } from '../../components/PageHeader';
@@ -17,7 +17,19 @@ import { useStats } from './api/get-stats';
 import { LeaderPanel, WorkersTable } from './LeaderPanel';
 import { NeedsAttention } from './NeedsAttention';
 import { StatusCounts } from './StatusCounts';
-import { ThroughputChart } from './ThroughputChart';
+
+// recharts is 290 KB of the dashboard's 440: loaded on its own, after the page (and its heading)
+// is on screen, so a slow network shows the numbers first (bench/RESULTS.md, issue 23).
+const ThroughputChart = lazy(async () => ({ default: (await import('./ThroughputChart')).ThroughputChart }));
+
+/** The chart's place while recharts loads: its height, so nothing below it jumps. */
+function ChartPlaceholder() {
+  return (
+    <Box h={244} style={{ display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
+      <Loader size="sm" aria-label="Loading chart" />
+    </Box>
+  );
+}
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
   return (
@@ -81,7 +93,9 @@ export function DashboardPage() {
               <Grid>
                 <Grid.Col span={{ base: 12, md: 7 }}>
                   <Section title="Throughput (last hour)">
-                    <ThroughputChart points={stats.data.throughput} />
+                    <Suspense fallback={<ChartPlaceholder />}>
+                      <ThroughputChart points={stats.data.throughput} />
+                    </Suspense>
                   </Section>
                 </Grid.Col>
                 <Grid.Col span={{ base: 12, md: 5 }}>

@@ -1,5 +1,5 @@
 import { Stack, Text } from '@mantine/core';
-import { formatInZone, VIEWER_TIME_ZONE } from '../../lib/time';
+import { formatInZone, viewerTimeZone } from '../../lib/time';
 
 /** A fire time in the schedule's zone, and in the viewer's when that differs. */
 export function ScheduleTime({ iso, timeZone }: { iso: string | null | undefined; timeZone: string }) {
@@ -7,9 +7,9 @@ export function ScheduleTime({ iso, timeZone }: { iso: string | null | undefined
   return (
     <Stack gap={0}>
       <Text size="sm">{formatInZone(iso, timeZone)}</Text>
-      {timeZone !== VIEWER_TIME_ZONE && (
+      {timeZone !== viewerTimeZone() && (
         <Text size="xs" c="dimmed">
-          {formatInZone(iso, VIEWER_TIME_ZONE)} (you)
+          {formatInZone(iso, viewerTimeZone())} (you)
         </Text>
       )}
     </Stack>

@@ -1,7 +1,7 @@
 import type { Schedule, ScheduleCreate } from '../../api/types';
 import { checkCron } from '../../lib/cron-syntax';
 import { checkPayloadText, type JsonSchema } from '../../lib/json-schema';
-import { isValidTimeZone, VIEWER_TIME_ZONE } from '../../lib/time';
+import { isValidTimeZone, viewerTimeZone } from '../../lib/time';
 
 export interface ScheduleFormValues {
   name: string;
@@ -37,7 +37,7 @@ export function emptyScheduleForm(): ScheduleFormValues {
     handler: '',
     payload: '{}',
     cron: '0 0 9 * * *',
-    timezone: VIEWER_TIME_ZONE,
+    timezone: viewerTimeZone(),
     paused: false,
     priority: 0,
     max_attempts: 3,
