@@ -48,6 +48,11 @@ class AttemptStatus(StrEnum):
 
 FINISHED_JOB_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
 FINISHED_ATTEMPT_STATUSES = frozenset(set(AttemptStatus) - {AttemptStatus.RUNNING})
+# Waiting or in flight: queue depth, search over live jobs, what counts against a limit.
+ACTIVE_JOB_STATUSES = frozenset(set(JobStatus) - FINISHED_JOB_STATUSES)
+# What a person may do to a job in each status (one job or a bulk action: the same sets).
+CANCELLABLE_JOB_STATUSES = ACTIVE_JOB_STATUSES
+RETRYABLE_JOB_STATUSES = frozenset({JobStatus.DEAD, JobStatus.CANCELLED})
 
 JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     JobStatus.PENDING: frozenset({JobStatus.RUNNING, JobStatus.CANCELLED}),
@@ -79,11 +84,11 @@ def is_finished(status: JobStatus | str) -> bool:
 
 
 def can_cancel(status: JobStatus | str) -> bool:
-    return JobStatus(status) in (JobStatus.PENDING, JobStatus.RUNNING)
+    return JobStatus(status) in CANCELLABLE_JOB_STATUSES
 
 
 def can_retry(status: JobStatus | str) -> bool:
-    return JobStatus(status) in (JobStatus.DEAD, JobStatus.CANCELLED)
+    return JobStatus(status) in RETRYABLE_JOB_STATUSES
 
 
 def job_status_after_attempt(attempt: AttemptStatus | str, *, attempt_number: int,

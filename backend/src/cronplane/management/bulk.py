@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from cronplane.domain import states
 from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
 from cronplane.management import audit, scope
@@ -137,7 +138,7 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
                 if m.id in changed_ids:
                     continue
                 skipped.append(Skipped(m.id, "cancel already requested"
-                                       if m.status == "RUNNING" else f"already {m.status}"))
+                                       if m.status == JobStatus.RUNNING else f"already {m.status}"))
             details: dict[str, Any] = {"cancelled": len(cancelled),
                                        "cancel_requested": len(requested)}
         else:
@@ -146,7 +147,7 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
                 if m.id in changed_ids:
                     continue
                 skipped.append(Skipped(m.id, f"is {m.status}; only DEAD or CANCELLED jobs can be "
-                                       "retried" if m.status not in ("DEAD", "CANCELLED")
+                                       "retried" if not states.can_retry(m.status)
                                        else "has used all the attempts a job may have"))
             details = {}
         if asked.ids is not None:

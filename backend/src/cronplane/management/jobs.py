@@ -33,7 +33,7 @@ from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
-from cronplane.storage import notify
+from cronplane.storage import bulk_jobs, notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import AuditedEvent, JobStore, NewJob
 from cronplane.storage.models import IDEMPOTENCY_KEYED, Job
@@ -369,17 +369,13 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
         if job.attempt_count + 1 > MAX_ATTEMPTS_RANGE[1]:
             raise Conflict(f"job {job_id} has used all {MAX_ATTEMPTS_RANGE[1]} attempts a job may have")
         previous = job.status
-        now = session.execute(select(func.now())).scalar_one()
-        job.status = states.JobStatus.PENDING.value
-        job.max_attempts = job.attempt_count + 1
-        job.run_at = now
-        job.finished_at = None
-        job.cancel_requested = False
-        session.flush()
+        # The same statement (and NOTIFY) as a bulk retry, so the retry rule is written once.
+        if bulk_jobs.retry(session, [job_id]) != [job_id]:
+            raise AssertionError(f"job {job_id} was locked {previous} but not retried")
+        session.refresh(job)
         audit.record(session, actor, "job.retry", target_type="job", target_id=job_id,
                      details={"from_status": previous, "attempt": job.attempt_count + 1},
                      project=job.project)
-        notify.send(session, JOBS)
         return job
 
 

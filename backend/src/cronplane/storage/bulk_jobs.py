@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select, text, update
+from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
+from cronplane.domain.limits import MAX_ATTEMPTS_RANGE
+from cronplane.domain.states import RETRYABLE_JOB_STATUSES, JobStatus
 from cronplane.storage import notify
 from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
-
-MAX_ATTEMPTS = 100  # the jobs.max_attempts CHECK
 
 
 @dataclass(frozen=True)
@@ -88,37 +88,37 @@ def count_matching(session: Session, flt: JobFilter, cap: int) -> int:
 
 
 def cancel(session: Session, ids: Sequence[int]) -> tuple[list[int], list[int]]:
-    """PENDING → CANCELLED now; RUNNING → cancel requested (its worker is told by NOTIFY).
+    """PENDING → CANCELLED now; RUNNING → cancel requested (its worker is told by NOTIFY): one
+    UPDATE for each of ``domain.states.CANCELLABLE_JOB_STATUSES``.
     Returns (cancelled, cancel_requested) ids."""
     if not ids:
         return [], []
     now = func.now()
     pending = session.execute(
-        update(Job).where(Job.id.in_(list(ids)), Job.status == "PENDING")
-        .values(status="CANCELLED", finished_at=now).returning(Job.id)).scalars().all()
+        update(Job).where(Job.id.in_(list(ids)), Job.status == JobStatus.PENDING.value)
+        .values(status=JobStatus.CANCELLED.value, finished_at=now).returning(Job.id)
+    ).scalars().all()
     running = session.execute(
-        update(Job).where(Job.id.in_(list(ids)), Job.status == "RUNNING",
+        update(Job).where(Job.id.in_(list(ids)), Job.status == JobStatus.RUNNING.value,
                           Job.cancel_requested.is_(False))
         .values(cancel_requested=True).returning(Job.id)).scalars().all()
     if running:
-        # One statement for every running job's "stop now" notice (same payload format as
-        # notify.cancel_payload); a worker not told only notices at its next heartbeat.
-        session.execute(text("SELECT pg_notify(:channel, :prefix || id) "
-                             "FROM unnest(CAST(:ids AS bigint[])) AS id"),
-                        {"channel": JOBS, "prefix": notify.cancel_payload(0)[:-1],
-                         "ids": list(running)})
+        # A worker not told only notices at its next heartbeat.
+        notify.send_cancels(session, list(running))
     return list(pending), list(running)
 
 
 def retry(session: Session, ids: Sequence[int]) -> list[int]:
-    """DEAD or CANCELLED → PENDING with one more attempt, now. Returns the retried ids."""
+    """DEAD or CANCELLED → PENDING with one more attempt, now. Returns the retried ids. The one
+    retry statement: ``management.jobs.retry`` (a single job) uses it too."""
     if not ids:
         return []
     retried = session.execute(
-        update(Job).where(Job.id.in_(list(ids)), Job.status.in_(("DEAD", "CANCELLED")),
-                          Job.attempt_count + 1 <= MAX_ATTEMPTS)
-        .values(status="PENDING", max_attempts=Job.attempt_count + 1, run_at=func.now(),
-                finished_at=None, cancel_requested=False)
+        update(Job).where(Job.id.in_(list(ids)),
+                          Job.status.in_(sorted(s.value for s in RETRYABLE_JOB_STATUSES)),
+                          Job.attempt_count + 1 <= MAX_ATTEMPTS_RANGE[1])
+        .values(status=JobStatus.PENDING.value, max_attempts=Job.attempt_count + 1,
+                run_at=func.now(), finished_at=None, cancel_requested=False)
         .returning(Job.id)).scalars().all()
     if retried:
         notify.send(session, JOBS)

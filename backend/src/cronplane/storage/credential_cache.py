@@ -179,7 +179,8 @@ class CredentialCache:
     def _send_acks_locked(self) -> None:
         # Not from inside the notify handler: that runs within a query on this connection.
         while self._to_ack and self._conn is not None:
-            self._conn.execute("SELECT pg_notify(%s, %s)", (notify.AUTH_ACK, self._to_ack.pop()))
+            self._conn.execute(notify.NOTIFY_SQL, {"channel": notify.AUTH_ACK,
+                                                   "payload": self._to_ack.pop()})
 
     # -- this process's own writes ------------------------------------------------------------
     def _local_write(self, committed: bool, dbapi_connection: Any) -> None:

@@ -7,8 +7,8 @@ At most one NOTIFY per transaction, sent by application code (never by a per-row
 bulk enqueue of 10,000 jobs costs one notification, not 10,000. Producers (management use cases,
 the stores) and consumers (the execution services) both read the formats from here; nothing else
 spells ``pg_notify`` except the named statements that fold the notice into their own round trip
-(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``) and ``in_returning`` below, which
-take the channel from here.
+(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``, ``resume_due``, ``queue_deliveries``)
+and ``in_returning`` below, which take the channel from here.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from sqlalchemy import func, text
 from sqlalchemy.orm import Session
 
 JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release), or a cancel
+# (also sent by migration 0015's jobs_terminal_events trigger when it queues notification jobs,
+# and 0016's triggers send AUTH below: migrations spell the names, so these never change)
 SCHEDULES = "cronplane_schedules"  # a schedule was created, edited, paused, resumed or deleted
 LEADER = "cronplane_leader"  # the leader lease was resigned or unbarred: standbys should try now
 CHAOS = "cronplane_chaos"  # chaos experiments started, stopped or expired
@@ -70,6 +72,14 @@ def in_returning(channel: str, payload: str = "") -> Any:
     one-row insert queues its notice in its own round trip (``management.jobs`` enqueue); an
     insert that returns nothing (an idempotent replay) sends none."""
     return func.pg_notify(channel, payload)
+
+
+_CANCELS = text("SELECT pg_notify(:channel, :prefix || id) FROM unnest(CAST(:ids AS bigint[])) AS id")
+
+
+def send_cancels(session: Session, job_ids: list[int]) -> None:
+    """One statement for many running jobs' "stop now" notices (``cancel_payload`` each)."""
+    session.execute(_CANCELS, {"channel": JOBS, "prefix": _CANCEL_PREFIX, "ids": job_ids})
 
 
 def send(session: Session, channel: str, payload: str = "") -> None:
