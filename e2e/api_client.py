@@ -5,13 +5,17 @@ Tests set data up through it and check, next to what the page shows, what the se
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+import sys
+from pathlib import Path
+from typing import Any
 
 import requests
 
-T = TypeVar("T")
+# The suite's one wait helper lives in the backend's tests/support; e2e reuses it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+from tests.support.waiting import wait_until
+
+__all__ = ["ApiClient", "ApiError", "login", "persona_login", "wait_until"]
 
 API_PREFIX = "/api/v1"
 
@@ -92,7 +96,7 @@ class ApiClient:
 
     def wait_for_job(self, job_id: int, statuses: set[str], timeout: float = 30) -> dict[str, Any]:
         return wait_until(lambda: (j := self.job(job_id))["status"] in statuses and j,
-                          timeout=timeout,
+                          timeout=timeout, step=0.25,
                           message=lambda: f"job {job_id} never reached {sorted(statuses)}: "
                                           f"{self.job(job_id)}")
 
@@ -125,16 +129,3 @@ def persona_login(base_url: str, role: str) -> ApiClient:
         raise ApiError(f"persona login {name} -> {response.status_code}: {response.text[:300]}")
     body = response.json()
     return ApiClient(base_url, body["access_token"], body.get("user"))
-
-
-def wait_until(probe: Callable[[], T | bool | None], *, timeout: float, interval: float = 0.25,
-               message: Callable[[], str] | str = "condition not met") -> T:
-    """Poll ``probe`` until it returns something truthy; fail with ``message`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value  # type: ignore[return-value]
-        if time.monotonic() > deadline:
-            raise AssertionError(message() if callable(message) else message)
-        time.sleep(interval)

@@ -60,7 +60,8 @@ def test_admin_creates_watches_pauses_and_deletes_a_schedule(
 
     # Runs appear in its history (the page polls every 5 s) and the API lists the same jobs.
     runs = table_rows(page, "Runs")
-    wait_until(lambda: runs.count() >= 2, timeout=25, message="fewer than 2 runs in the history")
+    wait_until(lambda: runs.count() >= 2, timeout=25, step=0.25,
+               message="fewer than 2 runs in the history")
     expect(runs.first).to_contain_text("SUCCEEDED", timeout=10_000)
     jobs = admin_api.jobs_of_schedule(schedule_id)
     assert len(jobs) >= 2

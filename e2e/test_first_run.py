@@ -103,7 +103,8 @@ def test_sign_in_with_the_printed_password_and_see_a_schedule_fire(
         schedule_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
 
         runs = table_rows(page, "Runs")
-        wait_until(lambda: runs.count() >= 1, timeout=30, message="the schedule never fired")
+        wait_until(lambda: runs.count() >= 1, timeout=30, step=0.25,
+                   message="the schedule never fired")
         expect(runs.first).to_contain_text("SUCCEEDED", timeout=15_000)
         api = login(server.base_url, "admin", server.password)
         assert api.jobs_of_schedule(schedule_id), "the API lists the fired job too"

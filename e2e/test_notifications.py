@@ -83,7 +83,7 @@ def test_a_dying_schedule_needs_attention_and_the_alerts_editor_saves(
                                          "cron": "0 0 3 * * *"}, expect=201)
     try:
         wait_until(lambda: admin_api.get(f"/schedules/{dying['id']}")["health"]["state"]
-                   == "failing", timeout=20)
+                   == "failing", timeout=20, step=0.25)
         sign_in(page, server.admin_username, server.admin_password)
         panel = page.get_by_role("region", name="Needs attention")
         attention = panel.get_by_role("row").filter(has_text=dying["name"])

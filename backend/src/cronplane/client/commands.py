@@ -20,7 +20,7 @@ import click
 from cronplane.client.api import Cronplane, JobNotFinished
 from cronplane.client.http import ApiClient, ApiError
 from cronplane.client.models import JobCreate
-from cronplane.domain.states import FINISHED_JOB_STATUSES, JobStatus
+from cronplane.domain.states import FINISHED_JOB_STATUSES, AttemptStatus, JobStatus
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -198,7 +198,7 @@ def _follow_attempt(api: ApiClient, job_id: int, number: int) -> None:
     # The worker writes an attempt's last output before its outcome, so the read that first
     # sees it finished has everything.
     offset, status = _print_output(api, job_id, number, 0)
-    while status == "RUNNING":
+    while status == AttemptStatus.RUNNING:
         time.sleep(FOLLOW_POLL)  # a poll of the API, not a test wait
         offset, status = _print_output(api, job_id, number, offset)
 
@@ -210,7 +210,7 @@ def jobs_cancel(api: ApiClient, job_id: int) -> Any:
     """Cancel a pending or running job."""
     job = api.request("POST", f"/jobs/{job_id}/cancel").body
     return job, f"job #{job['id']} {job['status']}" + (
-        " (cancel requested)" if job.get("cancel_requested") and job["status"] == "RUNNING" else "")
+        " (cancel requested)" if job.get("cancel_requested") and job["status"] == JobStatus.RUNNING else "")
 
 
 @jobs.command("retry")

@@ -26,6 +26,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from cronplane.domain.states import JobStatus
+
 MAX_THRESHOLD_SECONDS = 366 * 86400
 # Finished runs the evaluator reads per schedule: a failure streak is counted up to this.
 RECENT_RUNS = 50
@@ -162,7 +164,7 @@ def conditions(config: AlertConfig, facts: Facts) -> dict[AlertKind, bool]:
     now = facts.now
     silent_since = facts.last_success_at or facts.created_at
     return {
-        AlertKind.FAILURE: facts.last_status == "DEAD",
+        AlertKind.FAILURE: facts.last_status == JobStatus.DEAD,
         AlertKind.CONSECUTIVE: (config.consecutive_failures is not None
                                 and facts.consecutive_failures >= config.consecutive_failures),
         AlertKind.LATE: _older_than(facts.oldest_unstarted_fire, now,
@@ -278,7 +280,7 @@ def recent_outcomes(statuses: list[str] | None) -> tuple[str | None, int]:
         return None, 0
     streak = 0
     for status in statuses:
-        if status != "DEAD":
+        if status != JobStatus.DEAD:
             break
         streak += 1
     return statuses[0], streak

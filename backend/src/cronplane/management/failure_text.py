@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from cronplane.domain.roles import Role
+from cronplane.domain.states import AttemptStatus
 
 # `File "/a/b/c.py", line 3` (traceback frames) and bare absolute paths ending in a file name.
 _FRAME_PATH = re.compile(r'File "(?:[^"]*[/\\])?([^"/\\]+)"')
@@ -37,7 +38,7 @@ def lost_reason(status: str, error: str | None) -> str | None:
     down"; the watchdog writes "lease expired". The console must not call a clean shutdown a
     crash, so the two are told apart here once instead of by every reader.
     """
-    if status != "LOST":
+    if status != AttemptStatus.LOST:
         return None
     if error and "released" in error:
         return "released_at_shutdown"

@@ -26,6 +26,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
+from cronplane.domain.states import JobStatus
 from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
@@ -80,7 +81,7 @@ def _usage(session: Session, slug: str) -> dict[str, int]:
     schedules = session.scalar(select(func.count()).select_from(Schedule).where(
         Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
     pending = session.scalar(select(func.count()).select_from(Job).where(
-        Job.project == slug, Job.status == "PENDING")) or 0
+        Job.project == slug, Job.status == JobStatus.PENDING.value)) or 0
     # What enqueue_per_minute counts: jobs callers added (the scheduler's fires are not limited).
     recent = session.scalar(select(func.count()).select_from(Job).where(
         Job.project == slug, Job.trigger != "schedule",
@@ -219,7 +220,8 @@ def delete_project(ctx: ManagementContext, actor: Actor, slug: str) -> None:
         live = session.scalar(select(func.count()).select_from(Schedule).where(
             Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
         unfinished = session.scalar(select(func.count()).select_from(Job).where(
-            Job.project == slug, Job.status.in_(("PENDING", "RUNNING")))) or 0
+            Job.project == slug,
+            Job.status.in_((JobStatus.PENDING.value, JobStatus.RUNNING.value)))) or 0
         if live or unfinished:
             raise Conflict(f"project {slug!r} still has {live} schedule(s) and {unfinished} "
                            "pending or running job(s); archive it instead",
@@ -353,7 +355,7 @@ def check_pending_quota(session: Session, slug: str, adding: int = 1) -> None:
     if limit is None:
         return
     used = session.scalar(select(func.count()).select_from(Job).where(
-        Job.project == slug, Job.status == "PENDING")) or 0
+        Job.project == slug, Job.status == JobStatus.PENDING.value)) or 0
     if used + adding > limit:
         raise QuotaExceeded(slug, "max_pending_jobs", limit)
 

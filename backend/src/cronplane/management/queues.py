@@ -15,12 +15,15 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from cronplane.domain.roles import Role
+from cronplane.domain.states import JobStatus
 from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.jobs import QUEUE_NAME
 from cronplane.storage.models import Job, Project, Queue
+
+PENDING, RUNNING = JobStatus.PENDING.value, JobStatus.RUNNING.value  # a queue's depth
 
 LIMITS = ("concurrency_limit", "per_key_limit", "rate_limit_per_second")
 MAX_REASON = 1000
@@ -49,13 +52,13 @@ def list_queues(ctx: ManagementContext, actor: Actor, *,
         stmt = scope.restrict(select(Queue), Queue.project, actor, wanted).order_by(
             Queue.project, Queue.name)
         counts = scope.restrict(select(Job.project, Job.queue, Job.status, func.count())
-                                .where(Job.status.in_(("PENDING", "RUNNING"))),
+                                .where(Job.status.in_((PENDING, RUNNING))),
                                 Job.project, actor, wanted).group_by(
                                     Job.project, Job.queue, Job.status)
         rows = list(session.scalars(stmt))
         depth = {(p, q, s): n for p, q, s, n in session.execute(counts)}
-    return [_view(row, depth.get((row.project, row.name, "PENDING"), 0),
-                  depth.get((row.project, row.name, "RUNNING"), 0)) for row in rows]
+    return [_view(row, depth.get((row.project, row.name, PENDING), 0),
+                  depth.get((row.project, row.name, RUNNING), 0)) for row in rows]
 
 
 def _view(row: Queue, pending: int, running: int) -> QueueView:
@@ -141,5 +144,5 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
         pending, running = (
             session.execute(select(func.count()).where(Job.project == project, Job.queue == name,
                                                        Job.status == status)).scalar_one()
-            for status in ("PENDING", "RUNNING"))
+            for status in (PENDING, RUNNING))
         return _view(row, pending, running)

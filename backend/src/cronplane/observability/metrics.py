@@ -31,6 +31,8 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from cronplane.domain.states import ACTIVE_JOB_STATUSES, JobStatus
+
 log = logging.getLogger(__name__)
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -141,7 +143,7 @@ class ClusterStateCollector:
                                   labels=["status"])
         for status, count in sorted(state.jobs_by_status.items()):
             total.add_metric([status], count)
-            if status in ("PENDING", "RUNNING"):
+            if status in ACTIVE_JOB_STATUSES:
                 depth.add_metric([status], count)
         yield total
         yield depth
@@ -175,8 +177,8 @@ def _queue_families(state: ClusterState) -> Iterator[Metric]:
         "RUNNING / concurrency_limit of a queue (1 = at its limit; absent when unlimited).",
         labels=["project", "queue"])
     for project, queue, pending, running, limit in state.queues:
-        jobs.add_metric([project, queue, "PENDING"], pending)
-        jobs.add_metric([project, queue, "RUNNING"], running)
+        jobs.add_metric([project, queue, JobStatus.PENDING.value], pending)
+        jobs.add_metric([project, queue, JobStatus.RUNNING.value], running)
         if limit:
             saturation.add_metric([project, queue], running / limit)
     yield jobs

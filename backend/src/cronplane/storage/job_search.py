@@ -7,6 +7,7 @@ from sqlalchemy import ColumnElement, Text, and_, false, func, or_
 from sqlalchemy.dialects.postgresql import array
 
 from cronplane.domain.job_search import parse
+from cronplane.domain.states import JobStatus
 from cronplane.storage.models import Job
 
 
@@ -27,5 +28,5 @@ def search_condition(text: str) -> ColumnElement[bool]:
         matches = func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op("@@")(
             query)
         conditions += [and_(Job.finished_at.is_not(None), matches),
-                       and_(Job.status.in_(("PENDING", "RUNNING")), matches)]
+                       and_(Job.status.in_((JobStatus.PENDING.value, JobStatus.RUNNING.value)), matches)]
     return or_(*conditions) if conditions else false()
