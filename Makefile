@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e test-checks bench \
-        chaos frontend system-deps openapi openapi-check clean
+.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e test-checks \
+        check-frontend test-vitest bench chaos frontend system-deps openapi openapi-check clean
 
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
@@ -93,11 +93,20 @@ openapi-check: $(STAMP)
 	  echo "frontend/openapi.json is stale: run \`make openapi\` then \`cd frontend && npm run gen:api\`"; exit 1; \
 	fi; rm -f .openapi-now.json
 
-test-frontend: openapi-check
+# The console's static checks (API types current, tsc, ESLint), then its Vitest suite.
+check-frontend: openapi-check
 	@if [ -f frontend/package.json ]; then \
 	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npm run gen:api:check \
-	    && npm run typecheck && npm run lint && npx vitest run; \
+	    && npm run typecheck && npm run lint; \
 	else echo "no frontend yet"; fi
+
+test-vitest:
+	@if [ -f frontend/package.json ]; then \
+	  $(MAKE) --no-print-directory $(FRONTEND_STAMP) && cd frontend && npx vitest run; \
+	else echo "no frontend yet"; fi
+
+test-frontend: check-frontend
+	@$(MAKE) --no-print-directory test-vitest
 
 # One server (and Postgres) per xdist worker; the flows mostly wait on the console's polls and the
 # scheduler's clock, so three workers overlap those waits on two cores. The OIDC module's own
@@ -109,20 +118,22 @@ test-e2e: $(STAMP)
 	    -n $(E2E_WORKERS) --dist loadgroup e2e; \
 	else echo "no e2e suite yet"; fi
 
-# The static checks and the console's suite, one after the other (the second lane of `make test`).
-test-checks: lint typecheck imports test-frontend
+# The static checks of both halves: they time nothing, so they may share the CPU with a suite.
+test-checks: lint typecheck imports check-frontend
 
 # `make test`: the console is built once, first (the backend's packaging test and the e2e suite
 # both serve frontend/dist, and two stages must not build it at once); then the backend suite,
-# which mostly waits on Postgres and the clock, runs beside the CPU-bound checks and Vitest; then
-# the e2e suite, alone, since its UI waits are the ones most hurt by a busy CPU. Each lane's output
-# is printed whole when it ends (--output-sync), every stage runs even when an earlier one failed,
-# and make test fails when any did.
+# which mostly waits on Postgres and the clock, runs beside the static checks (CPU-bound, but
+# nothing in them waits on a deadline); then Vitest and the e2e suite, each alone, since their UI
+# waits are the ones a busy CPU hurts (Vitest beside the backend suite timed out on a loaded box).
+# Each stage's output is printed whole when it ends (--output-sync), every stage runs even when an
+# earlier one failed, and make test fails when any did.
 test: $(STAMP) system-deps
 	@$(MAKE) --no-print-directory frontend
 	@failed=""; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-checks \
 	  || failed="$$failed test-backend/test-checks"; \
+	$(MAKE) --no-print-directory test-vitest || failed="$$failed test-vitest"; \
 	$(MAKE) --no-print-directory test-e2e || failed="$$failed test-e2e"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (their output is above)"; exit 1; fi
 
