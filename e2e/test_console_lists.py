@@ -141,3 +141,61 @@ def test_quartz_tokens_and_audit_prefixes(page: Page, server, admin_api: ApiClie
     assert actions and all(a.startswith("job.") for a in actions), actions
     page.goto("/audit?action=job.&at_after=2999-01-01T00:00:00Z")
     expect(page.get_by_text("No audit events match.")).to_be_visible()
+
+
+def test_schedule_search_reload_keeps_previous_and_audit_links_its_targets(
+        page: Page, server, admin_api: ApiClient, unique: str) -> None:
+    kept = admin_api.create_schedule(name=f"{unique}-kept", handler="noop", cron="0 0 3 1 1 *")
+    gone = admin_api.create_schedule(name=f"{unique}-gone", handler="noop", cron="0 0 3 1 1 *")
+    fired = admin_api.post(f"/schedules/{gone['id']}/trigger", expect=(200, 201, 202))
+    admin_api.delete(f"/schedules/{gone['id']}")
+    for _ in range(25):
+        admin_api.create_job("noop", {})
+    sign_in(page, server.admin_username, server.admin_password)
+
+    # The schedules list finds #id (only that one), a bare id, and a name prefix.
+    schedules = page.get_by_role("table", name="Schedules")
+    page.goto(f"/schedules?q=%23{kept['id']}")
+    expect(schedules.get_by_role("link", name=f"{unique}-kept", exact=True)).to_be_visible()
+    expect(schedules.locator("tbody tr")).to_have_count(1)
+    page.goto(f"/schedules?q={kept['id']}")
+    expect(schedules.get_by_role("link", name=f"{unique}-kept", exact=True)).to_be_visible()
+    page.goto(f"/schedules?q={unique[:-2]}&include_deleted=true")
+    expect(schedules.locator("tbody tr")).to_have_count(2)
+
+    # A job of a deleted schedule names it, and says DELETED.
+    page.goto(f"/jobs?q=%23{fired['id']}")
+    cell = _jobs_table(page).get_by_role("link", name=f"{unique}-gone", exact=True).locator("..")
+    expect(cell.get_by_text("deleted", exact=True)).to_be_visible()
+
+    # Page 3, reloaded: still page 3, and Previous goes to page 2.
+    page.goto("/jobs?limit=10")
+    expect(page.get_by_text(re.compile(r"^Page 1 of"))).to_be_visible()
+    header_button(page, "Next page").click()
+    expect(page.get_by_text(re.compile(r"^Page 2 of"))).to_be_visible()
+    header_button(page, "Next page").click()
+    expect(page.get_by_text(re.compile(r"^Page 3 of"))).to_be_visible()
+    first_link = _jobs_table(page).locator("tbody tr").first.get_by_role("link").first
+    third = first_link.inner_text()  # the job id: relative times move on
+    page.reload()
+    expect(page.get_by_text(re.compile(r"^Page 3 of"))).to_be_visible()
+    expect(first_link).to_have_text(third)
+    header_button(page, "Previous page").click()
+    expect(page.get_by_text(re.compile(r"^Page 2 of"))).to_be_visible()
+    expect(page).not_to_have_url(re.compile("back="))
+
+    # Audit: the action field suggests prefixes and names; targets link to their pages.
+    page.goto("/audit")
+    action = page.get_by_role("search", name="Audit filters").get_by_label("Action")
+    action.fill("schedule.de")
+    page.get_by_role("option", name="schedule.delete", exact=True).click()
+    expect(page).to_have_url(re.compile(r"action=schedule\.delete"))
+    rows = page.get_by_role("table", name="Audit events").locator("tbody tr")
+    row = rows.filter(has=page.get_by_role("link", name=f"schedule {gone['id']}", exact=True))
+    expect(row.get_by_text("deleted", exact=True)).to_be_visible()
+    row.get_by_role("link", name=f"schedule {gone['id']}", exact=True).click()
+    expect(page).to_have_url(re.compile(f"/schedules/{gone['id']}$"))
+    page.goto(f"/audit?action=schedule.&target_id={kept['id']}")
+    events = page.get_by_role("table", name="Audit events")
+    expect(events.get_by_role("link", name=f"schedule {kept['id']}", exact=True).first).to_be_visible()
+    expect(events.get_by_text("deleted", exact=True)).to_have_count(0)

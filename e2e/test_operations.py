@@ -51,6 +51,8 @@ def test_operator_bulk_cancels_a_filtered_selection_with_a_reason(
     assert sent.value.json() == {"matched": 3, "changed": 3, "skipped": []}
     expect(box).to_be_hidden()
     expect(page.get_by_test_id("bulk-result")).to_contain_text("3 of 3 changed")
+    # The toast names the count the server reported.
+    expect(page.get_by_role("status", name="Notifications")).to_contain_text("Cancelled 3 jobs")
     screenshot(page, "jobs-bulk-cancelled")
 
     assert {operator_api.job(i)["status"] for i in ids} == {"CANCELLED"}

@@ -50,7 +50,8 @@ export function LoginPage() {
   };
 
   return (
-    <Center mih="100vh" p="md">
+    // The page's one landmark: axe's landmark-one-main and region rules (all content in a landmark).
+    <Center component="main" mih="100vh" p="md">
       <Paper withBorder shadow="sm" p="xl" w={380}>
         <Stack>
           <Title order={1} size="h2">
