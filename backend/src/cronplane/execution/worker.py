@@ -238,6 +238,10 @@ class Worker(LoopService):
                 # may be holding us back until their outcomes are flushed (~20 ms), which frees
                 # their slots in the database. Look again soon, not after a full poll interval.
                 delay = LIMITED_RECHECK
+        elif limit == 0 and self.completer.pending and not self.stopping:
+            # Held back by outcomes not yet written (see _claim_limit): they are flushed within
+            # the completer's 50 ms bound, and no finished handler may be left to wake us.
+            delay = LIMITED_RECHECK
         if next_deadline is not None:
             delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
         self._wake_at = self.clock.monotonic() + delay
@@ -245,6 +249,11 @@ class Worker(LoopService):
 
     def _claim_limit(self) -> int:
         held, queued = self.pool.counts()
+        # A finished attempt whose outcome is still buffered in the completer is RUNNING in the
+        # database, and no longer heartbeated: counting it as held keeps the completer's backlog
+        # within one claim's worth when completion falls behind claiming on a loaded host,
+        # instead of growing until the leases of finished work expire.
+        held += self.completer.pending
         return self.prefetch.claim_limit(held=held, queued=queued)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:

@@ -95,3 +95,38 @@ def test_the_completer_waits_on_its_clock_for_the_batch_delay() -> None:
     finally:
         assert completer.stop()
     assert store.closed
+
+
+def test_a_backlog_is_written_max_batch_outcomes_per_statement() -> None:
+    # Outcomes pile up while a write is slow; the next flush must not turn the pile into one
+    # statement that outlives the leases of the attempts it finishes.
+    store = FakeStore()
+    completer = Completer(store, CompleterConfig(max_batch=1000))  # type: ignore[arg-type]
+    for n in range(1, 2501):
+        completer.submit(outcome(n))
+    completer.flush()
+    assert [len(b) for b in store.batches] == [1000, 1000, 500]
+    assert [o.attempt_id for b in store.batches for o in b] == list(range(1, 2501))
+    assert completer.applied == 2500 and completer.pending == 0
+
+
+def test_a_chunk_that_fails_puts_it_and_the_rest_back_in_order() -> None:
+    class FailsSecond(FakeStore):
+        calls = 0
+
+        def complete(self, outcomes: Sequence[Outcome]) -> list[Applied]:
+            self.calls += 1
+            if self.calls == 2:
+                raise ConnectionError("database down")
+            return super().complete(outcomes)
+
+    store = FailsSecond()
+    completer = Completer(store, CompleterConfig(max_batch=10))  # type: ignore[arg-type]
+    for n in range(1, 26):
+        completer.submit(outcome(n))
+    with pytest.raises(ConnectionError):
+        completer.flush()
+    assert [o.attempt_id for b in store.batches for o in b] == list(range(1, 11))
+    assert completer.pending == 15
+    completer.flush()
+    assert [o.attempt_id for b in store.batches for o in b] == list(range(1, 26))
