@@ -109,18 +109,22 @@ def test_kill_9_mid_job_is_reclaimed_once_its_lease_expired_and_rerun(
         workers: Workers, fresh_database_url: str) -> None:
     lease = 2.0
     env = {"CRONPLANE_ATTEMPT_LEASE_SECONDS": str(lease), "CRONPLANE_WORKER_CONCURRENCY": "2"}
-    victim = workers.spawn(**env)
-    wait_until(lambda: registered(fresh_database_url, victim.pid), 20, "victim registered")
+    # Both processes registered before the job exists, and the one that claims it is the
+    # victim: the survivor's start-up (12 s on a box at load 20) is then no race against the
+    # victim's 6 s job, and the test checks the reclaim, not how fast a process starts.
+    procs = {p.pid: p for p in (workers.spawn(**env), workers.spawn(**env))}
+    wait_until(lambda: all(registered(fresh_database_url, pid) for pid in procs), 60,
+               "both workers registered")
     db = Database(fresh_database_url)
     try:
         (job_id,) = jobs.enqueue_many(db, [jobs.JobRequest("sleep", {"seconds": 6})])
     finally:
         db.close()
-    wait_until(lambda: scalar(fresh_database_url,
-                              "SELECT count(*) FROM attempts WHERE job_id = %s", job_id),
-               20, "victim claimed the job")
-    survivor = workers.spawn(**env)
-    wait_until(lambda: registered(fresh_database_url, survivor.pid), 20, "survivor registered")
+    holder = wait_until(lambda: scalar(fresh_database_url, """
+        SELECT coalesce(max(w.pid), 0) FROM attempts a JOIN workers w ON w.id = a.worker_id
+         WHERE a.job_id = %s AND a.number = 1""", job_id), 20, "a worker claimed the job")
+    victim = procs.pop(holder)
+    (survivor,) = procs.values()
     assert scalar(fresh_database_url, "SELECT status FROM jobs WHERE id = %s", job_id) == \
         "RUNNING", "the victim must be mid-job when killed"
     victim.send_signal(signal.SIGKILL)
@@ -139,6 +143,9 @@ def test_kill_9_mid_job_is_reclaimed_once_its_lease_expired_and_rerun(
                      "SELECT number, status FROM attempts WHERE job_id = %s ORDER BY number",
                      job_id)
     assert [(a["number"], a["status"]) for a in attempts] == [(1, "LOST"), (2, "SUCCEEDED")]
+    assert scalar(fresh_database_url, """
+        SELECT w.pid FROM attempts a JOIN workers w ON w.id = a.worker_id
+         WHERE a.job_id = %s AND a.number = 2""", job_id) == survivor.pid, "re-run by the survivor"
     audit = query(fresh_database_url, "SELECT actor FROM audit_events "
                                       "WHERE action = 'attempt.reclaim' AND target_id = %s",
                   str(job_id))
