@@ -31,29 +31,52 @@ EXAMPLES = int(os.environ.get("CRON_ORACLE_EXAMPLES", "1500"))
 BOUNDS = ((0, 59), (0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
 
 
-@st.composite
-def field_item(draw: st.DrawFn, low: int, high: int) -> str:
-    kind = draw(st.sampled_from(("star", "star_step", "value", "range", "range_step")))
-    if kind == "star":
-        return "*"
-    if kind == "star_step":
-        return f"*/{draw(st.integers(1, high - low + 1))}"
-    if kind == "value":
-        return str(draw(st.integers(low, high)))
-    start = draw(st.integers(low, high - 1))
-    end = draw(st.integers(start + 1, high))  # never a single-value range (see module doc)
-    if kind == "range":
-        return f"{start}-{end}"
-    return f"{start}-{end}/{draw(st.integers(1, end - start + 1))}"
+# The strategies are built once, from fixed parts (``map`` over integers and tuples): drawing
+# through ``@composite`` with bounds computed per draw built new strategy objects on every
+# example and cost nine tenths of the test's time. Each item kind is drawn as before: ``*``,
+# ``*/n``, a value, a range ``a-b`` (``a < b``: never a single-value range, see the module doc)
+# and a stepped range ``a-b/n`` with ``1 <= n <= b-a+1``.
+def _range(low: int, high: int) -> st.SearchStrategy[tuple[int, int]]:
+    """``(a, b)`` with ``low <= a < b <= high``, every such pair reachable."""
+    return st.tuples(st.integers(low, high - 1), st.integers(1, high - low)).map(
+        lambda t: (t[0], t[0] + 1 + (t[1] - 1) % (high - t[0])))
 
 
-@st.composite
-def expressions(draw: st.DrawFn) -> str:
-    fields = []
-    for low, high in BOUNDS:
-        items = draw(st.lists(field_item(low, high), min_size=1, max_size=3))
-        fields.append(",".join(items))
-    return " ".join(fields)
+def field_item(low: int, high: int, *, star: bool = True) -> st.SearchStrategy[str]:
+    """One list item of a field; ``star=False`` leaves out the items that start with ``*``."""
+    span = high - low + 1
+    kinds = [
+        st.integers(low, high).map(str),
+        _range(low, high).map(lambda r: f"{r[0]}-{r[1]}"),
+        st.tuples(_range(low, high), st.integers(1, span)).map(
+            lambda t: f"{t[0][0]}-{t[0][1]}/{1 + (t[1] - 1) % (t[0][1] - t[0][0] + 1)}"),
+    ]
+    if star:
+        kinds = [st.just("*"), st.integers(1, span).map(lambda n: f"*/{n}"), *kinds]
+    return st.one_of(kinds)
+
+
+def field(low: int, high: int, *, star: bool = True) -> st.SearchStrategy[str]:
+    return st.lists(field_item(low, high, star=star), min_size=1, max_size=3).map(",".join)
+
+
+DOM, DOW = BOUNDS[3], BOUNDS[5]
+# The day fields are drawn together so that nearly every draw is one croniter reads as Vixie
+# cron does (see ``_croniter_reads_the_day_rule_differently``): one of them exactly ``*`` and
+# the other anything, or both without ``*``. Drawn independently, 43 % of the examples were
+# thrown away. The same expressions are reachable as before the filter.
+DAY_FIELDS = st.one_of(
+    st.tuples(field(*DOM), st.just("*")),
+    st.tuples(st.just("*"), field(*DOW)),
+    st.tuples(field(*DOM, star=False), field(*DOW, star=False)),
+)
+EXPRESSIONS = st.tuples(field(*BOUNDS[0]), field(*BOUNDS[1]), field(*BOUNDS[2]), DAY_FIELDS,
+                        field(*BOUNDS[4])).map(
+    lambda f: f"{f[0]} {f[1]} {f[2]} {f[3][0]} {f[4]} {f[3][1]}")
+
+
+def expressions() -> st.SearchStrategy[str]:
+    return EXPRESSIONS
 
 
 instants = st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2032, 12, 31)).map(
