@@ -7,6 +7,11 @@
   ``fresh_database_url`` (one per test) clone it with ``CREATE DATABASE … TEMPLATE``, which costs
   milliseconds. Tests that run threads or processes must use their own database, never a
   rolled-back transaction.
+- Under pytest-xdist (``pytest -n N``) every worker is a session of its own: the
+  workers share the one embedded server (the first to come starts it, under a file lock, and the
+  last to leave stops it: pgserver counts its handles per process), and each migrates its own
+  template (a random name), so no two workers ever clone from, or drop, the same database. Tests
+  that stop or crash-restart Postgres run a private server of their own (``PrivatePostgres``).
 - Like production, two ordinary roles: databases are owned (and migrated) by ``cronplane_owner``
   (``pg.owner_url``), and tests connect as the runtime role ``cronplane`` with the grants the
   migrations give it (``pg.url``). ``pg.admin_url`` is the superuser, for tests that must act
@@ -16,6 +21,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -103,11 +109,34 @@ def pg() -> Iterator[PgServer]:
         start_embedded,
     )
 
-    embedded = start_embedded(REPO_ROOT / ".cronplane" / "test-pg", stop_on_exit=True)
-    ensure_app_database(embedded, database="cronplane_test")
+    pg_dir = REPO_ROOT / ".cronplane" / "test-pg"
+    pg_dir.parent.mkdir(parents=True, exist_ok=True)
+    # xdist workers start together: one at a time initialises the data dir, starts the server and
+    # creates the roles (CREATE ROLE and CREATE DATABASE race: both would see "missing").
+    with open(pg_dir.parent / "test-pg.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        embedded = start_embedded(pg_dir, stop_on_exit=True)
+        ensure_app_database(embedded, database="cronplane_test")
+        _no_fsync(embedded.admin_uri)
     yield PgServer(admin_url=embedded.admin_uri, app_role=APP_ROLE,
                    _url_for=lambda db: embedded.uri(db), owner_role=OWNER_ROLE,
                    _owner_url_for=lambda db: owner_uri(embedded, db))
+
+
+def _no_fsync(admin_url: str) -> None:
+    """The shared test server never waits for the disk. Every ``CREATE DATABASE … STRATEGY
+    FILE_COPY`` checkpoints and syncs what it copied: about a second a clone on a busy box with
+    fsync, a tenth of one without, and the suite clones a few hundred databases. Surviving an
+    operating-system crash is not what this server is for; the tests that crash Postgres
+    (``PrivatePostgres``) run a server of their own with the default settings."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        current = dict(conn.execute("SELECT name, setting FROM pg_settings "
+                                    "WHERE name IN ('fsync', 'full_page_writes')").fetchall())
+        if current == {"fsync": "off", "full_page_writes": "off"}:
+            return
+        conn.execute("ALTER SYSTEM SET fsync = off")
+        conn.execute("ALTER SYSTEM SET full_page_writes = off")
+        conn.execute("SELECT pg_reload_conf()")
 
 
 @pytest.fixture(scope="session")
@@ -170,3 +199,4 @@ def settings(tmp_path: Path) -> object:
 
     return Settings(secret_key="test-secret-key-" + "x" * 32, env="test", data_dir=tmp_path,
                     lease_ttl_seconds=2, attempt_lease_seconds=2)
+

@@ -26,7 +26,7 @@ from cronplane.domain.cron import CronError, CronExpression
 croniter = __import__("croniter").croniter
 UTC_ZONE = ZoneInfo("UTC")
 FIRES = 4
-EXAMPLES = int(os.environ.get("CRON_ORACLE_EXAMPLES", "1500"))
+EXAMPLES = int(os.environ.get("CRON_ORACLE_EXAMPLES", "2000"))
 # (low, high) of each field, seconds first; day of week 0-6 (Sunday 0).
 BOUNDS = ((0, 59), (0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
 
