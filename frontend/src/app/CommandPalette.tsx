@@ -6,19 +6,14 @@ import { useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useScopedSearch } from '../lib/project-scope';
 import { useSession } from '../lib/session';
-import { commandsFor } from './command-palette';
-
-/** ⌘K on a Mac, Ctrl-K elsewhere; with a modifier, so it also works while typing in a field. */
-function isPaletteKey(event: KeyboardEvent) {
-  return (event.metaKey || event.ctrlKey) && !event.altKey && event.key.toLowerCase() === 'k';
-}
+import { commandsFor, isPaletteKey } from './command-palette';
 
 /**
  * The command palette: jump to a job by id, a schedule by name, or run an action (new job, dead jobs, …). Arrow keys move,
  * Enter opens, Escape closes. Schedules come from GET /schedules?q= (the caller's projects only, like the list).
  */
-export function CommandPalette() {
-  const [opened, setOpened] = useState(false);
+export function CommandPalette({ defaultOpened = false }: { defaultOpened?: boolean }) {
+  const [opened, setOpened] = useState(defaultOpened);
   const [query, setQuery] = useState('');
   const [selected, setSelected] = useState(0);
   const [debounced] = useDebouncedValue(query.trim(), 150);

@@ -7,7 +7,7 @@ import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
 import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
 import { useSession } from '../lib/session';
-import { CommandPalette } from './CommandPalette';
+import { CommandPaletteLauncher } from './CommandPaletteLauncher';
 import { ProjectSwitcher } from './ProjectSwitcher';
 
 // Each page is shown to the roles that may call the operation it lists. `instance`: the page
@@ -144,7 +144,7 @@ function Shell() {
       <AppShell.Main id="main" tabIndex={-1}>
         <Outlet />
       </AppShell.Main>
-      <CommandPalette />
+      <CommandPaletteLauncher />
     </AppShell>
   );
 }

@@ -48,3 +48,8 @@ export function commandsFor(
   }
   return out;
 }
+
+/** ⌘K on a Mac, Ctrl-K elsewhere; with a modifier, so it also works while typing in a field. */
+export function isPaletteKey(event: KeyboardEvent) {
+  return (event.metaKey || event.ctrlKey) && !event.altKey && event.key.toLowerCase() === 'k';
+}
