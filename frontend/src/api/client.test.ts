@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, json, problem } from '../test/render';
+import { aJob, aLoginResponse, aProblem, anIdentity, someStats } from '../test/factories';
+import { fakeApi, http } from '../test/render';
 import { createApiClient, onSessionEnded } from './client';
 import { ApiError } from './problem';
 
@@ -15,7 +16,10 @@ describe('API client session handling', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('sends the CSRF double-submit header on non-GET requests only', async () => {
-    const fake = fakeApi({ 'GET /jobs': () => json({ items: [], next_cursor: null }), 'POST /jobs/7/cancel': () => json({ id: 7 }) });
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.post('/api/v1/jobs/{job_id}/cancel', ({ response }) => response(200).json(aJob({ id: 7, status: 'CANCELLED' }))),
+    );
     const api = createApiClient(fake.fetch);
     await api.GET('/api/v1/jobs');
     await api.POST('/api/v1/jobs/{job_id}/cancel', { params: { path: { job_id: 7 } } });
@@ -25,10 +29,11 @@ describe('API client session handling', () => {
 
   it('persona sign-in echoes the csrf_persona cookie, and every call says it is the console', async () => {
     setCookie('csrf_persona', 'persona-csrf-1');
-    const fake = fakeApi({
-      'GET /jobs': () => json({ items: [], next_cursor: null }),
-      'POST /auth/personas/operator/login': () => json({ user: { id: 2, username: 'operator', role: 'OPERATOR' } }),
-    });
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.post('/api/v1/auth/personas/{name}/login', ({ response }) =>
+        response(200).json(aLoginResponse({ user: anIdentity({ id: 2, username: 'operator', role: 'OPERATOR' }) }))),
+    );
     const api = createApiClient(fake.fetch);
     await api.GET('/api/v1/jobs');
     await api.POST('/api/v1/auth/personas/{name}/login', { params: { path: { name: 'operator' } } });
@@ -38,20 +43,21 @@ describe('API client session handling', () => {
 
   it('on a 401 refreshes once, silently, then retries with the rotated CSRF token', async () => {
     let expired = true;
-    const fake = fakeApi({
-      'POST /jobs/7/retry': (req) =>
-        expired ? problem(401, 'token expired') : json({ id: 7, status: 'PENDING', csrf: req.headers.get('X-CSRF-TOKEN') }),
-      'POST /auth/refresh': (req) => {
-        expect(req.headers.get('X-CSRF-TOKEN'), 'refresh uses the refresh CSRF cookie').toBe('refresh-csrf-1');
+    const fake = fakeApi(
+      http.post('/api/v1/jobs/{job_id}/retry', ({ response }) =>
+        expired ? response(401).json(aProblem(401, 'token expired')) : response(200).json(aJob({ id: 7, status: 'PENDING' }))),
+      http.post('/api/v1/auth/refresh', ({ request, response }) => {
+        expect(request.headers.get('X-CSRF-TOKEN'), 'refresh uses the refresh CSRF cookie').toBe('refresh-csrf-1');
         expired = false;
         setCookie('csrf_access_token', 'csrf-2');
-        return json({ user: { id: 1, username: 'a', role: 'ADMIN' } });
-      },
-    });
+        return response(200).json(aLoginResponse());
+      }),
+    );
     const api = createApiClient(fake.fetch);
     const { data, response } = await api.POST('/api/v1/jobs/{job_id}/retry', { params: { path: { job_id: 7 } } });
     expect(response.status).toBe(200);
-    expect((data as unknown as { csrf: string }).csrf).toBe('csrf-2');
+    expect(data?.status).toBe('PENDING');
+    expect(fake.calls.at(-1)?.headers.get('X-CSRF-TOKEN'), 'the retry carries the rotated CSRF value').toBe('csrf-2');
     expect(fake.calls.map((c) => `${c.method} ${new URL(c.url).pathname}`)).toEqual([
       'POST /api/v1/jobs/7/retry',
       'POST /api/v1/auth/refresh',
@@ -62,16 +68,17 @@ describe('API client session handling', () => {
   it('shares one refresh between concurrent 401s (a refresh token is single-use)', async () => {
     let expired = true;
     let refreshes = 0;
-    const fake = fakeApi({
-      'GET /stats': () => (expired ? problem(401, 'expired') : json({ ok: true })),
-      'GET /jobs': () => (expired ? problem(401, 'expired') : json({ items: [], next_cursor: null })),
-      'POST /auth/refresh': async () => {
+    const fake = fakeApi(
+      http.get('/api/v1/stats', ({ response }) => (expired ? response(401).json(aProblem(401, 'expired')) : response(200).json(someStats()))),
+      http.get('/api/v1/jobs', ({ response }) =>
+        expired ? response(401).json(aProblem(401, 'expired')) : response(200).json({ items: [], next_cursor: null })),
+      http.post('/api/v1/auth/refresh', async ({ response }) => {
         refreshes++;
         await new Promise((r) => setTimeout(r, 5));
         expired = false;
-        return json({});
-      },
-    });
+        return response(200).json(aLoginResponse());
+      }),
+    );
     const api = createApiClient(fake.fetch);
     const [a, b] = await Promise.all([api.GET('/api/v1/stats'), api.GET('/api/v1/jobs')]);
     expect([a.response.status, b.response.status]).toEqual([200, 200]);
@@ -81,10 +88,10 @@ describe('API client session handling', () => {
   it('when the refresh fails, reports the session as ended and returns the original 401', async () => {
     const ended = vi.fn();
     const off = onSessionEnded(ended);
-    const fake = fakeApi({
-      'GET /schedules': () => problem(401, 'revoked'),
-      'POST /auth/refresh': () => problem(401, 'refresh token spent'),
-    });
+    const fake = fakeApi(
+      http.get('/api/v1/schedules', ({ response }) => response(401).json(aProblem(401, 'revoked'))),
+      http.post('/api/v1/auth/refresh', ({ response }) => response(401).json(aProblem(401, 'refresh token spent'))),
+    );
     const api = createApiClient(fake.fetch);
     const { response, error } = await api.GET('/api/v1/schedules');
     off();
@@ -94,7 +101,7 @@ describe('API client session handling', () => {
   });
 
   it('never tries to refresh a failed login', async () => {
-    const fake = fakeApi({ 'POST /auth/login': () => problem(401, 'Invalid credentials') });
+    const fake = fakeApi(http.post('/api/v1/auth/login', ({ response }) => response(401).json(aProblem(401, 'Invalid credentials'))));
     const api = createApiClient(fake.fetch);
     await api.POST('/api/v1/auth/login', { body: { username: 'x', password: 'y' } });
     expect(fake.calls).toHaveLength(1);
@@ -102,7 +109,10 @@ describe('API client session handling', () => {
 
   it('turns problem+json into ApiError with field errors', async () => {
     const { unwrap } = await import('./client');
-    const fake = fakeApi({ 'POST /schedules': () => problem(422, 'Invalid schedule', { name: ['Missing data for required field.'] }) });
+    const fake = fakeApi(
+      http.post('/api/v1/schedules', ({ response }) =>
+        response(422).json(aProblem(422, 'Invalid schedule', { name: ['Missing data for required field.'] }))),
+    );
     const api = createApiClient(fake.fetch);
     const err = await unwrap(api.POST('/api/v1/schedules', { body: { name: '', handler: 'noop', cron: '* * * * * *', timezone: 'UTC' } })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);

@@ -5,23 +5,18 @@ import { Layout } from './Layout';
 import { JobDetailPage } from '../features/jobs/JobDetailPage';
 import { ScheduleDetailPage } from '../features/schedules/ScheduleDetailPage';
 import { UsersPage } from '../features/users/UsersPage';
-import { fakeApi, json, renderScreen } from '../test/render';
+import { aJobDetail, aSchedule } from '../test/factories';
+import { fakeApi, http, renderScreen } from '../test/render';
 import { GatedButton } from '../components/GatedButton';
 
-const deadJob = {
-  id: 5, handler: 'fail', payload: { message: 'x' }, status: 'DEAD', priority: 0, run_at: '2026-11-29T08:00:00Z',
-  attempt_count: 3, max_attempts: 3, timeout_seconds: null, schedule_id: null, trigger: 'api', idempotency_key: null,
-  requested_by: 'op', cancel_requested: false, result: null, error: 'boom', created_at: '2026-11-29T08:00:00Z',
-  started_at: '2026-11-29T08:00:01Z', finished_at: '2026-11-29T08:00:02Z', attempts: [],
-};
-const schedule = {
-  id: 3, name: 'nightly', description: null, handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'Europe/Berlin',
-  paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
-  next_run_at: '2026-11-30T01:00:00Z', last_run_at: null, version: 1, created_at: '2026-11-29T08:00:00Z',
-  updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
-  alerts: { on_failure: false, consecutive_failures: null, max_lateness_seconds: null, max_runtime_seconds: null, no_success_within_seconds: null },
-  notify: [], health: { state: 'ok', since: '2026-11-29T08:00:00Z', last_success_at: null, consecutive_failures: 0, alerts: {} },
-};
+const deadJob = aJobDetail({
+  id: 5, handler: 'fail', payload: { message: 'x' }, status: 'DEAD', attempt_count: 3, max_attempts: 3,
+  requested_by: 'op', error: 'boom', started_at: '2026-11-29T08:00:01Z', finished_at: '2026-11-29T08:00:02Z',
+});
+const schedule = aSchedule({ id: 3, name: 'nightly', timezone: 'Europe/Berlin', next_run_at: '2026-11-30T01:00:00Z' });
+const getDeadJob = http.get('/api/v1/jobs/{job_id}', ({ response }) => response(200).json(deadJob));
+const getSchedule = http.get('/api/v1/schedules/{schedule_id}', ({ response }) => response(200).json(schedule));
+const noJobs = http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null }));
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -48,14 +43,17 @@ describe('role gating', () => {
   });
 
   it('a VIEWER sees a dead job but cannot retry it', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /jobs/5': () => json(deadJob) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getDeadJob).fetch);
     renderScreen(<JobDetailPage />, { role: 'VIEWER', path: '/jobs/:id', route: '/jobs/5' });
     const retry = await screen.findByRole('button', { name: 'Retry' });
     expect(retry).toHaveAttribute('aria-disabled', 'true');
   });
 
   it('an OPERATOR retries a dead job after confirming', async () => {
-    const fake = fakeApi({ 'GET /jobs/5': () => json(deadJob), 'POST /jobs/5/retry': () => json({ ...deadJob, status: 'PENDING' }) });
+    const fake = fakeApi(
+      getDeadJob,
+      http.post('/api/v1/jobs/{job_id}/retry', ({ response }) => response(200).json({ ...deadJob, status: 'PENDING' })),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<JobDetailPage />, { role: 'OPERATOR', path: '/jobs/:id', route: '/jobs/5' });
     await userEvent.click(await screen.findByRole('button', { name: 'Retry' }));
@@ -65,7 +63,7 @@ describe('role gating', () => {
   });
 
   it('on a schedule an OPERATOR may Run now but not edit, pause or delete', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /schedules/3': () => json(schedule), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getSchedule, noJobs).fetch);
     renderScreen(<ScheduleDetailPage />, { role: 'OPERATOR', path: '/schedules/:id', route: '/schedules/3' });
     expect(await screen.findByRole('button', { name: 'Run now' })).not.toHaveAttribute('aria-disabled');
     for (const name of ['Edit', 'Pause', 'Delete']) {
@@ -74,11 +72,12 @@ describe('role gating', () => {
   });
 
   it('Run now sends a fresh Idempotency-Key', async () => {
-    const fake = fakeApi({
-      'GET /schedules/3': () => json(schedule),
-      'GET /jobs': () => json({ items: [], next_cursor: null }),
-      'POST /schedules/3/trigger': () => json({ ...deadJob, id: 9, status: 'PENDING' }, 202),
-    });
+    const fake = fakeApi(
+      getSchedule,
+      noJobs,
+      http.post('/api/v1/schedules/{schedule_id}/trigger', ({ response }) =>
+        response(202).json({ ...deadJob, id: 9, status: 'PENDING', schedule_id: 3, trigger: 'manual' })),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<ScheduleDetailPage />, { role: 'OPERATOR', path: '/schedules/:id', route: '/schedules/3' });
     await userEvent.click(await screen.findByRole('button', { name: 'Run now' }));

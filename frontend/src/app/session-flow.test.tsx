@@ -5,11 +5,26 @@ import userEvent from '@testing-library/user-event';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionProvider, SESSION_ENDED_MESSAGE } from '../lib/session';
-import { fill, fakeApi, json, problem } from '../test/render';
+import type { Identity } from '../api/types';
+import { aLoginResponse, aMe, aPersona, aProblem, anIdentity, someStats } from '../test/factories';
+import { fill, fakeApi, http } from '../test/render';
 import { routes } from './routes';
 
-const admin = { id: 1, username: 'ada', role: 'ADMIN' };
-const stats = { jobs_by_status: {}, throughput: [], leader: null, workers: [] };
+const admin = anIdentity({ id: 1, username: 'ada', role: 'ADMIN' });
+const unauthorized = (detail: string) => aProblem(401, detail);
+/** `/auth/me` answers as `who()` says: signed in as that identity, or 401 while it is null. */
+const me = (who: () => Identity | null, detail = 'no token') =>
+  http.get('/api/v1/auth/me', ({ response }) => {
+    const user = who();
+    return user ? response(200).json(aMe(user)) : response(401).json(unauthorized(detail));
+  });
+const refreshRefused = (detail = 'no token') =>
+  http.post('/api/v1/auth/refresh', ({ response }) => response(401).json(unauthorized(detail)));
+const personas = (...list: ReturnType<typeof aPersona>[]) =>
+  http.get('/api/v1/auth/personas', ({ response }) => response(200).json(list));
+const getStats = http.get('/api/v1/stats', ({ response }) => response(200).json(someStats()));
+const noJobs = http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null }));
+const noHandlers = http.get('/api/v1/handlers', ({ response }) => response(200).json([]));
 
 function renderApp(path: string) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
@@ -33,7 +48,7 @@ afterEach(() => {
 
 describe('session flow', () => {
   it('a first visit without a session lands on the login page, without a "session ended" message', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /auth/me': () => problem(401, 'no token'), 'POST /auth/refresh': () => problem(401, 'no token'), 'GET /auth/personas': () => json([]) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(me(() => null), refreshRefused(), personas()).fetch);
     renderApp('/jobs');
     expect(await screen.findByRole('heading', { name: 'Sign in to cronplane' })).toBeInTheDocument();
     expect(screen.queryByText(SESSION_ENDED_MESSAGE)).toBeNull();
@@ -42,18 +57,18 @@ describe('session flow', () => {
 
   it('signing in goes back to the page asked for', async () => {
     let signedIn = false;
-    const fake = fakeApi({
-      'GET /auth/me': () => (signedIn ? json(admin) : problem(401, 'no token')),
-      'POST /auth/refresh': () => problem(401, 'no token'),
-      'GET /auth/personas': () => json([{ name: 'operator', role: 'OPERATOR', label: 'Operator' }, { name: 'viewer', role: 'VIEWER', label: 'Viewer' }]),
-      'POST /auth/login': async (req) => {
-        expect(await req.json()).toEqual({ username: 'ada', password: 'pw' });
+    const fake = fakeApi(
+      me(() => (signedIn ? admin : null)),
+      refreshRefused(),
+      personas(aPersona({ name: 'operator', role: 'OPERATOR', label: 'Operator' }), aPersona({ name: 'viewer', role: 'VIEWER', label: 'Viewer' })),
+      http.post('/api/v1/auth/login', async ({ request, response }) => {
+        expect(await request.json()).toEqual({ username: 'ada', password: 'pw' });
         signedIn = true;
-        return json({ access_token: 'a', refresh_token: 'r', token_type: 'Bearer', expires_in: 900, user: admin });
-      },
-      'GET /jobs': () => json({ items: [], next_cursor: null }),
-      'GET /handlers': () => json([]),
-    });
+        return response(200).json(aLoginResponse({ user: admin }));
+      }),
+      noJobs,
+      noHandlers,
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderApp('/jobs');
     expect(await screen.findByRole('button', { name: 'Continue as Operator' })).toBeInTheDocument();
@@ -66,18 +81,19 @@ describe('session flow', () => {
   });
 
   it('a persona button signs in as that persona', async () => {
-    let who: unknown = null;
-    vi.stubGlobal('fetch', fakeApi({
-      'GET /auth/me': () => (who ? json(who) : problem(401, 'no token')),
-      'POST /auth/refresh': () => problem(401, 'no'),
-      'GET /auth/personas': () => json([{ name: 'viewer', role: 'VIEWER', label: 'Viewer' }]),
-      'POST /auth/personas/viewer/login': () => {
-        who = { id: 3, username: 'viewer', role: 'VIEWER' };
-        return json({ user: who });
-      },
-      'GET /stats': () => json(stats),
-      'GET /jobs': () => json({ items: [], next_cursor: null }),
-    }).fetch);
+    let who: Identity | null = null;
+    vi.stubGlobal('fetch', fakeApi(
+      me(() => who),
+      refreshRefused('no'),
+      personas(aPersona({ name: 'viewer', role: 'VIEWER', label: 'Viewer' })),
+      http.post('/api/v1/auth/personas/{name}/login', ({ params, response }) => {
+        expect(params.name).toBe('viewer');
+        who = anIdentity({ id: 3, username: 'viewer', role: 'VIEWER', is_persona: true });
+        return response(200).json(aLoginResponse({ user: who }));
+      }),
+      getStats,
+      noJobs,
+    ).fetch);
     renderApp('/');
     await userEvent.click(await screen.findByRole('button', { name: 'Continue as Viewer' }));
     expect(await screen.findByRole('heading', { name: 'Dashboard' })).toBeInTheDocument();
@@ -86,13 +102,14 @@ describe('session flow', () => {
 
   it('a revoked session (refresh refused) returns to login with a clear message', async () => {
     let revoked = false;
-    vi.stubGlobal('fetch', fakeApi({
-      'GET /auth/me': () => (revoked ? problem(401, 'revoked') : json(admin)),
-      'POST /auth/refresh': () => problem(401, 'refresh token revoked'),
-      'GET /auth/personas': () => json([]),
-      'GET /jobs': () => (revoked ? problem(401, 'revoked') : json({ items: [], next_cursor: null })),
-      'GET /handlers': () => json([]),
-    }).fetch);
+    vi.stubGlobal('fetch', fakeApi(
+      me(() => (revoked ? null : admin), 'revoked'),
+      refreshRefused('refresh token revoked'),
+      personas(),
+      http.get('/api/v1/jobs', ({ response }) =>
+        revoked ? response(401).json(unauthorized('revoked')) : response(200).json({ items: [], next_cursor: null })),
+      noHandlers,
+    ).fetch);
     const { client } = renderApp('/jobs');
     expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
     revoked = true;
@@ -105,7 +122,7 @@ describe('session flow', () => {
 describe('session flow across a reload', () => {
   it('a reload that finds the login revoked says the session ended; a deliberate sign-out does not', async () => {
     sessionStorage.setItem('cronplane.hadSession', '1');
-    vi.stubGlobal('fetch', fakeApi({ 'GET /auth/me': () => problem(401, 'revoked'), 'POST /auth/refresh': () => problem(401, 'revoked'), 'GET /auth/personas': () => json([]) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(me(() => null, 'revoked'), refreshRefused('revoked'), personas()).fetch);
     renderApp('/schedules');
     expect(await screen.findByText(SESSION_ENDED_MESSAGE)).toBeInTheDocument();
     expect(sessionStorage.getItem('cronplane.hadSession')).toBeNull();
@@ -113,17 +130,17 @@ describe('session flow across a reload', () => {
 
   it('signing out clears the flag and shows no message', async () => {
     let signedIn = true;
-    vi.stubGlobal('fetch', fakeApi({
-      'GET /auth/me': () => (signedIn ? json(admin) : problem(401, 'no token')),
-      'POST /auth/refresh': () => problem(401, 'no'),
-      'POST /auth/logout': () => {
+    vi.stubGlobal('fetch', fakeApi(
+      me(() => (signedIn ? admin : null)),
+      refreshRefused('no'),
+      http.post('/api/v1/auth/logout', ({ response }) => {
         signedIn = false;
-        return new Response(null, { status: 204 });
-      },
-      'GET /auth/personas': () => json([]),
-      'GET /stats': () => json(stats),
-      'GET /jobs': () => json({ items: [], next_cursor: null }),
-    }).fetch);
+        return response(204).empty();
+      }),
+      personas(),
+      getStats,
+      noJobs,
+    ).fetch);
     renderApp('/');
     expect(await screen.findByRole('heading', { name: 'Dashboard' })).toBeInTheDocument();
     expect(sessionStorage.getItem('cronplane.hadSession')).toBe('1');

@@ -2,7 +2,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, json, renderScreen } from '../test/render';
+import { fakeApi, http, renderScreen } from '../test/render';
 import { JsonBlock } from './JsonBlock';
 import { PayloadEditor } from './PayloadEditor';
 
@@ -20,7 +20,7 @@ function Editor({ initial }: { initial: string }) {
 
 describe('secret references', () => {
   it('the payload editor offers the known secret names and inserts a reference, never a value', async () => {
-    const fake = fakeApi({ 'GET /secrets': () => json({ names: ['API_TOKEN', 'DB_PASSWORD'] }) });
+    const fake = fakeApi(http.get('/api/v1/secrets', ({ response }) => response(200).json({ names: ['API_TOKEN', 'DB_PASSWORD'] })));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<Editor initial="" />, { role: 'OPERATOR' });
     await userEvent.click(await screen.findByRole('button', { name: 'Insert secret DB_PASSWORD' }));

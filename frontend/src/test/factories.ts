@@ -3,7 +3,11 @@
  * requires is spelled out here, so when the OpenAPI document gains, renames or drops a field,
  * `tsc` fails in this file instead of the fakes drifting silently from what the server sends.
  */
-import type { Attempt, AuditEvent, ChaosExperiment, Handler, Job, JobDetail, Schedule, User } from '../api/types';
+import type { components } from '../api/schema';
+import type {
+  Attempt, AuditEvent, AuditVerify, ChaosExperiment, CronDescription, Handler, Identity, Job, JobDetail, Me, Persona,
+  Schedule, Stats, User,
+} from '../api/types';
 
 const AT = '2026-11-29T08:00:00Z';
 
@@ -67,4 +71,44 @@ export function anAuditEvent(overrides: Partial<AuditEvent> = {}): AuditEvent {
     target_id: '1', details: {}, ip: '127.0.0.1', request_id: null, project: 'default',
     ...overrides,
   };
+}
+
+export function anIdentity(overrides: Partial<Identity> = {}): Identity {
+  return { id: 1, username: 'ada', role: 'ADMIN', ...overrides };
+}
+
+/** `/auth/me` for a local account (no external identity). */
+export function aMe(overrides: Partial<Me> = {}): Me {
+  return { ...anIdentity(), identity: null, ...overrides };
+}
+
+export function aPersona(overrides: Partial<Persona> = {}): Persona {
+  return { name: 'viewer', role: 'VIEWER', label: 'Viewer', ...overrides };
+}
+
+export function someStats(overrides: Partial<Stats> = {}): Stats {
+  return { jobs_by_status: {}, throughput: [], leader: null, workers: [], chaos: [], ...overrides };
+}
+
+/** An intact chain of `checked` events. */
+export function anAuditVerify(overrides: Partial<AuditVerify> = {}): AuditVerify {
+  return {
+    ok: true, checked: 9, first_bad_id: null, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0,
+    bad_checkpoints: 0, reasons: [],
+    ...overrides,
+  };
+}
+
+export function aCronDescription(overrides: Partial<CronDescription> = {}): CronDescription {
+  return { expression: '0 0 9 * * *', description: '', next_runs: [], ...overrides };
+}
+
+/** A problem+json body (the API's `Error` schema), with field errors for a 422. */
+export function aProblem(status: number, detail: string, errors?: Record<string, unknown>): components['schemas']['Error'] {
+  return { type: 'about:blank', title: 'Error', status, detail, ...(errors ? { errors } : {}) };
+}
+
+/** A sign-in's answer as the console gets it: the tokens stay in HttpOnly cookies, not the body. */
+export function aLoginResponse(overrides: Partial<components['schemas']['LoginResponse']> = {}): components['schemas']['LoginResponse'] {
+  return { token_type: 'Bearer', expires_in: 900, user: anIdentity(), ...overrides };
 }

@@ -1,4 +1,6 @@
 import { MantineProvider } from '@mantine/core';
+import { getResponse, HttpResponse, type RequestHandler } from 'msw';
+import { createOpenApiHttp } from 'openapi-msw';
 import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
@@ -7,6 +9,7 @@ import type { paths } from '../api/schema';
 import type { Identity, Role } from '../api/types';
 import { StaticSessionProvider } from '../lib/session';
 import { announceSuccess } from '../lib/toasts';
+import { aProblem } from './factories';
 
 export const userWith = (role: Role): Identity => ({ id: 1, username: role.toLowerCase(), role }) as Identity;
 
@@ -39,41 +42,26 @@ export function renderScreen(
   };
 }
 
-export type Handler = (req: Request) => Response | Promise<Response> | undefined;
+/**
+ * Fake-API handlers typed against the OpenAPI document (openapi-msw over msw): the path must be
+ * one the API has for that method, `params`, `query` and `request.json()` are typed, and
+ * `response(status).json(body)` only takes a status the operation documents and a body of its
+ * schema — so a fake the server could not send fails `tsc`. `response.untyped(...)` is for the
+ * rare answer the document does not list (a 5xx, a proxy's 502).
+ */
+export const http = createOpenApiHttp<paths>({ baseUrl: '*' });
 
-export const json = (body: unknown, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-export const problem = (status: number, detail: string, errors?: Record<string, unknown>) =>
-  new Response(JSON.stringify({ type: 'about:blank', title: 'Error', status, detail, errors }), {
-    status,
-    headers: { 'Content-Type': 'application/problem+json' },
-  });
-
-type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
-/** `/jobs/{job_id}` → `/jobs/${string}`: a route key names a concrete path. */
-type Concrete<P extends string> = P extends `${infer Head}{${string}}${infer Tail}` ? `${Head}${string}${Concrete<Tail>}` : P;
-/** Every `"METHOD /path"` the OpenAPI document has (path after /api/v1): a fake for a route the
- * API does not have, or no longer has, fails `tsc`. */
-export type RouteKey = {
-  [P in keyof paths & string]: {
-    [M in Method]: [NonNullable<paths[P][M]>] extends [never]
-      ? never
-      : `${Uppercase<M>} ${Concrete<P extends `/api/v1${infer Rest}` ? Rest : P>}`;
-  }[Method];
-}[keyof paths & string];
-
-/** A fake API: routes are `"METHOD /path"` (path after /api/v1, no query) → handler; calls are recorded. */
-export function fakeApi(routes: Partial<Record<RouteKey, Handler>>) {
+/** A fake API: the first of `handlers` that matches a request answers it (msw's matching); a
+ * request none matches gets a 404 problem naming it. Every request is recorded in `calls`. */
+export function fakeApi(...handlers: RequestHandler[]) {
   const calls: Request[] = [];
   const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = input instanceof Request ? input : new Request(input, init);
     calls.push(req.clone());
-    const url = new URL(req.url);
-    const key = `${req.method} ${url.pathname.replace(/^\/api\/v1/, '')}`;
-    const handler = (routes as Record<string, Handler | undefined>)[key];
-    const res = handler ? await handler(req) : undefined;
-    return res ?? problem(404, `no fake for ${key}`);
+    const res = await getResponse(handlers, req);
+    if (res) return res;
+    const detail = `no fake for ${req.method} ${new URL(req.url).pathname}`;
+    return HttpResponse.json(aProblem(404, detail), { status: 404, headers: { 'Content-Type': 'application/problem+json' } });
   };
   return { fetch: fetchImpl as typeof fetch, calls };
 }

@@ -1,15 +1,20 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, json, renderScreen } from '../../test/render';
+import type { AuditEvent } from '../../api/types';
+import { anAuditEvent, anAuditVerify } from '../../test/factories';
+import { fakeApi, http, renderScreen } from '../../test/render';
 import { AuditPage } from './AuditPage';
 import { diffDetails } from './audit-diff';
 import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
 
-const event = {
-  id: 9, at: '2026-11-29T08:00:00Z', actor: 'ada', action: 'schedule.update', target_type: 'schedule', target_id: '3',
-  details: { before: { cron: '0 0 9 * * *', paused: false }, after: { cron: '0 30 9 * * MON-FRI', paused: false } }, request_id: 'r1', ip: '127.0.0.1',
-};
+const event = anAuditEvent({
+  id: 9, actor: 'ada', action: 'schedule.update', target_type: 'schedule', target_id: '3', request_id: 'r1',
+  details: { before: { cron: '0 0 9 * * *', paused: false }, after: { cron: '0 30 9 * * MON-FRI', paused: false } },
+});
+const auditPage = (items = [event]) =>
+  http.get('/api/v1/audit', ({ response }) => response(200).json({ items, next_cursor: null }));
+const verify = (answer = anAuditVerify()) => http.get('/api/v1/audit/verify', ({ response }) => response(200).json(answer));
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -26,7 +31,7 @@ describe('audit diff', () => {
 
 describe('audit page', () => {
   it('filters through the URL-synced fields and shows the diff of an event', async () => {
-    const fake = fakeApi({ 'GET /audit': () => json({ items: [event], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 9, first_bad_id: null, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) });
+    const fake = fakeApi(auditPage(), verify(anAuditVerify({ checked: 9 })));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     expect(await screen.findByText('Chain intact (9 events checked)')).toBeInTheDocument();
@@ -40,7 +45,7 @@ describe('audit page', () => {
   });
 
   it('keeps every filter typed within one debounce window', async () => {
-    const fake = fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: true, checked: 0, first_bad_id: null, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) });
+    const fake = fakeApi(auditPage([]), verify(anAuditVerify({ checked: 0 })));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     await userEvent.click(screen.getByRole('textbox', { name: 'Target type' }));
@@ -59,7 +64,7 @@ describe('audit page', () => {
   });
 
   it('shows a broken chain to an ADMIN', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }), 'GET /audit/verify': () => json({ ok: false, checked: 40, first_bad_id: 17, truncated: false, head_id: 9, sealed_id: 9, anchor_id: 9, unsealed: 0, bad_checkpoints: 0, reasons: [] }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(auditPage([]), verify(anAuditVerify({ ok: false, checked: 40, first_bad_id: 17 }))).fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN' });
     expect(await screen.findByText(/first tampered or missing event is #17/)).toBeInTheDocument();
   });
@@ -67,11 +72,10 @@ describe('audit page', () => {
   it('tells an ADMIN that the newest events were deleted', async () => {
     vi.stubGlobal(
       'fetch',
-      fakeApi({
-        'GET /audit': () => json({ items: [], next_cursor: null }),
-        'GET /audit/verify': () =>
-          json({ ok: false, checked: 7, first_bad_id: null, truncated: true, head_id: 7, sealed_id: 7, anchor_id: 10, unsealed: 0, bad_checkpoints: 0, reasons: [] }),
-      }).fetch,
+      fakeApi(
+        auditPage([]),
+        verify(anAuditVerify({ ok: false, checked: 7, truncated: true, head_id: 7, sealed_id: 7, anchor_id: 10 })),
+      ).fetch,
     );
     renderScreen(<AuditPage />, { role: 'ADMIN' });
     expect(await screen.findByText(/newest events were deleted: the trail ends at #7, a signed checkpoint reaches #10/)).toBeInTheDocument();
@@ -79,7 +83,7 @@ describe('audit page', () => {
   });
 
   it('an OPERATOR reads the trail without the ADMIN-only verify call', async () => {
-    const fake = fakeApi({ 'GET /audit': () => json({ items: [], next_cursor: null }) });
+    const fake = fakeApi(auditPage([]));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'OPERATOR' });
     expect(await screen.findByText('No audit events match.')).toBeInTheDocument();
@@ -87,14 +91,14 @@ describe('audit page', () => {
   });
 
   it('offers the known actions and their prefixes, and links each target to its page (DELETED when gone)', async () => {
-    const events = [
+    const events: AuditEvent[] = [
       { ...event, id: 20, action: 'schedule.delete', target_type: 'schedule', target_id: '4', target_deleted: true },
       { ...event, id: 21, action: 'job.cancel', target_type: 'job', target_id: '2010', target_deleted: false },
       { ...event, id: 22, action: 'job.cancel', target_type: 'job', target_id: '17', target_deleted: true },
       { ...event, id: 23, action: 'project.update', target_type: 'project', target_id: 'payments', target_deleted: false },
       { ...event, id: 24, action: 'auth.logout', target_type: 'session', target_id: 'abc', target_deleted: null },
     ];
-    const fake = fakeApi({ 'GET /audit': () => json({ items: events, next_cursor: null }) });
+    const fake = fakeApi(auditPage(events));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'OPERATOR', path: '/audit', route: '/audit' });
     const table = await screen.findByRole('table', { name: 'Audit events' });

@@ -2,7 +2,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aChaosExperiment, aHandler } from '../../test/factories';
-import { fakeApi, json, renderScreen } from '../../test/render';
+import { fakeApi, http, renderScreen } from '../../test/render';
 import { ChaosPage } from './ChaosPage';
 
 afterEach(() => vi.unstubAllGlobals());
@@ -10,12 +10,13 @@ afterEach(() => vi.unstubAllGlobals());
 describe('chaos page', () => {
   it('starts an experiment with kind, duration and params, and stops an active one', async () => {
     const active = aChaosExperiment({ id: 4, kind: 'leader_stepdown', expires_at: '2026-11-29T09:00:00Z', created_by: 'ada' });
-    const fake = fakeApi({
-      'GET /chaos/experiments': () => json({ items: [active], next_cursor: null }),
-      'GET /handlers': () => json([aHandler({ name: 'sleep' })]),
-      'POST /chaos/experiments': () => json({ ...active, id: 5 }, 201),
-      'DELETE /chaos/experiments/4': () => new Response(null, { status: 204 }),
-    });
+    const fake = fakeApi(
+      http.get('/api/v1/chaos/experiments', ({ response }) => response(200).json({ items: [active], next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([aHandler({ name: 'sleep' })])),
+      http.post('/api/v1/chaos/experiments', ({ response }) =>
+        response(201).json({ ...active, id: 5, kind: 'fail_handler', params: { handler: 'sleep', fraction: 0.5 } })),
+      http.delete('/api/v1/chaos/experiments/{experiment_id}', ({ response }) => response(204).empty()),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<ChaosPage />, { role: 'ADMIN' });
     await userEvent.click(screen.getByRole('combobox', { name: 'Kind' }));

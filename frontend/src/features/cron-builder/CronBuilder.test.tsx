@@ -2,7 +2,8 @@ import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
+import { aCronDescription, aProblem } from '../../test/factories';
+import { fill, fakeApi, http, renderScreen } from '../../test/render';
 import { CronBuilder } from './CronBuilder';
 import { markDstChanges } from './NextRuns';
 
@@ -20,12 +21,12 @@ function Harness({ initial = '0 0 9 * * *', zone = 'Europe/Berlin' }: { initial?
 }
 
 function describeApi() {
-  return fakeApi({
-    'POST /cron/describe': async (req) => {
-      const body = (await req.json()) as { expression: string; timezone: string };
-      return json({ expression: body.expression.trim(), description: '', next_runs: berlinRuns });
-    },
-  });
+  return fakeApi(
+    http.post('/api/v1/cron/describe', async ({ request, response }) => {
+      const body = await request.json();
+      return response(200).json(aCronDescription({ expression: body.expression.trim(), next_runs: berlinRuns }));
+    }),
+  );
 }
 
 const expressionBox = () => screen.getByRole('textbox', { name: /Cron expression/ });
@@ -109,7 +110,9 @@ describe('CronBuilder', () => {
   });
 
   it("shows the server's 422 detail when only the backend knows it is wrong", async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'POST /cron/describe': () => problem(422, 'expression never fires in 2027') }).fetch);
+    vi.stubGlobal('fetch', fakeApi(
+      http.post('/api/v1/cron/describe', ({ response }) => response(422).json(aProblem(422, 'expression never fires in 2027'))),
+    ).fetch);
     renderScreen(<Harness />);
     expect((await screen.findAllByText('expression never fires in 2027')).length).toBeGreaterThan(0);
   });
@@ -128,13 +131,13 @@ describe('CronBuilder freshness', () => {
   it('labels the runs of the previous expression as updating while the new ones load', async () => {
     let release: () => void = () => {};
     const slow = new Promise<void>((r) => (release = r));
-    vi.stubGlobal('fetch', fakeApi({
-      'POST /cron/describe': async (req) => {
-        const body = (await req.json()) as { expression: string };
+    vi.stubGlobal('fetch', fakeApi(
+      http.post('/api/v1/cron/describe', async ({ request, response }) => {
+        const body = await request.json();
         if (body.expression !== '0 0 9 * * *') await slow;
-        return json({ expression: body.expression, description: '', next_runs: berlinRuns });
-      },
-    }).fetch);
+        return response(200).json(aCronDescription({ expression: body.expression, next_runs: berlinRuns }));
+      }),
+    ).fetch);
     renderScreen(<Harness />);
     expect(await screen.findByText('Next 5 runs')).toBeInTheDocument();
     await choose('Repeat', 'Every N seconds');

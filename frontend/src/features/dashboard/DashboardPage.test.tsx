@@ -1,16 +1,19 @@
 import { act, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { HttpResponse } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, json, problem, renderScreen } from '../../test/render';
+import { aProblem, someStats } from '../../test/factories';
+import { fakeApi, http, renderScreen } from '../../test/render';
 import { DashboardPage } from './DashboardPage';
 
-const stats = {
+const stats = someStats({
   jobs_by_status: { PENDING: 4, RUNNING: 2, SUCCEEDED: 120, DEAD: 1, CANCELLED: 0 },
   throughput: [{ minute: '2026-11-29T08:00:00Z', succeeded: 10, failed: 1 }],
   leader: { owner: 'host:1:abc', fencing_token: 42, expires_at: new Date(Date.now() + 12_000).toISOString() },
   workers: [{ id: 'host:1:abc', host: 'host', pid: 1, heartbeat_at: new Date().toISOString(), running: 2 }],
-  chaos: [] as { id: number; kind: string; expires_at: string }[],
-};
+});
+const getStats = (answer = stats) => http.get('/api/v1/stats', ({ response }) => response(200).json(answer));
+const noJobs = http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null }));
 
 function setVisibility(state: 'visible' | 'hidden') {
   Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
@@ -25,7 +28,7 @@ describe('dashboard', () => {
   });
 
   it('shows counts, leader and workers from /stats', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getStats(), noJobs).fetch);
     renderScreen(<DashboardPage />, { role: 'VIEWER' });
     expect(await screen.findByLabelText('SUCCEEDED jobs')).toHaveTextContent('120');
     expect(screen.getByText('42')).toBeInTheDocument();
@@ -35,7 +38,7 @@ describe('dashboard', () => {
 
   it('shows a running chaos experiment as a banner to every role, with the manage link for admins only', async () => {
     const running = { ...stats, chaos: [{ id: 3, kind: 'fail_handler', expires_at: '2026-11-29T10:30:00Z' }] };
-    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(running), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getStats(running), noJobs).fetch);
     renderScreen(<DashboardPage />, { role: 'VIEWER' });
     expect(await screen.findByText('Chaos experiment running')).toBeInTheDocument();
     expect(screen.getByText(/fail_handler until/)).toBeInTheDocument();
@@ -44,7 +47,12 @@ describe('dashboard', () => {
 
   it('says "Reconnecting…" and marks the numbers stale when a poll fails', async () => {
     let up = true;
-    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => (up ? json(stats) : problem(503, 'down')), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/stats', ({ response }) =>
+        // The API documents no 503 here: it is what a proxy or an unreachable database answers.
+        up ? response(200).json(stats) : response.untyped(HttpResponse.json(aProblem(503, 'down'), { status: 503 }))),
+      noJobs,
+    ).fetch);
     const { client } = renderScreen(<DashboardPage />, { role: 'VIEWER' });
     await screen.findByLabelText('SUCCEEDED jobs');
     expect(screen.queryByText('Reconnecting…')).toBeNull();
@@ -59,7 +67,7 @@ describe('dashboard', () => {
   });
 
   it('has an interval picker with Pause, and says when polling pauses for a hidden tab', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getStats(), noJobs).fetch);
     renderScreen(<DashboardPage />, { role: 'VIEWER' });
     for (const name of ['Pause', '1 s', '2 s', '5 s', '10 s']) expect(screen.getByRole('radio', { name })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('radio', { name: 'Pause' }));
@@ -72,7 +80,7 @@ describe('dashboard', () => {
   it('polls /stats at the chosen interval and not while paused', async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
     try {
-      const fake = fakeApi({ 'GET /stats': () => json(stats), 'GET /jobs': () => json({ items: [], next_cursor: null }) });
+      const fake = fakeApi(getStats(), noJobs);
       vi.stubGlobal('fetch', fake.fetch);
       localStorage.setItem('cronplane.pollInterval', '1000');
       renderScreen(<DashboardPage />, { role: 'VIEWER' });

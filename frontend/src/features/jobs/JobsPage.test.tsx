@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aHandler, aJob, aSchedule } from '../../test/factories';
-import { fakeApi, fill, json, renderScreen } from '../../test/render';
+import { fakeApi, fill, http, renderScreen } from '../../test/render';
 import { Toaster } from '../../components/Toaster';
 import { bulkSuccessText } from './api/bulk-jobs';
 import { JobsPage } from './JobsPage';
@@ -27,7 +27,10 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('jobs page', () => {
   it('reads its filters from the URL, so a shared link shows the same view', async () => {
-    const fake = fakeApi({ 'GET /jobs': () => json({ items: [job], next_cursor: null }), 'GET /handlers': () => json([aHandler({ name: 'sleep' })]) });
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [job], next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([aHandler({ name: 'sleep' })])),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs?status=DEAD&status=CANCELLED&handler=sleep&schedule_id=3&q=boom' });
     expect(await screen.findByRole('link', { name: '#12' })).toHaveAttribute('href', '/jobs/12');
@@ -39,7 +42,10 @@ describe('jobs page', () => {
   });
 
   it('writes filter changes back to the URL', async () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /jobs': () => json({ items: [], next_cursor: null }), 'GET /handlers': () => json([]) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+    ).fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs' });
     expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
     await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nightly');
@@ -56,12 +62,13 @@ describe('jobs page', () => {
       aJob({ id: 21, schedule_id: 907, schedule_name: 'late-registry-entry', schedule_deleted: false, trigger: 'schedule' }),
       aJob({ id: 22, schedule_id: 5, schedule_name: 'retired-report', schedule_deleted: true, trigger: 'schedule' }),
     ];
-    const fake = fakeApi({
-      'GET /jobs': () => json({ items: rows, next_cursor: null }),
-      'GET /handlers': () => json([]),
-      'GET /schedules': () => json({ items: [aSchedule({ id: 1, name: 'first-page-only' })], next_cursor: null }),
-      'GET /schedules/907': () => json(aSchedule({ id: 907, name: 'late-registry-entry' })),
-    });
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: rows, next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+      http.get('/api/v1/schedules', ({ response }) =>
+        response(200).json({ items: [aSchedule({ id: 1, name: 'first-page-only' })], next_cursor: null })),
+      http.get('/api/v1/schedules/{schedule_id}', ({ response }) => response(200).json(aSchedule({ id: 907, name: 'late-registry-entry' }))),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs?schedule_id=907' });
     const table = await screen.findByRole('table', { name: 'Jobs' });
@@ -79,13 +86,14 @@ describe('jobs page', () => {
 
   it('confirms a bulk action with a toast naming the counts the server reports', async () => {
     const rows = [aJob({ id: 31, status: 'PENDING' }), aJob({ id: 32, status: 'SUCCEEDED' })];
-    const fake = fakeApi({
-      'GET /jobs': () => json({ items: rows, next_cursor: null }),
-      'GET /jobs/count': () => json({ count: 2, limit: 10000 }),
-      'GET /handlers': () => json([]),
-      'GET /schedules': () => json({ items: [], next_cursor: null }),
-      'POST /jobs/bulk/cancel': () => json({ matched: 2, changed: 1, skipped: [{ id: 32, reason: 'already finished' }] }),
-    });
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: rows, next_cursor: null })),
+      http.get('/api/v1/jobs/count', ({ response }) => response(200).json({ count: 2, limit: 10000 })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+      http.get('/api/v1/schedules', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.post('/api/v1/jobs/bulk/cancel', ({ response }) =>
+        response(200).json({ matched: 2, changed: 1, skipped: [{ id: 32, reason: 'already finished' }] })),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(
       <>

@@ -1,17 +1,18 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fill, fakeApi, json, renderScreen } from '../../test/render';
+import { aHandler, aJob } from '../../test/factories';
+import { fill, fakeApi, http, renderScreen } from '../../test/render';
 import { NewJobPage } from './NewJobPage';
 
 const handlers = [
-  {
+  aHandler({
     name: 'sleep',
     description: 'Sleeps, cancellably',
     payload_schema: { type: 'object', properties: { seconds: { type: 'number', minimum: 0, maximum: 3600 } }, required: ['seconds'], additionalProperties: false },
-    default_timeout_seconds: 60,
-  },
+  }),
 ];
+const getHandlers = http.get('/api/v1/handlers', ({ response }) => response(200).json(handlers));
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -24,7 +25,7 @@ const payloadBox = () => screen.getByRole('textbox', { name: 'Payload (JSON)' })
 
 describe('ad-hoc job form', () => {
   it("checks the payload against the handler's payload_schema and sends nothing while it fails", async () => {
-    const fake = fakeApi({ 'GET /handlers': () => json(handlers) });
+    const fake = fakeApi(getHandlers);
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<NewJobPage />, { role: 'OPERATOR' });
     await pickSleep();
@@ -42,7 +43,10 @@ describe('ad-hoc job form', () => {
   });
 
   it('sends a valid job with an Idempotency-Key and opens it', async () => {
-    const fake = fakeApi({ 'GET /handlers': () => json(handlers), 'POST /jobs': () => json({ id: 77, status: 'PENDING' }, 202) });
+    const fake = fakeApi(
+      getHandlers,
+      http.post('/api/v1/jobs', ({ response }) => response(202).json(aJob({ id: 77, handler: 'sleep', payload: { seconds: 2 } }))),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<NewJobPage />, { role: 'OPERATOR' });
     await pickSleep();

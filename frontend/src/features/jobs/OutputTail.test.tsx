@@ -2,19 +2,22 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Attempt } from '../../api/types';
-import { fakeApi, renderScreen } from '../../test/render';
+import { anAttempt } from '../../test/factories';
+import { fakeApi, http, renderScreen } from '../../test/render';
 import { OutputTail } from './OutputTail';
 
 const attempt = (number: number, status: Attempt['status']): Attempt =>
-  ({ number, status, worker_id: 'w', started_at: '2026-12-02T01:00:00Z', heartbeat_at: null, lease_expires_at: '2026-12-02T01:01:00Z', finished_at: null, error: null, lost_reason: null, output_bytes: 0 }) as Attempt;
+  anAttempt({ number, status, worker_id: 'w', started_at: '2026-12-02T01:00:00Z', lease_expires_at: '2026-12-02T01:01:00Z', finished_at: null });
 
 /** Serves an attempt's output as the API does: the bytes after `offset`, with the offset headers. */
 function outputApi(parts: { at: number; bytes: number[]; status: string; total: number }[]) {
-  return fakeApi({
-    'GET /jobs/7/attempts/1/output': (req) => {
-      const offset = Number(new URL(req.url).searchParams.get('offset') ?? 0);
+  return fakeApi(
+    http.get('/api/v1/jobs/{job_id}/attempts/{number}/output', ({ params, query, response }) => {
+      expect(params).toMatchObject({ job_id: '7', number: '1' });
+      const offset = Number(query.get('offset') ?? 0);
       const part = parts.find((p) => p.at >= offset) ?? { at: offset, bytes: [], status: parts.at(-1)!.status, total: parts.at(-1)!.total };
-      return new Response(new Uint8Array(part.bytes), {
+      // Raw bytes (a character may be split between reads), which the typed text() cannot send.
+      return response.untyped(new Response(new Uint8Array(part.bytes), {
         headers: {
           'Content-Type': 'text/plain; charset=utf-8',
           'X-Output-Offset': String(part.at),
@@ -22,9 +25,9 @@ function outputApi(parts: { at: number; bytes: number[]; status: string; total: 
           'X-Output-Bytes': String(part.total),
           'X-Attempt-Status': part.status,
         },
-      });
-    },
-  });
+      }));
+    }),
+  );
 }
 
 const utf8 = (s: string) => [...new TextEncoder().encode(s)];

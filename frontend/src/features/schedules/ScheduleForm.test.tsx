@@ -2,15 +2,18 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CronFieldProps } from '../../components/cron-field';
-import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
+import { aHandler, aProblem, aSchedule } from '../../test/factories';
+import { fill, fakeApi, http, renderScreen } from '../../test/render';
 import { emptyScheduleForm, validateScheduleForm } from './schedule-form';
 import { EditSchedulePage, NewSchedulePage } from './ScheduleFormPages';
 
 const sleepSchema = { type: 'object', properties: { seconds: { type: 'number', minimum: 0 } }, required: ['seconds'], additionalProperties: false };
 const handlers = [
-  { name: 'noop', description: 'does nothing', payload_schema: { type: 'object' }, default_timeout_seconds: 60 },
-  { name: 'sleep', description: 'sleeps', payload_schema: sleepSchema, default_timeout_seconds: 60 },
+  aHandler({ name: 'noop', description: 'does nothing', payload_schema: { type: 'object' } }),
+  aHandler({ name: 'sleep', description: 'sleeps', payload_schema: sleepSchema }),
 ];
+const getHandlers = http.get('/api/v1/handlers', ({ response }) => response(200).json(handlers));
+const noChannels = http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [] }));
 
 // A plain stand-in for the cron builder: the form must only rely on the slot's contract.
 function CronStub({ expression, timezone, onChange, error }: CronFieldProps) {
@@ -59,7 +62,7 @@ describe('schedule form validation', () => {
 
 describe('new schedule page', () => {
   it('shows field errors beside the fields and sends nothing while invalid', async () => {
-    const fake = fakeApi({ 'GET /handlers': () => json(handlers) });
+    const fake = fakeApi(getHandlers);
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'ADMIN' });
     const cron = screen.getByLabelText('Cron stub');
@@ -72,11 +75,12 @@ describe('new schedule page', () => {
   });
 
   it("shows the server's problem detail and field errors", async () => {
-    const fake = fakeApi({
-      'GET /handlers': () => json(handlers),
-      'GET /notification-channels': () => json({ items: [] }),
-      'POST /schedules': () => problem(409, 'A live schedule named nightly exists', { name: ['already taken'] }),
-    });
+    const fake = fakeApi(
+      getHandlers,
+      noChannels,
+      http.post('/api/v1/schedules', ({ response }) =>
+        response(409).json(aProblem(409, 'A live schedule named nightly exists', { name: ['already taken'] }))),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'ADMIN' });
     await fill(screen.getByRole('textbox', { name: 'Name' }), 'nightly');
@@ -90,7 +94,7 @@ describe('new schedule page', () => {
   });
 
   it('is not offered to an OPERATOR', () => {
-    vi.stubGlobal('fetch', fakeApi({ 'GET /handlers': () => json(handlers) }).fetch);
+    vi.stubGlobal('fetch', fakeApi(getHandlers).fetch);
     renderScreen(<NewSchedulePage CronField={CronStub} />, { role: 'OPERATOR' });
     expect(screen.getByRole('alert')).toHaveTextContent('Requires the ADMIN role');
     expect(screen.queryByRole('button', { name: 'Create schedule' })).toBeNull();
@@ -98,30 +102,24 @@ describe('new schedule page', () => {
 });
 
 describe('edit schedule page', () => {
-  const schedule = {
-    id: 3, name: 'nightly', description: '', handler: 'noop', payload: {}, cron: '0 0 2 * * *', timezone: 'Europe/Berlin',
-    paused: false, priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip',
-    next_run_at: null, last_run_at: null, version: 4, created_at: '2026-11-29T08:00:00Z', updated_at: '2026-11-29T08:00:00Z', deleted_at: null,
-    alerts: { on_failure: false, consecutive_failures: null, max_lateness_seconds: null, max_runtime_seconds: null, no_success_within_seconds: null },
-    notify: [], health: { state: 'ok', since: '2026-11-29T08:00:00Z', last_success_at: null, consecutive_failures: 0, alerts: {} },
-  };
+  const schedule = aSchedule({ id: 3, name: 'nightly', timezone: 'Europe/Berlin', next_run_at: null, version: 4 });
 
   const conflicting = () => {
     let version = 4;
     let description = '';
-    const fake = fakeApi({
-      'GET /handlers': () => json(handlers),
-      'GET /notification-channels': () => json({ items: [] }),
-      'GET /schedules/3': () => json({ ...schedule, version, description }),
-      'PATCH /schedules/3': (req) => {
-        if (req.headers.get('If-Match') === '"4"') {
+    const fake = fakeApi(
+      getHandlers,
+      noChannels,
+      http.get('/api/v1/schedules/{schedule_id}', ({ response }) => response(200).json({ ...schedule, version, description })),
+      http.patch('/api/v1/schedules/{schedule_id}', ({ request, response }) => {
+        if (request.headers.get('If-Match') === '"4"') {
           version = 5; // someone else saved first
           description = 'edited by olga';
-          return problem(412, 'The schedule changed since you loaded it (version 5)');
+          return response(412).json(aProblem(412, 'The schedule changed since you loaded it (version 5)'));
         }
-        return json({ ...schedule, version: 6, name: 'nightly-v2' });
-      },
-    });
+        return response(200).json({ ...schedule, version: 6, name: 'nightly-v2' });
+      }),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     return fake;
   };

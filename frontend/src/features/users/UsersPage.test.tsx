@@ -1,20 +1,22 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { aUser } from '../../test/factories';
-import { fill, fakeApi, json, problem, renderScreen } from '../../test/render';
+import { aProblem, aUser } from '../../test/factories';
+import { fill, fakeApi, http, renderScreen } from '../../test/render';
 import { UsersPage } from './UsersPage';
 
 const users = [aUser({ id: 1, username: 'admin', role: 'ADMIN' }), aUser({ id: 2, username: 'olga', role: 'OPERATOR' })];
+const listUsers = http.get('/api/v1/users', ({ response }) => response(200).json({ items: users, next_cursor: null }));
 
 afterEach(() => vi.unstubAllGlobals());
 
 describe('users page', () => {
   it('creates a user and shows the server field error', async () => {
-    const fake = fakeApi({
-      'GET /users': () => json({ items: users, next_cursor: null }),
-      'POST /users': () => problem(422, 'Invalid user', { password: ['Shorter than minimum length 12.'] }),
-    });
+    const fake = fakeApi(
+      listUsers,
+      http.post('/api/v1/users', ({ response }) =>
+        response(422).json(aProblem(422, 'Invalid user', { password: ['Shorter than minimum length 12.'] }))),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<UsersPage />, { role: 'ADMIN' });
     await fill(screen.getByRole('textbox', { name: 'Username' }), 'vera');
@@ -25,10 +27,10 @@ describe('users page', () => {
   });
 
   it('locks another user after confirmation; the admin cannot lock itself', async () => {
-    const fake = fakeApi({
-      'GET /users': () => json({ items: users, next_cursor: null }),
-      'POST /users/2/lock': () => json({ ...users[1], locked: true }),
-    });
+    const fake = fakeApi(
+      listUsers,
+      http.post('/api/v1/users/{user_id}/lock', ({ response }) => response(200).json({ ...users[1]!, locked: true })),
+    );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<UsersPage />, { role: 'ADMIN' });
     expect(await screen.findByRole('button', { name: 'Lock admin' })).toBeDisabled();
