@@ -533,6 +533,10 @@ class Job(Base):
         Index("ix_jobs_unstarted_schedule", "schedule_id", "fire_time",
               postgresql_where=text("status = 'PENDING' AND attempt_count = 0 "
                                     "AND schedule_id IS NOT NULL")),
+        # The fire check's duplicate count reads a schedule's checked window, not its whole
+        # history (migration 0023); API jobs have no fire time and write no entry.
+        Index("ix_jobs_schedule_fire_time", "schedule_id", "fire_time",
+              postgresql_where=text("fire_time IS NOT NULL")),
         Index("uq_jobs_running_exclusive", "schedule_id", unique=True,
               postgresql_where=text("status = 'RUNNING' AND exclusive")),
         # Text search over finished jobs only (migration 0003): claims, completions and inserts

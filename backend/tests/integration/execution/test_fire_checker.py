@@ -87,3 +87,37 @@ def test_a_stale_leader_checks_nothing(world) -> None:
     db, _, _ = world
     with pytest.raises(FencedOut):
         FireCheckStore(db).check("someone-else", 999, settle=timedelta(seconds=1))
+
+
+def test_the_duplicate_count_reads_only_the_checked_window(fresh_database_url: str) -> None:
+    """``fire_check_duplicates`` judges (start, end] of one schedule: a doubled fire time at the
+    start (checked last round), after the end (not settled) or of another schedule is not
+    counted again, and it is answered from the (schedule_id, fire_time) index, not by reading
+    the schedule's whole history (migration 0023, issue 16)."""
+    from cronplane.storage.queries import QUERIES
+
+    db = Database(fresh_database_url, application_name="test-fire-duplicates", pool_size=2)
+    try:
+        [mine, other] = [r["id"] for r in query(
+            db, "INSERT INTO schedules (name, handler, cron) SELECT 'dup-' || g, 'noop', "
+                "'* * * * * *' FROM generate_series(1, 2) g RETURNING id")]
+        base = query(db, "SELECT date_trunc('second', now()) AS t")[0]["t"]
+        at = [base + timedelta(seconds=n) for n in range(5)]
+        # Twice each: the start (0), inside (2), the end (4), after it (5 s); once: 1 and 3.
+        fires = [(mine, at[0]), (mine, at[0]), (mine, at[1]), (mine, at[2]), (mine, at[2]),
+                 (mine, at[3]), (mine, at[4]), (mine, at[4]),
+                 (mine, base + timedelta(seconds=5)), (mine, base + timedelta(seconds=5)),
+                 (other, at[3]), (other, at[3])]
+        for sid, fire_time in fires:
+            query(db, "INSERT INTO jobs (handler, schedule_id, fire_time, trigger) "
+                      "VALUES ('noop', %s, %s, 'schedule') RETURNING id", sid, fire_time)
+        window = {"schedule_id": mine, "start": at[0], "end": at[4]}
+        with db.connection() as conn, conn.transaction():
+            doubled = conn.execute(QUERIES["fire_check_duplicates"], window).fetchall()
+            assert sorted((r["fire_time"], r["n"]) for r in doubled) == [(at[2], 2), (at[4], 2)]
+            conn.execute("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
+                "EXPLAIN " + QUERIES["fire_check_duplicates"], window).fetchall())
+        assert "ix_jobs_schedule_fire_time" in plan, plan
+    finally:
+        db.close()

@@ -14,8 +14,9 @@ SELECT s.id, s.cron, s.timezone, s.created_at, s.updated_at, s.deleted_at, s.nex
  ORDER BY s.id;
 
 -- name: fire_check_duplicates
--- Fire times of the window with more than one job (ix_jobs_schedule_id_id). The unique fire key
--- makes this impossible; the check proves it instead of assuming it.
+-- Fire times of the window with more than one job: an index range of ix_jobs_schedule_fire_time
+-- (0023), so a round costs the window, not the schedule's history. The unique fire key makes
+-- this impossible; the check proves it instead of assuming it.
 SELECT j.fire_time, count(*) AS n
   FROM jobs j
  WHERE j.schedule_id = %(schedule_id)s AND j.fire_time > %(start)s AND j.fire_time <= %(end)s
