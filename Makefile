@@ -81,9 +81,15 @@ imports: $(STAMP)
 	cd backend && ../$(VENV)/bin/lint-imports --config pyproject.toml
 
 # The packaging test puts the built console into a wheel: build it first (it reuses frontend/dist).
+# The backend suite on BACKEND_WORKERS processes, a test file each at a time (they share the test
+# server; tests/conftest.py keeps their databases apart), then the few `serial` tests alone.
+BACKEND_WORKERS ?= 3
 test-backend: $(STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
-	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos" -p no:cacheprovider
+	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos and not serial" -p no:cacheprovider \
+	    -n $(BACKEND_WORKERS) --dist loadfile; parallel=$$?; \
+	  ../$(VENV)/bin/pytest -q -m "serial and not chaos" -p no:cacheprovider; serial=$$?; \
+	  exit $$(( parallel || serial ))
 
 # The console's API types come from the backend's OpenAPI document: fail when either is stale.
 openapi-check: $(STAMP)
