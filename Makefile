@@ -134,7 +134,9 @@ test-checks: lint typecheck imports check-frontend
 # waits are the ones a busy CPU hurts (Vitest beside the backend suite timed out on a loaded box).
 # Each stage's output is printed whole when it ends (--output-sync), every stage runs even when an
 # earlier one failed, and make test fails when any did.
-test: $(STAMP) system-deps
+# The Python and npm installs are independent: on a clean clone they run side by side.
+test: system-deps
+	@$(MAKE) --no-print-directory -j2 $(STAMP) $(FRONTEND_STAMP)
 	@$(MAKE) --no-print-directory frontend
 	@failed=""; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-checks \

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from api_client import ApiClient
-from console_pages import go_via_nav, header_button, sign_in_as_persona
+from console_pages import choose, go_via_nav, header_button, sign_in_as_persona
 from playwright.sync_api import Page, expect
 
 
@@ -48,12 +48,9 @@ def _new_http_job(page: Page, url: str) -> None:
     header_button(page, "New ad-hoc job").click()
     form = page.get_by_role("form", name="New ad-hoc job")
     handler = page.get_by_role("combobox", name="Handler", exact=True)
-    # Searchable: type to narrow the catalogue to the one option, then pick it.
-    handler.click()
-    page.keyboard.type("http.req", delay=30)
-    option = page.get_by_role("listbox").get_by_role("option", name="http.request", exact=True)
-    expect(option).to_be_visible()
-    option.click()
+    # Picked from the open list, not typed: keys typed before the handler catalogue has loaded
+    # went nowhere on a loaded box and the list never opened.
+    choose(page, "Handler", "http.request")
     expect(handler).to_have_value("http.request")
     form.get_by_role("textbox", name=re.compile(r"^Payload")).fill(
         f'{{"method": "GET", "url": "{url}"}}')
