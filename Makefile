@@ -121,7 +121,7 @@ E2E_WORKERS ?= 3
 test-e2e: $(STAMP)
 	@if [ -d e2e ] && ls e2e/test_*.py >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider \
-	    -n $(E2E_WORKERS) --dist loadgroup e2e; \
+	    -n $(E2E_WORKERS) --dist loadgroup --durations=8 e2e; \
 	else echo "no e2e suite yet"; fi
 
 # The static checks of both halves: they time nothing, so they may share the CPU with a suite.
