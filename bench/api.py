@@ -42,6 +42,7 @@ from typing import Any
 import psycopg
 import requests
 from bench.databases import BenchServer
+from bench.history_data import ATTEMPTS_OF_JOBS
 
 REPO = Path(__file__).resolve().parents[1]
 CRONPLANE = REPO / ".venv" / "bin" / "cronplane"
@@ -74,17 +75,6 @@ SELECT (ARRAY['noop','sleep','http.request','fail','maintenance.purge_history','
   FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS i,
        LATERAL (SELECT now() - make_interval(secs => (%(total)s - i) * 2.5) AS t) AS at
 """
-_ATTEMPTS = """
-INSERT INTO attempts (job_id, number, status, worker_id, started_at, heartbeat_at,
-                      lease_expires_at, finished_at, error)
-SELECT j.id, n.number,
-       CASE WHEN j.status = 'SUCCEEDED' THEN 'SUCCEEDED'
-            WHEN j.status = 'CANCELLED' THEN 'CANCELLED' ELSE 'FAILED' END,
-       'bench-host:1:abcd', j.started_at, j.started_at, j.started_at + interval '30 s',
-       j.finished_at, CASE WHEN j.status = 'DEAD' THEN j.error END
-  FROM jobs j, LATERAL generate_series(1, j.attempt_count) AS n(number)
- WHERE j.id BETWEEN %(lo)s AND %(hi)s
-"""
 
 
 def bulk_load(url: str, total: int) -> dict[str, Any]:
@@ -102,7 +92,7 @@ def bulk_load(url: str, total: int) -> dict[str, Any]:
                 first, last = conn.execute(
                     "SELECT min(id), max(id) FROM jobs WHERE id > coalesce("
                     "(SELECT max(job_id) FROM attempts), 0)").fetchone()  # type: ignore[misc]
-                conn.execute(_ATTEMPTS, {"lo": first, "hi": last})
+                conn.execute(ATTEMPTS_OF_JOBS, {"lo": first, "hi": last})
             print(f"  loaded {hi:,} jobs", file=sys.stderr, flush=True)
         conn.execute("VACUUM ANALYZE jobs")
         conn.execute("VACUUM ANALYZE attempts")

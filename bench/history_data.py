@@ -94,7 +94,8 @@ SELECT i,
          ON (h / 1000) % 10 < 7
         AND sched.id = (1 + floor(%(schedules)s * power(((h / 10000) % 1000) / 1000.0, 2)))::bigint
 """.replace(" % ", " %% ")  # noqa: S608
-_ATTEMPTS = """
+# The attempts of jobs lo..hi, as their status implies (bench.api loads its history with it too).
+ATTEMPTS_OF_JOBS = """
 INSERT INTO attempts (job_id, number, status, worker_id, started_at, heartbeat_at,
                       lease_expires_at, finished_at, error)
 SELECT j.id, n.number,
@@ -143,7 +144,7 @@ def load(url: str, rows: int, *, chunk: int = CHUNK) -> dict[str, Any]:
             hi = min(rows, lo + chunk - 1)
             with conn.transaction():
                 conn.execute(_JOBS, {"lo": lo, "hi": hi, "total": rows, "schedules": SCHEDULES})
-                conn.execute(_ATTEMPTS, {"lo": lo, "hi": hi})
+                conn.execute(ATTEMPTS_OF_JOBS, {"lo": lo, "hi": hi})
             print(f"  loaded {hi:,} jobs ({time.perf_counter() - started:.0f} s)",
                   file=sys.stderr, flush=True)
         conn.execute("SELECT setval('jobs_id_seq', %s)", (rows,))
