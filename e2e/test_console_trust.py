@@ -5,7 +5,9 @@ dark."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import secrets
+import string
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,7 @@ def _failed_job(admin_api: ApiClient, unique: str) -> dict[str, Any]:
 
 
 # It walks every navigation page plus four detail and form pages (17 with Queues and Projects):
-# on a loaded 2-core box that passes the default 150 s, like the axe walk below.
+# on a loaded 2-core box that passes the default 150 s.
 @pytest.mark.timeout(330)
 def test_no_page_is_wider_than_a_phone(
         new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
@@ -104,7 +106,8 @@ def _axe(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list
 
 
 def _jobs_in_every_status(admin_api: ApiClient, unique: str) -> dict[str, dict[str, Any]]:
-    """One job per job status (and TIMED_OUT among the attempts), so every status badge is on /jobs."""
+    """One job per finished or waiting job status (and TIMED_OUT among the attempts); RUNNING is
+    the `running_job` fixture's, since a running job holds a worker slot while it lives."""
     later = "2999-01-01T00:00:00Z"
     cancelled = admin_api.create_job("noop", {}, run_at=later)
     admin_api.post(f"/jobs/{cancelled['id']}/cancel", expect=200)
@@ -113,7 +116,6 @@ def _jobs_in_every_status(admin_api: ApiClient, unique: str) -> dict[str, dict[s
         "SUCCEEDED": admin_api.create_job("noop", {}),
         "DEAD": _failed_job(admin_api, unique),
         "PENDING": admin_api.create_job("noop", {}, run_at=later),
-        "RUNNING": admin_api.create_job("sleep", {"seconds": 600}),
         "CANCELLED": cancelled,
     }
     for status, job in jobs.items():
@@ -122,46 +124,90 @@ def _jobs_in_every_status(admin_api: ApiClient, unique: str) -> dict[str, dict[s
     return jobs
 
 
-def _main_pages(page: Page, jobs: dict[str, dict[str, Any]], schedule_id: int) -> list[str]:
-    """Every page the navigation offers (pages added later are covered), and the detail and form pages."""
-    return [*_console_paths(page), f"/jobs/{jobs['DEAD']['id']}", f"/jobs/{jobs['TIMED_OUT']['id']}",
-            f"/jobs/{jobs['RUNNING']['id']}", "/jobs/new", f"/schedules/{schedule_id}",
-            f"/schedules/{schedule_id}/edit", "/schedules/new"]
-
-
-# It walks 15 pages and runs axe on each: on a loaded 2-core box that passes the default 150 s.
-@pytest.mark.timeout(330)
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_main_pages_have_no_serious_accessibility_violations(
-        new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
-        unique: str, scheme: str, artifacts: Path) -> None:
-    if not AXE.is_file():
-        pytest.fail(f"axe-core is missing at {AXE} — run `npm ci` in frontend/")
-    jobs = _jobs_in_every_status(admin_api, unique)
+@pytest.fixture(scope="session")
+def axe_data(api_as: Callable[[str], ApiClient]) -> dict[str, Any]:
+    """What the axe pages show, made once per xdist worker (each has its own server)."""
+    admin_api = api_as("ADMIN")
+    unique = "e2e-axe-" + "".join(secrets.choice(string.ascii_lowercase) for _ in range(8))
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 */5 * * * *")
     admin_api.create_schedule(name=f"{unique}-paused", handler="noop", cron="0 0 3 * * *",
                               paused=True)
-    context = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True)
-    page = context.new_page()
+    return {"jobs": _jobs_in_every_status(admin_api, unique), "schedule": schedule["id"]}
+
+
+@pytest.fixture
+def running_job(admin_api: ApiClient) -> Iterator[dict[str, Any]]:
+    job = admin_api.create_job("sleep", {"seconds": 600})
+    yield admin_api.wait_for_job(job["id"], {"RUNNING"})
+    admin_api.post(f"/jobs/{job['id']}/cancel", expect=(200, 202, 409))
+
+
+# The navigation's pages; the dashboard's case checks the navigation offers no other, so a page
+# added later fails here until it is walked too.
+NAV_PAGES = {"dashboard": "/", "jobs": "/jobs", "schedules": "/schedules", "queues": "/queues",
+             "projects": "/projects", "audit": "/audit", "notifications": "/notifications",
+             "users": "/users", "chaos": "/chaos"}
+# Detail and form pages, filled from axe_data (and the running job) per case.
+DETAIL_PAGES = {"job-dead": "/jobs/{DEAD}", "job-timed-out": "/jobs/{TIMED_OUT}",
+                "job-running": "/jobs/{RUNNING}", "job-new": "/jobs/new",
+                "schedule": "/schedules/{schedule}", "schedule-edit": "/schedules/{schedule}/edit",
+                "schedule-new": "/schedules/new"}
+AXE_PAGES = {**NAV_PAGES, **DETAIL_PAGES}
+
+
+def _require_axe() -> None:
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is missing at {AXE} — run `npm ci` in frontend/")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_login_page_has_no_accessibility_violations(
+        new_browser_context: Callable[..., BrowserContext], server, scheme: str) -> None:
+    _require_axe()
+    page = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True).new_page()
     page.goto("/login")
     expect(page.get_by_role("form", name="Sign in")).to_be_visible()
     # The login page has nothing to excuse: no violation of any impact (moderate included).
-    found = {"/login": v} if (v := _axe(page, ("minor", "moderate", "serious", "critical"))) else {}
-    sign_in(page, server.admin_username, server.admin_password)
-    paths = _main_pages(page, jobs, schedule["id"])
-    assert {"/", "/jobs", "/schedules", "/audit", "/users", "/chaos"} <= set(paths), paths
-    for path in paths:
-        page.goto(path)
-        _settle(page)
-        if path == "/jobs":  # the list really shows every status this test is about
-            for status in jobs:
-                if status != "TIMED_OUT":
-                    expect(page.locator("main").get_by_text(status, exact=True).first).to_be_visible()
-        if violations := _axe(page):
-            found[path] = violations
-    admin_api.post(f"/jobs/{jobs['RUNNING']['id']}/cancel", expect=202)
-    (artifacts / f"axe-{scheme}.json").write_text(json.dumps(found, indent=2))
-    assert found == {}, json.dumps(found, indent=2)
+    violations = _axe(page, ("minor", "moderate", "serious", "critical"))
+    assert violations == [], json.dumps(violations, indent=2)
+
+
+# One case per page and scheme, so the e2e workers share the walk (it was two 60 s items).
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", list(AXE_PAGES))
+def test_main_pages_have_no_serious_accessibility_violations(
+        new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
+        axe_data: dict[str, Any], request: pytest.FixtureRequest, name: str, scheme: str,
+        artifacts: Path) -> None:
+    _require_axe()
+    jobs = dict(axe_data["jobs"])
+    if name in ("jobs", "job-running"):  # the list shows every status, RUNNING included
+        jobs["RUNNING"] = request.getfixturevalue("running_job")
+    if name == "jobs":  # and this case's own jobs are the newest, on its first page
+        jobs |= _jobs_in_every_status(admin_api, f"e2e-axe-{scheme}")
+    path = AXE_PAGES[name].format(schedule=axe_data["schedule"],
+                                  **{status: job["id"] for status, job in jobs.items()})
+    page = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True).new_page()
+    # Signed in through the API (the context shares its cookies): the login form is its own case.
+    signed_in = page.request.post(
+        "/api/v1/auth/login", headers={"X-Cronplane-Client": "spa"},
+        data={"username": server.admin_username, "password": server.admin_password})
+    assert signed_in.ok, signed_in.text()
+    page.goto(path)
+    _settle(page)
+    if name == "dashboard":
+        offered = set(_console_paths(page))
+        assert offered <= set(NAV_PAGES.values()), f"walk these too: {offered - set(NAV_PAGES.values())}"
+    if name == "jobs":
+        for status in jobs:
+            if status != "TIMED_OUT":
+                expect(page.locator("main").get_by_text(status, exact=True).first).to_be_visible()
+    violations = _axe(page)
+    if violations:
+        (artifacts / "failures").mkdir(parents=True, exist_ok=True)
+        (artifacts / "failures" / f"axe-{scheme}-{name}.json").write_text(
+            json.dumps(violations, indent=2))
+    assert violations == [], f"{path} ({scheme}): {json.dumps(violations, indent=2)}"
 
 
 def test_keyboard_users_skip_to_the_content_past_timestamps(
