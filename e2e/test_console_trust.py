@@ -94,6 +94,17 @@ def test_a_viewer_reads_a_failure_headline_first_without_server_paths(
     page.goto(f"/jobs?q={unique}")
     expect(page.get_by_role("table").get_by_text(headline)).to_be_visible()
 
+    # So has a schedule's run history: the headline, not the headline run into the first frame.
+    schedule = admin_api.create_schedule(name=unique, handler="fail", cron="0 0 3 1 1 *",
+                                         payload={"message": f"{unique}: upstream said no"})
+    run = admin_api.post(f"/schedules/{schedule['id']}/trigger", expect=202)
+    admin_api.wait_for_job(run["id"], {"DEAD"})
+    page.goto(f"/schedules/{schedule['id']}")
+    error = page.get_by_role("table", name="Runs").locator("tbody tr td").filter(
+        has_text="HandlerFailed")
+    expect(error).to_have_text(headline)
+    admin_api.delete(f"/schedules/{schedule['id']}")
+
 
 def _axe(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
     page.add_script_tag(path=str(AXE))

@@ -6,6 +6,7 @@ import type { Job } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
+import { errorHeadline } from '../../components/FailureText';
 import { GatedButton } from '../../components/GatedButton';
 import { JsonBlock } from '../../components/JsonBlock';
 import { PageHeader } from '../../components/PageHeader';
@@ -42,7 +43,15 @@ const runColumns: ColumnDef<Job, unknown>[] = [
   { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
   { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
   { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
-  { header: 'Error', cell: ({ row }) => <Text size="xs" truncate maw={260}>{row.original.error ?? ''}</Text> },
+  // The headline only, as in the jobs list: the traceback is on the job's page (a truncated
+  // error ran the headline into "File …" of the first frame).
+  {
+    header: 'Error',
+    cell: ({ row }) => {
+      const headline = row.original.error ? errorHeadline(row.original.error) : '';
+      return <Text size="xs" lineClamp={2} maw={320} title={headline}>{headline}</Text>;
+    },
+  },
 ];
 
 export function ScheduleDetailPage() {
