@@ -72,6 +72,21 @@ def test_no_page_is_wider_than_a_phone(
     assert too_wide == {}, f"pages wider than the 390 px viewport: {too_wide}"
 
 
+@pytest.mark.parametrize("role", ["OPERATOR", "VIEWER"])
+def test_the_phone_header_fits_every_role(
+        new_browser_context: Callable[..., BrowserContext], server, role: str) -> None:
+    """The walk above is ADMIN's; a longer role badge (OPERATOR) pushed the account button, the
+    only way to sign out, 12 px past the screen while the document itself still fitted."""
+    page = new_browser_context(role, **PHONE).new_page()
+    sign_in_as_persona(page, role)
+    for control in (page.get_by_role("button", name="Switch to dark mode"),
+                    page.get_by_role("button", name="Account: ", exact=False)):
+        expect(control).to_be_visible()
+        box = control.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, (role, box)
+    expect(page.get_by_role("button", name="Account: ", exact=False)).to_contain_text(role)
+
+
 def test_a_viewer_reads_a_failure_headline_first_without_server_paths(
         page: Page, admin_api: ApiClient, viewer_api: ApiClient, unique: str) -> None:
     job = _failed_job(admin_api, unique)

@@ -103,10 +103,12 @@ function Shell() {
                   {/* The name comes from the content, so it always contains the visible text (axe
                       label-content-name-mismatch); the hidden words make it "Account: alice (ADMIN)".
                       The parentheses are inline (cp-sr-inline): an out-of-flow VisuallyHidden would
-                      make Chrome read "( ADMIN )". */}
+                      make Chrome read "( ADMIN )". On a phone only the role shows (the name is
+                      still in the label): with the name, an OPERATOR's button ended 12 px past a
+                      390 px screen. */}
                   <Button variant="default" maw={{ base: 170, sm: 'none' }}>
                     <VisuallyHidden component="span">Account: </VisuallyHidden>
-                    <Text span inherit truncate="end" maw={{ base: 80, sm: 240 }}>
+                    <Text span inherit truncate="end" maw={240} className="cp-sr-below-sm">
                       {user.username}
                     </Text>
                     <Badge size="sm" ml={6}>
