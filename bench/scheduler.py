@@ -151,10 +151,16 @@ def fire_lag(server: BenchServer, schedules: int, seconds: float, *,
                 query(url, "SELECT pg_notify('cronplane_jobs', '')")
                 threading.Event().wait(1.0)  # the drain is under way before the first fire
             window_start = query(url, "SELECT clock_timestamp() AS t")[0]["t"]
-            query(url, "INSERT INTO schedules (name, handler, cron, overlap, next_run_at, queue) "
-                       "SELECT 'lag-' || g, 'noop', '*/1 * * * * *', 'allow', "
-                       "date_trunc('second', clock_timestamp()) + interval '2 seconds', %s "
-                       "FROM generate_series(1, %s) g RETURNING id", schedule_queue, schedules)
+            # created_at is the second before the first fire, as the API would have written it
+            # (next_run_at = the first fire time after created_at): with now() the fire check
+            # judged the second in between missing, for every schedule (issue 16).
+            query(url, "WITH t AS (SELECT date_trunc('second', clock_timestamp()) "
+                       "+ interval '2 seconds' AS first) "
+                       "INSERT INTO schedules (name, handler, cron, overlap, next_run_at, "
+                       "created_at, updated_at, queue) "
+                       "SELECT 'lag-' || g, 'noop', '*/1 * * * * *', 'allow', t.first, "
+                       "t.first - interval '1 second', t.first - interval '1 second', %s "
+                       "FROM t, generate_series(1, %s) g RETURNING id", schedule_queue, schedules)
             query(url, "SELECT pg_notify('cronplane_schedules', '')")
             threading.Event().wait(seconds + 2.5)
             window_end = query(url, "SELECT clock_timestamp() AS t")[0]["t"]

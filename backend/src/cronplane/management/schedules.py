@@ -4,8 +4,9 @@ Each public function is one transaction with its audit event, and NOTIFYs the sc
 when it changes what the leader fires, so edits take effect at the scheduler's next tick (within
 a second). Decisions:
 
-* ``next_run_at`` is always computed from the database clock, strictly after "now": creating,
-  editing cron or time zone, resuming. Resume does not catch up fires missed while paused.
+* ``next_run_at`` is always computed from the database clock, strictly after the transaction's
+  ``now()`` (the instant ``created_at``/``updated_at`` record): creating, editing cron or time
+  zone, resuming. Resume does not catch up fires missed while paused.
 * A deleted schedule stays readable (``get``, ``list(include_deleted=True)``) but every change to
   it (update, pause, resume, trigger) is 409 Conflict: it exists, its state forbids the change.
   Deleting it again is a no-op. Its name is free for a new live schedule.
@@ -127,7 +128,10 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
 
 
 def _next_run(session: Session, cron: str, timezone: str) -> datetime:
-    now = session.execute(select(func.clock_timestamp())).scalar_one()
+    # The transaction's now(), the instant created_at/updated_at hold: the fire ledger and the
+    # fire check expect every fire time after it, so a later clock (clock_timestamp() after a
+    # wait for the project lock) would leave the fire times in between without a job (#16).
+    now = session.execute(select(func.now())).scalar_one()
     return CronExpression.parse(cron).next_after(now, validate_timezone(timezone))
 
 

@@ -4,6 +4,7 @@ back is counted missing and a second job for one fire time duplicate, and /metri
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -121,3 +122,39 @@ def test_the_duplicate_count_reads_only_the_checked_window(fresh_database_url: s
         assert "ix_jobs_schedule_fire_time" in plan, plan
     finally:
         db.close()
+
+
+def test_a_create_that_waited_for_the_project_lock_loses_no_fire(world) -> None:
+    """The create's transaction starts (``created_at`` = its ``now()``), then waits for the
+    project's quota lock; ``next_run_at`` must still be the first fire time after
+    ``created_at``, not after the end of the wait, or the fire times in between have neither a
+    job nor a skip and the check counts them missing (issue 16: it did, one per second waited)."""
+    db, clients, _ = world
+    query(db, "UPDATE projects SET max_schedules = 100 WHERE slug = 'default' RETURNING slug")
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with db.connection() as conn, conn.transaction():
+            conn.execute("SELECT 1 FROM projects WHERE slug = 'default' FOR UPDATE")
+            locked.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert locked.wait(10)
+    threading.Timer(1.6, release.set).start()  # the create waits across a second boundary
+    created = clients.admin.post("/api/v1/schedules", json={
+        "name": f"waited-{uuid.uuid4().hex[:6]}", "handler": "noop", "cron": "* * * * * *",
+        "overlap": "allow"})
+    holder.join(10)
+    assert created.status_code == 201, created.json
+    sid = created.json["id"]
+    [row] = query(db, "SELECT created_at, next_run_at FROM schedules WHERE id = %s", sid)
+    first = row["created_at"].replace(microsecond=0) + timedelta(seconds=1)
+    wait_until(lambda: query(db, "SELECT 1 FROM fire_checks WHERE schedule_id = %s AND "
+                                 "checked_until >= %s", sid, first + timedelta(seconds=2)),
+               20, "the first fire times judged")
+    assert query(db, "SELECT 1 FROM jobs WHERE schedule_id = %s AND fire_time = %s", sid, first)
+    totals = FireCheckStore(db).totals()
+    assert (totals.missing, totals.duplicate) == (0, 0), query(
+        db, "SELECT last_violation FROM fire_checks")
