@@ -19,6 +19,10 @@ export function ConfirmButton(gated: ConfirmButtonProps) {
   const [opened, { open, close }] = useDisclosure(false);
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // "Keep it" answers a destructive question (cancel this job? delete it?) without a second
+  // "Cancel"; a dialog that only starts something (run now, resume, retry) is simply cancelled.
+  const color = props.color ?? 'red';
+  const dismissLabel = color === 'red' ? 'Keep it' : 'Cancel';
   const confirm = async () => {
     setPending(true);
     setError(null);
@@ -42,9 +46,9 @@ export function ConfirmButton(gated: ConfirmButtonProps) {
           <ErrorAlert error={error} />
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
-              Keep it
+              {dismissLabel}
             </Button>
-            <Button color={props.color ?? 'red'} loading={pending} onClick={confirm}>
+            <Button color={color} loading={pending} onClick={confirm}>
               {confirmLabel}
             </Button>
           </Group>

@@ -41,6 +41,22 @@ describe('jobs page', () => {
     expect(screen.getAllByTitle('2026-11-29 08:00:00 UTC').length).toBeGreaterThan(0);
   });
 
+  it('says what to do first on an empty instance, offering the submit link only to a role that may', async () => {
+    const empty = () => fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+    ).fetch;
+    vi.stubGlobal('fetch', empty());
+    const viewer = renderScreen(<JobsPage />, { role: 'VIEWER', path: '/jobs', route: '/jobs' });
+    expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: '/api/docs' })).toHaveAttribute('href', '/api/docs');
+    expect(screen.queryByRole('link', { name: /Submit a first job/ })).toBeNull();
+    viewer.unmount();
+    vi.stubGlobal('fetch', empty());
+    renderScreen(<JobsPage />, { role: 'OPERATOR', path: '/jobs', route: '/jobs' });
+    expect(await screen.findByRole('link', { name: /Submit a first job/ })).toHaveAttribute('href', '/jobs/new');
+  });
+
   it('writes filter changes back to the URL', async () => {
     vi.stubGlobal('fetch', fakeApi(
       http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),

@@ -19,6 +19,7 @@ import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { errorHeadline } from '../../components/FailureText';
+import { FirstStep } from '../../components/FirstStep';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
@@ -235,7 +236,7 @@ export function JobsPage() {
         onRetry={() => jobs.refetch()}
         error={jobs.error}
         isEmpty={jobs.data?.items.length === 0}
-        empty={params.toString() ? 'No jobs match these filters.' : 'No jobs yet.'}
+        empty={params.toString() ? 'No jobs match these filters.' : <FirstStep text="No jobs yet." action="Submit a first job (a noop shows the whole path)" to="/jobs/new" operation="createJob" />}
       >
         <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>

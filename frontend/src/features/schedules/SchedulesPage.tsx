@@ -7,6 +7,7 @@ import { useJobs } from '../../api/queries/list-jobs';
 import type { Schedule } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
+import { FirstStep } from '../../components/FirstStep';
 import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
@@ -124,7 +125,7 @@ export function SchedulesPage() {
         onRetry={() => schedules.refetch()}
         error={schedules.error}
         isEmpty={schedules.data?.items.length === 0}
-        empty={params.toString() ? 'No schedules match these filters.' : 'No schedules yet.'}
+        empty={params.toString() ? 'No schedules match these filters.' : <FirstStep text="No schedules yet." action="Create a schedule" to="/schedules/new" operation="createSchedule" />}
       >
         <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" loading={schedules.isPlaceholderData} />
       </QueryState>
