@@ -19,8 +19,12 @@ describe('chaos page', () => {
     );
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<ChaosPage />, { role: 'ADMIN' });
+    // Each kind says what it does before it is started.
+    expect(screen.getByText(/The current leader resigns/)).toBeVisible();
     await userEvent.click(screen.getByRole('combobox', { name: 'Kind' }));
     await userEvent.click(await screen.findByRole('option', { name: 'Fail a handler (fraction of runs)' }));
+    expect(screen.getByText(/That fraction of the handler's attempts fail/)).toBeVisible();
+    expect(screen.queryByText(/The current leader resigns/)).toBeNull();
     await userEvent.click(screen.getByRole('combobox', { name: 'Handler' }));
     await userEvent.click(await screen.findByRole('option', { name: 'sleep' }));
     await userEvent.click(screen.getByRole('button', { name: 'Start experiment' }));

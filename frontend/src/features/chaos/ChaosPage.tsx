@@ -14,12 +14,14 @@ import { useStartChaos } from './api/start-chaos';
 import { useStopChaos } from './api/stop-chaos';
 
 type Kind = ChaosCreate['kind'];
-const KINDS: { value: Kind; label: string }[] = [
-  { value: 'leader_stepdown', label: 'Leader step-down' },
-  { value: 'freeze_heartbeats', label: 'Freeze heartbeats' },
-  { value: 'fail_handler', label: 'Fail a handler (fraction of runs)' },
-  { value: 'handler_latency', label: 'Add handler latency' },
-  { value: 'kill_worker_thread', label: 'Kill a worker thread' },
+// What each kind does, in the words of management/chaos.py's parameter specs (review 2.12: the
+// kinds were names only).
+const KINDS: { value: Kind; label: string; what: string }[] = [
+  { value: 'leader_stepdown', label: 'Leader step-down', what: 'The current leader resigns and may not take the lease back until the experiment ends; another process becomes leader.' },
+  { value: 'freeze_heartbeats', label: 'Freeze heartbeats', what: 'Workers stop renewing their attempt leases, so the watchdog reclaims the attempts and they run again.' },
+  { value: 'fail_handler', label: 'Fail a handler (fraction of runs)', what: "That fraction of the handler's attempts fail, so retries, backoff and dead letters show." },
+  { value: 'handler_latency', label: 'Add handler latency', what: 'Each attempt of the handler is delayed by the given milliseconds before it runs.' },
+  { value: 'kill_worker_thread', label: 'Kill a worker thread', what: 'One executor thread per process dies mid-attempt; its lease expires and the watchdog reclaims the attempt.' },
 ];
 
 function StartForm() {
@@ -54,6 +56,9 @@ function StartForm() {
             {kind === 'fail_handler' && <NumberInput label="Fraction of runs to fail (0–1)" min={0} max={1} step={0.1} decimalScale={2} value={fraction} onChange={setFraction} w={220} />}
             {kind === 'handler_latency' && <NumberInput label="Delay (ms)" min={0} value={delay} onChange={setDelay} w={160} />}
           </Group>
+          <Text size="sm" aria-live="polite">
+            {KINDS.find((k) => k.value === kind)?.what}
+          </Text>
           <ErrorAlert error={start.error} hideFields />
           <Group>
             <Button type="submit" color="grape" loading={start.isPending} disabled={needsHandler && !handler}>
