@@ -17,6 +17,7 @@ from flask_smorest import Api
 
 from cronplane.api import problems
 from cronplane.api.health import blueprint as health_blueprint
+from cronplane.api.json_encoding import FastJSONProvider
 from cronplane.api.schemas_common import (
     ErrorSchema,
     MinPropertiesPlugin,
@@ -71,6 +72,7 @@ def default_static_dir() -> Path | None:
 def create_app(settings: Settings, context: ManagementContext | None = None,
                database_url: str | None = None) -> Flask:
     app = Flask("cronplane", static_folder=None)
+    app.json = FastJSONProvider(app)
     if context is None:
         url = database_url or settings.database_url
         if url is None:
