@@ -76,6 +76,11 @@ class ApiBlueprint(Blueprint):  # type: ignore[misc]
 
 
 # -- fields ------------------------------------------------------------------------------------
+def utc_text(value: datetime) -> str:
+    """An instant as ``UtcDateTime`` writes it: RFC 3339 in UTC with ``Z``."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 class UtcDateTime(fields.DateTime):
     """RFC 3339 in UTC with ``Z`` on the way out; on the way in, an offset is required."""
 
@@ -85,8 +90,7 @@ class UtcDateTime(fields.DateTime):
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
         if value is None:
             return None
-        text: str = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-        return text
+        return utc_text(value)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
         if isinstance(value, str) and "\x00" in value:
