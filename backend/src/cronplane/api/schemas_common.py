@@ -52,6 +52,21 @@ def _finite_float(text: str) -> float:
 class CronplaneParser(FlaskParser):
     """webargs' Flask parser, strict about media types and hostile JSON."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._schemas: dict[type[ma.Schema], ma.Schema] = {}
+
+    def _get_schema(self, argmap: Any, req: Any) -> ma.Schema:
+        # flask-smorest hands over the schema class, and webargs built a new instance of it on
+        # every request (~0.4 ms of GET /jobs's CPU, issue 16). One instance per class serves
+        # every request: loading keeps no state on the schema (errors and results are per call).
+        if isinstance(argmap, type) and issubclass(argmap, ma.Schema):
+            schema = self._schemas.get(argmap)
+            if schema is None:
+                schema = self._schemas.setdefault(argmap, argmap())
+            return schema
+        return super()._get_schema(argmap, req)
+
     def _raw_load_json(self, req: Any) -> Any:
         data = req.get_data(cache=True)
         if not is_json_request(req):

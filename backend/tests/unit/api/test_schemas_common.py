@@ -98,3 +98,26 @@ def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
     with Flask(__name__).app_context():
         g.actor = Actor(username="alice", role=Role.ADMIN, user_id=1)
         assert JobListSchema().dump(page) == generic().dump(page)
+
+
+def test_the_parser_builds_one_argument_schema_per_class_and_keeps_no_state() -> None:
+    """Its instances are reused across requests (issue 16): a failed parse leaves nothing for
+    the next one, and each parse returns its own result."""
+    from flask import Flask
+    from werkzeug.exceptions import UnprocessableEntity
+
+    from cronplane.api.schemas_common import CronplaneParser
+
+    class Args(ma.Schema):
+        count = fields.Integer(required=True)
+
+    parser = CronplaneParser()
+    app = Flask("parser-test")
+    assert parser._get_schema(Args, None) is parser._get_schema(Args, None)
+    with app.test_request_context("/?count=nope"), pytest.raises(UnprocessableEntity):
+        parser.parse(Args, location="query")
+    with app.test_request_context("/?count=3"):
+        first = parser.parse(Args, location="query")
+    with app.test_request_context("/?count=4"):
+        second = parser.parse(Args, location="query")
+    assert (first, second) == ({"count": 3}, {"count": 4})
