@@ -715,6 +715,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many schedules a GET /schedules filter matches (counted up to limit + 1) */
+        get: operations["countSchedules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules/{schedule_id}": {
         parameters: {
             query?: never;
@@ -1811,6 +1828,12 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             version: number;
+        };
+        ScheduleCount: {
+            /** @description Counted up to limit + 1 */
+            count: number;
+            /** @description Where counting stops: count > limit reads "more than limit" */
+            limit: number;
         };
         ScheduleCreate: {
             /** @description Replaces the whole set */
@@ -3394,16 +3417,16 @@ export interface operations {
             query?: {
                 /** @description Repeatable; default: all of yours */
                 project?: string[];
-                /** @description Page size, 1–200 */
-                limit?: number;
-                /** @description Opaque cursor from a previous page's next_cursor */
-                cursor?: string | null;
                 /** @description #6 is schedule 6; 6 is schedule 6 or the word; otherwise each word a prefix of the name, handler or description */
                 q?: string | null;
                 paused?: boolean | null;
                 include_deleted?: boolean;
                 /** @description Repeatable: only schedules in these health states (needs attention: failing, late, silent) */
                 health?: ("ok" | "late" | "failing" | "paused" | "silent")[];
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -3458,6 +3481,39 @@ export interface operations {
             409: components["responses"]["CONFLICT"];
             413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    countSchedules: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+                /** @description #6 is schedule 6; 6 is schedule 6 or the word; otherwise each word a prefix of the name, handler or description */
+                q?: string | null;
+                paused?: boolean | null;
+                include_deleted?: boolean;
+                /** @description Repeatable: only schedules in these health states (needs attention: failing, late, silent) */
+                health?: ("ok" | "late" | "failing" | "paused" | "silent")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleCount"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };

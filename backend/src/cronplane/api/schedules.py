@@ -172,7 +172,9 @@ class ScheduleCreateSchema(ScheduleUpdateSchema):
                           metadata={"description": "IANA time zone (default UTC)"})
 
 
-class ScheduleListArgsSchema(ListArgsSchema, ProjectFilterArgs):
+class ScheduleFilterArgsSchema(ProjectFilterArgs):
+    """What GET /schedules and GET /schedules/count filter by."""
+
     q = SafeString(load_default=None, validate=validate.Length(max=200),
                    metadata={"description": "#6 is schedule 6; 6 is schedule 6 or the word; "
                                             "otherwise each word a prefix of the name, "
@@ -183,6 +185,17 @@ class ScheduleListArgsSchema(ListArgsSchema, ProjectFilterArgs):
                          load_default=list,
                          metadata={"description": "Repeatable: only schedules in these health "
                                                   "states (needs attention: failing, late, silent)"})
+
+
+class ScheduleListArgsSchema(ListArgsSchema, ScheduleFilterArgsSchema):
+    pass
+
+
+class ScheduleCountSchema(ma.Schema):
+    count = fields.Integer(required=True, metadata={"description": "Counted up to limit + 1"})
+    limit = fields.Integer(required=True,
+                           metadata={"description": 'Where counting stops: count > limit '
+                                                    'reads "more than limit"'})
 
 
 class IfMatchHeaderSchema(ma.Schema):
@@ -233,6 +246,21 @@ class Schedules(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         schedule = schedules.create(management_context(), current_actor(), body)
         return schedule, _etag(schedule)
+
+
+@blp.route("/schedules/count")
+class SchedulesCount(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="countSchedules",
+             summary="How many schedules a GET /schedules filter matches (counted up to limit + 1)")
+    @blp.arguments(ScheduleFilterArgsSchema, location="query")
+    @blp.response(200, ScheduleCountSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        count = schedules.count_schedules(
+            management_context(), current_actor(), project=args["project"], q=args["q"],
+            paused=args["paused"], include_deleted=args["include_deleted"],
+            health=args["health"] or None)
+        return {"count": count, "limit": schedules.COUNT_CAP}
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>")

@@ -67,6 +67,7 @@ __all__ = [
     "Quotas",
     "Rollback",
     "Schedule",
+    "ScheduleCount",
     "ScheduleCreate",
     "ScheduleList",
     "SchedulePause",
@@ -594,6 +595,11 @@ class Schedule(TypedDict):
     timezone: str
     updated_at: str
     version: int
+
+
+class ScheduleCount(TypedDict):
+    count: int
+    limit: int
 
 
 class ScheduleCreate(TypedDict):

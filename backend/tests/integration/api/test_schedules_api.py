@@ -157,3 +157,29 @@ def test_unknown_schedule_is_404(clients) -> None:
     with assert_unchanged(clients.database_url):
         assert clients.admin.patch(f"{URL}/424242", json={"description": "x"}).status_code == 404
         assert clients.admin.delete(f"{URL}/424242").status_code == 404
+
+
+def test_count_matches_the_list_filters_and_stops_at_its_cap(clients, monkeypatch) -> None:
+    from cronplane.management import schedules
+
+    tag = uuid.uuid4().hex[:6]  # other tests of this module share the database
+    made = [_create(clients, f"count-{tag}-{i}") for i in range(3)]
+    clients.admin.post(f"{URL}/{made[0]['id']}/pause", json={})
+    assert clients.admin.delete(f"{URL}/{made[1]['id']}").status_code == 204
+
+    def count(**query) -> dict:
+        response = clients.viewer.get(f"{URL}/count", query_string={"q": f"count-{tag}", **query})
+        assert response.status_code == 200, response.json
+        return response.json
+
+    assert count() == {"count": 2, "limit": schedules.COUNT_CAP}, "the deleted one is hidden"
+    assert count(include_deleted="true")["count"] == 3
+    assert count(paused="true")["count"] == 1
+    assert count(project="elsewhere")["count"] == 0
+    listed = clients.viewer.get(URL, query_string={"q": f"count-{tag}", "include_deleted": "true"})
+    assert len(listed.json["items"]) == count(include_deleted="true")["count"]
+
+    monkeypatch.setattr(schedules, "COUNT_CAP", 1)
+    assert count(include_deleted="true") == {"count": 2, "limit": 1}, "counted to cap + 1"
+    assert clients.viewer.get(f"{URL}/count?health=bogus").status_code == 422
+    assert clients.anonymous.get(f"{URL}/count").status_code == 401

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import type { Schedule } from '../../api/types';
-import { CursorPager } from '../../components/CursorPager';
+import { CursorPager, totalText } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { FirstStep } from '../../components/FirstStep';
 import { GatedButton } from '../../components/GatedButton';
@@ -16,6 +16,7 @@ import { QueryState } from '../../components/QueryState';
 import { RunStrip, ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { describeCron } from '../../lib/cron-english';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
+import { useScheduleCount } from './api/count-schedules';
 import { useSchedules } from './api/list-schedules';
 import { ScheduleTime } from './ScheduleTimes';
 
@@ -62,18 +63,22 @@ const columns: ColumnDef<Schedule, unknown>[] = [
   },
 ];
 
+const PAGE_SIZES = ['10', '50', '100', '200'];
+
 export function SchedulesPage() {
   const navigate = useNavigate();
   const { params, set } = useUrlFilters();
   const paging = useUrlPaging();
   const paused = params.get('paused');
   const polling = usePolling(10000);
-  const schedules = useSchedules({
+  const filters = {
     q: params.get('q') ?? undefined,
     paused: paused === 'true' ? true : paused === 'false' ? false : undefined,
     include_deleted: params.get('include_deleted') === 'true' || undefined,
-    cursor: paging.cursor ?? undefined,
-  }, polling.refetchInterval);
+  };
+  const limit = PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined;
+  const schedules = useSchedules({ ...filters, limit, cursor: paging.cursor ?? undefined }, polling.refetchInterval);
+  const count = useScheduleCount(filters, polling.refetchInterval);
   const [search, setSearch] = useState(params.get('q') ?? '');
   const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   return (
@@ -119,6 +124,14 @@ export function SchedulesPage() {
           value={params.get('include_deleted') === 'true' ? 'true' : 'false'}
           onChange={(v) => set({ include_deleted: v === 'true' ? 'true' : null })}
         />
+        <Select
+          label="Per page"
+          data={PAGE_SIZES}
+          value={String(limit ?? 50)}
+          onChange={(v) => set({ limit: v === '50' ? null : v })}
+          allowDeselect={false}
+          w={100}
+        />
       </Group>
       <QueryState
         isPending={schedules.isPending}
@@ -129,7 +142,11 @@ export function SchedulesPage() {
       >
         <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" loading={schedules.isPlaceholderData} />
       </QueryState>
-      <CursorPager paging={paging} nextCursor={schedules.data?.next_cursor} />
+      <CursorPager
+        paging={paging}
+        nextCursor={schedules.data?.next_cursor}
+        total={count.data ? totalText(count.data.count, count.data.limit, count.data.count === 1 ? 'schedule' : 'schedules') : undefined}
+      />
     </Stack>
   );
 }

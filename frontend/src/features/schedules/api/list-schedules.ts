@@ -5,6 +5,7 @@ export interface ScheduleFilters {
   q?: string;
   paused?: boolean;
   include_deleted?: boolean;
+  limit?: number;
   cursor?: string;
 }
 

@@ -1,0 +1,44 @@
+import { screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { aSchedule } from '../../test/factories';
+import { fakeApi, http, renderScreen } from '../../test/render';
+import { SchedulesPage } from './SchedulesPage';
+
+afterEach(() => vi.unstubAllGlobals());
+
+const page = (count: number, limit = 10000) =>
+  fakeApi(
+    http.get('/api/v1/schedules', ({ response }) =>
+      response(200).json({ items: [aSchedule({ id: 6, name: 'nightly-report' })], next_cursor: 'c2' })),
+    http.get('/api/v1/schedules/count', ({ response }) => response(200).json({ count, limit })),
+    http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+  );
+
+describe('schedules page', () => {
+  it('shows the total the server counted, with the same filters as the list', async () => {
+    const fake = page(2004);
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules?q=report&paused=true' });
+    expect(await screen.findByText('Page 1 of 2,004 schedules')).toBeInTheDocument();
+    const counted = fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/schedules/count');
+    expect(Object.fromEntries(new URL(counted?.url ?? '').searchParams)).toEqual({ q: 'report', paused: 'true' });
+    expect(screen.getByRole('link', { name: 'nightly-report' })).toHaveAttribute('href', '/schedules/6');
+  });
+
+  it('says "more than N" when the server stopped counting at its cap', async () => {
+    vi.stubGlobal('fetch', page(10001).fetch);
+    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules' });
+    expect(await screen.findByText('Page 1 of more than 10,000 schedules')).toBeInTheDocument();
+  });
+
+  it('still pages when the count fails', async () => {
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/schedules', ({ response }) =>
+        response(200).json({ items: [aSchedule({ id: 6, name: 'nightly-report' })], next_cursor: 'c2' })),
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+    ).fetch);
+    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules' });
+    await waitFor(() => expect(screen.getByText('Page 1')).toBeInTheDocument());
+    expect(screen.getByRole('button', { name: 'Next page' })).toBeEnabled();
+  });
+});
