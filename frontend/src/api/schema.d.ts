@@ -3980,6 +3980,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
+                /** @description #7 is user 7; 7 is user 7 or a username with 7 in it; otherwise a part of the username */
+                q?: string | null;
             };
             header?: never;
             path?: never;

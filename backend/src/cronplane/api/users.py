@@ -74,16 +74,22 @@ def _out(view: users.UserView) -> dict[str, Any]:
     return asdict(view)
 
 
+class UserListArgsSchema(ListArgsSchema):
+    q = SafeString(load_default=None, validate=validate.Length(max=200),
+                   metadata={"description": "#7 is user 7; 7 is user 7 or a username with 7 in "
+                                            "it; otherwise a part of the username"})
+
+
 @blp.route("/users")
 class Users(MethodView):
     @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="listUsers", summary="List users")
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(UserListArgsSchema, location="query")
     @blp.response(200, UserListSchema, headers=LINK_HEADER_DOC)
     @problem_responses(blp, 422)
     def get(self, args: dict[str, Any]) -> Any:
         page = users.list_users(management_context(), current_actor(), limit=args["limit"],
-                                cursor=args["cursor"])
+                                cursor=args["cursor"], q=args["q"])
         return page, next_link(page)
 
     @requires(Role.ADMIN, instance=True)

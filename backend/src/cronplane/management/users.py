@@ -33,6 +33,7 @@ from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.management.scope import DEFAULT_PROJECT
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
+from cronplane.storage import user_search
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import Project, ProjectMember, User
 
@@ -66,10 +67,13 @@ def _snapshot(user: User) -> dict[str, Any]:
 
 
 def list_users(ctx: ManagementContext, actor: Actor, *, limit: int | None = None,
-               cursor: str | None = None) -> Page[UserView]:
+               cursor: str | None = None, q: str | None = None) -> Page[UserView]:
+    """By id; ``q`` as ``storage.user_search`` reads it (``#7``, ``7``, part of a username)."""
     size = check_limit(limit)
     after = decode_cursor(cursor)
     statement = select(User).order_by(User.id).limit(size + 1)
+    if q is not None and q.strip():
+        statement = statement.where(user_search.search_condition(q))
     if after is not None:
         statement = statement.where(User.id > after["id"])
     with ctx.db.read_session() as session:

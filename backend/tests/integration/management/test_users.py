@@ -3,6 +3,7 @@ and one audit event per change."""
 
 from __future__ import annotations
 
+import secrets
 import threading
 
 import pytest
@@ -168,3 +169,31 @@ def test_cli_create_user_reads_the_password_from_stdin(app, monkeypatch, tmp_pat
     weak = CliRunner().invoke(main, ["create-user", "weak-cli", "--role", "VIEWER"],
                               input="short\n")
     assert weak.exit_code == 1 and "password" in weak.output
+
+
+def test_the_users_list_searches_by_id_and_part_of_the_username(app) -> None:
+    tag = secrets.token_hex(3)
+    olga = add_user(app, "OPERATOR", username=f"o.Smith-{tag}")
+    other = add_user(app, "VIEWER", username=f"vera_{tag}")
+    admin = add_user(app, "ADMIN")
+    client = app.test_client(use_cookies=False)
+    token = tokens_for(client, admin)["access_token"]
+
+    def ids(q: str) -> list[int]:
+        response = client.get("/api/v1/users", query_string={"q": q}, headers=bearer(token))
+        assert response.status_code == 200, response.json
+        return [u["id"] for u in response.json["items"]]
+
+    assert ids(f"#{olga.id}") == [olga.id], "#id is only that user"
+    assert olga.id in ids(str(olga.id)), "a bare id names its user too"
+    assert ids(f"smith-{tag}") == [olga.id], "a part of the name, case aside"
+    assert ids(f"vera_{tag}") == [other.id]
+    assert ids(f"vera%{tag}") == [] and ids(f"vera_{tag[:-1]}_") == [], "% and _ are no wildcards"
+    assert ids(f"#{other.id + 10_000}") == []
+    assert len(ids(" ")) >= 3, "blank: every user"
+    page = client.get("/api/v1/users", query_string={"q": tag, "limit": 1}, headers=bearer(token))
+    rest = client.get("/api/v1/users", headers=bearer(token),
+                      query_string={"q": tag, "limit": 1, "cursor": page.json["next_cursor"]})
+    assert [u["id"] for u in page.json["items"] + rest.json["items"]] == [olga.id, other.id]
+    assert client.get("/api/v1/users", query_string={"q": "x" * 201},
+                      headers=bearer(token)).status_code == 422

@@ -132,4 +132,11 @@ describe('audit vocabulary', () => {
     expect(targetPath({ target_type: 'lease', target_id: 'leader', target_deleted: null })).toBeNull();
     expect(targetPath({ target_type: 'job', target_id: null, target_deleted: null })).toBeNull();
   });
+
+  it('opens the Users and Queues pages at the one user or queue an event names', () => {
+    expect(targetPath({ target_type: 'user', target_id: '7', target_deleted: null })).toBe('/users?q=%237');
+    expect(targetPath({ target_type: 'queue', target_id: 'billing/payments.sync', target_deleted: null })).toBe(
+      '/queues?queue=billing%2Fpayments.sync',
+    );
+  });
 });

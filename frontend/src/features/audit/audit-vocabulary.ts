@@ -28,9 +28,9 @@ export const ACTION_PREFIXES = [...new Set(AUDIT_ACTIONS.map((a) => a.slice(0, a
 const PAGES: Record<TargetType, ((id: string) => string) | null> = {
   job: (id) => `/jobs/${id}`,
   schedule: (id) => `/schedules/${id}`,
-  user: () => '/users',
+  user: (id) => `/users?q=${encodeURIComponent(`#${id}`)}`,
   project: (id) => `/projects/${encodeURIComponent(id)}`,
-  queue: () => '/queues',
+  queue: (id) => `/queues?queue=${encodeURIComponent(id)}`,
   notification_channel: () => '/notifications',
   chaos_experiment: () => '/chaos',
   token: null,

@@ -1,4 +1,6 @@
-import { Badge, Group, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Group, Stack, Table, Text, TextInput } from '@mantine/core';
+import { useDebouncedCallback } from '@mantine/hooks';
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { useQueues } from '../../api/queries/list-queues';
 import type { Queue } from '../../api/types';
@@ -7,8 +9,10 @@ import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { usePolling } from '../../lib/polling';
+import { useUrlFilters } from '../../lib/search-params';
 import { useProjectScope } from '../../lib/project-scope';
 import { PauseQueueButton, QueueLimitsButton } from './QueueDialogs';
+import { matchesQueue } from './queue-filter';
 import { queueKey, useQueueHistory, type QueueSamples } from './queue-history';
 import { Sparkline } from './Sparkline';
 
@@ -84,14 +88,48 @@ export function QueuesPage() {
   const queues = useQueues(polling.refetchInterval);
   const history = useQueueHistory(queues.data, queues.dataUpdatedAt);
   const { project } = useProjectScope();
-  const rows = queues.data ?? [];
+  const { params, set } = useUrlFilters();
+  const filter = { queue: params.get('queue'), q: params.get('q') };
+  const all = queues.data ?? [];
+  const rows = all.filter((q) => matchesQueue(q, filter));
   const showProject = !project;
+  const [search, setSearch] = useState(filter.q ?? '');
+  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   return (
     <Stack>
       <PageHeader title="Queues">
         <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={queues.isError} updatedAt={queues.dataUpdatedAt} />
       </PageHeader>
-      <QueryState isPending={queues.isPending} error={queues.error} isEmpty={rows.length === 0} empty="No queues yet: a queue appears once a job or schedule names it.">
+      <Group align="flex-end" role="search" aria-label="Queue filters">
+        <TextInput
+          label="Search"
+          placeholder="name, project…"
+          type="search"
+          w={240}
+          value={search}
+          onChange={(e) => {
+            setSearch(e.currentTarget.value);
+            pushSearch(e.currentTarget.value);
+          }}
+        />
+        {filter.queue && (
+          <Group gap="xs" align="center">
+            <Text size="sm">
+              Only queue <strong>{filter.queue}</strong>
+            </Text>
+            <Button variant="default" size="xs" onClick={() => set({ queue: null })}>
+              Show all queues
+            </Button>
+          </Group>
+        )}
+      </Group>
+      <QueryState
+        isPending={queues.isPending}
+        onRetry={() => queues.refetch()}
+        error={queues.error}
+        isEmpty={rows.length === 0}
+        empty={all.length ? 'No queue matches these filters.' : 'No queues yet: a queue appears once a job or schedule names it.'}
+      >
         <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Queues (scrollable)">
           <Table striped withTableBorder fz="sm" aria-label="Queues">
             <Table.Thead>

@@ -1,5 +1,6 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aProblem, aUser } from '../../test/factories';
 import { fill, fakeApi, http, renderScreen } from '../../test/render';
@@ -9,6 +10,16 @@ const users = [aUser({ id: 1, username: 'admin', role: 'ADMIN' }), aUser({ id: 2
 const listUsers = http.get('/api/v1/users', ({ response }) => response(200).json({ items: users, next_cursor: null }));
 
 afterEach(() => vi.unstubAllGlobals());
+
+function WithLocation() {
+  const location = useLocation();
+  return (
+    <>
+      <UsersPage />
+      <output aria-label="url">{location.search}</output>
+    </>
+  );
+}
 
 describe('users page', () => {
   it('creates a user and shows the server field error', async () => {
@@ -37,5 +48,27 @@ describe('users page', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Lock olga' }));
     await userEvent.click(await screen.findByRole('button', { name: 'Lock' }));
     await waitFor(() => expect(fake.calls.some((c) => c.method === 'POST' && c.url.endsWith('/users/2/lock'))).toBe(true));
+  });
+
+  it('reads its search and page from the URL (an audit row opens its one user) and writes the search back', async () => {
+    const fake = fakeApi(
+      http.get('/api/v1/users', ({ request, response }) => {
+        const q = new URL(request.url).searchParams.get('q');
+        return response(200).json({ items: q === '#2' ? [users[1]!] : [], next_cursor: q === '#2' ? 'c2' : null });
+      }),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<WithLocation />, { role: 'ADMIN', path: '/users', route: '/users?q=%232' });
+    expect(await screen.findByText('olga')).toBeInTheDocument();
+    expect(screen.queryByText('admin')).not.toBeInTheDocument();
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('#2');
+    await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('cursor=c2'));
+    const paged = fake.calls.filter((c) => new URL(c.url).pathname === '/api/v1/users').at(-1);
+    expect(Object.fromEntries(new URL(paged?.url ?? '').searchParams)).toEqual({ limit: '200', q: '#2', cursor: 'c2' });
+    await userEvent.clear(screen.getByRole('searchbox', { name: 'Search' }));
+    await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nobody');
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent(/^\?q=nobody$/));
+    expect(await screen.findByText('No user matches this search.')).toBeInTheDocument();
   });
 });

@@ -1,13 +1,16 @@
 import { Badge, Button, Group, Paper, PasswordInput, Select, Stack, Table, TextInput, Title } from '@mantine/core';
+import { useDebouncedCallback } from '@mantine/hooks';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/problem';
 import { ROLES, type Role, type User } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
+import { CursorPager } from '../../components/CursorPager';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
+import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useSession } from '../../lib/session';
 import { useCreateUser } from './api/create-user';
 import { useDisableUser } from './api/disable-user';
@@ -131,31 +134,58 @@ function UserRow({ u, self }: { u: User; self: boolean }) {
 
 export function UsersPage() {
   const { user } = useSession();
-  const users = useUsers();
+  const { params, set } = useUrlFilters();
+  const paging = useUrlPaging();
+  const users = useUsers({ q: params.get('q') || undefined, cursor: paging.cursor ?? undefined });
+  const [search, setSearch] = useState(params.get('q') ?? '');
+  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
+  const rows = users.data?.items ?? [];
   return (
     <RequireRole operation="listUsers">
       <Stack>
         <PageHeader title="Users" />
         <CreateUserForm />
-        <QueryState isPending={users.isPending} onRetry={() => users.refetch()} error={users.error} isEmpty={users.data?.length === 0} empty="No users.">
-          <Table striped withTableBorder fz="sm" aria-label="Users">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Username</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Last sign-in</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {(users.data ?? []).map((u) => (
-                <UserRow key={u.id} u={u} self={u.id === user?.id} />
-              ))}
-            </Table.Tbody>
-          </Table>
+        <Group align="flex-end" role="search" aria-label="User filters">
+          <TextInput
+            label="Search"
+            placeholder="#id, username…"
+            type="search"
+            w={240}
+            value={search}
+            onChange={(e) => {
+              setSearch(e.currentTarget.value);
+              pushSearch(e.currentTarget.value);
+            }}
+          />
+        </Group>
+        <QueryState
+          isPending={users.isPending}
+          onRetry={() => users.refetch()}
+          error={users.error}
+          isEmpty={rows.length === 0}
+          empty={params.get('q') ? 'No user matches this search.' : 'No users.'}
+        >
+          <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Users (scrollable)">
+            <Table striped withTableBorder fz="sm" aria-label="Users">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Username</Table.Th>
+                  <Table.Th>Role</Table.Th>
+                  <Table.Th>State</Table.Th>
+                  <Table.Th>Created</Table.Th>
+                  <Table.Th>Last sign-in</Table.Th>
+                  <Table.Th>Actions</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {rows.map((u) => (
+                  <UserRow key={u.id} u={u} self={u.id === user?.id} />
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         </QueryState>
+        <CursorPager paging={paging} nextCursor={users.data?.next_cursor} />
       </Stack>
     </RequireRole>
   );

@@ -1,12 +1,19 @@
-import { queryOptions, useQuery } from '@tanstack/react-query';
-import { api, itemsOf, unwrap } from '../../../api/client';
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../../api/client';
 
 export const usersQueryKey = ['users'] as const;
 
-export const listUsersQueryOptions = () =>
+export interface UserFilters {
+  /** `#7` is user 7, `7` that user or a name starting 7, other words prefixes of the username. */
+  q?: string;
+  cursor?: string;
+}
+
+export const listUsersQueryOptions = (filters: UserFilters = {}) =>
   queryOptions({
-    queryKey: usersQueryKey,
-    queryFn: async () => itemsOf(await unwrap(api.GET('/api/v1/users', { params: { query: { limit: 200 } } }))),
+    queryKey: [...usersQueryKey, filters],
+    queryFn: () => unwrap(api.GET('/api/v1/users', { params: { query: { limit: 200, ...filters } } })),
+    placeholderData: keepPreviousData,
   });
 
-export const useUsers = () => useQuery(listUsersQueryOptions());
+export const useUsers = (filters: UserFilters = {}) => useQuery(listUsersQueryOptions(filters));

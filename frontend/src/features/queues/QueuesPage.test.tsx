@@ -1,0 +1,51 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { useLocation } from 'react-router';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Queue } from '../../api/types';
+import { fakeApi, fill, http, renderScreen } from '../../test/render';
+import { QueuesPage } from './QueuesPage';
+
+const aQueue = (project: string, name: string): Queue => ({
+  project, name, paused: false, paused_at: null, paused_by: null, paused_reason: null, pending: 0, running: 0,
+  concurrency_limit: null, per_key_limit: null, rate_limit_per_second: null,
+});
+
+function WithLocation() {
+  const location = useLocation();
+  return (
+    <>
+      <QueuesPage />
+      <output aria-label="url">{location.search}</output>
+    </>
+  );
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+const queues = [aQueue('billing', 'payments.sync'), aQueue('default', 'payments.sync'), aQueue('default', 'reports')];
+
+describe('queues page', () => {
+  it('opens at the one queue a link names, and shows them all again on request', async () => {
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(queues))).fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/queues', route: '/queues?queue=billing%2Fpayments.sync' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    expect(within(table).getAllByRole('row')).toHaveLength(2); // the header and billing/payments.sync
+    expect(table.querySelector('[data-queue="billing/payments.sync"]')).not.toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Show all queues' }));
+    await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(4));
+    expect(screen.getByLabelText('url')).toHaveTextContent(/^$/);
+  });
+
+  it('searches from the URL and writes the search back to it', async () => {
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(queues))).fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/queues', route: '/queues?q=rep' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    expect(within(table).getAllByRole('row')).toHaveLength(2);
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('rep');
+    await userEvent.clear(screen.getByRole('searchbox', { name: 'Search' }));
+    await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nothing-like-it');
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('?q=nothing-like-it'));
+    expect(await screen.findByText('No queue matches these filters.')).toBeInTheDocument();
+  });
+});
