@@ -41,3 +41,95 @@ def test_the_schedules_pager_counts_what_its_filters_match(page: Page, server,
     expect(total).to_be_visible()
     shown = int(re.sub(r"\D", "", total.inner_text().split(" of ")[-1]))
     assert shown == min(everything["count"], everything["limit"]), (shown, everything)
+
+
+
+def test_audit_rows_open_the_one_user_or_queue_they_name(page: Page, server,
+                                                          admin_api: ApiClient,
+                                                          unique: str) -> None:
+    user = admin_api.post("/users", {"username": unique, "password": "a long enough password",
+                                      "role": "VIEWER"}, expect=201)
+    admin_api.post(f"/users/{user['id']}/lock", expect=200)
+    queue = f"q-{unique}"[:64]
+    admin_api.create_job("noop", {}, queue=queue)
+    admin_api.patch(f"/queues/default/{queue}", {"paused": True, "paused_reason": unique})
+    sign_in(page, server.admin_username, server.admin_password)
+    events = page.get_by_role("table", name="Audit events")
+
+    page.goto(f"/audit?action=user.lock&target_id={user['id']}")
+    events.get_by_role("link", name=f"user {user['id']}", exact=True).first.click()
+    expect(page).to_have_url(re.compile(rf"/users\?q=%23{user['id']}$"))
+    users = page.get_by_role("table", name="Users")
+    expect(users.locator("tbody tr")).to_have_count(1)
+    expect(users.locator("tbody tr")).to_contain_text(unique)
+    expect(users.locator("tbody tr")).to_contain_text("locked")
+    # The search box is the filter: cleared, the whole list is back.
+    page.get_by_role("searchbox", name="Search").fill("")
+    expect(page).to_have_url(re.compile(r"/users$"))
+    expect(users.locator("tbody tr").filter(has_text=server.admin_username)).to_have_count(1)
+
+    page.goto(f"/audit?action=queue.&target_id=default/{queue}")
+    events.get_by_role("link", name=f"queue default/{queue}", exact=True).first.click()
+    expect(page).to_have_url(re.compile(rf"/queues\?queue=default%2F{re.escape(queue)}$"))
+    queues = page.get_by_role("table", name="Queues")
+    expect(queues.locator("tbody tr")).to_have_count(1)
+    expect(queues.locator(f'tr[data-queue="default/{queue}"]')).to_contain_text(unique)
+    page.get_by_role("button", name="Show all queues").click()
+    expect(page).to_have_url(re.compile(r"/queues$"))
+    expect(queues.locator("tbody tr").nth(1)).to_be_visible()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
+         "has_touch": True}
+
+# Per table on the page: how wide it is against its scroller (a table may scroll inside its card),
+# and every badge whose label is cut (an ellipsis hides part of a status).
+_MEASURE = """() => ({
+  page: document.scrollingElement.scrollWidth,
+  inner: window.innerWidth,
+  scrollers: [...document.querySelectorAll('main table')].map((t) => {
+    const box = t.closest('.mantine-TableScrollContainer-scrollContainer') ?? t.parentElement;
+    return {label: t.getAttribute('aria-label'), right: box.getBoundingClientRect().right};
+  }),
+  cut: [...document.querySelectorAll('main .mantine-Badge-label')]
+    .filter((l) => l.scrollWidth > l.clientWidth + 1).map((l) => l.textContent),
+})"""
+
+
+def test_every_list_fits_a_phone_with_many_long_rows(
+        new_browser_context, server, admin_api: ApiClient, unique: str) -> None:
+    long_queue = f"q{unique.replace('-', '')}".ljust(64, "x")[:64]
+    schedule = admin_api.create_schedule(name=f"{unique}-{'n' * 80}", handler="noop",
+                                         cron="0 0 3 1 1 *", queue=long_queue)
+    admin_api.post(f"/schedules/{schedule['id']}/trigger", expect=(200, 201, 202))
+    admin_api.delete(f"/schedules/{schedule['id']}")  # its jobs say DELETED beside the name
+    failed = [admin_api.create_job("fail", {"message": f"{unique}-" + "unbroken" * 40},
+                                   max_attempts=1, queue=long_queue) for _ in range(5)]
+    for _ in range(55):
+        admin_api.create_job("noop", {}, queue=long_queue)
+    for job in failed:
+        admin_api.wait_for_job(job["id"], {"DEAD"})
+
+    page = new_browser_context("phone", **PHONE).new_page()
+    sign_in(page, server.admin_username, server.admin_password)
+    for path in (f"/jobs?queue={long_queue}&limit=100", f"/jobs?q={unique}",
+                 f"/schedules?q={unique}&include_deleted=true", "/users",
+                 f"/queues?queue=default/{long_queue}", "/audit"):
+        page.goto(path)
+        expect(page.locator("main table").first).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        size = page.evaluate(_MEASURE)
+        assert size["page"] <= size["inner"], (path, size["page"], size["inner"])
+        for scroller in size["scrollers"]:
+            assert scroller["right"] <= size["inner"], (path, scroller)
+        assert size["cut"] == [], (path, size["cut"])
+    # The jobs table holds every row.
+    page.goto(f"/jobs?queue={long_queue}&limit=100")
+    table = page.get_by_role("table", name="Jobs")
+    expect(table.locator("tbody tr")).to_have_count(61)
+    # The table is wider than the phone and scrolls inside its card (Mantine's ScrollArea
+    # viewport in the labelled container), which itself ends inside the viewport.
+    viewport = page.get_by_label("Jobs (scrollable)").locator(".mantine-ScrollArea-viewport").first
+    fit = viewport.evaluate("v => ({scroll: v.scrollWidth, client: v.clientWidth, "
+                            "right: v.getBoundingClientRect().right})")
+    assert fit["scroll"] > fit["client"] and fit["right"] <= 390, fit
