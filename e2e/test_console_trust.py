@@ -5,6 +5,7 @@ dark."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import string
 from collections.abc import Callable, Iterator
@@ -234,6 +235,25 @@ def test_main_pages_have_no_serious_accessibility_violations(
         (artifacts / "failures" / f"axe-{scheme}-{name}.json").write_text(
             json.dumps(violations, indent=2))
     assert violations == [], f"{path} ({scheme}): {json.dumps(violations, indent=2)}"
+
+
+def test_a_saved_schedule_opens_at_the_top_of_its_page(
+        new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
+        unique: str) -> None:
+    """The Save button is at the bottom of the form; the schedule's page used to open at the
+    form's scroll offset, its heading and state off-screen (review 2.10)."""
+    schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
+    page = new_browser_context("short", viewport={"width": 1400, "height": 500}).new_page()
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto(f"/schedules/{schedule['id']}/edit")
+    save = page.get_by_role("button", name="Save schedule")
+    save.scroll_into_view_if_needed()
+    assert page.evaluate("window.scrollY") > 0, "the form is taller than the window"
+    save.click()
+    expect(page).to_have_url(re.compile(rf"/schedules/{schedule['id']}$"))
+    expect(page.get_by_role("heading", name=unique)).to_be_in_viewport()
+    assert page.evaluate("window.scrollY") == 0
+    admin_api.delete(f"/schedules/{schedule['id']}")
 
 
 def test_keyboard_users_skip_to_the_content_past_timestamps(

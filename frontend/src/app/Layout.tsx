@@ -6,6 +6,7 @@ import { useLogout } from '../api/queries/logout';
 import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
 import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
+import { useScrollToTopOnNewPage } from '../lib/scroll-to-top';
 import { useSession } from '../lib/session';
 import { CommandPaletteLauncher } from './CommandPaletteLauncher';
 import { ProjectSwitcher } from './ProjectSwitcher';
@@ -81,6 +82,7 @@ function Shell() {
   const { user, can } = useSession();
   const logout = useLogout();
   const location = useLocation();
+  useScrollToTopOnNewPage();
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <a href="#main" className="cp-skip-link">
