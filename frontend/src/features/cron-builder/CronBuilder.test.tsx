@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aCronDescription, aProblem } from '../../test/factories';
 import { fill, fakeApi, http, renderScreen } from '../../test/render';
 import { CronBuilder } from './CronBuilder';
-import { markDstChanges } from './NextRuns';
+import { markDstChanges, NextRuns } from './NextRuns';
 
 // Weekdays at 09:30 Berlin across the 2027 spring-forward (28 March): the offset changes between runs 3 and 4.
 const berlinRuns = ['2027-03-25T08:30:00Z', '2027-03-26T08:30:00Z', '2027-03-29T07:30:00Z', '2027-03-30T07:30:00Z', '2027-03-31T07:30:00Z'];
@@ -58,6 +58,13 @@ describe('CronBuilder', () => {
       const sent = fake.calls.filter((c) => c.url.endsWith('/cron/describe'));
       expect(await sent.at(-1)?.clone().json()).toEqual({ expression: '0 30 9 * * MON-FRI', timezone: 'Europe/Berlin', count: 5 });
     });
+  });
+
+  it('shows one time column when the viewer is in the schedule\'s zone', () => {
+    renderScreen(<NextRuns runs={['2026-12-03T08:00:00Z']} timeZone="Europe/Berlin" viewerZone="Europe/Berlin" />);
+    const table = screen.getByRole('table', { name: 'Next runs' });
+    expect(within(table).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['#', 'In Europe/Berlin (your zone too)', 'DST']);
+    expect(within(table).getAllByRole('cell')).toHaveLength(3);
   });
 
   it('unticking a weekday rewrites the expression', async () => {

@@ -20,13 +20,16 @@ export function markDstChanges(runs: string[], timeZone: string, now: string = n
 
 export function NextRuns({ runs, timeZone, viewerZone }: { runs: string[]; timeZone: string; viewerZone: string }) {
   const rows = markDstChanges(runs, timeZone);
+  // One time column when the viewer is in the schedule's zone: two equal columns made each date
+  // wrap onto four lines on a phone and pushed the DST column out of view (the review re-walk).
+  const same = timeZone === viewerZone;
   return (
     <Table striped withTableBorder fz="sm" aria-label="Next runs">
       <Table.Thead>
         <Table.Tr>
           <Table.Th>#</Table.Th>
-          <Table.Th>In {timeZone}</Table.Th>
-          <Table.Th>In your zone ({viewerZone})</Table.Th>
+          <Table.Th>{same ? `In ${timeZone} (your zone too)` : `In ${timeZone}`}</Table.Th>
+          {!same && <Table.Th>In your zone ({viewerZone})</Table.Th>}
           <Table.Th>DST</Table.Th>
         </Table.Tr>
       </Table.Thead>
@@ -35,7 +38,7 @@ export function NextRuns({ runs, timeZone, viewerZone }: { runs: string[]; timeZ
           <Table.Tr key={r.iso}>
             <Table.Td>{i + 1}</Table.Td>
             <Table.Td>{formatInZone(r.iso, timeZone)}</Table.Td>
-            <Table.Td>{formatInZone(r.iso, viewerZone)}</Table.Td>
+            {!same && <Table.Td>{formatInZone(r.iso, viewerZone)}</Table.Td>}
             <Table.Td>
               {r.dstChange ? (
                 <Tooltip label={`The UTC offset in ${timeZone} changes to ${r.offset} before this run`}>
