@@ -25,6 +25,27 @@ function precompress(): Plugin {
   };
 }
 
+/** Fails the build when the scripts use a Mantine class (`m_` and 8 hex digits, on every
+ * component's root and parts) that no emitted stylesheet defines: src/app/mantine.css imports
+ * Mantine's styles per component, and a component added to the console needs its line there. */
+function mantineStylesCovered(): Plugin {
+  return {
+    name: 'cronplane-mantine-styles-covered',
+    apply: 'build',
+    generateBundle(_options, bundle) {
+      const used = new Set<string>();
+      let css = '';
+      for (const item of Object.values(bundle)) {
+        if (item.type === 'chunk') for (const m of item.code.matchAll(/\bm_[0-9a-f]{8}\b/g)) used.add(m[0]);
+        else if (item.fileName.endsWith('.css')) css += String(item.source);
+      }
+      // A name is a class (`.m_…`) or, for animations, a keyframes name (`@keyframes m_…`).
+      const missing = [...used].filter((name) => !css.includes(`.${name}`) && !css.includes(`@keyframes ${name}`));
+      if (missing.length) this.error(`Mantine classes without styles (add the component's stylesheet to src/app/mantine.css): ${missing.join(', ')}`);
+    },
+  };
+}
+
 const backend = process.env.CRONPLANE_BACKEND_URL ?? 'http://127.0.0.1:8080';
 
 /**
@@ -58,7 +79,7 @@ function requiredRoles(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), requiredRoles(), precompress()],
+  plugins: [react(), requiredRoles(), mantineStylesCovered(), precompress()],
   server: {
     proxy: {
       '/api': backend,

@@ -1,4 +1,4 @@
-import '@mantine/core/styles.css';
+import './mantine.css';
 import './console.css';
 import { createTheme, localStorageColorSchemeManager, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
