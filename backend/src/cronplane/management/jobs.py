@@ -182,7 +182,8 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
     caller's).
 
     A project without quotas (the usual case) takes one statement: job, audit event and wake-up
-    committed in one round trip (``JobStore.enqueue_audited``). A project with a quota, or one
+    committed in one round trip, together with the other requests of this process in flight
+    (``JobStore.enqueue_audited``, a group commit). A project with a quota, or one
     that is archived or missing, takes ``enqueue_in_session``, which locks and counts first."""
     scope.writable(actor, request.project, Role.OPERATOR)
     values = _job_values(actor, request, idempotency_key=idempotency_key, settings=ctx.settings)

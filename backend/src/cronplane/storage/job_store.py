@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from psycopg import errors as pg_errors
 
 from cronplane.domain.retention import PurgedBatch
 from cronplane.storage.database import Database
+from cronplane.storage.group_commit import GroupCommit
 from cronplane.storage.notify import JOBS, NOTIFY_SQL
 from cronplane.storage.queries import QUERIES
 
@@ -268,24 +270,34 @@ class JobStore:
                 "rows": rows, "notify": notify, "channel": JOBS}).fetchall()]
 
     def enqueue_audited(self, job: dict[str, Any], event: AuditedEvent) -> Enqueued:
-        """One job and its audit event, committed together by one statement
-        (``enqueue_job_audited``), with the wake-up. ``job``: the insert's values by column
-        (``payload`` a dict); see ``Enqueued`` for the three outcomes."""
-        params = {**job, "payload": json.dumps(job["payload"]), "channel": JOBS,
-                  "actor": event.actor, "actor_role": event.actor_role, "action": event.action,
-                  "details": json.dumps(event.details), "request_id": event.request_id,
-                  "ip": event.ip}
+        """One job and its audit event, committed together (with the wake-up) by one statement
+        shared with the other requests of this process in flight at the same moment
+        (``enqueue_jobs_audited``, a group commit); returns once that statement committed.
+        ``job``: the insert's values by column (``payload`` a dict); see ``Enqueued`` for the
+        three outcomes."""
+        row = _group_of(self.db).submit({
+            **job, "actor": event.actor, "actor_role": event.actor_role, "action": event.action,
+            "details": event.details, "request_id": event.request_id, "ip": event.ip})
+        if not row["eligible"]:
+            return Enqueued(job=None, created=False, eligible=False)
+        if row["id"] is not None:
+            return Enqueued(job=row, created=True, eligible=True)
         with self.db.autocommit() as conn:
-            row = conn.execute(QUERIES["enqueue_job_audited"], params, prepare=True).fetchone()
-            assert row is not None  # the statement always returns its one row
-            if not row["eligible"]:
-                return Enqueued(job=None, created=False, eligible=False)
-            if row["id"] is not None:
-                return Enqueued(job=row, created=True, eligible=True)
             existing = conn.execute(QUERIES["job_by_idempotency_key"],
                                     {"idempotency_key": job["idempotency_key"]},
                                     prepare=True).fetchone()
         return Enqueued(job=existing, created=False, eligible=True)
+
+    def enqueue_audited_batch(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One ``enqueue_jobs_audited`` for ``rows`` (each a job's values and its event's):
+        one result row per input row, in order (``eligible``, then the job's columns, NULL when
+        nothing was written)."""
+        batch = json.dumps([{**r, "n": i} for i, r in enumerate(rows)], default=_json_time)
+        with self.db.autocommit() as conn:
+            out = conn.execute(QUERIES["enqueue_jobs_audited"],
+                               {"rows": batch, "channel": JOBS}, prepare=True).fetchall()
+        assert len(out) == len(rows)  # the statement answers every input row
+        return out
 
     def notify_jobs(self, payload: str = "") -> None:
         with self.db.connection() as conn:
@@ -307,6 +319,28 @@ class JobStore:
         with self.db.connection() as conn:
             return conn.execute(QUERIES["prune_throughput"]).rowcount
 
+
+
+_GROUPS: weakref.WeakKeyDictionary[Database, GroupCommit[dict[str, Any], dict[str, Any]]] = \
+    weakref.WeakKeyDictionary()
+_GROUPS_LOCK = threading.Lock()
+
+
+def _group_of(db: Database) -> GroupCommit[dict[str, Any], dict[str, Any]]:
+    """The process's group commit of audited enqueues on ``db`` (one per pool)."""
+    with _GROUPS_LOCK:
+        group = _GROUPS.get(db)
+        if group is None:
+            # The flush holds the database weakly: the group lives as long as its database.
+            ref = weakref.ref(db)
+
+            def flush(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+                live = ref()
+                assert live is not None  # a caller holding the database is waiting
+                return JobStore(live).enqueue_audited_batch(rows)
+
+            group = _GROUPS[db] = GroupCommit(flush)
+        return group
 
 
 def _job_row(job: NewJob) -> dict[str, Any]:

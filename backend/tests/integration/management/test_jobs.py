@@ -12,12 +12,13 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.domain.roles import Role
-from cronplane.management import history, jobs
+from cronplane.management import audit_log, history, jobs, projects
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, Outcome
+from tests.support.apps import make_settings
 
 ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
 
@@ -191,3 +192,62 @@ def test_catalogue_hides_disabled_handlers(ctx: ManagementContext) -> None:
     assert "noop" in names and "shell.command" not in names
     enabled = dataclasses.replace(ctx.settings, shell_commands=("/bin/echo",))
     assert "shell.command" in [h.name for h in jobs.handler_catalogue(enabled)]
+
+
+def test_concurrent_enqueues_share_commits_and_each_event_names_its_own_job(
+        ctx: ManagementContext) -> None:
+    n = 24
+    barrier = threading.Barrier(n)
+
+    def submit(i: int) -> jobs.EnqueueResult:
+        actor = dataclasses.replace(ALICE, username=f"user-{i}", request_id=f"req-{i}")
+        barrier.wait()
+        return jobs.enqueue(ctx, actor, jobs.JobRequest("noop", {"i": i}))
+
+    with ThreadPoolExecutor(n) as pool:
+        results = list(pool.map(submit, range(n)))
+    assert all(r.created for r in results)
+    assert [r.job.payload for r in results] == [{"i": i} for i in range(n)]
+    with ctx.db.connection() as conn:
+        rows = conn.execute(
+            "SELECT j.id, j.requested_by, j.payload, j.created_at, e.actor, e.request_id,"
+            "       e.target_id, (e.details->>'job_id')::bigint AS detail_job"
+            "  FROM jobs j JOIN audit_events e ON e.target_id = j.id::text"
+            " WHERE e.action = 'job.create'").fetchall()
+    assert len(rows) == n, "every job has exactly one audit event, committed with it"
+    for row in rows:
+        i = row["payload"]["i"]
+        assert row["requested_by"] == row["actor"] == f"user-{i}"
+        assert row["request_id"] == f"req-{i}" and row["detail_job"] == row["id"]
+    assert {r.job.id for r in results} == {row["id"] for row in rows}
+    # created_at is the transaction's time: fewer distinct values than jobs = shared commits.
+    assert len({row["created_at"] for row in rows}) < n, "concurrent enqueues were not batched"
+    assert audit_log.verify(dataclasses.replace(ctx, settings=make_settings())).ok
+
+
+def test_one_batch_answers_live_quota_missing_projects_and_a_repeated_key_row_by_row(
+        ctx: ManagementContext) -> None:
+    projects.create_project(ctx, Actor.system(), slug="team-q", name="Q",
+                            quotas={"max_pending_jobs": 4})
+    base = jobs._job_values(ALICE, jobs.JobRequest("noop", {}), idempotency_key=None,
+                            settings=ctx.settings)
+    event = {"actor": "alice", "actor_role": "OPERATOR", "action": "job.create",
+             "details": {"handler": "noop"}, "request_id": None, "ip": None}
+    keyed = {**base, "idempotency_key": "k1", "request_fingerprint": "f"}
+    rows = [{**base, **event, "payload": {"n": 0}}, {**base, **event, "project": "team-q"},
+            {**base, **event, "project": "nowhere"}, {**keyed, **event},
+            {**keyed, **event}, {**base, **event, "payload": {"n": 5}}]
+    out = JobStore(ctx.db).enqueue_audited_batch(rows)
+    assert [bool(r["eligible"]) for r in out] == [True, False, False, True, True, True]
+    assert [r["id"] is not None for r in out] == [True, False, False, True, False, True], \
+        "the second row with key k1 must be skipped, the quota and missing projects not written"
+    assert out[0]["payload"] == {"n": 0} and out[5]["payload"] == {"n": 5}
+    assert count(ctx.db, "SELECT count(*) FROM jobs") == 3
+    with ctx.db.connection() as conn:
+        events = conn.execute("SELECT id, target_id, (details->>'job_id')::bigint AS job"
+                              "  FROM audit_events WHERE action = 'job.create'"
+                              " ORDER BY id").fetchall()
+    assert [e["job"] for e in events] == [out[0]["id"], out[3]["id"], out[5]["id"]], \
+        "one event per written job, appended in the batch's order"
+    assert all(e["target_id"] == str(e["job"]) for e in events)
+    assert audit_log.verify(dataclasses.replace(ctx, settings=make_settings())).ok

@@ -287,47 +287,61 @@ SELECT count(*) AS deleted, max(finished_at) AS last FROM deleted;
 -- name: prune_throughput
 DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
 
--- name: enqueue_job_audited
--- POST /jobs (management.jobs.enqueue): the job row, its audit event and the workers' wake-up in
--- ONE statement, run in autocommit, so one round trip commits both rows durably and atomically.
--- The audit chain's trigger holds a global advisory lock from the event's insert until COMMIT;
--- here that is the rest of this statement plus the commit's WAL flush, never a client round
--- trip (as BEGIN … INSERT … INSERT … COMMIT from the ORM was).
--- It applies only to a project that is live and has neither a pending-jobs nor an enqueue-rate
--- quota (those need a lock and a count first): otherwise ``eligible`` is 0 and nothing was
--- written, and the caller takes the general path, which also answers for a missing or archived
--- project. ``eligible`` = 1 with no job: the Idempotency-Key was used already (the UNIQUE
--- constraint decided, after the winner committed); nothing was written either.
--- The event's details are the caller's plus the new job's id.
-WITH project AS MATERIALIZED (
-  SELECT slug FROM projects
-   WHERE slug = %(project)s AND archived_at IS NULL
-     AND max_pending_jobs IS NULL AND enqueue_per_minute IS NULL
+-- name: enqueue_jobs_audited
+-- POST /jobs (management.jobs.enqueue), as a group commit (storage/group_commit.py): the jobs of
+-- the concurrent requests of one process, each with its audit event (details: the caller's plus
+-- the job's id), and one wake-up, in ONE statement in autocommit, so one round trip commits
+-- them durably and atomically. The audit chain's trigger holds a global advisory lock from the
+-- first event's insert until COMMIT; one batch takes it, and waits for one WAL flush, once for
+-- all its requests instead of once per request. A lone request is a batch of one.
+-- Per row: only a live project with neither a pending-jobs nor an enqueue-rate quota (those need
+-- a lock and a count first) is written; ``eligible`` false → nothing written for that row
+-- (quota, archived or missing project: the caller takes the general path); eligible without a
+-- job → its Idempotency-Key was taken (by an earlier commit, or by an earlier row of this batch:
+-- ON CONFLICT DO NOTHING also skips a row that conflicts with one this statement inserted).
+-- Each row's id is drawn before the insert so its event and its answer find it (a skipped row's
+-- id is left unused, as the column default's would be). ``n`` is the row's place in the batch;
+-- events are appended in that order, so within a batch the chain follows arrival order.
+WITH input AS MATERIALIZED (
+  SELECT t.*, (p.slug IS NOT NULL) AS eligible,
+         CASE WHEN p.slug IS NOT NULL
+              THEN nextval(pg_get_serial_sequence('jobs', 'id')) END AS new_id
+    FROM json_to_recordset(%(rows)s::json)
+         AS t(n int, project text, handler text, payload jsonb, priority smallint,
+              run_at timestamptz, max_attempts int, timeout_seconds int, trigger text,
+              schedule_id bigint, exclusive bool, idempotency_key text, request_fingerprint text,
+              requested_by text, queue text, concurrency_key text, rerun_of bigint,
+              schedule_version int, actor text, actor_role text, action text, details jsonb,
+              request_id text, ip text)
+    LEFT JOIN projects p
+      ON p.slug = t.project AND p.archived_at IS NULL
+     AND p.max_pending_jobs IS NULL AND p.enqueue_per_minute IS NULL
 ), job AS (
-  INSERT INTO jobs (project, handler, payload, priority, run_at, max_attempts, timeout_seconds,
-                    trigger, schedule_id, exclusive, idempotency_key, request_fingerprint,
-                    requested_by, queue, concurrency_key, rerun_of, schedule_version)
-  SELECT p.slug, %(handler)s, %(payload)s::jsonb, %(priority)s,
-         coalesce(%(run_at)s::timestamptz, now()), %(max_attempts)s, %(timeout_seconds)s,
-         %(trigger)s, %(schedule_id)s, %(exclusive)s, %(idempotency_key)s,
-         %(request_fingerprint)s, %(requested_by)s, %(queue)s, %(concurrency_key)s,
-         %(rerun_of)s, %(schedule_version)s
-    FROM project p
+  INSERT INTO jobs (id, project, handler, payload, priority, run_at, max_attempts,
+                    timeout_seconds, trigger, schedule_id, exclusive, idempotency_key,
+                    request_fingerprint, requested_by, queue, concurrency_key, rerun_of,
+                    schedule_version)
+  SELECT new_id, project, handler, payload, priority, coalesce(run_at, now()), max_attempts,
+         timeout_seconds, trigger, schedule_id, exclusive, idempotency_key,
+         request_fingerprint, requested_by, queue, concurrency_key, rerun_of, schedule_version
+    FROM input WHERE eligible ORDER BY n
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING *
 ), event AS (
   INSERT INTO audit_events (project, actor, actor_role, action, target_type, target_id, details,
                             request_id, ip)
-  SELECT j.project, %(actor)s, %(actor_role)s, %(action)s, 'job', j.id::text,
-         %(details)s::jsonb || jsonb_build_object('job_id', j.id), %(request_id)s, %(ip)s
-    FROM job j
+  SELECT j.project, i.actor, i.actor_role, i.action, 'job', j.id::text,
+         i.details || jsonb_build_object('job_id', j.id), i.request_id, i.ip
+    FROM job j JOIN input i ON i.new_id = j.id
+   ORDER BY i.n
   RETURNING id
 ), notified AS MATERIALIZED (
-  SELECT pg_notify(%(channel)s, '') FROM job
+  SELECT pg_notify(%(channel)s, '') WHERE EXISTS (SELECT 1 FROM job)
 )
-SELECT (SELECT count(*) FROM project) AS eligible, (SELECT count(*) FROM event) AS audited,
+SELECT i.n, i.eligible, (SELECT count(*) FROM event) AS audited,
        (SELECT count(*) FROM notified) AS notified, j.*
-  FROM (SELECT 1) AS one LEFT JOIN job j ON true;
+  FROM input i LEFT JOIN job j ON j.id = i.new_id
+ ORDER BY i.n;
 
 -- name: job_by_idempotency_key
 -- The job an Idempotency-Key made (a replay answers with it).
