@@ -3421,6 +3421,10 @@ export interface operations {
                 q?: string | null;
                 paused?: boolean | null;
                 include_deleted?: boolean;
+                /** @description Created after this */
+                created_after?: string | null;
+                /** @description Created before this */
+                created_before?: string | null;
                 /** @description Repeatable: only schedules in these health states (needs attention: failing, late, silent) */
                 health?: ("ok" | "late" | "failing" | "paused" | "silent")[];
                 /** @description Page size, 1–200 */
@@ -3494,6 +3498,10 @@ export interface operations {
                 q?: string | null;
                 paused?: boolean | null;
                 include_deleted?: boolean;
+                /** @description Created after this */
+                created_after?: string | null;
+                /** @description Created before this */
+                created_before?: string | null;
                 /** @description Repeatable: only schedules in these health states (needs attention: failing, late, silent) */
                 health?: ("ok" | "late" | "failing" | "paused" | "silent")[];
             };

@@ -181,6 +181,9 @@ class ScheduleFilterArgsSchema(ProjectFilterArgs):
                                             "handler or description"})
     paused = fields.Boolean(load_default=None)
     include_deleted = fields.Boolean(load_default=False)
+    created_after = UtcDateTime(load_default=None, metadata={"description": "Created after this"})
+    created_before = UtcDateTime(load_default=None,
+                                 metadata={"description": "Created before this"})
     health = fields.List(fields.String(validate=validate.OneOf([str(s) for s in HealthState])),
                          load_default=list,
                          metadata={"description": "Repeatable: only schedules in these health "
@@ -235,7 +238,8 @@ class Schedules(MethodView):
         page = schedules.list_schedules(
             management_context(), current_actor(), project=args["project"], q=args["q"],
             paused=args["paused"], include_deleted=args["include_deleted"],
-            limit=args["limit"], cursor=args["cursor"], health=args["health"] or None)
+            limit=args["limit"], cursor=args["cursor"], health=args["health"] or None,
+            created=(args["created_after"], args["created_before"]))
         return page, next_link(page)
 
     @requires(Role.ADMIN)
@@ -259,7 +263,7 @@ class SchedulesCount(MethodView):
         count = schedules.count_schedules(
             management_context(), current_actor(), project=args["project"], q=args["q"],
             paused=args["paused"], include_deleted=args["include_deleted"],
-            health=args["health"] or None)
+            health=args["health"] or None, created=(args["created_after"], args["created_before"]))
         return {"count": count, "limit": schedules.COUNT_CAP}
 
 

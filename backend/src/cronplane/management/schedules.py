@@ -255,15 +255,18 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
                    paused: bool | None = None, include_deleted: bool = False,
                    limit: int | None = None, cursor: str | None = None,
                    project: list[str] | None = None,
-                   health: list[str] | None = None) -> Page[Schedule]:
+                   health: list[str] | None = None,
+                   created: tuple[datetime | None, datetime | None] = (None, None)
+                   ) -> Page[Schedule]:
     """Newest first, keyset by id, in the caller's projects (``project`` narrows them);
     ``health`` keeps the schedules in one of those health states (as ``Schedule.health`` reads
     them: a paused schedule is ``paused`` whatever was last evaluated). ``q`` is read as on the
-    jobs list (``storage.schedule_search``): ``#6``, ``6`` and word prefixes."""
+    jobs list (``storage.schedule_search``): ``#6``, ``6`` and word prefixes; ``created`` is an
+    open (after, before) window on ``created_at``."""
     size = check_limit(limit)
     after = decode_cursor(cursor)
     query = _matching(actor, q=q, paused=paused, include_deleted=include_deleted,
-                      project=project, health=health)
+                      project=project, health=health, created=created)
     if after is not None:
         query = query.where(Schedule.id < after["id"])
     query = query.order_by(Schedule.id.desc()).limit(size + 1)
@@ -281,17 +284,19 @@ figure, and the count stays one bounded index walk however many there are (as GE
 def count_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None,
                     paused: bool | None = None, include_deleted: bool = False,
                     project: list[str] | None = None,
-                    health: list[str] | None = None) -> int:
+                    health: list[str] | None = None,
+                    created: tuple[datetime | None, datetime | None] = (None, None)) -> int:
     """How many schedules ``list_schedules`` with these filters pages through, up to
     ``COUNT_CAP + 1`` (enough to say "more than COUNT_CAP")."""
     inner = _matching(actor, q=q, paused=paused, include_deleted=include_deleted,
-                      project=project, health=health).limit(COUNT_CAP + 1).subquery()
+                      project=project, health=health, created=created).limit(COUNT_CAP + 1).subquery()
     with ctx.db.read_session() as session:
         return int(session.execute(select(func.count()).select_from(inner)).scalar_one())
 
 
 def _matching(actor: Actor, *, q: str | None, paused: bool | None, include_deleted: bool,
-              project: list[str] | None, health: list[str] | None) -> Any:
+              project: list[str] | None, health: list[str] | None,
+              created: tuple[datetime | None, datetime | None]) -> Any:
     """The schedules the list filters keep, one query for the page and its count."""
     query = scope.restrict(select(Schedule), Schedule.project, actor, project)
     if not include_deleted:
@@ -302,6 +307,11 @@ def _matching(actor: Actor, *, q: str | None, paused: bool | None, include_delet
         query = query.where(_health_in(set(health)))
     if q is not None and q.strip():
         query = query.where(search_condition(q))
+    after, before = created
+    if after is not None:
+        query = query.where(Schedule.created_at > after)
+    if before is not None:
+        query = query.where(Schedule.created_at < before)
     return query
 
 

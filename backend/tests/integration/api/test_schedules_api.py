@@ -183,3 +183,20 @@ def test_count_matches_the_list_filters_and_stops_at_its_cap(clients, monkeypatc
     assert count(include_deleted="true") == {"count": 2, "limit": 1}, "counted to cap + 1"
     assert clients.viewer.get(f"{URL}/count?health=bogus").status_code == 422
     assert clients.anonymous.get(f"{URL}/count").status_code == 401
+
+
+def test_list_and_count_filter_by_creation_time(clients) -> None:
+    tag = uuid.uuid4().hex[:6]
+    made = _create(clients, f"dated-{tag}")
+    at = made["created_at"]
+    def matched(path: str, **window) -> int:
+        response = clients.viewer.get(path, query_string={"q": f"dated-{tag}", **window})
+        assert response.status_code == 200, response.json
+        return response.json["count"] if "count" in response.json else len(response.json["items"])
+
+    for path in (URL, f"{URL}/count"):
+        assert matched(path, created_after="2000-01-01T00:00:00Z") == 1
+        assert matched(path, created_before="2000-01-01T00:00:00Z") == 0
+        assert matched(path, created_after=at) == 0, "after is exclusive"
+        assert matched(path, created_after="2000-01-01T00:00:00Z", created_before="2999-01-01T00:00:00Z") == 1
+        assert clients.viewer.get(path, query_string={"created_after": "soon"}).status_code == 422

@@ -18,10 +18,13 @@ describe('schedules page', () => {
   it('shows the total the server counted, with the same filters as the list', async () => {
     const fake = page(2004);
     vi.stubGlobal('fetch', fake.fetch);
-    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules?q=report&paused=true' });
+    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules?q=report&paused=true&created_after=2026-11-01T00%3A00%3A00Z' });
     expect(await screen.findByText('Page 1 of 2,004 schedules')).toBeInTheDocument();
     const counted = fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/schedules/count');
-    expect(Object.fromEntries(new URL(counted?.url ?? '').searchParams)).toEqual({ q: 'report', paused: 'true' });
+    expect(Object.fromEntries(new URL(counted?.url ?? '').searchParams)).toEqual({ q: 'report', paused: 'true', created_after: '2026-11-01T00:00:00Z' });
+    const listed = fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/schedules');
+    expect(new URL(listed?.url ?? '').searchParams.get('created_after')).toBe('2026-11-01T00:00:00Z');
+    expect(screen.getByLabelText('Created after')).not.toHaveValue('');
     expect(screen.getByRole('link', { name: 'nightly-report' })).toHaveAttribute('href', '/schedules/6');
   });
 

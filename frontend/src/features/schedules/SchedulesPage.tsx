@@ -15,6 +15,7 @@ import { usePolling } from '../../lib/polling';
 import { QueryState } from '../../components/QueryState';
 import { RunStrip, ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { describeCron } from '../../lib/cron-english';
+import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useScheduleCount } from './api/count-schedules';
 import { useSchedules } from './api/list-schedules';
@@ -75,6 +76,8 @@ export function SchedulesPage() {
     q: params.get('q') ?? undefined,
     paused: paused === 'true' ? true : paused === 'false' ? false : undefined,
     include_deleted: params.get('include_deleted') === 'true' || undefined,
+    created_after: params.get('created_after') ?? undefined,
+    created_before: params.get('created_before') ?? undefined,
   };
   const limit = PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined;
   const schedules = useSchedules({ ...filters, limit, cursor: paging.cursor ?? undefined }, polling.refetchInterval);
@@ -123,6 +126,20 @@ export function SchedulesPage() {
           ]}
           value={params.get('include_deleted') === 'true' ? 'true' : 'false'}
           onChange={(v) => set({ include_deleted: v === 'true' ? 'true' : null })}
+        />
+        <TextInput
+          label="Created after"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(filters.created_after)}
+          onChange={(e) => set({ created_after: fromLocalInput(e.currentTarget.value) })}
+        />
+        <TextInput
+          label="Created before"
+          type="datetime-local"
+          w={210}
+          value={toLocalInput(filters.created_before)}
+          onChange={(e) => set({ created_before: fromLocalInput(e.currentTarget.value) })}
         />
         <Select
           label="Per page"

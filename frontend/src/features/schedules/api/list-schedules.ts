@@ -5,6 +5,8 @@ export interface ScheduleFilters {
   q?: string;
   paused?: boolean;
   include_deleted?: boolean;
+  created_after?: string;
+  created_before?: string;
   limit?: number;
   cursor?: string;
 }
