@@ -7,6 +7,10 @@ Debian's Chromium through Playwright with the network throttled to Lighthouse's 
 the dashboard; it records first contentful paint and the time until the dashboard's heading is
 shown. The same rounds run with compression refused (``Accept-Encoding: identity``), so the
 ratio shows what the precompressed assets buy in the same run. Target: dashboard ≤ 3 s.
+
+``--build NAME=DIR`` (repeatable) instead compares console builds: each is served by its own
+``cronplane serve`` on the one database and the rounds interleave them (compressed only), so a
+before/after pair is measured under the same load.
 """
 
 from __future__ import annotations
@@ -41,12 +45,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _serve(url: str, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _serve(url: str, data_dir: Path, static: Path = REPO / "frontend" / "dist",
+           ) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
     env.update({"DATABASE_URL": url, "CRONPLANE_PORT": str(port),
                 "CRONPLANE_DATA_DIR": str(data_dir), "CRONPLANE_EXECUTION": "off",
-                "CRONPLANE_STATIC_DIR": str(REPO / "frontend" / "dist"),
+                "CRONPLANE_STATIC_DIR": str(static),
                 "CRONPLANE_ADMIN_USERNAME": "admin", "CRONPLANE_ADMIN_PASSWORD": PASSWORD,
                 "CRONPLANE_LOG_LEVEL": "WARNING", "CRONPLANE_ENV": "development"})
     proc = subprocess.Popen([str(CRONPLANE), "serve"], env=env, stdout=subprocess.DEVNULL,
@@ -96,12 +101,60 @@ def _round(browser: Any, base: str, *, compressed: bool) -> dict[str, float]:
         context.close()
 
 
+def _launch(pw: Any) -> Any:
+    return pw.chromium.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"])
+
+
+def _compare_builds(args: argparse.Namespace) -> int:
+    builds = dict(b.split("=", 1) for b in args.build)
+    for name, dist in builds.items():
+        if not (Path(dist) / "index.html").is_file():
+            print(f"bench console: {name}: no index.html in {dist}", file=sys.stderr)
+            return 2
+    from playwright.sync_api import sync_playwright
+
+    server = BenchServer(args.database_url, prefix="bench_console")
+    out: dict[str, Any] = {"load_average_at_start": [round(x, 1) for x in os.getloadavg()],
+                           "network": "slow 4G (562.5 ms, 1.47 Mbit/s down)",
+                           "cpu_slowdown": CPU_SLOWDOWN}
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
+    with server.fresh() as url, tempfile.TemporaryDirectory() as data:
+        served = {name: _serve(url, Path(data) / name, Path(dist)) for name, dist in builds.items()}
+        try:
+            with sync_playwright() as pw:
+                browser = _launch(pw)
+                for _ in range(args.rounds):  # interleaved, so drift hits every build alike
+                    for name, (_proc, base) in served.items():
+                        rounds[name].append(_round(browser, base, compressed=True))
+                        print(f"{name}: {rounds[name][-1]}", flush=True)
+                browser.close()
+        finally:
+            for proc, _base in served.values():
+                proc.terminate()
+                proc.wait(30)
+    for name, values in rounds.items():
+        out[name] = {key: round(statistics.median(v[key] for v in values), 2) for key in values[0]}
+    first = next(iter(builds))
+    for name in list(builds)[1:]:
+        out[f"{name} / {first} dashboard time"] = round(
+            out[name]["dashboard_s"] / out[first]["dashboard_s"], 2)
+    out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2), flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench console", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--build", action="append", default=[], metavar="NAME=DIR",
+                        help="compare console builds (interleaved, compressed) instead")
     args = parser.parse_args(argv)
+    if args.build:
+        return _compare_builds(args)
     if not (REPO / "frontend" / "dist" / "index.html").is_file():
         print("bench console: build the console first (make frontend)", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
 import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
+import { useState } from 'react';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { api } from '../api/client';
@@ -67,6 +68,55 @@ async function signOut(ours: () => Promise<void>, viaProvider: boolean) {
   if (data?.url) window.location.assign(data.url);
 }
 
+/**
+ * The account button; its Menu (a Popover with floating-ui's positioning) is built on the first
+ * click, opened, rather than closed on every page load: on a slow phone the closed menu was one of
+ * the larger costs of the first render (bench/RESULTS.md, issue 23). Mantine's menu moves focus
+ * into its items when it opens and back to the button when it closes.
+ */
+function AccountMenu({ user, onSignOut }: { user: Partial<Me>; onSignOut: () => Promise<void> }) {
+  const [built, setBuilt] = useState(false);
+  // The name comes from the content, so it always contains the visible text (axe
+  // label-content-name-mismatch); the hidden words make it "Account: alice (ADMIN)". The
+  // parentheses are inline (cp-sr-inline): an out-of-flow VisuallyHidden would make Chrome read
+  // "( ADMIN )". On a phone only the role shows (the name is still in the label): with the name,
+  // an OPERATOR's button ended 12 px past a 390 px screen.
+  const content = (
+    <>
+      <VisuallyHidden component="span">Account: </VisuallyHidden>
+      <Text span inherit truncate="end" maw={240} className="cp-sr-below-sm">
+        {user.username}
+      </Text>
+      <Badge size="sm" ml={6}>
+        <span className="cp-sr-inline">(</span>
+        {user.role}
+        <span className="cp-sr-inline">)</span>
+      </Badge>
+    </>
+  );
+  if (!built) {
+    return (
+      <Button variant="default" maw={{ base: 170, sm: 'none' }} aria-haspopup="menu" aria-expanded={false} onClick={() => setBuilt(true)}>
+        {content}
+      </Button>
+    );
+  }
+  return (
+    <Menu position="bottom-end" defaultOpened>
+      <Menu.Target>
+        <Button variant="default" maw={{ base: 170, sm: 'none' }}>
+          {content}
+        </Button>
+      </Menu.Target>
+      <Menu.Dropdown>
+        <RoleSource user={user} />
+        <Menu.Divider />
+        <Menu.Item onClick={() => signOut(onSignOut, Boolean(user.identity))}>Sign out</Menu.Item>
+      </Menu.Dropdown>
+    </Menu>
+  );
+}
+
 /** The shell inside the project scope: lists, role gates and links follow the chosen project. */
 export function Layout() {
   return (
@@ -99,34 +149,7 @@ function Shell() {
           </Group>
           <Group wrap="nowrap" gap="xs">
             <ColorSchemeToggle />
-            {user && (
-              <Menu position="bottom-end">
-                <Menu.Target>
-                  {/* The name comes from the content, so it always contains the visible text (axe
-                      label-content-name-mismatch); the hidden words make it "Account: alice (ADMIN)".
-                      The parentheses are inline (cp-sr-inline): an out-of-flow VisuallyHidden would
-                      make Chrome read "( ADMIN )". On a phone only the role shows (the name is
-                      still in the label): with the name, an OPERATOR's button ended 12 px past a
-                      390 px screen. */}
-                  <Button variant="default" maw={{ base: 170, sm: 'none' }}>
-                    <VisuallyHidden component="span">Account: </VisuallyHidden>
-                    <Text span inherit truncate="end" maw={240} className="cp-sr-below-sm">
-                      {user.username}
-                    </Text>
-                    <Badge size="sm" ml={6}>
-                      <span className="cp-sr-inline">(</span>
-                      {user.role}
-                      <span className="cp-sr-inline">)</span>
-                    </Badge>
-                  </Button>
-                </Menu.Target>
-                <Menu.Dropdown>
-                  <RoleSource user={user as Partial<Me>} />
-                  <Menu.Divider />
-                  <Menu.Item onClick={() => signOut(logout.mutateAsync, Boolean((user as Partial<Me>).identity))}>Sign out</Menu.Item>
-                </Menu.Dropdown>
-              </Menu>
-            )}
+            {user && <AccountMenu user={user as Partial<Me>} onSignOut={logout.mutateAsync} />}
           </Group>
         </Group>
       </AppShell.Header>
