@@ -1,5 +1,4 @@
 import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, Text, TextInput } from '@mantine/core';
-import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
@@ -24,6 +23,7 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
+import { SearchInput } from '../../components/SearchInput';
 
 const baseColumns: ColumnDef<Job, unknown>[] = [
   {
@@ -88,8 +88,6 @@ export function JobsPage() {
   const jobs = useJobs(filters, polling.refetchInterval);
   const [scheduleSearch, setScheduleSearch] = useState('');
   const scheduleOptions = useScheduleOptions(scheduleSearch, filters.schedule_id);
-  const [search, setSearch] = useState(filters.q ?? '');
-  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   // Row selection for bulk actions. It belongs to the filters it was made under: changing them
   // (or the page) clears it, so an action never applies to rows no longer on screen by surprise.
   const filterKey = params.toString();
@@ -211,17 +209,7 @@ export function JobsPage() {
           allowDeselect={false}
           w={100}
         />
-        <TextInput
-          label="Search"
-          placeholder="#id, handler, key, error…"
-          type="search"
-          w={240}
-          value={search}
-          onChange={(e) => {
-            setSearch(e.currentTarget.value);
-            pushSearch(e.currentTarget.value);
-          }}
-        />
+        <SearchInput initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} />
       </Group>
       <BulkActions
         selectedIds={[...current.ids]}

@@ -1,6 +1,4 @@
-import { Badge, Button, Group, Stack, Table, Text, TextInput } from '@mantine/core';
-import { useDebouncedCallback } from '@mantine/hooks';
-import { useState } from 'react';
+import { Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { useQueues } from '../../api/queries/list-queues';
 import type { Queue } from '../../api/types';
@@ -15,6 +13,7 @@ import { PauseQueueButton, QueueLimitsButton } from './QueueDialogs';
 import { matchesQueue } from './queue-filter';
 import { queueKey, useQueueHistory, type QueueSamples } from './queue-history';
 import { Sparkline } from './Sparkline';
+import { SearchInput } from '../../components/SearchInput';
 
 const limitText = (value: number | null, unit = '') => (value == null ? 'unlimited' : `${value}${unit}`);
 
@@ -93,25 +92,13 @@ export function QueuesPage() {
   const all = queues.data ?? [];
   const rows = all.filter((q) => matchesQueue(q, filter));
   const showProject = !project;
-  const [search, setSearch] = useState(filter.q ?? '');
-  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   return (
     <Stack>
       <PageHeader title="Queues">
         <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={queues.isError} updatedAt={queues.dataUpdatedAt} />
       </PageHeader>
       <Group align="flex-end" role="search" aria-label="Queue filters">
-        <TextInput
-          label="Search"
-          placeholder="name, project…"
-          type="search"
-          w={240}
-          value={search}
-          onChange={(e) => {
-            setSearch(e.currentTarget.value);
-            pushSearch(e.currentTarget.value);
-          }}
-        />
+        <SearchInput initial={filter.q ?? ''} placeholder="name, project…" onSearch={(q) => set({ q })} />
         {filter.queue && (
           <Group gap="xs" align="center">
             <Text size="sm">

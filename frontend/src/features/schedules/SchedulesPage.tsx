@@ -1,7 +1,5 @@
 import { Anchor, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
-import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
-import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import type { Schedule } from '../../api/types';
@@ -20,6 +18,7 @@ import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useScheduleCount } from './api/count-schedules';
 import { useSchedules } from './api/list-schedules';
 import { ScheduleTime } from './ScheduleTimes';
+import { SearchInput } from '../../components/SearchInput';
 
 /** One request per row (the last 10 runs) gives both the state and the strip. */
 function StateAndRuns({ schedule }: { schedule: Schedule }) {
@@ -82,8 +81,6 @@ export function SchedulesPage() {
   const limit = PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined;
   const schedules = useSchedules({ ...filters, limit, cursor: paging.cursor ?? undefined }, polling.refetchInterval);
   const count = useScheduleCount(filters, polling.refetchInterval);
-  const [search, setSearch] = useState(params.get('q') ?? '');
-  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   return (
     <Stack>
       <PageHeader title="Schedules">
@@ -93,17 +90,7 @@ export function SchedulesPage() {
         </GatedButton>
       </PageHeader>
       <Group align="flex-end" role="search" aria-label="Schedule filters">
-        <TextInput
-          label="Search"
-          placeholder="#id, name, handler…"
-          type="search"
-          w={240}
-          value={search}
-          onChange={(e) => {
-            setSearch(e.currentTarget.value);
-            pushSearch(e.currentTarget.value);
-          }}
-        />
+        <SearchInput initial={params.get('q') ?? ''} placeholder="#id, name, handler…" onSearch={(q) => set({ q })} />
         <Select
           label="State"
           w={160}

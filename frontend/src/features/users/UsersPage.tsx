@@ -1,5 +1,4 @@
 import { Badge, Button, Group, Paper, PasswordInput, Select, Stack, Table, TextInput, Title } from '@mantine/core';
-import { useDebouncedCallback } from '@mantine/hooks';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/problem';
 import { ROLES, type Role, type User } from '../../api/types';
@@ -19,6 +18,7 @@ import { useUsers } from './api/list-users';
 import { useLockUser } from './api/lock-user';
 import { useUnlockUser } from './api/unlock-user';
 import { useUpdateUserRole } from './api/update-user-role';
+import { SearchInput } from '../../components/SearchInput';
 
 const isLocked = (u: User) => u.locked;
 const isDisabled = (u: User) => u.disabled;
@@ -137,8 +137,6 @@ export function UsersPage() {
   const { params, set } = useUrlFilters();
   const paging = useUrlPaging();
   const users = useUsers({ q: params.get('q') || undefined, cursor: paging.cursor ?? undefined });
-  const [search, setSearch] = useState(params.get('q') ?? '');
-  const pushSearch = useDebouncedCallback((q: string) => set({ q }), 300);
   const rows = users.data?.items ?? [];
   return (
     <RequireRole operation="listUsers">
@@ -146,17 +144,7 @@ export function UsersPage() {
         <PageHeader title="Users" />
         <CreateUserForm />
         <Group align="flex-end" role="search" aria-label="User filters">
-          <TextInput
-            label="Search"
-            placeholder="#id, username…"
-            type="search"
-            w={240}
-            value={search}
-            onChange={(e) => {
-              setSearch(e.currentTarget.value);
-              pushSearch(e.currentTarget.value);
-            }}
-          />
+          <SearchInput initial={params.get('q') ?? ''} placeholder="#id, username…" onSearch={(q) => set({ q })} />
         </Group>
         <QueryState
           isPending={users.isPending}
