@@ -18,6 +18,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +36,22 @@ def healthz():
     return {"status": "ok"}
 '''
 
+# Each wrk thread has its own Lua state, and an unseeded math.random gives every thread the same
+# number, so keys drawn from it collided across threads and half the "unique" requests were
+# replays racing their original. The run id comes from Python; setup() numbers the threads.
 _WRK_POST = textwrap.dedent('''
     local counter = 0
-    local id = tostring(os.time()) .. "-" .. tostring(math.random(1, 1000000000))
+    local threads = 0
+    setup = function(thread)
+      threads = threads + 1
+      thread:set("tid", threads)
+    end
     request = function()
       counter = counter + 1
       local headers = {["Content-Type"] = "application/json",
                        ["Authorization"] = "Bearer TOKEN"}
       if IDEMPOTENT then
-        headers["Idempotency-Key"] = "bench-" .. id .. "-" .. tostring(counter)
+        headers["Idempotency-Key"] = "bench-RUNID-" .. tostring(tid) .. "-" .. tostring(counter)
       end
       return wrk.format("POST", "PATH", headers, '{"handler": "noop", "payload": {}}')
     end
@@ -82,7 +90,8 @@ def hey(url: str, *, seconds: float, clients: int, token: str | None = None,
 def wrk_post(base: str, token: str, *, seconds: float, clients: int,
              idempotent: bool) -> dict[str, Any]:
     script = (_WRK_POST.replace("TOKEN", token).replace("PATH", "/api/v1/jobs")
-              .replace("IDEMPOTENT", "true" if idempotent else "false"))
+              .replace("IDEMPOTENT", "true" if idempotent else "false")
+              .replace("RUNID", uuid.uuid4().hex))
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
