@@ -18,10 +18,18 @@ log = logging.getLogger(__name__)
 PROBLEM_TYPE_BASE = "https://cronplane.dev/problems/"
 
 
+def status_title(status: int) -> str:
+    """One title (and so one ``type``) per status, whichever layer refused the request: the
+    management errors' sentence case, and RFC 9110's name for 422, which Python 3.11's
+    ``HTTPStatus`` still calls "Unprocessable Entity"."""
+    phrase = "Unprocessable content" if status == 422 else HTTPStatus(status).phrase
+    return phrase[:1] + phrase[1:].lower()
+
+
 def problem(status: int, detail: str, *, title: str | None = None,
             errors: Mapping[str, Any] | None = None,
             headers: Mapping[str, str] | None = None) -> Response:
-    phrase = title or HTTPStatus(status).phrase
+    phrase = title or status_title(status)
     body: dict[str, Any] = {
         "type": PROBLEM_TYPE_BASE + phrase.lower().replace(" ", "-"),
         "title": phrase,
@@ -62,7 +70,7 @@ def http_exception_problem(error: HTTPException) -> Response:
         errors = field_errors(messages)
         return problem(status, _summary(errors), errors=errors, headers=headers)
     detail = data.get("message") if isinstance(data, Mapping) else None
-    return problem(status, detail or error.description or HTTPStatus(status).phrase,
+    return problem(status, detail or error.description or status_title(status),
                    headers=headers)
 
 

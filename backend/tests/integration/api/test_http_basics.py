@@ -81,3 +81,17 @@ def test_security_headers_on_every_response(client) -> None:
 def test_openapi_document_is_served(client) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200 and response.json["openapi"].startswith("3.")
+
+
+def test_a_422_has_one_title_and_type_whichever_layer_refused_it(clients) -> None:
+    # The request parser (webargs) and the use cases (management.errors.InvalidInput) both answer
+    # 422; a client matching on ``type`` must not need to know which one did.
+    parser_refusal = clients.viewer.post("/api/v1/cron/describe",
+                                         json={"expression": "* * * * *", "timezone": "UTC",
+                                               "count": "many"})
+    use_case_refusal = clients.operator.post("/api/v1/jobs",
+                                             json={"handler": "no-such-handler", "payload": {}})
+    bodies = [parser_refusal.json, use_case_refusal.json]
+    assert [parser_refusal.status_code, use_case_refusal.status_code] == [422, 422], bodies
+    assert {(body["title"], body["type"]) for body in bodies} == {
+        ("Unprocessable content", "https://cronplane.dev/problems/unprocessable-content")}, bodies
