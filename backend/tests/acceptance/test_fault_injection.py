@@ -70,6 +70,17 @@ def spread(values: list[float]) -> str:
 
 
 # -- kill -9 of workers under a stream of jobs ----------------------------------------------------
+def busy_victim(cluster: Cluster, rng: random.Random) -> Any:
+    """A live process the database shows holding a RUNNING attempt, so the kill lands mid-job
+    however briefly the worker keeps attempts RUNNING (a faster claim/complete pipeline must not
+    leave the kills nothing to land on); any live one when none is busy."""
+    alive = {str(p.pid): p for p in cluster.alive()}
+    rows = cluster.query("SELECT DISTINCT split_part(worker_id, ':', 2) AS pid FROM attempts "
+                         "WHERE status = 'RUNNING'")
+    busy = sorted(r["pid"] for r in rows if r["pid"] in alive)
+    return alive[rng.choice(busy)] if busy else rng.choice(cluster.alive())
+
+
 def kill_workers_under_load(cluster: Cluster, kills: int, seed: int) -> None:
     rng = random.Random(seed)
     procs = [cluster.start(**QUEUE_ENV) for _ in range(3)]
@@ -79,7 +90,7 @@ def kill_workers_under_load(cluster: Cluster, kills: int, seed: int) -> None:
     try:
         for _ in range(kills):
             threading.Event().wait(rng.uniform(0.3, 1.5))
-            victim = rng.choice(cluster.alive())
+            victim = busy_victim(cluster, rng)
             killed.append((victim.pid, cluster.db_now()))
             cluster.kill9(victim)
             cluster.start(**QUEUE_ENV)

@@ -8,8 +8,8 @@ is no longer its job's current one is rejected by the store's compare-and-set an
 No statement carries more than ``max_batch`` outcomes, however many piled up while a write was
 slow: one statement per 46,000 outcomes ran for minutes on a loaded host, past the leases of the
 attempts it was finishing (the watchdog then reclaimed work that had already succeeded). The
-worker counts outcomes still buffered here as held (``Worker._claim_limit``), so the pile itself
-stays near one claim's worth.
+worker counts outcomes still buffered here beyond one claim's worth as held
+(``Worker._claim_limit``), so the pile itself stays within about two claims.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ class Completer(LoopService):
         # Called with each flush's results (tests, metrics); runs on the completer thread.
         self.on_flushed: Callable[[list[Applied]], None] | None = None
         self.flushed = threading.Condition()
+        self._after_write: list[Callable[[], None]] = []
 
     # -- service -----------------------------------------------------------------------------
     def tick(self) -> float:
@@ -87,6 +88,11 @@ class Completer(LoopService):
             self.store.close()
 
     # -- API ---------------------------------------------------------------------------------
+    def after_write(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the completer's thread) after every written batch: the worker
+        claims again as soon as a backlog that held it back is written."""
+        self._after_write.append(callback)
+
     def submit(self, outcome: Outcome) -> None:
         with self._cond:
             if not self._buffer:
@@ -146,4 +152,6 @@ class Completer(LoopService):
             self.flushed.notify_all()
         if self.on_flushed is not None:
             self.on_flushed(results)
+        for callback in self._after_write:
+            callback()
         return results

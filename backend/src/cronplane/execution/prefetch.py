@@ -41,6 +41,10 @@ class PrefetchPolicy:
         still tops the buffer up by about half of it, so claims stay large."""
         return max(self.concurrency, buffer // 2)
 
+    def claim_size(self) -> int:
+        """The most one claim takes: a round of work for every thread plus the buffer."""
+        return self.concurrency + self.buffer_size()
+
     def claim_limit(self, *, held: int, queued: int) -> int:
         """How many jobs to claim now, with ``held`` tasks claimed (running or buffered) and
         ``queued`` of them not started. With a buffer, wait until it is down to its low water

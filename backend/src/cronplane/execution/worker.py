@@ -138,6 +138,7 @@ class Worker(LoopService):
                                        self.config.prefetch_wait)
         self._idle = False  # the last claim found nothing: slot frees need not wake the loop
         self.claimed = 0
+        completer.after_write(self._outcomes_written)
         # Called in the executor thread right before a handler runs (benchmarks, tests).
         self.on_handler_start: Any = None
 
@@ -239,8 +240,8 @@ class Worker(LoopService):
                 # their slots in the database. Look again soon, not after a full poll interval.
                 delay = LIMITED_RECHECK
         elif limit == 0 and self.completer.pending and not self.stopping:
-            # Held back by outcomes not yet written (see _claim_limit): they are flushed within
-            # the completer's 50 ms bound, and no finished handler may be left to wake us.
+            # Held back by outcomes not yet written (see _claim_limit): the completer wakes us
+            # when it has written a batch (_outcomes_written); this recheck is the fallback.
             delay = LIMITED_RECHECK
         if next_deadline is not None:
             delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
@@ -250,10 +251,12 @@ class Worker(LoopService):
     def _claim_limit(self) -> int:
         held, queued = self.pool.counts()
         # A finished attempt whose outcome is still buffered in the completer is RUNNING in the
-        # database, and no longer heartbeated: counting it as held keeps the completer's backlog
-        # within one claim's worth when completion falls behind claiming on a loaded host,
-        # instead of growing until the leases of finished work expire.
-        held += self.completer.pending
+        # database, and no longer heartbeated. Up to one claim's worth of them is the normal
+        # pipeline (a batch being written while the next one runs) and holds nothing back;
+        # beyond that they count as held, so when completion falls behind claiming on a loaded
+        # host the completer's backlog stays within about two claims instead of growing until
+        # the leases of finished work expire.
+        held += max(0, self.completer.pending - self.prefetch.claim_size())
         return self.prefetch.claim_limit(held=held, queued=queued)
 
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
@@ -335,6 +338,11 @@ class Worker(LoopService):
         opened = task.ctx.opened_output
         if opened is not None and self.output is not None:
             self.output.finish(opened)
+
+    def _outcomes_written(self) -> None:
+        # On the completer's thread: a written batch may be what held the last claim back.
+        if not self._idle and not self.stopping and self._claim_limit() > 0:
+            self.wake()
 
     def _after_slot_freed(self) -> None:
         if self._idle or self.stopping:

@@ -1,6 +1,7 @@
-"""The worker counts outcomes its completer has not written yet as held work: when completion
-falls behind claiming (a loaded host), claims stop instead of the backlog growing until the
-leases of finished attempts expire."""
+"""The worker counts outcomes its completer has not written yet, beyond one claim's worth, as
+held work: one claim's worth is the pipeline (a batch written while the next runs), but when
+completion falls behind claiming (a loaded host), claims stop instead of the backlog growing
+until the leases of finished attempts expire. A written batch wakes the claim loop."""
 
 from __future__ import annotations
 
@@ -37,14 +38,20 @@ def worker_with_backlog(pending: int) -> tuple[Worker, ClaimRecorder]:
     return worker, store
 
 
-def test_unwritten_outcomes_take_slots_until_they_are_written() -> None:
-    worker, store = worker_with_backlog(3)
+def test_one_claims_worth_of_unwritten_outcomes_holds_nothing_back() -> None:
+    worker, store = worker_with_backlog(8)  # 8 threads, no buffer yet: a claim is 8 jobs
     worker.tick()
-    assert store.limits == [5]  # 8 slots, 3 of them finished but not yet written
+    assert store.limits == [8]
+
+
+def test_unwritten_outcomes_beyond_one_claim_take_slots_until_they_are_written() -> None:
+    worker, store = worker_with_backlog(8 + 3)
+    worker.tick()
+    assert store.limits == [5]  # 8 slots, 3 of them taken by the backlog beyond one claim
 
 
 def test_a_full_backlog_stops_claims_and_rechecks_soon() -> None:
-    worker, store = worker_with_backlog(8)
+    worker, store = worker_with_backlog(2 * 8)
     delay = worker.tick()
     assert store.limits == []
     # No running handler is left to wake the loop: it must look again once the completer
@@ -53,3 +60,20 @@ def test_a_full_backlog_stops_claims_and_rechecks_soon() -> None:
     worker.completer.flush()
     worker.tick()
     assert store.limits == [8]
+
+
+def test_writing_the_backlog_that_held_claims_back_wakes_the_claim_loop() -> None:
+    worker, store = worker_with_backlog(2 * 8)
+    worker.tick()
+    worker._wake.clear()
+    assert store.limits == []
+    worker.completer.flush()
+    assert worker._wake.is_set()
+
+
+def test_a_write_that_frees_nothing_does_not_wake_the_claim_loop() -> None:
+    worker, _ = worker_with_backlog(2 * 8)
+    worker._idle = True  # the last claim found nothing: a freed slot has nothing to claim
+    worker._wake.clear()
+    worker.completer.flush()
+    assert not worker._wake.is_set()
