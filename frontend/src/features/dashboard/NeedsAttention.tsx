@@ -12,7 +12,7 @@ function why(s: Schedule): string {
     .filter(([, a]) => a.state === 'firing')
     .map(([kind]) => kind.replace('_', ' '));
   const parts = [];
-  if (s.health.consecutive_failures > 0) parts.push(`${s.health.consecutive_failures} run(s) in a row died`);
+  if (s.health.consecutive_failures > 0) parts.push(s.health.consecutive_failures === 1 ? 'the last run died' : `the last ${s.health.consecutive_failures} runs died`);
   if (firing.length) parts.push(`alerts firing: ${firing.join(', ')}`);
   return parts.join('; ') || `health: ${s.health.state}`;
 }
@@ -24,6 +24,7 @@ export function NeedsAttention({ refetchInterval }: { refetchInterval: number | 
     <QueryState
       isPending={attention.isPending}
       error={attention.data ? null : attention.error}
+      onRetry={() => attention.refetch()}
       isEmpty={attention.data?.items.length === 0}
       empty="Every schedule is healthy."
     >

@@ -5,9 +5,11 @@ import type { NotificationChannel, NotificationChannelCreate, NotificationChanne
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
+import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
+import { usePolling } from '../../lib/polling';
 import { useCreateChannel } from './api/create-channel';
 import { useDeleteChannel } from './api/delete-channel';
 import { useChannels } from './api/list-channels';
@@ -75,13 +77,24 @@ function CreateChannelForm({ onCreated }: { onCreated: (c: NotificationChannelCr
 }
 
 function DeliveryLog({ channel }: { channel: NotificationChannel }) {
-  const deliveries = useDeliveries(channel.id);
+  // A live list like Jobs: the same pause control, so a reader can hold the log still (review 2.7).
+  const polling = usePolling(2000);
+  const deliveries = useDeliveries(channel.id, polling.refetchInterval);
   return (
     <Paper withBorder p="md" component="section" aria-label={`Deliveries to ${channel.name}`}>
-      <Title order={2} size="h5" mb="sm">
-        Deliveries to {channel.name}
-      </Title>
-      <QueryState isPending={deliveries.isPending} error={deliveries.data ? null : deliveries.error} isEmpty={deliveries.data?.items.length === 0} empty="Nothing sent yet.">
+      <Group justify="space-between" wrap="wrap" mb="sm">
+        <Title order={2} size="h5">
+          Deliveries to {channel.name}
+        </Title>
+        <PollingPicker
+          choice={polling.choice}
+          onChange={polling.setChoice}
+          visible={polling.visible}
+          failing={Boolean(deliveries.error) && Boolean(deliveries.data)}
+          updatedAt={deliveries.dataUpdatedAt}
+        />
+      </Group>
+      <QueryState isPending={deliveries.isPending} error={deliveries.data ? null : deliveries.error} onRetry={() => deliveries.refetch()} isEmpty={deliveries.data?.items.length === 0} empty="Nothing sent yet.">
         <Table.ScrollContainer minWidth={640}>
           <Table fz="sm" aria-label="Delivery log">
             <Table.Thead>
@@ -149,7 +162,7 @@ export function NotificationsPage() {
           </Alert>
         )}
         <Paper withBorder p="md" component="section" aria-label="Channels">
-          <QueryState isPending={channels.isPending} error={channels.data ? null : channels.error} isEmpty={channels.data?.items.length === 0} empty="No channels yet.">
+          <QueryState isPending={channels.isPending} error={channels.data ? null : channels.error} onRetry={() => channels.refetch()} isEmpty={channels.data?.items.length === 0} empty="No channels yet.">
             <Table.ScrollContainer minWidth={720}>
               <Table fz="sm" aria-label="Notification channels">
                 <Table.Thead>

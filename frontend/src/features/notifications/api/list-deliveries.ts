@@ -3,7 +3,7 @@ import { api, unwrap } from '../../../api/client';
 
 /** GET /notification-channels/{id}/deliveries: every attempt, newest first; refetched while open
  * so a test send's answer (and its retries) appear without a reload. */
-export const useDeliveries = (id: number | null, refetchInterval = 2000) =>
+export const useDeliveries = (id: number | null, refetchInterval: number | false = 2000) =>
   useQuery({
     queryKey: ['notification-channels', 'deliveries', id],
     queryFn: () =>

@@ -1,0 +1,62 @@
+import { act, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { HttpResponse } from 'msw';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { aProblem } from '../../test/factories';
+import { fakeApi, http, renderScreen } from '../../test/render';
+import { NotificationsPage } from './NotificationsPage';
+
+const channel = {
+  id: 4, name: 'oncall', project: 'default', kind: 'webhook' as const, url: 'https://hooks.example.com/x', address: null,
+  events: ['job.dead' as const], created_at: '2026-12-01T10:00:00Z', has_secret: true,
+};
+const delivery = { id: 9, at: '2026-12-01T10:01:00Z', attempt: 1, duration_ms: 12, error: null, event_type: 'job.dead', job_id: 3, status_code: 200, webhook_id: 'msg_1' };
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  localStorage.clear();
+});
+
+describe('notifications page', () => {
+  it('offers Retry when the channels fail to load', async () => {
+    let up = false;
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/notification-channels', ({ response }) => up
+        ? response(200).json({ items: [channel] })
+        : response.untyped(HttpResponse.json(aProblem(503, 'database unavailable'), { status: 503 }))),
+    ).fetch);
+    renderScreen(<NotificationsPage />, { role: 'ADMIN', path: '/notifications', route: '/notifications' });
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('database unavailable');
+    up = true;
+    await userEvent.click(within(alert).getByRole('button', { name: 'Retry' }));
+    expect(await screen.findByRole('table', { name: 'Notification channels' })).toHaveTextContent('oncall');
+  });
+
+  it('polls the delivery log until paused, and offers Retry when the log fails to load', async () => {
+    let deliveriesUp = false;
+    const fake = fakeApi(
+      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel] })),
+      http.get('/api/v1/notification-channels/{channel_id}/deliveries', ({ response }) => deliveriesUp
+        ? response(200).json({ items: [delivery] })
+        : response.untyped(HttpResponse.json(aProblem(503, 'database unavailable'), { status: 503 }))),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<NotificationsPage />, { role: 'ADMIN', path: '/notifications', route: '/notifications' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Deliveries to oncall' }));
+    const log = await screen.findByRole('region', { name: 'Deliveries to oncall' });
+    const alert = await within(log).findByRole('alert');
+    deliveriesUp = true;
+    await userEvent.click(within(alert).getByRole('button', { name: 'Retry' }));
+    expect(await within(log).findByRole('table', { name: 'Delivery log' })).toHaveTextContent('job.dead');
+
+    const reads = () => fake.calls.filter((c) => new URL(c.url).pathname.endsWith('/deliveries')).length;
+    await userEvent.click(within(log).getByText('Pause', { exact: true }));
+    expect(within(log).getByText('Paused', { exact: true })).toBeInTheDocument();
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const paused = reads();
+    await act(() => vi.advanceTimersByTimeAsync(6000));
+    expect(reads()).toBe(paused);
+  });
+});
