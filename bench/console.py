@@ -243,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     for mode, values in rounds.items():
         out[mode] = _medians(values)
     out["target dashboard <= 3 s (compressed)"] = out["compressed"]["dashboard_s"] <= 3.0
+    # The same target read from the page's own clock, without the wait's 500 ms polling.
+    out["same, as painted (dashboard_painted_s)"] = out["compressed"]["dashboard_painted_s"] <= 3.0
     out["identity / compressed dashboard time"] = round(
         out["identity"]["dashboard_s"] / out["compressed"]["dashboard_s"], 2)
     out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
