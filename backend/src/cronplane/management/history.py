@@ -1,14 +1,5 @@
-"""Reading job history: the list behind ``GET /jobs`` and the detail behind ``GET /jobs/{id}``.
-
-Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching the
-rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
-handler ``ix_jobs_handler_id``, search (``storage.job_search``: an id, or word prefixes) through the
-GIN index ``ix_jobs_search`` over finished jobs plus the (few) active jobs by status (full-text
-search is built into Postgres, so it works on the embedded server that has no pg_trgm), and otherwise the
-primary key backwards. Several statuses are one ``UNION ALL`` of per-status index scans, each
-already in id order and limited, so the database merges at most ``statuses × (limit + 1)`` rows
-instead of sorting a filtered history.
-"""
+"""Reading job history: the list behind ``GET /jobs`` (its statement: ``storage.job_list``) and
+the detail behind ``GET /jobs/{id}``."""
 
 from __future__ import annotations
 
@@ -17,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, select, union_all
+from sqlalchemy import select
 from sqlalchemy.orm.attributes import set_committed_value
 
 from cronplane.domain.limits import BIGINT_MAX
@@ -28,11 +19,10 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
-from cronplane.storage.job_search import search_condition
-from cronplane.storage.models import Attempt, Job, Schedule
+from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
+from cronplane.storage.models import Attempt, Job
 
 MAX_QUERY_LENGTH = 200
-JOBS = Job.__table__
 
 
 @dataclass(frozen=True)
@@ -57,9 +47,9 @@ def list_jobs(
     created_before: datetime | None = None,
     limit: int | None = None,
     cursor: str | None = None,
-) -> Page[Row[Any]]:
-    """A page of rows (attribute access like a Job: ``row.id``), not ORM objects: loading them
-    into the identity map cost more than the query (issue 16)."""
+) -> Page[Any]:
+    """A page of rows (named tuples, attribute access like a Job: ``row.id``), not ORM objects:
+    loading them into the identity map cost more than the query (issue 16)."""
     size = check_limit(limit)
     key = decode_cursor(cursor)
     before = _cursor_id(key)
@@ -70,35 +60,10 @@ def list_jobs(
     if schedule_id is not None and not 1 <= schedule_id <= BIGINT_MAX:
         return Page(items=[], next_cursor=None)
 
-    def scan(status: str | None) -> Select[Any]:
-        stmt = scope.restrict(select(JOBS), Job.project, actor, project)
-        if status is not None:
-            stmt = stmt.where(Job.status == status)
-        if schedule_id is not None:
-            stmt = stmt.where(Job.schedule_id == schedule_id)
-        if handler:
-            stmt = stmt.where(Job.handler == handler)
-        if queue:
-            stmt = stmt.where(Job.queue == queue)
-        if query:
-            stmt = stmt.where(search_condition(query))
-        if created_after is not None:
-            stmt = stmt.where(Job.created_at > created_after)
-        if created_before is not None:
-            stmt = stmt.where(Job.created_at < created_before)
-        if before is not None:
-            stmt = stmt.where(Job.id < before)
-        return stmt.order_by(Job.id.desc()).limit(size + 1)
-
-    if len(wanted) <= 1:
-        stmt = _with_schedule(scan(wanted[0] if wanted else None), Job.schedule_id)
-    else:
-        merged = union_all(*(scan(status) for status in wanted)).subquery()
-        stmt = _with_schedule(select(merged).order_by(merged.c.id.desc()).limit(size + 1),
-                              merged.c.schedule_id)
-    # One statement: no transaction around it (saves the BEGIN and ROLLBACK round trips).
-    with ctx.db.single_read() as session:
-        rows = list(session.execute(stmt))
+    rows = list_page(ctx.db, JobListFilter(
+        limit=size, projects=scope.readable(actor, project), statuses=wanted,
+        schedule_id=schedule_id, handler=handler or None, queue=queue or None, q=query or None,
+        created_after=created_after, created_before=created_before, before=before))
     return page_by_id(rows, size)
 
 
@@ -108,7 +73,7 @@ def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:
         raise NotFound(missing)
     with ctx.db.read_session() as session:
         found = _named(session.execute(
-            _with_schedule(select(Job).where(Job.id == job_id), Job.schedule_id)))
+            with_schedule(select(Job).where(Job.id == job_id), Job.schedule_id)))
         if not found:
             raise NotFound(missing)
         job = found[0]
@@ -118,19 +83,8 @@ def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:
     return JobDetail(job=job, attempts=attempts)
 
 
-def _with_schedule(stmt: Select[Any], schedule_id: Any) -> Select[Any]:
-    """``stmt`` (of jobs) with the name of each job's schedule and whether it is deleted (a
-    deleted schedule keeps its name). Scalar subqueries in the select list: evaluated for the
-    rows returned only (a primary-key lookup each), so the history scan's plan stays the same."""
-    of_job = Schedule.id == schedule_id
-    return stmt.add_columns(select(Schedule.name).where(of_job).scalar_subquery()
-                            .label("schedule_name"),
-                            select(Schedule.deleted_at.is_not(None)).where(of_job)
-                            .scalar_subquery().label("schedule_deleted"))
-
-
 def _named(result: Any) -> list[Job]:
-    """The jobs of a ``_with_schedule`` result, each holding its ``schedule_name`` and
+    """The jobs of a ``with_schedule`` result, each holding its ``schedule_name`` and
     ``schedule_deleted`` (loaded values: nothing to flush)."""
     jobs = []
     for job, name, deleted in result:

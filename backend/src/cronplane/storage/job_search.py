@@ -3,28 +3,58 @@ definition so a list and "all N matching" always select the same jobs."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Text, and_, false, func, or_
-from sqlalchemy.dialects.postgresql import array
+from typing import Any
 
-from cronplane.domain.job_search import parse
+from sqlalchemy import ColumnElement, Text, and_, bindparam, false, func, or_
+from sqlalchemy.dialects.postgresql import ARRAY
+
+from cronplane.domain.job_search import JobSearch, parse
 from cronplane.domain.states import JobStatus
 from cronplane.storage.models import Job
+
+# (names a job id, has a tsquery, has words): what decides the SQL of a search; the values are
+# bind parameters, so ``storage.job_list`` compiles one statement per shape.
+SearchShape = tuple[bool, bool, bool]
 
 
 def search_condition(text: str) -> ColumnElement[bool]:
     """The job the text names by id, or jobs whose handler, key or error has every word as a
-    prefix. The text match is split by finished/active so each half is answered by an index: the
-    partial GIN index ``ix_jobs_search`` (finished jobs) and ``ix_jobs_status_id`` (the few active)."""
+    prefix, with the text's values bound."""
     search = parse(text)
+    return search_clause(search_shape(search), search_params(search))
+
+
+def search_shape(search: JobSearch) -> SearchShape:
+    return (search.job_id is not None, search.tsquery is not None, bool(search.words))
+
+
+def search_params(search: JobSearch) -> dict[str, Any]:
+    """The bind parameters of ``search_clause`` for ``search``."""
+    return {"search_id": search.job_id, "search_tsquery": search.tsquery,
+            "search_words": list(search.words)}
+
+
+def search_clause(shape: SearchShape, values: dict[str, Any] | None = None) -> ColumnElement[bool]:
+    """The condition of a search of ``shape``; its parameters ``search_id``, ``search_words``,
+    ``search_tsquery`` carry ``values`` (None: given when the compiled statement runs).
+
+    The text match is split by finished/active so each half is answered by an index: the
+    partial GIN index ``ix_jobs_search`` (finished jobs) and ``ix_jobs_status_id`` (the few
+    active)."""
+
+    def param(name: str, **kwargs: Any) -> Any:
+        return bindparam(name, None if values is None else values[name], **kwargs)
+
+    has_id, has_tsquery, has_words = shape
     conditions: list[ColumnElement[bool]] = []
-    if search.job_id is not None:
-        conditions.append(Job.id == search.job_id)
-    if search.tsquery is not None:
+    if has_id:
+        conditions.append(Job.id == param("search_id"))
+    if has_tsquery:
         # Words: jobs_search_query (migration 0021) keeps a prefix only where a typed word ends,
         # so a word the parser splits (``host-417``) does not make a prefix of a lexeme that most
         # rows carry (``host``), which GIN answers by reading that lexeme's whole posting list.
-        query = (func.jobs_search_query(array(search.words, type_=Text)) if search.words
-                 else func.to_tsquery("simple", search.tsquery))
+        query = (func.jobs_search_query(param("search_words", type_=ARRAY(Text))) if has_words
+                 else func.to_tsquery("simple", param("search_tsquery", type_=Text)))
         matches = func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op("@@")(
             query)
         conditions += [and_(Job.finished_at.is_not(None), matches),

@@ -216,3 +216,15 @@ def test_viewer_role_is_checked_before_the_body(clients) -> None:
                  403)
         _problem(clients.anonymous.post("/api/v1/jobs", data=b"{bad",
                                         content_type="application/json"), 401)
+
+
+def test_list_keeps_payload_integers_beyond_64_bits(clients, database_url) -> None:
+    # The list reads rows through psycopg, not the ORM: jsonb integers past 64 bits must come back
+    # as the detail view reads them (orjson, tried here, made them floats).
+    huge = 123456789012345678901234567890
+    job = insert_job(database_url, handler="bigint-payload", payload={"n": huge, "f": 0.1})
+    listed = clients.viewer.get("/api/v1/jobs?handler=bigint-payload")
+    assert listed.status_code == 200, listed.get_data(as_text=True)
+    (item,) = listed.json["items"]
+    assert item["id"] == job and item["payload"] == {"n": huge, "f": 0.1}
+    assert item["payload"] == clients.viewer.get(f"/api/v1/jobs/{job}").json["payload"]

@@ -1,0 +1,156 @@
+"""The statement behind ``GET /jobs``: compiled once per filter shape, run as a prepared statement
+on the psycopg pool.
+
+Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching the
+rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
+handler ``ix_jobs_handler_id``, search (``storage.job_search``) through the GIN index
+``ix_jobs_search`` over finished jobs plus the (few) active jobs by status, and otherwise the
+primary key backwards. Several statuses are one ``UNION ALL`` of per-status index scans, each
+already in id order and limited, so the database merges at most ``statuses × (limit + 1)`` rows
+instead of sorting a filtered history.
+
+Why compiled per shape: building the SQLAlchemy statement for each request, its cache key, and the
+ORM session around its execution cost ~0.8 ms of CPU, four times the statement itself (issue 16).
+Which filters are present (and how many statuses, and the kind of search) decides the SQL; every
+value is a bind parameter, so a shape's text is built once per process and each pooled connection
+prepares it once. The parameters are the ones the SQLAlchemy path bound (``LIMIT`` too), so the
+database plans the statement as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.rows import namedtuple_row
+from sqlalchemy import Select, bindparam, select, union_all
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+from sqlalchemy.types import Text
+
+from cronplane.domain.job_search import parse
+from cronplane.storage.database import Database
+from cronplane.storage.job_search import SearchShape, search_clause, search_params, search_shape
+from cronplane.storage.models import Job, Schedule
+
+JOBS = Job.__table__
+
+
+@dataclass(frozen=True)
+class JobListFilter:
+    """One page of ``GET /jobs``: every filter already validated by the caller."""
+
+    limit: int
+    projects: Sequence[str] | None = None  # None: every project
+    statuses: Sequence[str] = ()  # none: every status
+    schedule_id: int | None = None
+    handler: str | None = None
+    queue: str | None = None
+    q: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    before: int | None = None  # the cursor: ids below it
+
+
+# Which filters are present, the number of statuses and the search's shape.
+_Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool]
+
+
+def list_page(db: Database, flt: JobListFilter) -> list[Any]:
+    """Up to ``flt.limit + 1`` jobs, newest first, as named tuples (``row.id``) whose fields are
+    the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``."""
+    if flt.projects is not None and not flt.projects:
+        return []  # a caller in no project sees no job
+    search = parse(flt.q) if flt.q else None
+    shape: _Shape = (flt.projects is not None, len(flt.statuses), flt.schedule_id is not None,
+                     bool(flt.handler), bool(flt.queue),
+                     search_shape(search) if search is not None else None,
+                     flt.created_after is not None, flt.created_before is not None,
+                     flt.before is not None)
+    text, constants = _compiled(shape)
+    params: dict[str, Any] = {**constants, "limit": flt.limit + 1,
+                              "projects": list(flt.projects or ()),
+                              "schedule_id": flt.schedule_id, "handler": flt.handler,
+                              "queue": flt.queue, "created_after": flt.created_after,
+                              "created_before": flt.created_before, "before": flt.before}
+    for index, status in enumerate(flt.statuses):
+        params[f"wanted_{index}"] = status
+    if search is not None:
+        params.update(search_params(search))
+    with db.autocommit() as conn:
+        cursor = conn.cursor(row_factory=namedtuple_row)
+        return cursor.execute(text, params, prepare=True).fetchall()
+
+
+_DIALECT = PGDialect_psycopg()  # type: ignore[no-untyped-call]
+_STATEMENTS: dict[_Shape, tuple[str, dict[str, Any]]] = {}
+_LOCK = threading.Lock()
+
+
+def _compiled(shape: _Shape) -> tuple[str, dict[str, Any]]:
+    """The SQL text of ``shape`` and the values of its constant parameters (the active statuses
+    of a search)."""
+    found = _STATEMENTS.get(shape)
+    if found is None:
+        compiled = _statement(shape).compile(dialect=_DIALECT,
+                                             compile_kwargs={"render_postcompile": True})
+        mine = {"limit", "projects", "schedule_id", "handler", "queue", "created_after",
+                "created_before", "before", "search_id", "search_words", "search_tsquery"}
+        constants = {name: value for name, value in compiled.params.items()
+                     if name not in mine and not name.startswith("wanted_")}
+        found = (str(compiled), constants)
+        with _LOCK:
+            _STATEMENTS.setdefault(shape, found)
+    return found
+
+
+def _statement(shape: _Shape) -> Select[Any]:
+    (projects, statuses, schedule_id, handler, queue, search, created_after, created_before,
+     before) = shape
+
+    def scan(status: int | None) -> Select[Any]:
+        stmt = select(JOBS)
+        if projects:
+            stmt = stmt.where(Job.project == _param("projects", type_=ARRAY(Text)).any_())
+        if status is not None:
+            stmt = stmt.where(Job.status == _param(f"wanted_{status}"))
+        if schedule_id:
+            stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
+        if handler:
+            stmt = stmt.where(Job.handler == _param("handler"))
+        if queue:
+            stmt = stmt.where(Job.queue == _param("queue"))
+        if search is not None:
+            stmt = stmt.where(search_clause(search))
+        if created_after:
+            stmt = stmt.where(Job.created_at > _param("created_after"))
+        if created_before:
+            stmt = stmt.where(Job.created_at < _param("created_before"))
+        if before:
+            stmt = stmt.where(Job.id < _param("before"))
+        return stmt.order_by(Job.id.desc()).limit(_param("limit"))
+
+    if statuses <= 1:
+        return with_schedule(scan(0 if statuses else None), Job.schedule_id)
+    merged = union_all(*(scan(index) for index in range(statuses))).subquery()
+    return with_schedule(select(merged).order_by(merged.c.id.desc()).limit(_param("limit")),
+                         merged.c.schedule_id)
+
+
+def _param(name: str, **kwargs: Any) -> Any:
+    """A bind parameter whose value comes with each execution of the compiled text."""
+    return bindparam(name, None, **kwargs)
+
+
+def with_schedule(stmt: Select[Any], schedule_id: Any) -> Select[Any]:
+    """``stmt`` (of jobs) with the name of each job's schedule and whether it is deleted (a
+    deleted schedule keeps its name). Scalar subqueries in the select list: evaluated for the
+    rows returned only (a primary-key lookup each), so the history scan's plan stays the same."""
+    of_job = Schedule.id == schedule_id
+    return stmt.add_columns(select(Schedule.name).where(of_job).scalar_subquery()
+                            .label("schedule_name"),
+                            select(Schedule.deleted_at.is_not(None)).where(of_job)
+                            .scalar_subquery().label("schedule_deleted"))
