@@ -59,8 +59,6 @@ class Completer(LoopService):
         self.applied = 0
         self.rejected = 0
         self.flushes = 0
-        # Called with each flush's results (tests, metrics); runs on the completer thread.
-        self.on_flushed: Callable[[list[Applied]], None] | None = None
         self.flushed = threading.Condition()
         self._after_write: list[Callable[[], None]] = []
 
@@ -150,8 +148,6 @@ class Completer(LoopService):
             self.applied += len(results) - len(rejected)
             self.rejected += len(rejected)
             self.flushed.notify_all()
-        if self.on_flushed is not None:
-            self.on_flushed(results)
         for callback in self._after_write:
             callback()
         return results
