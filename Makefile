@@ -72,7 +72,7 @@ run: $(RUN_STAMP)
 	$(VENV)/bin/cronplane serve
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check --config backend/pyproject.toml backend migrations bench
+	$(VENV)/bin/ruff check --config backend/pyproject.toml backend migrations bench e2e
 
 typecheck: $(STAMP)
 	cd backend && ../$(VENV)/bin/mypy

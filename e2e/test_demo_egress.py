@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect
 class _Receiver(BaseHTTPRequestHandler):
     hits: list[str] = []
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+    def do_GET(self) -> None:
         _Receiver.hits.append(self.path)
         self.send_response(200)
         self.end_headers()

@@ -24,7 +24,7 @@ def receiver() -> Iterator[dict[str, Any]]:
     state: dict[str, Any] = {"requests": [], "statuses": [500]}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             status = state["statuses"].pop(0) if state["statuses"] else 200
             state["requests"].append({"headers": dict(self.headers.items()),

@@ -148,7 +148,8 @@ def test_operator_retries_a_dead_job_from_the_dead_letter_view(
         confirm(page, "Retry job")
     assert retried.value.status == 200, retried.value.text()
     # `fail` always fails: one more attempt, then dead again — shown without a reload.
-    expect(field_row(page, "Job fields", "Attempts")).to_have_text(re.compile(r"^2 of at most 2 attempts"), timeout=20_000)
+    expect(field_row(page, "Job fields", "Attempts")).to_have_text(
+        re.compile(r"^2 of at most 2 attempts"), timeout=20_000)
     expect(field_row(page, "Job fields", "Status")).to_contain_text("DEAD")
 
     seen = operator_api.wait_for_job(job["id"], {"DEAD"}, timeout=20)

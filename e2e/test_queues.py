@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from api_client import ApiClient
+from conftest import Server
 from console_pages import (
     assert_not_offered,
     dialog,
@@ -17,7 +18,6 @@ from console_pages import (
     sign_in_as_persona,
     table_rows,
 )
-from conftest import Server
 from playwright.sync_api import Page, expect
 
 FAR_FUTURE = "2031-01-01T00:00:00Z"

@@ -94,7 +94,7 @@ def test_locking_a_user_ends_their_open_session(
     assert set(audit_actions(page)) == api_actions
 
 
-def test_audit_view_shows_schedule_and_job_actions(  # noqa: PLR0917 - fixtures
+def test_audit_view_shows_schedule_and_job_actions(
         page: Page, server: Server, admin_api: ApiClient, operator_api: ApiClient, unique: str,
         screenshot) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")

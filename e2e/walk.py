@@ -56,7 +56,8 @@ MEASURE = """() => {
     const badges = [...document.querySelectorAll('.mantine-Badge-label')]
         .filter(b => b.getClientRects().length && b.scrollWidth > b.clientWidth + 1)
         .map(b => b.textContent);
-    const stops = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')]
+    const stops = [...document.querySelectorAll(
+        'a[href], button, input, select, textarea, summary, [tabindex]')]
         .filter(el => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length);
     const header = [...document.querySelectorAll('header button')]
         .map(b => b.getBoundingClientRect().right);
