@@ -118,18 +118,22 @@ export function JobDetailPage() {
                   </Title>
                   <JsonBlock value={j.payload} label="Payload" />
                 </Paper>
-                <Paper withBorder p="md">
-                  <Title order={2} size="h5" mb="xs">
-                    Result
-                  </Title>
-                  <JsonBlock value={j.result} label="Result" />
-                </Paper>
                 {j.error && (
                   <Paper withBorder p="md">
                     <Title order={2} size="h5" mb="xs">
                       Error
                     </Title>
                     <FailureText error={j.error} />
+                  </Paper>
+                )}
+                {/* A job that died, was cancelled or has not finished has no result: a card saying
+                    "null" read as data (re-walk 2026-12-02); its failure above is what happened. */}
+                {j.result !== null && j.result !== undefined && (
+                  <Paper withBorder p="md">
+                    <Title order={2} size="h5" mb="xs">
+                      Result
+                    </Title>
+                    <JsonBlock value={j.result} label="Result" />
                   </Paper>
                 )}
                 <Paper withBorder p="md">

@@ -18,7 +18,7 @@ const ALERT_ROWS: { kind: string; label: (a: Schedule['alerts']) => string | nul
 /** Health as the leader's evaluator sees it (refetched every 5 s), and each configured alert's state. */
 export function HealthPanel({ id }: { id: number }) {
   const { can } = useSession();
-  const { data: s } = useQuery({ ...scheduleQueryOptions(id), refetchInterval: 5000 });
+  const { data: s } = useQuery({ ...scheduleQueryOptions(id), refetchInterval: (q) => (q.state.data?.deleted_at ? false : 5000) });
   if (!s) return null;
   const configured = ALERT_ROWS.map((r) => ({ kind: r.kind, text: r.label(s.alerts) })).filter((r) => r.text);
   return (

@@ -61,7 +61,8 @@ export function ScheduleDetailPage() {
   const schedule = useSchedule(id, true, polling.refetchInterval);
   const paging = useUrlPaging('runs_');
   const cursor = paging.cursor;
-  const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, polling.refetchInterval);
+  const deleted = Boolean(schedule.data?.deleted_at);
+  const runs = useJobs({ schedule_id: id, cursor: cursor ?? undefined }, deleted ? false : polling.refetchInterval);
   const resume = useResumeSchedule();
   const remove = useDeleteSchedule();
   const trigger = useTriggerSchedule();
@@ -71,7 +72,7 @@ export function ScheduleDetailPage() {
   return (
     <Stack>
       <PageHeader title={s ? s.name : `Schedule #${id}`}>
-        <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(schedule.error) && Boolean(schedule.data)} updatedAt={schedule.dataUpdatedAt} />
+        {!deleted && <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(schedule.error) && Boolean(schedule.data)} updatedAt={schedule.dataUpdatedAt} />}
         {live && (
           <>
             <ConfirmButton

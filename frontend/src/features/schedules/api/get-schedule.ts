@@ -10,4 +10,9 @@ export const scheduleQueryOptions = (id: number) =>
 /** With an interval, the detail page stays current: a pause or edit made elsewhere (the API, another
  * tab) shows in its state badge within one interval. */
 export const useSchedule = (id: number, enabled = true, refetchInterval: number | false = false) =>
-  useQuery({ ...scheduleQueryOptions(id), enabled, refetchInterval });
+  useQuery({
+    ...scheduleQueryOptions(id),
+    enabled,
+    // A deleted schedule never changes again: polling it would only repeat DELETED.
+    refetchInterval: (query) => (query.state.data?.deleted_at ? false : refetchInterval),
+  });
