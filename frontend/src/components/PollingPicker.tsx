@@ -1,5 +1,6 @@
 import { Badge, Group, SegmentedControl, Text } from '@mantine/core';
 import { POLL_CHOICES, type PollChoice } from '../lib/polling';
+import { formatClock } from '../lib/time';
 
 const label = (ms: PollChoice) => (ms === 0 ? 'Pause' : `${ms / 1000} s`);
 
@@ -39,7 +40,7 @@ export function PollingPicker({
       {updatedAt > 0 && (
         <Text size="xs" c={failing ? 'orange' : 'dimmed'}>
           {failing ? 'Showing data from ' : 'Updated '}
-          {new Date(updatedAt).toLocaleTimeString()}
+          {formatClock(updatedAt)}
         </Text>
       )}
     </Group>

@@ -118,3 +118,8 @@ export function fromLocalInput(value: string): string | null {
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? null : d.toISOString().replace('.000Z', 'Z');
 }
+
+/** A time of day in the viewer's zone, 24 h as in formatExact: "15:07:34" (not the locale's "3:07:34 PM"). */
+export function formatClock(ms: number): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: viewerTimeZone(), hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).format(new Date(ms));
+}
