@@ -16,7 +16,18 @@ export function SearchInput({
   onSearch: (q: string) => void;
 }) {
   const [value, setValue] = useState(initial);
-  const push = useDebouncedCallback(onSearch, 300);
+  // The URL can change under the box (a "Clear filters" link, Back): the box follows it, but not
+  // the echo of its own search, which may be older than what is typed by now.
+  const [seen, setSeen] = useState(initial);
+  const [pushed, setPushed] = useState(initial);
+  if (initial !== seen) {
+    setSeen(initial);
+    if (initial !== pushed) setValue(initial);
+  }
+  const push = useDebouncedCallback((q: string) => {
+    setPushed(q);
+    onSearch(q);
+  }, 300);
   return (
     <TextInput
       label="Search"

@@ -63,6 +63,21 @@ describe('audit page', () => {
     );
   });
 
+  it('a filtered empty trail says so and clears every filter, fields and dates included', async () => {
+    const fake = fakeApi(auditPage([]), verify(anAuditVerify({ checked: 0 })));
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit?actor=ada&at_after=2999-01-01T00%3A00%3A00Z' });
+    expect(await screen.findByText('No audit events match these filters.')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Actor' })).toHaveValue('ada');
+    await userEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    expect(await screen.findByText(/No audit events yet/)).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Actor' })).toHaveValue('');
+    expect(screen.getByLabelText('After')).toHaveValue('');
+    const last = fake.calls.filter((c) => new URL(c.url).pathname === '/api/v1/audit').at(-1);
+    expect(new URL(last?.url ?? '').searchParams.get('actor')).toBeNull();
+    expect(new URL(last?.url ?? '').searchParams.get('at_after')).toBeNull();
+  });
+
   it('shows a broken chain to an ADMIN', async () => {
     vi.stubGlobal('fetch', fakeApi(auditPage([]), verify(anAuditVerify({ ok: false, checked: 40, first_bad_id: 17 }))).fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN' });
@@ -86,7 +101,8 @@ describe('audit page', () => {
     const fake = fakeApi(auditPage([]));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'OPERATOR' });
-    expect(await screen.findByText('No audit events match.')).toBeInTheDocument();
+    expect(await screen.findByText(/No audit events yet: every change made through the API or this console/)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Clear filters' })).toBeNull();
     expect(fake.calls.some((c) => c.url.includes('/audit/verify'))).toBe(false);
   });
 

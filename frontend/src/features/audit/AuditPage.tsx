@@ -7,6 +7,7 @@ import type { AuditEvent } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { JsonBlock } from '../../components/JsonBlock';
+import { NoMatch } from '../../components/NoMatch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -149,6 +150,12 @@ function AuditTrail() {
   // one debounce window must keep both filters.
   const push = useDebouncedCallback((next: Record<string, string>) => set(next), 300);
   const [open, setOpen] = useState<AuditEvent | null>(null);
+  const filtered = [...keys, 'at_after', 'at_before'].some((k) => params.get(k));
+  const clear = () => {
+    push.cancel();
+    setDraft(Object.fromEntries(keys.map((k) => [k, ''])));
+    set(Object.fromEntries([...keys, 'at_after', 'at_before'].map((k) => [k, null])));
+  };
 
   // Memoised: cell renderers are components to React, so a new function each render would remount
   // every cell (losing focus and detaching the buttons under the user's pointer).
@@ -212,7 +219,7 @@ function AuditTrail() {
           onChange={(e) => set({ at_before: fromLocalInput(e.currentTarget.value) })}
         />
       </Group>
-      <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty="No audit events match.">
+      <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty={filtered ? <NoMatch text="No audit events match these filters." onClear={clear} /> : 'No audit events yet: every change made through the API or this console (sign-ins, jobs, schedules, users) is recorded here.'}>
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>
       <CursorPager paging={paging} nextCursor={audit.data?.next_cursor} />

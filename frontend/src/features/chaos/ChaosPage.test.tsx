@@ -35,4 +35,17 @@ describe('chaos page', () => {
     await userEvent.click(await screen.findByRole('button', { name: 'Stop experiment' }));
     await waitFor(() => expect(fake.calls.some((c) => c.method === 'DELETE')).toBe(true));
   });
+
+  it('before any experiment, suggests a safe first one instead of a bare empty list', async () => {
+    vi.stubGlobal(
+      'fetch',
+      fakeApi(
+        http.get('/api/v1/chaos/experiments', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+        http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+      ).fetch,
+    );
+    renderScreen(<ChaosPage />, { role: 'ADMIN' });
+    expect(await screen.findByText(/No experiments have run\. Start one above — a leader step-down for 60 seconds/)).toBeInTheDocument();
+    expect(screen.queryByRole('table', { name: 'Experiments' })).toBeNull();
+  });
 });

@@ -10,6 +10,8 @@ import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
+import { roleFor } from '../../lib/roles';
+import { useSession } from '../../lib/session';
 import { useStartChaos } from './api/start-chaos';
 import { useStopChaos } from './api/stop-chaos';
 
@@ -71,6 +73,19 @@ function StartForm() {
   );
 }
 
+/** The first-run state: what an experiment shows, and that it is safe to try (it ends by itself). */
+function NoExperiments() {
+  const { can } = useSession();
+  return (
+    <>
+      No experiments have run.{' '}
+      {can(roleFor('startChaos'))
+        ? 'Start one above — a leader step-down for 60 seconds is a safe first one — and watch the dashboard hand the lease over.'
+        : `Someone with the ${roleFor('startChaos')} role can start one here to rehearse an outage.`}
+    </>
+  );
+}
+
 export function ChaosPage() {
   return (
     <RequireRole operation="listChaos">
@@ -89,7 +104,7 @@ function ChaosExperiments() {
         Experiments are bounded and expire by themselves; stopping one ends it early.
       </Text>
       <StartForm />
-      <QueryState isPending={experiments.isPending} onRetry={() => experiments.refetch()} error={experiments.error} isEmpty={experiments.data?.length === 0} empty="No experiments have run.">
+      <QueryState isPending={experiments.isPending} onRetry={() => experiments.refetch()} error={experiments.error} isEmpty={experiments.data?.length === 0} empty={<NoExperiments />}>
         <Table striped withTableBorder fz="sm" aria-label="Experiments">
           <Table.Thead>
             <Table.Tr>

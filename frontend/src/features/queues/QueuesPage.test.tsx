@@ -47,5 +47,21 @@ describe('queues page', () => {
     await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nothing-like-it');
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('?q=nothing-like-it'));
     expect(await screen.findByText('No queue matches these filters.')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    expect(within(await screen.findByRole('table', { name: 'Queues' })).getAllByRole('row')).toHaveLength(4);
+    expect(screen.getByLabelText('url')).toHaveTextContent(/^$/);
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('');
+  });
+
+  it('with no queues at all, says where queues come from and offers a first job to a role that may submit one', async () => {
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json([]))).fetch);
+    const { unmount } = renderScreen(<QueuesPage />, { role: 'OPERATOR', path: '/queues', route: '/queues?q=pay' });
+    expect(await screen.findByText('No queues yet: a queue appears once a job or schedule names it.')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Submit a job to a queue' })).toHaveAttribute('href', '/jobs/new');
+    expect(screen.queryByRole('button', { name: 'Clear filters' })).toBeNull();
+    unmount();
+    renderScreen(<QueuesPage />, { role: 'VIEWER', path: '/queues', route: '/queues' });
+    expect(await screen.findByText('No queues yet: a queue appears once a job or schedule names it.')).toBeInTheDocument();
+    expect(screen.queryByRole('link', { name: 'Submit a job to a queue' })).toBeNull();
   });
 });

@@ -2,6 +2,8 @@ import { Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { useQueues } from '../../api/queries/list-queues';
 import type { Queue } from '../../api/types';
+import { FirstStep } from '../../components/FirstStep';
+import { NoMatch } from '../../components/NoMatch';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
@@ -115,7 +117,13 @@ export function QueuesPage() {
         onRetry={() => queues.refetch()}
         error={queues.error}
         isEmpty={rows.length === 0}
-        empty={all.length ? 'No queue matches these filters.' : 'No queues yet: a queue appears once a job or schedule names it.'}
+        empty={
+          all.length ? (
+            <NoMatch text="No queue matches these filters." onClear={() => set({ q: null, queue: null })} />
+          ) : (
+            <FirstStep text="No queues yet: a queue appears once a job or schedule names it." action="Submit a job to a queue" to="/jobs/new" operation="createJob" />
+          )
+        }
       >
         <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Queues (scrollable)">
           <Table striped withTableBorder fz="sm" aria-label="Queues">

@@ -1,8 +1,20 @@
 import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aSchedule } from '../../test/factories';
 import { fakeApi, http, renderScreen } from '../../test/render';
 import { SchedulesPage } from './SchedulesPage';
+
+function WithLocation() {
+  const location = useLocation();
+  return (
+    <>
+      <SchedulesPage />
+      <output aria-label="url">{location.search}</output>
+    </>
+  );
+}
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -26,6 +38,22 @@ describe('schedules page', () => {
     expect(new URL(listed?.url ?? '').searchParams.get('created_after')).toBe('2026-11-01T00:00:00Z');
     expect(screen.getByLabelText('Created after')).not.toHaveValue('');
     expect(screen.getByRole('link', { name: 'nightly-report' })).toHaveAttribute('href', '/schedules/6');
+  });
+
+  it('an empty filtered list offers to clear the filters and keeps the page size', async () => {
+    const fake = fakeApi(
+      http.get('/api/v1/schedules', ({ request, response }) =>
+        response(200).json({ items: new URL(request.url).searchParams.get('q') ? [] : [aSchedule({ id: 6, name: 'nightly-report' })], next_cursor: null })),
+      http.get('/api/v1/schedules/count', ({ response }) => response(200).json({ count: 0, limit: 10000 })),
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/schedules', route: '/schedules?q=nothing&paused=true&limit=10' });
+    expect(await screen.findByText('No schedules match these filters.')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    expect(await screen.findByRole('link', { name: 'nightly-report' })).toBeInTheDocument();
+    expect(screen.getByLabelText('url')).toHaveTextContent(/^\?limit=10$/);
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('');
   });
 
   it('says "more than N" when the server stopped counting at its cap', async () => {

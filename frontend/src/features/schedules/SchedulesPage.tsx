@@ -7,6 +7,7 @@ import { CursorPager, totalText } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
 import { FirstStep } from '../../components/FirstStep';
 import { GatedButton } from '../../components/GatedButton';
+import { NoMatch } from '../../components/NoMatch';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
 import { usePolling } from '../../lib/polling';
@@ -78,6 +79,7 @@ export function SchedulesPage() {
     created_after: params.get('created_after') ?? undefined,
     created_before: params.get('created_before') ?? undefined,
   };
+  const filtered = Object.values(filters).some((v) => v !== undefined);
   const limit = PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined;
   const schedules = useSchedules({ ...filters, limit, cursor: paging.cursor ?? undefined }, polling.refetchInterval);
   const count = useScheduleCount(filters, polling.refetchInterval);
@@ -142,7 +144,7 @@ export function SchedulesPage() {
         onRetry={() => schedules.refetch()}
         error={schedules.error}
         isEmpty={schedules.data?.items.length === 0}
-        empty={params.toString() ? 'No schedules match these filters.' : <FirstStep text="No schedules yet." action="Create a schedule" to="/schedules/new" operation="createSchedule" />}
+        empty={filtered ? <NoMatch text="No schedules match these filters." onClear={() => set(Object.fromEntries(Object.keys(filters).map((k) => [k, null])))} /> : <FirstStep text="No schedules yet." action="Create a schedule" to="/schedules/new" operation="createSchedule" />}
       >
         <DataTable data={schedules.data?.items ?? []} columns={columns} label="Schedules" loading={schedules.isPlaceholderData} />
       </QueryState>

@@ -70,5 +70,16 @@ describe('users page', () => {
     await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nobody');
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent(/^\?q=nobody$/));
     expect(await screen.findByText('No user matches this search.')).toBeInTheDocument();
+    // The empty state offers the way back, and the search box follows the URL it clears.
+    await userEvent.click(screen.getByRole('button', { name: 'Clear the search' }));
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent(/^$/));
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('');
+  });
+
+  it('an empty directory says how to add the first account, not a bare "No users."', async () => {
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/users', ({ response }) => response(200).json({ items: [], next_cursor: null }))).fetch);
+    renderScreen(<UsersPage />, { role: 'ADMIN' });
+    expect(await screen.findByText(/No users yet: create the first account with the form above/)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Clear the search' })).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import { ROLES, type Role, type User } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CursorPager } from '../../components/CursorPager';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { NoMatch } from '../../components/NoMatch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -151,7 +152,13 @@ export function UsersPage() {
           onRetry={() => users.refetch()}
           error={users.error}
           isEmpty={rows.length === 0}
-          empty={params.get('q') ? 'No user matches this search.' : 'No users.'}
+          empty={
+            params.get('q') ? (
+              <NoMatch text="No user matches this search." clearLabel="Clear the search" onClear={() => set({ q: null })} />
+            ) : (
+              'No users yet: create the first account with the form above; its role decides what it may do.'
+            )
+          }
         >
           <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Users (scrollable)">
             <Table striped withTableBorder fz="sm" aria-label="Users">
