@@ -84,13 +84,9 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-/** Local wall-clock time (24 h, with the viewer's zone) and UTC: "2026-03-29 03:00:00 Europe/Berlin · 01:00:00 UTC". */
-export function formatExact(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const zone = viewerTimeZone();
-  const local = new Intl.DateTimeFormat('sv-SE', {
-    timeZone: zone,
+const wallClock = (d: Date, timeZone: string) =>
+  new Intl.DateTimeFormat('sv-SE', {
+    timeZone,
     year: 'numeric',
     month: '2-digit',
     day: '2-digit',
@@ -99,8 +95,22 @@ export function formatExact(iso: string): string {
     second: '2-digit',
     hourCycle: 'h23',
   }).format(d);
-  if (zone === 'UTC') return `${local} UTC`;
-  return `${local} ${zone} · ${d.toISOString().slice(11, 19)} UTC`;
+
+/** The console's one absolute format, in a given zone, the zone named: "2026-03-29 03:00:00 Europe/Berlin"
+ * ("… UTC"). Lists, the job page and the dashboard all write an instant this way (review 12e: four formats). */
+export function formatAt(iso: string, timeZone: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${wallClock(d, timeZone)} ${timeZone}`;
+}
+
+/** Local wall-clock time (24 h, with the viewer's zone) and UTC: "2026-03-29 03:00:00 Europe/Berlin · 01:00:00 UTC". */
+export function formatExact(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const zone = viewerTimeZone();
+  if (zone === 'UTC') return formatAt(iso, zone);
+  return `${formatAt(iso, zone)} · ${d.toISOString().slice(11, 19)} UTC`;
 }
 
 /** An ISO instant as the value of an `<input type="datetime-local">` in the viewer's zone. */
@@ -117,6 +127,11 @@ export function fromLocalInput(value: string): string | null {
   if (!value) return null;
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? null : d.toISOString().replace('.000Z', 'Z');
+}
+
+/** A minute of the day in the viewer's zone, 24 h: "14:10" (a chart axis; not the locale's "02:10 PM"). */
+export function formatMinute(iso: string): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: viewerTimeZone(), hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
 }
 
 /** A time of day in the viewer's zone, 24 h as in formatExact: "15:07:34" (not the locale's "3:07:34 PM"). */

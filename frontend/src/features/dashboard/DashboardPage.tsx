@@ -12,7 +12,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { usePolling } from '../../lib/polling';
 import { roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
-import { formatUtc } from '../../lib/time';
+import { formatExact } from '../../lib/time';
 import { useStats } from './api/get-stats';
 import { LeaderPanel, WorkersTable } from './LeaderPanel';
 import { NeedsAttention } from './NeedsAttention';
@@ -74,7 +74,7 @@ export function DashboardPage() {
         <Alert color="grape" title="Chaos experiment running" role="status">
           {activeChaos.map((c) => (
             <Text key={c.id} size="sm">
-              {c.kind} until {formatUtc(c.expires_at)}
+              {c.kind} until {formatExact(c.expires_at)}
               {can(roleFor('listChaos')) && (
                 <>
                   {' '}—{' '}

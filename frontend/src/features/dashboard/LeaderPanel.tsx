@@ -2,7 +2,7 @@ import { Code, Group, Stack, Table, Text } from '@mantine/core';
 import { useEffect, useRef, useState } from 'react';
 import { RelativeTime } from '../../components/RelativeTime';
 import type { Stats } from '../../api/types';
-import { formatDuration, formatUtc } from '../../lib/time';
+import { formatDuration, formatExact } from '../../lib/time';
 
 function useNow(ms = 1000) {
   const [now, setNow] = useState(() => Date.now());
@@ -49,7 +49,7 @@ export function LeaderPanel({ leader }: { leader: Stats['leader'] }) {
           </Table.Tr>
           <Table.Tr>
             <Table.Th>Lease time left</Table.Th>
-            <Table.Td title={formatUtc(leader.expires_at)}>{left > 0 ? formatDuration(left) : <Text className="cp-warning-text" span>expired</Text>}</Table.Td>
+            <Table.Td title={formatExact(leader.expires_at)}>{left > 0 ? formatDuration(left) : <Text className="cp-warning-text" span>expired</Text>}</Table.Td>
           </Table.Tr>
           <Table.Tr>
             <Table.Th>Last failover</Table.Th>
@@ -83,7 +83,7 @@ export function WorkersTable({ workers }: { workers: Stats['workers'] }) {
             </Table.Td>
             <Table.Td>{w.host}</Table.Td>
             <Table.Td>{w.pid}</Table.Td>
-            <Table.Td title={formatUtc(w.heartbeat_at)}>{formatDuration(now - new Date(w.heartbeat_at).getTime())}</Table.Td>
+            <Table.Td title={formatExact(w.heartbeat_at)}>{formatDuration(now - new Date(w.heartbeat_at).getTime())}</Table.Td>
             <Table.Td>{w.running}</Table.Td>
           </Table.Tr>
         ))}

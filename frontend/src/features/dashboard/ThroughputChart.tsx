@@ -1,8 +1,8 @@
 import { Text } from '@mantine/core';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { Stats } from '../../api/types';
+import { formatMinute } from '../../lib/time';
 
-const hhmm = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 
 /** Jobs finished per minute over the last hour, as the API reports them (no client-side invention). */
 export function ThroughputChart({ points }: { points: Stats['throughput'] }) {
@@ -15,7 +15,7 @@ export function ThroughputChart({ points }: { points: Stats['throughput'] }) {
         {succeeded} succeeded, {failed} failed (dead) in the last hour
       </Text>
       <ResponsiveContainer width="100%" height={220}>
-        <BarChart data={points.map((p) => ({ ...p, label: hhmm(p.minute) }))}>
+        <BarChart data={points.map((p) => ({ ...p, label: formatMinute(p.minute) }))}>
           <CartesianGrid strokeDasharray="3 3" opacity={0.3} />
           <XAxis dataKey="label" fontSize={11} minTickGap={20} />
           <YAxis allowDecimals={false} fontSize={11} width={32} />

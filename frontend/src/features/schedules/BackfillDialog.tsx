@@ -1,7 +1,7 @@
 import { Alert, Button, Group, List, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { GatedButton } from '../../components/GatedButton';
-import { formatUtc } from '../../lib/time';
+import { formatExact } from '../../lib/time';
 import { useBackfillSchedule } from './api/backfill-schedule';
 import { isoToLocalInput, localInputToIso } from './local-time';
 
@@ -58,7 +58,7 @@ export function BackfillDialog({ id, name }: { id: number; name: string }) {
               <Text size="sm">{preview.already_present} already have a job.</Text>
               <List size="xs" mt="xs">
                 {preview.fire_times.slice(0, 12).map((t) => (
-                  <List.Item key={t}>{formatUtc(t)}</List.Item>
+                  <List.Item key={t}>{formatExact(t)}</List.Item>
                 ))}
                 {preview.fire_times.length > 12 && <List.Item>…and {preview.fire_times.length - 12} more</List.Item>}
               </List>

@@ -1,5 +1,6 @@
 import { Button, Code, Group, Modal, Stack, Table, Text } from '@mantine/core';
 import type { Schedule, ScheduleUpdate } from '../../api/types';
+import { formatExact } from '../../lib/time';
 
 const show = (v: unknown) => (v === undefined || v === null ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -35,7 +36,7 @@ export function ConflictDialog({
     <Modal opened onClose={onClose} title="Someone else changed this schedule" size="lg">
       <Stack>
         <Text size="sm">
-          Your changes were not saved: the schedule is at version {theirs.version} now, changed <Code>{new Date(theirs.updated_at).toLocaleString()}</Code>.
+          Your changes were not saved: the schedule is at version {theirs.version} now, changed <Code>{formatExact(theirs.updated_at)}</Code>.
           {rows.length === 0 ? ' Your edit and theirs are the same.' : ' Where the two differ:'}
         </Text>
         {rows.length > 0 && (

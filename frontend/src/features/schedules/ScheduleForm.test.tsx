@@ -136,6 +136,8 @@ describe('edit schedule page', () => {
     await waitFor(() => expect(within(table).getByText('edited by olga')).toBeInTheDocument());
     expect(within(table).getByText('nightly-v2')).toBeInTheDocument();
     expect(within(dialog).getByText(/version 5/, { selector: 'th' })).toBeInTheDocument();
+    // When theirs was saved, in the console's one absolute format (was the locale's "11/29/2026, 8:00:00 AM").
+    expect(within(dialog).getByText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/, { selector: 'code' })).toBeInTheDocument();
     return dialog;
   };
 

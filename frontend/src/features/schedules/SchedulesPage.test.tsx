@@ -38,6 +38,8 @@ describe('schedules page', () => {
     expect(new URL(listed?.url ?? '').searchParams.get('created_after')).toBe('2026-11-01T00:00:00Z');
     expect(screen.getByLabelText('Created after')).not.toHaveValue('');
     expect(screen.getByRole('link', { name: 'nightly-report' })).toHaveAttribute('href', '/schedules/6');
+    // The next run as every exact time is written (was "Sun, 29 Nov 2026, 08:00:00 GMT+00:00").
+    expect(screen.getByText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)).toBeInTheDocument();
   });
 
   it('an empty filtered list offers to clear the filters and keeps the page size', async () => {
