@@ -18,15 +18,13 @@ class StatsStore:
         self.db = db
         self.lease_name = lease_name
 
-    def dashboard(self, *, throughput_minutes: int, worker_liveness_seconds: int) -> dict[str, Any]:
-        """Columns ``counts``, ``throughput``, ``leader``, ``workers``, ``chaos`` (JSON)."""
-        return self._one("stats_dashboard", {"span": throughput_minutes, "name": self.lease_name,
+    def dashboard(self, projects: list[str] | None, *, throughput_minutes: int,
+                  worker_liveness_seconds: int) -> dict[str, Any]:
+        """Columns ``counts``, ``throughput``, ``leader``, ``workers``, ``chaos`` (JSON); counts
+        and throughput over the jobs of ``projects`` only (None: every project)."""
+        return self._one("stats_dashboard", {"projects": projects, "span": throughput_minutes,
+                                             "name": self.lease_name,
                                              "liveness": worker_liveness_seconds})
-
-    def project_counts(self, projects: list[str], *, throughput_minutes: int) -> dict[str, Any]:
-        """Columns ``counts`` and ``throughput`` (JSON) over the jobs of ``projects`` only."""
-        return self._one("stats_project_counts", {"projects": projects,
-                                                  "span": throughput_minutes})
 
     def snapshot(self) -> dict[str, Any]:
         """Columns ``counts`` and ``leader`` (JSON)."""

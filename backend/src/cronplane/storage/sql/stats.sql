@@ -7,9 +7,13 @@
 
 -- name: stats_dashboard
 -- One round trip for the whole dashboard: small reads, each answered from its own tiny table (or
--- index), returned as JSON columns.
+-- index), returned as JSON columns. Counts and throughput are of the jobs of the projects given,
+-- or of every project when that array is NULL (the same trigger-kept slots, summed over those
+-- projects only, migration 0017): a caller who cannot see every project gets it in the same one
+-- statement, not a second round trip (issue 16).
 SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
+                 WHERE %(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[])
                  GROUP BY status) c) AS counts,
        (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
                                           'failed', m.failed) ORDER BY m.minute)
@@ -19,7 +23,9 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
                                          - make_interval(mins => %(span)s - 1),
                                        date_trunc('minute', now()), interval '1 minute')
                          AS g(minute)
-                  LEFT JOIN job_throughput t ON t.minute = g.minute
+                  LEFT JOIN job_throughput t
+                         ON t.minute = g.minute
+                        AND (%(projects)s::text[] IS NULL OR t.project = ANY(%(projects)s::text[]))
                  GROUP BY g.minute) m) AS throughput,
        (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
                                  'expires_at', expires_at)
@@ -48,21 +54,3 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
        (SELECT json_build_object('missing', coalesce(sum(missing), 0),
                                  'duplicate', coalesce(sum(duplicate), 0))
           FROM fire_checks) AS fire_checks;
-
--- name: stats_project_counts
--- Counts and throughput of the jobs of some projects (a caller who cannot see every project):
--- the same trigger-kept slots, summed over the caller's projects only (migration 0017).
-SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
-          FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
-                 WHERE project = ANY(%(projects)s) GROUP BY status) c) AS counts,
-       (SELECT json_agg(json_build_object('minute', m.minute, 'succeeded', m.succeeded,
-                                          'failed', m.failed) ORDER BY m.minute)
-          FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
-                       coalesce(sum(t.failed), 0)::bigint AS failed
-                  FROM generate_series(date_trunc('minute', now())
-                                         - make_interval(mins => %(span)s - 1),
-                                       date_trunc('minute', now()), interval '1 minute')
-                         AS g(minute)
-                  LEFT JOIN job_throughput t ON t.minute = g.minute
-                                            AND t.project = ANY(%(projects)s)
-                 GROUP BY g.minute) m) AS throughput;
