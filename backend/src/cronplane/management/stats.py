@@ -81,8 +81,8 @@ def get_stats(ctx: ManagementContext, actor: Actor,
                                        worker_liveness_seconds=WORKER_LIVENESS_SECONDS)
     return Stats(
         jobs_by_status=_counts(row["counts"]),
-        throughput=[ThroughputMinute(minute=_instant(p["minute"]), succeeded=int(p["succeeded"]),
-                                     failed=int(p["failed"])) for p in row["throughput"]],
+        throughput=[ThroughputMinute(minute, succeeded, failed) for minute, succeeded, failed
+                    in zip(row["minutes"], row["succeeded"], row["failed"], strict=True)],
         leader=_leader(row["leader"]),
         workers=[WorkerLiveness(id=w["id"], host=w["host"], pid=int(w["pid"]),
                                 heartbeat_at=_instant(w["heartbeat_at"]),

@@ -20,8 +20,9 @@ class StatsStore:
 
     def dashboard(self, projects: list[str] | None, *, throughput_minutes: int,
                   worker_liveness_seconds: int) -> dict[str, Any]:
-        """Columns ``counts``, ``throughput``, ``leader``, ``workers``, ``chaos`` (JSON); counts
-        and throughput over the jobs of ``projects`` only (None: every project)."""
+        """Columns ``counts``, ``leader``, ``workers``, ``chaos`` (JSON) and the throughput
+        arrays ``minutes`` (aware datetimes), ``succeeded`` and ``failed`` (ints), oldest first;
+        counts and throughput over the jobs of ``projects`` only (None: every project)."""
         return self._one("stats_dashboard", {"projects": projects, "span": throughput_minutes,
                                              "name": self.lease_name,
                                              "liveness": worker_liveness_seconds})
