@@ -34,6 +34,16 @@ describe('dashboard', () => {
     expect(screen.getByText('42')).toBeInTheDocument();
     expect(screen.getAllByText('host:1:abc').length).toBeGreaterThan(0);
     expect(screen.getByText('No dead jobs.')).toBeInTheDocument();
+    // RUNNING 2 and the workers hold 2: nothing to explain.
+    expect(screen.queryByTestId('running-hint')).toBeNull();
+  });
+
+  it('explains a RUNNING count above what the live workers report (heartbeat lag, or a dead worker whose lease has not expired)', async () => {
+    const idle = { ...stats, jobs_by_status: { ...stats.jobs_by_status, RUNNING: 1 }, workers: stats.workers.map((w) => ({ ...w, running: 0 })) };
+    vi.stubGlobal('fetch', fakeApi(getStats(idle), noJobs).fetch);
+    renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    expect(await screen.findByLabelText('RUNNING jobs')).toHaveTextContent('1');
+    expect(screen.getByTestId('running-hint')).toHaveTextContent(/live workers report 0 .*until its lease expires/);
   });
 
   it('shows a running chaos experiment as a banner to every role, with the manage link for admins only', async () => {

@@ -94,7 +94,7 @@ export function DashboardPage() {
         {stats.data && (
           <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>
             <Stack>
-              <StatusCounts counts={stats.data.jobs_by_status} />
+              <StatusCounts counts={stats.data.jobs_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} />
               <Grid>
                 <Grid.Col span={{ base: 12, md: 7 }}>
                   <Section title="Throughput (last hour)">

@@ -2,7 +2,13 @@ import { Anchor, Paper, SimpleGrid, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { JOB_STATUSES } from '../../api/types';
 
-export function StatusCounts({ counts }: { counts: Record<string, number> }) {
+/** `heldByWorkers`: what the live workers said they run at their last heartbeat. RUNNING counts
+ * attempts in the database, live; a worker reports its count at each heartbeat (every 5 s by default), and one that died keeps
+ * its attempt RUNNING until the lease expires and the watchdog reclaims it. So RUNNING can
+ * exceed the workers' total for a while, truthfully: the card says so instead of looking wrong. */
+export function StatusCounts({ counts, heldByWorkers }: { counts: Record<string, number>; heldByWorkers?: number }) {
+  const running = counts.RUNNING ?? 0;
+  const unaccounted = heldByWorkers !== undefined && running > heldByWorkers;
   return (
     <SimpleGrid cols={{ base: 2, sm: 5 }}>
       {JOB_STATUSES.map((s) => (
@@ -13,6 +19,11 @@ export function StatusCounts({ counts }: { counts: Record<string, number> }) {
           <Text size="xl" fw={700} aria-label={`${s} jobs`}>
             {counts[s] ?? 0}
           </Text>
+          {s === 'RUNNING' && unaccounted && (
+            <Text size="xs" c="dimmed" data-testid="running-hint">
+              live workers report {heldByWorkers} (as of their last heartbeat, every few seconds; a dead worker&apos;s attempt stays RUNNING until its lease expires)
+            </Text>
+          )}
         </Paper>
       ))}
     </SimpleGrid>
