@@ -70,6 +70,11 @@ describe('jobs page', () => {
     await userEvent.click(await screen.findByRole('option', { name: 'RUNNING' }));
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('status=RUNNING'));
     expect(await screen.findByText('No jobs match these filters.')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    await waitFor(() => expect(screen.getByLabelText('url')).not.toHaveTextContent('status=RUNNING'));
+    expect(screen.getByLabelText('url')).not.toHaveTextContent('q=nightly');
+    expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('');
   });
 
   it('names each job\'s schedule from the row itself, says DELETED, and labels a chosen schedule found by id', async () => {

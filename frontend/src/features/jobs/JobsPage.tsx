@@ -19,6 +19,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { errorHeadline } from '../../components/FailureText';
 import { FirstStep } from '../../components/FirstStep';
+import { NoMatch } from '../../components/NoMatch';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
@@ -64,6 +65,9 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
 ];
 
 const PAGE_SIZES = ['10', '50', '100', '200'];
+
+// Clearing the filters keeps the page size: it is how the list is read, not what it selects.
+const JOB_FILTER_PARAMS = { status: null, handler: null, queue: null, schedule_id: null, q: null, created_after: null, created_before: null };
 
 export function JobsPage() {
   const navigate = useNavigate();
@@ -224,7 +228,7 @@ export function JobsPage() {
         onRetry={() => jobs.refetch()}
         error={jobs.error}
         isEmpty={jobs.data?.items.length === 0}
-        empty={params.toString() ? 'No jobs match these filters.' : <FirstStep text="No jobs yet." action="Submit a first job (a noop shows the whole path)" to="/jobs/new" operation="createJob" />}
+        empty={params.toString() ? <NoMatch text="No jobs match these filters." onClear={() => set(JOB_FILTER_PARAMS)} /> : <FirstStep text="No jobs yet." action="Submit a first job (a noop shows the whole path)" to="/jobs/new" operation="createJob" />}
       >
         <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
       </QueryState>
