@@ -112,42 +112,42 @@ export function JobDetailPage() {
             <Grid.Col span={{ base: 12, md: 7 }}>
               <Stack>
                 <OutputTail jobId={j.id} attempts={j.attempts} />
-                <Paper withBorder p="md">
-                  <Title order={2} size="h5" mb="xs">
-                    Payload
-                  </Title>
+                <Section title="Payload">
                   <JsonBlock value={j.payload} label="Payload" />
-                </Paper>
+                </Section>
                 {j.error && (
-                  <Paper withBorder p="md">
-                    <Title order={2} size="h5" mb="xs">
-                      Error
-                    </Title>
+                  <Section title="Error">
                     <FailureText error={j.error} />
-                  </Paper>
+                  </Section>
                 )}
                 {/* A job that died, was cancelled or has not finished has no result: a card saying
                     "null" read as data (re-walk 2026-12-02); its failure above is what happened. */}
                 {j.result !== null && j.result !== undefined && (
-                  <Paper withBorder p="md">
-                    <Title order={2} size="h5" mb="xs">
-                      Result
-                    </Title>
+                  <Section title="Result">
                     <JsonBlock value={j.result} label="Result" />
-                  </Paper>
+                  </Section>
                 )}
-                <Paper withBorder p="md">
-                  <Title order={2} size="h5" mb="xs">
-                    Attempt timeline
-                  </Title>
+                <Section title="Attempt timeline">
                   <AttemptTimeline attempts={j.attempts} jobError={j.error} />
-                </Paper>
+                </Section>
               </Stack>
             </Grid.Col>
           </Grid>
         )}
       </QueryState>
     </Stack>
+  );
+}
+
+/** One titled card of the page's right-hand column. */
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <Paper withBorder p="md">
+      <Title order={2} size="h5" mb="xs">
+        {title}
+      </Title>
+      {children}
+    </Paper>
   );
 }
 
