@@ -91,17 +91,15 @@ _LOCK = threading.Lock()
 
 
 def _compiled(shape: _Shape) -> tuple[str, dict[str, Any]]:
-    """The SQL text of ``shape`` and the values of its constant parameters (the active statuses
-    of a search)."""
+    """The SQL text of ``shape`` and its parameters as compiled: the constants' values (the
+    active statuses of a search), None for the per-request ones."""
     found = _STATEMENTS.get(shape)
     if found is None:
         compiled = _statement(shape).compile(dialect=_DIALECT,
                                              compile_kwargs={"render_postcompile": True})
-        mine = {"limit", "projects", "schedule_id", "handler", "queue", "created_after",
-                "created_before", "before", "search_id", "search_words", "search_tsquery"}
-        constants = {name: value for name, value in compiled.params.items()
-                     if name not in mine and not name.startswith("wanted_")}
-        found = (str(compiled), constants)
+        # Every parameter: the per-request ones compile as None and ``list_page`` sets them
+        # after these, so only the constants keep the values compiled here.
+        found = (str(compiled), dict(compiled.params))
         with _LOCK:
             _STATEMENTS.setdefault(shape, found)
     return found
