@@ -84,24 +84,32 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-const wallClock = (d: Date, timeZone: string) =>
-  new Intl.DateTimeFormat('sv-SE', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).format(d);
+const SV_PARTS = {
+  datetime: { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' },
+  minute: { hour: '2-digit', minute: '2-digit' },
+  clock: { hour: '2-digit', minute: '2-digit', second: '2-digit' },
+} satisfies Record<string, Intl.DateTimeFormatOptions>;
+const svFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The 24 h, ISO-ordered ("sv-SE") formatter of a shape in a zone, made on its first use and kept:
+ * lists format an instant per row on every render, and a DateTimeFormat costs far more to make
+ * than to use. */
+function sv(shape: keyof typeof SV_PARTS, timeZone: string): Intl.DateTimeFormat {
+  const key = `${shape} ${timeZone}`;
+  let format = svFormats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat('sv-SE', { timeZone, ...SV_PARTS[shape], hourCycle: 'h23' });
+    svFormats.set(key, format);
+  }
+  return format;
+}
 
 /** The console's one absolute format, in a given zone, the zone named: "2026-03-29 03:00:00 Europe/Berlin"
  * ("… UTC"). Lists, the job page and the dashboard all write an instant this way (review 12e: four formats). */
 export function formatAt(iso: string, timeZone: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return `${wallClock(d, timeZone)} ${timeZone}`;
+  return `${sv('datetime', timeZone).format(d)} ${timeZone}`;
 }
 
 /** Local wall-clock time (24 h, with the viewer's zone) and UTC: "2026-03-29 03:00:00 Europe/Berlin · 01:00:00 UTC". */
@@ -131,10 +139,10 @@ export function fromLocalInput(value: string): string | null {
 
 /** A minute of the day in the viewer's zone, 24 h: "14:10" (a chart axis; not the locale's "02:10 PM"). */
 export function formatMinute(iso: string): string {
-  return new Intl.DateTimeFormat('sv-SE', { timeZone: viewerTimeZone(), hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
+  return sv('minute', viewerTimeZone()).format(new Date(iso));
 }
 
 /** A time of day in the viewer's zone, 24 h as in formatExact: "15:07:34" (not the locale's "3:07:34 PM"). */
 export function formatClock(ms: number): string {
-  return new Intl.DateTimeFormat('sv-SE', { timeZone: viewerTimeZone(), hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).format(new Date(ms));
+  return sv('clock', viewerTimeZone()).format(new Date(ms));
 }
