@@ -3,7 +3,6 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import type { Stats } from '../../api/types';
 import { formatMinute } from '../../lib/time';
 
-
 /** Jobs finished per minute over the last hour, as the API reports them (no client-side invention). */
 export function ThroughputChart({ points }: { points: Stats['throughput'] }) {
   const succeeded = points.reduce((n, p) => n + p.succeeded, 0);
