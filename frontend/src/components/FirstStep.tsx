@@ -7,10 +7,11 @@ import { useSession } from '../lib/session';
  * API is documented, instead of a bare "No jobs yet." (review 2.12). */
 export function FirstStep({ text, action, to, operation }: { text: string; action: string; to: string; operation: GatedOperation }) {
   const { can } = useSession();
+  const allowed = can(roleFor(operation));
   return (
     <>
       <span>{text}</span>{' '}
-      {can(roleFor(operation)) && (
+      {allowed && (
         <>
           <Anchor component={Link} to={to}>
             {action}
@@ -18,7 +19,8 @@ export function FirstStep({ text, action, to, operation }: { text: string; actio
           or{' '}
         </>
       )}
-      read the API at <Anchor href="/api/docs">/api/docs</Anchor>.
+      {/* Without the action the sentence starts here. */}
+      {allowed ? 'read' : 'Read'} the API at <Anchor href="/api/docs">/api/docs</Anchor>.
     </>
   );
 }

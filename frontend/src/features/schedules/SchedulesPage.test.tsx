@@ -64,6 +64,17 @@ describe('schedules page', () => {
     expect(await screen.findByText('Page 1 of more than 10,000 schedules')).toBeInTheDocument();
   });
 
+  it('starts the empty state\'s sentence with a capital when the role may not create one', async () => {
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/schedules', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+      http.get('/api/v1/schedules/count', ({ response }) => response(200).json({ count: 0, limit: 10000 })),
+    ).fetch);
+    renderScreen(<SchedulesPage />, { role: 'VIEWER', path: '/schedules', route: '/schedules' });
+    const empty = await screen.findByText('No schedules yet.');
+    expect(empty.parentElement).toHaveTextContent(/^No schedules yet\. Read the API at \/api\/docs\.$/);
+    expect(screen.queryByRole('link', { name: 'Create a schedule' })).toBeNull();
+  });
+
   it('still pages when the count fails', async () => {
     vi.stubGlobal('fetch', fakeApi(
       http.get('/api/v1/schedules', ({ response }) =>
