@@ -188,6 +188,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password; your other logins end at once
+         * @description Needs a session (access token or the console's cookies), not an API token (403). A wrong current password → 403 and nothing changes; it counts as a failed sign-in (repeated ones → 429 with Retry-After). Demo personas, identity-provider accounts and local accounts while password sign-in is off → 409. On success every other login of the user ends, this one continues with the returned pair (and cookies); API tokens keep working.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/personas": {
         parameters: {
             query?: never;
@@ -1160,7 +1180,7 @@ export interface components {
              * @example schedule.create
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
             /** @description A username, or system */
             actor: string;
             actor_role?: string | null;
@@ -1656,6 +1676,8 @@ export interface components {
             url: string | null;
         };
         Me: {
+            /** @description Whether POST /auth/password is open to this account (false for demo personas, identity-provider accounts, and local accounts while password sign-in is off) */
+            can_change_password: boolean;
             id: number;
             /** @description Null for local (password) accounts */
             identity: components["schemas"]["ProviderIdentity"] | (Record<string, never> | null);
@@ -1693,6 +1715,11 @@ export interface components {
             total?: number;
             /** @description Total number of pages. */
             total_pages?: number;
+        };
+        PasswordChange: {
+            current_password: string;
+            /** @description The policy of user creation: 8–1024 characters, not the current password */
+            new_password: string;
         };
         PasswordReset: {
             password: string;
@@ -2406,6 +2433,40 @@ export interface operations {
                     "application/json": components["schemas"]["LogoutUrl"];
                 };
             };
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

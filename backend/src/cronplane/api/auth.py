@@ -36,7 +36,7 @@ from cronplane.api.context import management_context
 from cronplane.api.problems import problem
 from cronplane.api.schemas_common import ApiBlueprint, SafeString, problem_responses
 from cronplane.domain.roles import ROLE_NAMES, Role
-from cronplane.management import auth
+from cronplane.management import auth, password_change
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Forbidden, Unauthenticated
@@ -77,6 +77,19 @@ class ProviderIdentitySchema(ma.Schema):
 class MeSchema(IdentitySchema):
     identity = fields.Nested(ProviderIdentitySchema, required=True, allow_none=True,
                              metadata={"description": "Null for local (password) accounts"})
+    can_change_password = fields.Boolean(required=True, metadata={
+        "description": "Whether POST /auth/password is open to this account (false for demo "
+                       "personas, identity-provider accounts, and local accounts while "
+                       "password sign-in is off)"})
+
+
+class PasswordChangeSchema(ma.Schema):
+    current_password = SafeString(required=True, load_only=True,
+                                  validate=validate.Length(min=1, max=1024))
+    new_password = SafeString(required=True, load_only=True,
+                              validate=validate.Length(min=8, max=1024), metadata={
+                                  "description": "The policy of user creation: 8–1024 "
+                                                 "characters, not the current password"})
 
 
 class LoginResponseSchema(ma.Schema):
@@ -256,8 +269,35 @@ class Me(MethodView):
     def get(self) -> dict[str, Any]:
         from cronplane.management.oidc_login import identity_of
 
-        me = _identity(auth.me(management_context(), current_actor()))
-        return {**me, "identity": identity_of(management_context(), me["id"])}
+        ctx = management_context()
+        me = _identity(auth.me(ctx, current_actor()))
+        identity = identity_of(ctx, me["id"])
+        blocked = password_change.refusal(ctx, is_persona=me["is_persona"],
+                                          has_provider_identity=identity is not None,
+                                          username=me["username"])
+        return {**me, "identity": identity, "can_change_password": blocked is None}
+
+
+@blp.route("/auth/password")
+class Password(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="changePassword",
+             summary="Change your own password; your other logins end at once",
+             description="Needs a session (access token or the console's cookies), not an API "
+                         "token (403). A wrong current password → 403 and nothing changes; it "
+                         "counts as a failed sign-in (repeated ones → 429 with Retry-After). "
+                         "Demo personas, identity-provider accounts and local accounts while "
+                         "password sign-in is off → 409. On success every other login of the "
+                         "user ends, this one continues with the returned pair (and cookies); "
+                         "API tokens keep working.")
+    @blp.arguments(PasswordChangeSchema)
+    @blp.response(200, LoginResponseSchema)
+    @problem_responses(blp, 400, 409, 413, 415, 429, 503)
+    def post(self, body: dict[str, Any]) -> Response:
+        return _token_response(password_change.change_password(
+            management_context(), current_actor(), current_password=body["current_password"],
+            new_password=body["new_password"]),
+            by_cookie=get_jwt_request_location() == "cookies")
 
 
 @blp.route("/auth/personas")

@@ -54,6 +54,7 @@ __all__ = [
     "MemberList",
     "MemberSet",
     "PaginationMetadata",
+    "PasswordChange",
     "PasswordReset",
     "Persona",
     "Project",
@@ -121,7 +122,7 @@ class Attempt(TypedDict):
 
 
 class AuditEvent(TypedDict):
-    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
+    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "user.password_change", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
     actor: str
     actor_role: NotRequired[str | None]
     at: str
@@ -455,6 +456,7 @@ class LogoutUrl(TypedDict):
 
 
 class Me(TypedDict):
+    can_change_password: bool
     id: int
     identity: ProviderIdentity | dict[str, Any] | None
     is_persona: NotRequired[bool]
@@ -485,6 +487,11 @@ class PaginationMetadata(TypedDict):
     previous_page: NotRequired[int]
     total: NotRequired[int]
     total_pages: NotRequired[int]
+
+
+class PasswordChange(TypedDict):
+    current_password: str
+    new_password: str
 
 
 class PasswordReset(TypedDict):

@@ -12,6 +12,7 @@ from cronplane.domain.health import AlertState
 AUDIT_ACTIONS: tuple[str, ...] = (
     "auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse",
     "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable",
+    "user.password_change",
     "token.create", "token.delete",
     "project.create", "project.update", "project.delete", "project.member_set",
     "project.member_remove",

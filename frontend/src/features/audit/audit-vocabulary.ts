@@ -7,6 +7,7 @@ type TargetType = NonNullable<AuditEvent['target_type']>;
 const ACTIONS: Record<AuditAction, true> = {
   'auth.login': true, 'auth.login_failed': true, 'auth.logout': true, 'auth.refresh_reuse': true,
   'user.create': true, 'user.update': true, 'user.lock': true, 'user.unlock': true, 'user.disable': true, 'user.enable': true,
+  'user.password_change': true,
   'token.create': true, 'token.delete': true,
   'project.create': true, 'project.update': true, 'project.delete': true, 'project.member_set': true, 'project.member_remove': true,
   'schedule.create': true, 'schedule.update': true, 'schedule.pause': true, 'schedule.resume': true, 'schedule.delete': true,
