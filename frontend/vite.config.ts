@@ -46,6 +46,39 @@ function mantineStylesCovered(): Plugin {
   };
 }
 
+/**
+ * Two imports inside Mantine that pulled whole libraries into the first download although the
+ * importer uses one small piece: ScrollArea takes useMergeRefs from @floating-ui/react (the
+ * positioning engine of menus, selects and tooltips, ~20 KB brotli), the AppShell's header,
+ * footer and aside take RemoveScroll only for its class names (react-remove-scroll and its
+ * helpers, ~5 KB). Only those importers are redirected (src/app/vendor-shims/); the components
+ * that really use the libraries still import them and load with their own lazy chunks. The
+ * build fails if an expected importer stops being seen, so a Mantine upgrade that moves the
+ * imports is noticed rather than silently undoing this (bench/RESULTS.md, issue 23).
+ */
+function lighterVendorImports(): Plugin {
+  const shims = [
+    { source: '@floating-ui/react', importer: /[\\/]ScrollArea[\\/]ScrollArea\.mjs$/, to: 'merge-refs.ts' },
+    { source: 'react-remove-scroll', importer: /[\\/]AppShell[\\/]AppShell(Header|Footer|Aside)[\\/]AppShell\1\.mjs$/, to: 'remove-scroll.ts' },
+  ];
+  const seen = new Set<string>();
+  return {
+    name: 'cronplane-lighter-vendor-imports',
+    apply: 'build',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      const shim = importer && shims.find((s) => s.source === source && s.importer.test(importer));
+      if (!shim) return undefined;
+      seen.add(shim.to);
+      return fileURLToPath(new URL(`./src/app/vendor-shims/${shim.to}`, import.meta.url));
+    },
+    buildEnd(error) {
+      const unseen = shims.filter((s) => !seen.has(s.to));
+      if (!error && unseen.length) this.error(`lighterVendorImports: no import of ${unseen.map((s) => s.source).join(', ')} where expected; check src/app/vendor-shims/`);
+    },
+  };
+}
+
 const backend = process.env.CRONPLANE_BACKEND_URL ?? 'http://127.0.0.1:8080';
 
 /**
@@ -79,7 +112,7 @@ function requiredRoles(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), requiredRoles(), mantineStylesCovered(), precompress()],
+  plugins: [lighterVendorImports(), react(), requiredRoles(), mantineStylesCovered(), precompress()],
   server: {
     proxy: {
       '/api': backend,
@@ -91,6 +124,15 @@ export default defineConfig({
     outDir: 'dist',
     // Recharts + Mantine make one large-ish chunk; splitting by route is not worth the extra requests here.
     chunkSizeWarningLimit: 1500,
+    rolldownOptions: {
+      output: {
+        // Everything the entry imports statically is one script: left alone, rolldown cut it into
+        // 7 files by which lazy pages share what (react in one, react-query in another), all
+        // needed before the first render anyway; one file is 7 KB smaller in brotli and 6 fewer
+        // requests on a 6-connection, 562 ms-latency network (bench/RESULTS.md, issue 23).
+        codeSplitting: { groups: [{ name: 'index', tags: ['$initial'] }] },
+      },
+    },
   },
   test: {
     environment: 'jsdom',

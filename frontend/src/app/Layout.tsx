@@ -1,8 +1,7 @@
-import { ActionIcon, AppShell, Badge, Burger, Button, Group, Menu, NavLink, Text, Tooltip, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
-import { useState } from 'react';
+import { ActionIcon, AppShell, Badge, Burger, Button, Group, NavLink, Text, useComputedColorScheme, VisuallyHidden, useMantineColorScheme } from '@mantine/core';
+import { lazy, Suspense, useState } from 'react';
 import { useDisclosure } from '@mantine/hooks';
 import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
-import { api } from '../api/client';
 import { useLogout } from '../api/queries/logout';
 import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
@@ -10,7 +9,14 @@ import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
 import { useScrollToTopOnNewPage } from '../lib/scroll-to-top';
 import { useSession } from '../lib/session';
 import { CommandPaletteLauncher } from './CommandPaletteLauncher';
-import { ProjectSwitcher } from './ProjectSwitcher';
+import { DeferredTooltip } from '../components/DeferredTooltip';
+import { ProjectSwitcherSlot } from './ProjectSwitcherSlot';
+
+// The account menu is a Popover with floating-ui under it, not needed to paint a page: loaded on
+// first use, so the first download on a slow network is smaller (bench/RESULTS.md, issue 23).
+// The project switcher (a Select) loads after the first render (ProjectSwitcherSlot).
+const loadAccountMenu = () => import('./AccountMenu');
+const AccountMenuOpened = lazy(async () => ({ default: (await loadAccountMenu()).AccountMenu }));
 
 // Each page is shown to the roles that may call the operation it lists. `instance`: the page
 // belongs to the installation, gated on the user's own role rather than the role in the chosen
@@ -32,47 +38,19 @@ function ColorSchemeToggle() {
   const computed = useComputedColorScheme('light');
   const next = computed === 'dark' ? 'light' : 'dark';
   return (
-    <Tooltip label={`Switch to ${next} mode`}>
+    <DeferredTooltip label={`Switch to ${next} mode`}>
       <ActionIcon variant="default" size="lg" aria-label={`Switch to ${next} mode`} onClick={() => setColorScheme(next)}>
         {computed === 'dark' ? '☀' : '☾'}
       </ActionIcon>
-    </Tooltip>
+    </DeferredTooltip>
   );
-}
-
-/** Where the roles came from: the identity provider's groups (per the role map) or a local account. */
-function RoleSource({ user }: { user: Partial<Me> }) {
-  const identity = user.identity;
-  if (!identity) {
-    return <Menu.Label>Local account: role set by an administrator</Menu.Label>;
-  }
-  const source = (identity.role_source ?? {}) as { instance?: string[]; projects?: Record<string, string[]> };
-  return (
-    <>
-      <Menu.Label>Signed in through {identity.issuer}</Menu.Label>
-      <Menu.Label>Role {user.role} from: {(source.instance ?? []).join(', ') || 'project groups only'}</Menu.Label>
-      {Object.entries(source.projects ?? {}).map(([project, groups]) => (
-        <Menu.Label key={project}>
-          Project {project}: {groups.join(', ')}
-        </Menu.Label>
-      ))}
-    </>
-  );
-}
-
-/** Our sign-out first; then, for a provider sign-in, the provider's own (RP-initiated logout) when it offers one. */
-async function signOut(ours: () => Promise<void>, viaProvider: boolean) {
-  await ours();
-  if (!viaProvider) return;
-  const { data } = await api.GET('/api/v1/auth/oidc/logout');
-  if (data?.url) window.location.assign(data.url);
 }
 
 /**
- * The account button; its Menu (a Popover with floating-ui's positioning) is built on the first
- * click, opened, rather than closed on every page load: on a slow phone the closed menu was one of
- * the larger costs of the first render (bench/RESULTS.md, issue 23). Mantine's menu moves focus
- * into its items when it opens and back to the button when it closes.
+ * The account button; its Menu is built on the first click, opened, rather than closed on every
+ * page load: on a slow phone the closed menu was one of the larger costs of the first render, and
+ * its code is not in the first download (bench/RESULTS.md, issue 23). Hovering or focusing the
+ * button fetches it, so the click rarely waits.
  */
 function AccountMenu({ user, onSignOut }: { user: Partial<Me>; onSignOut: () => Promise<void> }) {
   const [built, setBuilt] = useState(false);
@@ -94,26 +72,24 @@ function AccountMenu({ user, onSignOut }: { user: Partial<Me>; onSignOut: () => 
       </Badge>
     </>
   );
-  if (!built) {
-    return (
-      <Button variant="default" maw={{ base: 170, sm: 'none' }} aria-haspopup="menu" aria-expanded={false} onClick={() => setBuilt(true)}>
-        {content}
-      </Button>
-    );
-  }
+  const button = (
+    <Button
+      variant="default"
+      maw={{ base: 170, sm: 'none' }}
+      aria-haspopup="menu"
+      aria-expanded={false}
+      onClick={() => setBuilt(true)}
+      onPointerEnter={() => void loadAccountMenu()}
+      onFocus={() => void loadAccountMenu()}
+    >
+      {content}
+    </Button>
+  );
+  if (!built) return button;
   return (
-    <Menu position="bottom-end" defaultOpened>
-      <Menu.Target>
-        <Button variant="default" maw={{ base: 170, sm: 'none' }}>
-          {content}
-        </Button>
-      </Menu.Target>
-      <Menu.Dropdown>
-        <RoleSource user={user} />
-        <Menu.Divider />
-        <Menu.Item onClick={() => signOut(onSignOut, Boolean(user.identity))}>Sign out</Menu.Item>
-      </Menu.Dropdown>
-    </Menu>
+    <Suspense fallback={button}>
+      <AccountMenuOpened user={user} content={content} onSignOut={onSignOut} />
+    </Suspense>
   );
 }
 
@@ -145,7 +121,7 @@ function Shell() {
             <Text fw={700} size="lg" visibleFrom="xs">
               cronplane
             </Text>
-            {user && <ProjectSwitcher />}
+            {user && <ProjectSwitcherSlot />}
           </Group>
           <Group wrap="nowrap" gap="xs">
             <ColorSchemeToggle />

@@ -47,8 +47,8 @@ export function createQueryClient() {
   });
 }
 
-export function Providers({ children }: { children: ReactNode }) {
-  const [client] = useState(createQueryClient);
+export function Providers({ client: given, children }: { client?: QueryClient; children: ReactNode }) {
+  const [client] = useState(() => given ?? createQueryClient());
   return (
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager} cssVariablesResolver={cssVariablesResolver}>
       <QueryClientProvider client={client}>

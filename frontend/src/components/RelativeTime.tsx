@@ -1,4 +1,4 @@
-import { Tooltip } from '@mantine/core';
+import { DeferredTooltip } from './DeferredTooltip';
 import { formatExact, formatRelative } from '../lib/time';
 
 /** "3 minutes ago", with the exact local and UTC time on hover (and as the <time> element's datetime).
@@ -7,10 +7,10 @@ import { formatExact, formatRelative } from '../lib/time';
 export function RelativeTime({ iso, now }: { iso: string | null | undefined; now?: number }) {
   if (!iso) return <span>—</span>;
   return (
-    <Tooltip label={formatExact(iso)} withArrow events={{ hover: true, focus: false, touch: true }}>
+    <DeferredTooltip label={formatExact(iso)} withArrow events={{ hover: true, focus: false, touch: true }}>
       <time dateTime={iso} title={formatExact(iso)}>
         {formatRelative(iso, now)}
       </time>
-    </Tooltip>
+    </DeferredTooltip>
   );
 }

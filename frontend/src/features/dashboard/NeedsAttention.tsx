@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import type { Schedule } from '../../api/types';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
-import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
+import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleState';
 import { useAttentionSchedules } from './api/list-attention-schedules';
 
 /** Why the schedule is here, in a few words: the streak, or the alerts that fire. */
