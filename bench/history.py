@@ -138,29 +138,31 @@ def list_cases(url: str) -> list[tuple[str, str, dict[str, Any]]]:
 def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
     """The statement ``list_jobs`` sends for ``filters`` (as an OPERATOR of ``default``), run
     under EXPLAIN ANALYZE: database time, indexes, buffers."""
-    from sqlalchemy import event
-
     from cronplane.config import Settings
     from cronplane.domain.roles import Role
+    from cronplane.management import history
     from cronplane.management.actor import Actor
     from cronplane.management.context import ManagementContext
-    from cronplane.management.history import list_jobs
+    from cronplane.storage import job_list
 
     ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
-    seen: list[tuple[str, Any]] = []
+    seen: list[job_list.JobListFilter] = []
 
-    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if "FROM jobs" in statement:
-            seen.append((statement, parameters))
+    def capture(db: Any, flt: job_list.JobListFilter) -> list[Any]:
+        seen.append(flt)
+        return []
 
-    event.listen(ctx.db.engine, "before_cursor_execute", capture)
+    # list_jobs validates and scopes the filters, list_page sends them: capture what it was given
+    # and explain the very text and parameters it would have run.
+    history.list_page, original = capture, history.list_page  # type: ignore[assignment]
     try:
         actor = Actor(username="bench-operator", role=Role.OPERATOR, user_id=1,
                       memberships={"default": Role.OPERATOR})
-        list_jobs(ctx, actor, limit=50, **filters)
+        history.list_jobs(ctx, actor, limit=50, **filters)
     finally:
+        history.list_page = original  # type: ignore[assignment]
         ctx.db.close()
-    statement, parameters = seen[-1]
+    statement, parameters = job_list.page_statement(seen[-1]) or ("", {})
     with psycopg.connect(url, autocommit=True) as conn:
         for _ in range(2):  # warm, then measure (the HTTP figures are warm too)
             plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement,

@@ -34,9 +34,11 @@ def search_params(search: JobSearch) -> dict[str, Any]:
             "search_words": list(search.words)}
 
 
-def search_clause(shape: SearchShape, values: dict[str, Any] | None = None) -> ColumnElement[bool]:
+def search_clause(shape: SearchShape, values: dict[str, Any] | None = None,
+                  columns: Any = None) -> ColumnElement[bool]:
     """The condition of a search of ``shape``; its parameters ``search_id``, ``search_words``,
     ``search_tsquery`` carry ``values`` (None: given when the compiled statement runs).
+    ``columns``: the jobs' columns to test (a subquery's ``.c``); the table's by default.
 
     The text match is split by finished/active so each half is answered by an index: the
     partial GIN index ``ix_jobs_search`` (finished jobs) and ``ix_jobs_status_id`` (the few
@@ -45,18 +47,18 @@ def search_clause(shape: SearchShape, values: dict[str, Any] | None = None) -> C
     def param(name: str, **kwargs: Any) -> Any:
         return bindparam(name, None if values is None else values[name], **kwargs)
 
+    c = Job.__table__.c if columns is None else columns
     has_id, has_tsquery, has_words = shape
     conditions: list[ColumnElement[bool]] = []
     if has_id:
-        conditions.append(Job.id == param("search_id"))
+        conditions.append(c.id == param("search_id"))
     if has_tsquery:
         # Words: jobs_search_query (migration 0021) keeps a prefix only where a typed word ends,
         # so a word the parser splits (``host-417``) does not make a prefix of a lexeme that most
         # rows carry (``host``), which GIN answers by reading that lexeme's whole posting list.
         query = (func.jobs_search_query(param("search_words", type_=ARRAY(Text))) if has_words
                  else func.to_tsquery("simple", param("search_tsquery", type_=Text)))
-        matches = func.jobs_search_vector(Job.handler, Job.idempotency_key, Job.error).op("@@")(
-            query)
-        conditions += [and_(Job.finished_at.is_not(None), matches),
-                       and_(Job.status.in_((JobStatus.PENDING.value, JobStatus.RUNNING.value)), matches)]
+        matches = func.jobs_search_vector(c.handler, c.idempotency_key, c.error).op("@@")(query)
+        conditions += [and_(c.finished_at.is_not(None), matches),
+                       and_(c.status.in_((JobStatus.PENDING.value, JobStatus.RUNNING.value)), matches)]
     return or_(*conditions) if conditions else false()

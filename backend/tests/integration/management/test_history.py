@@ -10,6 +10,7 @@ from cronplane.management import history
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
+from cronplane.storage import job_list
 from tests.integration.api.job_seed import insert_job, insert_schedule
 
 
@@ -75,6 +76,42 @@ def test_search_words_the_parser_splits_stay_prefixes_of_what_they_find(database
     finally:
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (list(ids.values()),))
+
+
+@pytest.mark.parametrize("walk", [2, 3, 100])
+def test_a_search_with_a_filter_finds_jobs_its_walk_did_not_reach(database_url, seeded, monkeypatch,
+                                                                  walk: int) -> None:
+    # A search with another filter tests the text on the filter's first WALK rows and asks the
+    # search index only for the jobs below them (storage/job_list.py): every match is found, once,
+    # newest first, whether the walk fills the page, stops short of the matches, or sees all rows.
+    monkeypatch.setattr(job_list, "WALK", walk)
+    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+    ctx = seeded["ctx"]
+    errors = ["needle in the old one", "needle again", None, None, "hay", None, "a needle, newest"]
+    ids = [insert_job(database_url, status="DEAD" if e else "SUCCEEDED", handler="walk-probe",
+                      error=e) for e in errors]
+    needles = [ids[6], ids[1], ids[0]]
+    try:
+        def pages(limit: int, **filters) -> list[int]:
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = history.list_jobs(ctx, Actor.system(), limit=limit, cursor=cursor,
+                                         handler="walk-probe", q="needle", **filters)
+                seen.extend(j.id for j in page.items)
+                if (cursor := page.next_cursor) is None:
+                    return seen
+
+        assert pages(50) == needles
+        assert pages(1) == needles, "page by page, below the walk too"
+        assert pages(2) == needles
+        assert pages(50, statuses=["DEAD", "SUCCEEDED"]) == needles
+        assert pages(50, statuses=["SUCCEEDED"]) == []
+        assert [j.id for j in history.list_jobs(ctx, Actor.system(), handler="walk-probe",
+                                                q="hay").items] == [ids[4]]
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
 
 
 def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
