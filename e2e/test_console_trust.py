@@ -57,7 +57,8 @@ def test_no_page_is_wider_than_a_phone(
     sign_in(page, server.admin_username, server.admin_password)
     paths = _console_paths(page)
     assert {"/", "/jobs", "/schedules", "/users"} <= set(paths), paths
-    paths += [f"/jobs/{job['id']}", f"/schedules/{schedule['id']}", "/jobs/new", "/schedules/new"]
+    paths += [f"/jobs/{job['id']}", f"/schedules/{schedule['id']}", "/jobs/new", "/schedules/new",
+              "/account"]
     too_wide = {}
     for path in paths:
         page.goto(path)
@@ -178,7 +179,7 @@ NAV_PAGES = {"dashboard": "/", "jobs": "/jobs", "schedules": "/schedules", "queu
 DETAIL_PAGES = {"job-dead": "/jobs/{DEAD}", "job-timed-out": "/jobs/{TIMED_OUT}",
                 "job-running": "/jobs/{RUNNING}", "job-new": "/jobs/new",
                 "schedule": "/schedules/{schedule}", "schedule-edit": "/schedules/{schedule}/edit",
-                "schedule-new": "/schedules/new"}
+                "schedule-new": "/schedules/new", "account": "/account"}
 AXE_PAGES = {**NAV_PAGES, **DETAIL_PAGES}
 
 

@@ -186,6 +186,7 @@ def walk(browser: Any, server: Server, data: dict[str, Any], out: Path) -> dict[
         "schedule-failing": f"/schedules/{data['schedules']['broken-import']['id']}",
         "schedule-deleted": f"/schedules/{data['deleted_schedule']['id']}",
         "jobs-dead": "/jobs?status=DEAD", "jobs-new": "/jobs/new", "schedule-new": "/schedules/new",
+        "account": "/account",
     }
     for tag, role in ROLES.items():
         for vp, size in VIEWPORTS.items():

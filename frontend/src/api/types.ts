@@ -28,6 +28,11 @@ export type AuditVerify = Schemas['AuditVerify'];
 export type ChaosExperiment = Schemas['ChaosExperiment'];
 export type ChaosCreate = Schemas['ChaosCreate'];
 export type UserCreate = Schemas['UserCreate'];
+/** An API token as listed (`GET /tokens`); `ApiTokenCreated` adds the secret, shown once. */
+export type ApiToken = Schemas['Token'];
+export type ApiTokenCreated = Schemas['CreatedToken'];
+export type ApiTokenCreate = Schemas['TokenCreate'];
+export type PasswordChange = Schemas['PasswordChange'];
 export type Project = Schemas['Project'];
 export type ProjectMember = Schemas['Member'];
 export type Quotas = Schemas['Quotas'];

@@ -1,5 +1,6 @@
 import { Button, Menu } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 import { api } from '../api/client';
 import type { Me } from '../api/types';
 
@@ -47,6 +48,9 @@ export function AccountMenu({ user, content, onSignOut }: { user: Partial<Me>; c
       <Menu.Dropdown>
         <RoleSource user={user} />
         <Menu.Divider />
+        <Menu.Item component={Link} to="/account">
+          Your account (tokens, password)
+        </Menu.Item>
         <Menu.Item onClick={() => signOut(onSignOut, Boolean(user.identity))}>Sign out</Menu.Item>
       </Menu.Dropdown>
     </Menu>

@@ -14,6 +14,7 @@ export const ACTIONS: Command[] = [
   { id: 'go-audit', label: 'Go to audit log', hint: 'page', to: '/audit', role: 'OPERATOR' },
   { id: 'go-users', label: 'Go to users', hint: 'page', to: '/users', role: 'ADMIN' },
   { id: 'go-chaos', label: 'Go to chaos experiments', hint: 'page', to: '/chaos', role: 'ADMIN' },
+  { id: 'go-account', label: 'Go to your account (API tokens, password)', hint: 'page', to: '/account', role: 'VIEWER' },
 ];
 
 /** "2004", "#2004" and "job 2004" all name job 2004. */

@@ -23,6 +23,7 @@ const QueuesPage = page(() => import('../features/queues/QueuesPage'), 'QueuesPa
 const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'ProjectsPage');
 const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
 const NotificationsPage = page(() => import('../features/notifications/NotificationsPage'), 'NotificationsPage');
+const AccountPage = page(() => import('../features/account/AccountPage'), 'AccountPage');
 const NewSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).NewSchedulePage }));
 const EditSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).EditSchedulePage }));
 const CronBuilder = lazy(async () => ({ default: (await import('../features/cron-builder/CronBuilder')).CronBuilder }));
@@ -148,6 +149,7 @@ export const routes: RouteObject[] = [
           { path: 'users', element: <UsersPage /> },
           { path: 'chaos', element: <ChaosPage /> },
           { path: 'notifications', element: <NotificationsPage /> },
+          { path: 'account', element: <AccountPage /> },
           { path: '*', element: <NotFound /> },
             ],
           },
