@@ -1,6 +1,9 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { useQueryClient } from '@tanstack/react-query';
 import { HttpResponse } from 'msw';
+import { useState } from 'react';
+import { meQueryKey } from '../../api/queries/get-me';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApiToken, Me, Role } from '../../api/types';
 import { Toaster } from '../../components/Toaster';
@@ -19,6 +22,13 @@ const projects = http.get('/api/v1/projects', ({ response }) => response(200).js
 const noTokens = http.get('/api/v1/tokens', ({ response }) => response(200).json({ items: [], next_cursor: null }));
 
 afterEach(() => vi.unstubAllGlobals());
+
+/** As after a sign-in: the cache holds the login answer's user, without what only /auth/me says. */
+function SignedInJustNow() {
+  const qc = useQueryClient();
+  useState(() => qc.setQueryData(meQueryKey, { id: 1, username: 'ada', role: 'VIEWER' }));
+  return <AccountPage />;
+}
 
 function show(role: Role) {
   return renderScreen(
@@ -41,6 +51,15 @@ describe('account page', () => {
     expect(await within(who).findByRole('list', { name: 'Your projects' })).toHaveTextContent('Payments payments — OPERATOR');
     expect(await screen.findByText(/No API tokens yet/)).toBeInTheDocument();
     expect(screen.getByRole('form', { name: 'Change password' })).toBeInTheDocument();
+  });
+
+  it('reads /auth/me afresh when the cache holds only the sign-in answer, and never shows a wrong reason meanwhile', async () => {
+    const fake = fakeApi(meIs(aMe({ role: 'VIEWER' })), projects, noTokens);
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<SignedInJustNow />, { role: 'VIEWER', path: '/account', route: '/account' });
+    expect(screen.queryByText(/Password sign-in is turned off/)).not.toBeInTheDocument();
+    expect(await screen.findByRole('form', { name: 'Change password' })).toBeInTheDocument();
+    expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/auth/me')).toBe(true);
   });
 
   it('shows the provider identity of an OIDC account and no password form', async () => {
