@@ -269,6 +269,14 @@ def reset_password(ctx: ManagementContext, actor: Actor, user_id: int, password:
         raise InvalidInput(f"password: {weakness}", errors={"password": [weakness]})
     password_hash = hashing.hash(password)
     with ctx.db.transaction() as session:
+        hold_for_transaction(session, AdvisoryLock.USER_CHANGES)
+        username = session.scalar(select(User.username).where(User.id == user_id))
+        if username is None:
+            raise NotFound(f"User {user_id} does not exist.")
+        # A new password is a fresh start for the sign-in throttle too. Its rows go before the
+        # user row is locked: a sign-in locks its throttle rows and then the user row, so taking
+        # them the other way round here deadlocked against a sign-in of the same name.
+        throttle.forget_name(session, username)
         user = _load_for_change(session, user_id)
         before = _snapshot(user)
         user.password_hash = password_hash
@@ -276,8 +284,6 @@ def reset_password(ctx: ManagementContext, actor: Actor, user_id: int, password:
         # A reset usually means the old credentials may be known to someone else: the API
         # tokens made with them go too (review L2).
         revoke_api_tokens(session, user.id)
-        # A new password is a fresh start for the sign-in throttle too.
-        throttle.forget_name(session, user.username)
         view = _finish(session, actor, user, "user.update", before, fields=["password"])
     initial_password.forget(ctx.settings, view.username)
     return view

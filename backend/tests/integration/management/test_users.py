@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from cronplane.domain.roles import Role
-from cronplane.management import users
+from cronplane.management import throttle, users
 from cronplane.management.actor import Actor
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.users import create_user_cli
+from cronplane.storage.models import User
 from tests.support.accounts import FAST_HASHING, add_user, bearer, tokens_for
 from tests.support.apps import context
 from tests.support.db_state import assert_unchanged
@@ -82,6 +84,51 @@ def test_two_admins_demoting_each_other_at_once_leave_one_admin(fresh_app) -> No
     with ctx.db.read_session() as session:
         admins = session.execute(text("SELECT count(*) FROM users WHERE role = 'ADMIN'")).scalar_one()
     assert sorted(outcomes) == ["conflict", "ok"] and admins == 1
+
+
+def _wait_until_a_backend_waits_for_a_lock(app) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with context(app).db.read_session() as session:
+            if session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                    "current_database() AND wait_event_type = 'Lock'")
+                               ).scalar_one():
+                return
+        time.sleep(0.02)
+    raise AssertionError("the reset never waited for the sign-in's locks")
+
+
+def test_a_password_reset_does_not_deadlock_with_a_sign_in_of_the_same_name(fresh_app) -> None:
+    # A sign-in locks its throttle rows, then the user row (management/auth.login); the reset
+    # clears that name's throttle rows. Taken user row first, the two deadlocked and one of them
+    # failed after deadlock_timeout.
+    app = fresh_app
+    target = add_user(app, "VIEWER")
+    ctx = context(app)
+    keys = throttle.login_keys(target.username.lower(), "203.0.113.9")
+    with ctx.db.transaction() as session:
+        throttle.lock(session, keys)  # the rows exist, as after an earlier wrong password
+    failures: list[BaseException] = []
+
+    def reset() -> None:
+        try:
+            users.reset_password(ctx, Actor.system(), target.id, "brand new password",
+                                 hashing=FAST_HASHING)
+        except BaseException as error:  # the test reports whatever ended it
+            failures.append(error)
+
+    resetter = threading.Thread(target=reset)
+    with ctx.db.transaction() as sign_in:
+        throttle.lock(sign_in, keys)
+        resetter.start()
+        _wait_until_a_backend_waits_for_a_lock(app)
+        sign_in.scalars(select(User).where(User.id == target.id).with_for_update()).one()
+    resetter.join(30)
+    assert not resetter.is_alive() and failures == []
+    with ctx.db.read_session() as session:
+        left = session.execute(text("SELECT count(*) FROM login_throttles WHERE key = :k"),
+                               {"k": keys[1]}).scalar_one()
+    assert left == 0
 
 
 def test_http_guards_answer_409(app) -> None:
