@@ -92,6 +92,22 @@ def test_completion_moves_job_and_attempt_once(store: JobStore) -> None:
     assert job_row(store.db, job_id)["status"] == "SUCCEEDED"
 
 
+def test_completions_are_planned_with_their_outcomes_not_prepared(store: JobStore) -> None:
+    # A prepared completion got the server's generic plan after a few batches: it guessed 10
+    # outcomes and, on statistics that had seen no RUNNING job, nested every RUNNING job with
+    # every RUNNING attempt (minutes per batch on a 10M-row history, bench history, issue 16).
+    ids = store.insert_many([NewJob("noop", {}) for _ in range(8)])
+    for _ in ids:
+        (claimed,) = store.claim(W, 1, 30)
+        store.complete([Outcome(claimed.attempt_id, claimed.job_id, claimed.number, "SUCCEEDED")])
+    assert {job_row(store.db, i)["status"] for i in ids} == {"SUCCEEDED"}
+    with store._hot() as conn:
+        prepared = [r["statement"] for r in conn.execute(
+            "SELECT statement FROM pg_prepared_statements").fetchall()]
+    assert prepared, "the claim is prepared on this connection (so the check below can fail)"
+    assert not [s for s in prepared if "A batch of attempt outcomes" in s], prepared
+
+
 def test_failure_retries_with_backoff_then_dead_letters(store: JobStore) -> None:
     (job_id,) = store.insert_many([NewJob("fail", {}, max_attempts=2)])
     (c,) = store.claim(W, 1, 30)
