@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
@@ -40,6 +40,7 @@ from cronplane.security.passwords import (
     PasswordHashing,
     Verification,
 )
+from cronplane.storage import login_store
 from cronplane.storage.models import ApiToken, AuditEvent, RefreshFamily, User
 from cronplane.storage.queries import QUERIES
 
@@ -246,10 +247,7 @@ def persona_login(ctx: ManagementContext, name: str, origin: Origin) -> Grant:
 def _purge_ended_sessions(session: Session) -> None:
     # Logins that ended over a day ago can never be refreshed again (the family row is all a
     # refresh is checked against); persona logins are cheap to make, so do not let them pile up.
-    session.execute(text(
-        "DELETE FROM refresh_families WHERE id IN ("
-        "  SELECT id FROM refresh_families WHERE expires_at < now() - interval '1 day' "
-        "   LIMIT 200 FOR UPDATE SKIP LOCKED)"))
+    login_store.purge_ended_sessions(session, batch=200)
 
 
 def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, version: int,

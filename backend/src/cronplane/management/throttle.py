@@ -24,8 +24,9 @@ import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import text
 from sqlalchemy.orm import Session
+
+from cronplane.storage import login_store
 
 WINDOW = timedelta(minutes=15)
 BASE_SECONDS = 15
@@ -89,17 +90,8 @@ def persona_keys(address: str | None) -> list[str]:
 
 def lock(session: Session, keys: list[str]) -> list[Row]:
     """Create the rows if needed and lock them, in key order."""
-    session.execute(text("INSERT INTO login_throttles (key) SELECT unnest(CAST(:keys AS text[])) "
-                         "ON CONFLICT (key) DO NOTHING"), {"keys": keys})
-    rows = session.execute(text(
-        "SELECT key, "
-        "       CASE WHEN last_failure_at IS NULL OR last_failure_at < now() - :window "
-        "            THEN 0 ELSE failures END AS failures, "
-        "       refused, "
-        "       greatest(0, ceil(extract(epoch FROM blocked_until - now())))::int AS wait "
-        "  FROM login_throttles WHERE key = ANY(CAST(:keys AS text[])) "
-        " ORDER BY key FOR UPDATE"), {"keys": keys, "window": WINDOW}).all()
-    return [Row(key=r.key, failures=r.failures, refused=r.refused, wait=r.wait) for r in rows]
+    return [Row(key=r.key, failures=r.failures, refused=r.refused, wait=r.wait)
+            for r in login_store.lock_throttles(session, keys, window=WINDOW)]
 
 
 def wait_seconds(rows: list[Row]) -> int:
@@ -110,9 +102,7 @@ def refuse(session: Session, rows: list[Row]) -> bool:
     """Count a refused attempt on the blocked rows; True when it is the first of their block
     window (the one the audit trail records)."""
     blocked = [row for row in rows if row.wait > 0]
-    session.execute(text("UPDATE login_throttles SET refused = refused + 1 "
-                         " WHERE key = ANY(CAST(:keys AS text[]))"),
-                    {"keys": [row.key for row in blocked]})
+    login_store.count_refused(session, [row.key for row in blocked])
     return all(row.refused == 0 for row in blocked)
 
 
@@ -121,38 +111,23 @@ def fail(session: Session, rows: list[Row]) -> int:
     yet reported, for the failure's audit event."""
     for row in rows:
         failures = row.failures + 1
-        session.execute(text(
-            "UPDATE login_throttles SET failures = :n, refused = 0, last_failure_at = now(), "
-            "       blocked_until = CASE WHEN :block > 0 "
-            "                            THEN now() + make_interval(secs => :block) END "
-            " WHERE key = :key"),
-            {"key": row.key, "n": failures, "block": row.rule.block_seconds(failures)})
+        login_store.count_failure(session, row.key, failures=failures,
+                                  block_seconds=row.rule.block_seconds(failures))
     return sum(row.refused for row in rows)
 
 
 def succeed(session: Session, rows: list[Row]) -> None:
     """A right password clears its pair; the address keeps its count (one valid account must not
     launder an address's guesses at others)."""
-    session.execute(text("DELETE FROM login_throttles WHERE key = ANY(CAST(:keys AS text[]))"),
-                    {"keys": [row.key for row in rows if row.rule is PAIR]})
+    login_store.delete_throttles(session, [row.key for row in rows if row.rule is PAIR])
 
 
 def tidy(session: Session, rows: list[Row]) -> None:
     """Drop the rows this attempt created but left clean, then purge a batch of stale ones."""
-    session.execute(text(
-        "DELETE FROM login_throttles WHERE key = ANY(CAST(:keys AS text[])) "
-        "   AND failures = 0 AND refused = 0 AND blocked_until IS NULL"),
-        {"keys": [row.key for row in rows]})
-    session.execute(text(
-        "DELETE FROM login_throttles WHERE key IN ("
-        "  SELECT key FROM login_throttles "
-        "   WHERE (last_failure_at IS NULL OR last_failure_at < now() - :window) "
-        "     AND (blocked_until IS NULL OR blocked_until < now()) "
-        "   LIMIT :batch FOR UPDATE SKIP LOCKED)"),
-        {"window": WINDOW, "batch": PURGE_BATCH})
+    login_store.delete_clean_throttles(session, [row.key for row in rows])
+    login_store.purge_stale_throttles(session, window=WINDOW, batch=PURGE_BATCH)
 
 
 def forget_name(session: Session, username: str) -> None:
     """Clear every (name, address) count of one name (its password was just reset)."""
-    session.execute(text("DELETE FROM login_throttles WHERE key LIKE 'pair:%' "
-                         "   AND right(key, length(:u) + 1) = '|' || lower(:u)"), {"u": username})
+    login_store.delete_name_throttles(session, PAIR.prefix, username)
