@@ -10,12 +10,13 @@ import { useScrollToTopOnNewPage } from '../lib/scroll-to-top';
 import { useSession } from '../lib/session';
 import { CommandPaletteLauncher } from './CommandPaletteLauncher';
 import { DeferredTooltip } from '../components/DeferredTooltip';
+import { withLaterStyles } from '../components/with-later-styles';
 import { ProjectSwitcherSlot } from './ProjectSwitcherSlot';
 
 // The account menu is a Popover with floating-ui under it, not needed to paint a page: loaded on
 // first use, so the first download on a slow network is smaller (bench/RESULTS.md, issue 23).
 // The project switcher (a Select) loads after the first render (ProjectSwitcherSlot).
-const loadAccountMenu = () => import('./AccountMenu');
+const loadAccountMenu = withLaterStyles(() => import('./AccountMenu'));
 const AccountMenuOpened = lazy(async () => ({ default: (await loadAccountMenu()).AccountMenu }));
 
 // Each page is shown to the roles that may call the operation it lists. `instance`: the page

@@ -1,7 +1,8 @@
+import { withLaterStyles } from '../components/with-later-styles';
 import { deferredComponent } from '../lib/deferred-component';
 import { ProjectSwitcherPlaceholder } from './ProjectSwitcherPlaceholder';
 
-const switcher = deferredComponent<object>(async () => (await import('./ProjectSwitcher')).ProjectSwitcher);
+const switcher = deferredComponent<object>(async () => (await withLaterStyles(() => import('./ProjectSwitcher'))()).ProjectSwitcher);
 
 /** The header's project switcher, or its look-alike for the moment its code is loading. */
 export function ProjectSwitcherSlot() {

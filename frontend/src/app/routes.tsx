@@ -4,13 +4,16 @@ import { Link, Navigate, Outlet, useLocation, type RouteObject } from 'react-rou
 import { LoginPage } from '../features/auth/LoginPage';
 import { useSession } from '../lib/session';
 import { useDocumentTitle } from '../components/PageHeader';
+import { withLaterStyles } from '../components/with-later-styles';
 // The dashboard is the landing page, so it is in the entry chunk: a lazy chunk would be one more
 // round trip (plus a cascade of its small shared chunks) after the entry has run — ~2.4 s on slow
 // 4G (bench/RESULTS.md). Its chart (recharts, 290 KB) is lazy inside it. Every other page is its
 // own chunk: the login page and the dashboard do not load the cron builder or cronstrue.
 import { DashboardPage } from '../features/dashboard/DashboardPage';
+// Each lazy part loads with the stylesheet of the Mantine components kept out of the first one.
 const page = <K extends string>(load: () => Promise<Record<K, ComponentType<never>>>, name: K) =>
-  lazy(async () => ({ default: (await load())[name] as ComponentType }));
+  lazy(async () => ({ default: (await withLaterStyles(load)())[name] as ComponentType }));
+const scheduleForms = withLaterStyles(() => import('../features/schedules/ScheduleFormPages'));
 const AuditPage = page(() => import('../features/audit/AuditPage'), 'AuditPage');
 const ChaosPage = page(() => import('../features/chaos/ChaosPage'), 'ChaosPage');
 const JobDetailPage = page(() => import('../features/jobs/JobDetailPage'), 'JobDetailPage');
@@ -24,9 +27,9 @@ const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'Pr
 const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
 const NotificationsPage = page(() => import('../features/notifications/NotificationsPage'), 'NotificationsPage');
 const AccountPage = page(() => import('../features/account/AccountPage'), 'AccountPage');
-const NewSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).NewSchedulePage }));
-const EditSchedulePage = lazy(async () => ({ default: (await import('../features/schedules/ScheduleFormPages')).EditSchedulePage }));
-const CronBuilder = lazy(async () => ({ default: (await import('../features/cron-builder/CronBuilder')).CronBuilder }));
+const NewSchedulePage = lazy(async () => ({ default: (await scheduleForms()).NewSchedulePage }));
+const EditSchedulePage = lazy(async () => ({ default: (await scheduleForms()).EditSchedulePage }));
+const CronBuilder = lazy(async () => ({ default: (await withLaterStyles(() => import('../features/cron-builder/CronBuilder'))()).CronBuilder }));
 import { Layout } from './Layout';
 
 function RequireAuth() {

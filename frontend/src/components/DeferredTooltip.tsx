@@ -1,8 +1,9 @@
 import type { TooltipProps } from '@mantine/core';
 import { useLayoutEffect, useRef, type ComponentType } from 'react';
 import { deferredComponent } from '../lib/deferred-component';
+import { withLaterStyles } from './with-later-styles';
 
-const tooltip = deferredComponent<TooltipProps>(async () => (await import('./deferred-tooltip-module')).Tooltip as ComponentType<TooltipProps>);
+const tooltip = deferredComponent<TooltipProps>(async () => (await withLaterStyles(() => import('./deferred-tooltip-module'))()).Tooltip as ComponentType<TooltipProps>);
 
 const FOCUSABLE = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';
 
