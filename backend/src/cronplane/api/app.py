@@ -6,9 +6,9 @@ process after fork, never here and never at import.
 
 from __future__ import annotations
 
+import random
 import re
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +135,14 @@ def _register_resources(app: Flask, api: Api) -> None:
             api.register_blueprint(module.blp, url_prefix=API_PREFIX + getattr(module, "PREFIX", ""))
 
 
+def new_request_id() -> str:
+    """32 random hex digits, like ``uuid4().hex``. Not from ``os.urandom``: it releases the GIL
+    for its system call, and taking the GIL back from a busy request thread cost ~0.3 ms of
+    wall time per request in process (issue 16). An id only has to be unique, not unguessable;
+    ``random`` is reseeded in every forked worker."""
+    return f"{random.getrandbits(128):032x}"
+
+
 def _request_ids(app: Flask) -> None:
     @app.before_request
     def assign_request_id() -> None:
@@ -143,10 +151,10 @@ def _request_ids(app: Flask) -> None:
         if length is not None and length > (app.config["MAX_CONTENT_LENGTH"] or length):
             from werkzeug.exceptions import RequestEntityTooLarge
 
-            g.request_id = uuid.uuid4().hex
+            g.request_id = new_request_id()
             raise RequestEntityTooLarge()
         incoming = request.headers.get("X-Request-Id", "")
-        g.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        g.request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
         g.request_started = time.perf_counter()
         request_id_var.set(g.request_id)
 

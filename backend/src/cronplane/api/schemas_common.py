@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import marshmallow as ma
+import orjson
 from apispec import BasePlugin
 from flask import request
 from flask_smorest import Blueprint
@@ -248,10 +250,22 @@ CAPPED_DOC = (f"In list items: when larger than {LIST_VALUE_CAP_BYTES} bytes (as
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+# orjson's compact text of a jsonb value is the standard library's byte for byte except for some
+# floats, whose texts differ by at most one character either way ("1e-07" / "1e-7"), each at least
+# four: a value at most half the cap by orjson is under it by the standard library too, and only
+# larger ones (or what orjson refuses: integers beyond 64 bits) are measured exactly.
+_SURELY_UNDER_CAP = LIST_VALUE_CAP_BYTES // 2
+
+
 def capped(value: Any) -> Any:
     """``value``, or ``{"truncated": true, "bytes": N}`` when its JSON is over the cap."""
     if not value or isinstance(value, (bool, int, float)):
         return value  # None, a number, or an empty object, list or string: always under the cap
+    try:
+        if len(orjson.dumps(value)) <= _SURELY_UNDER_CAP:
+            return value
+    except (orjson.JSONEncodeError, TypeError):
+        pass
     size = len(_COMPACT.encode(value).encode())
     return {"truncated": True, "bytes": size} if size > LIST_VALUE_CAP_BYTES else value
 
@@ -285,6 +299,7 @@ class RowList(fields.List[Any]):
             else:
                 kind = _FIELD
             self._plan.append((key, field.attribute or name, kind, field))
+        self._tuple_dumpers: dict[tuple[str, ...], Callable[[Any], dict[str, Any]]] = {}
 
     def _serialize(self, value: Any, attr: str | None, obj: Any,
                    **kwargs: Any) -> list[dict[str, Any]] | None:
@@ -295,15 +310,47 @@ class RowList(fields.List[Any]):
             return []
         names = getattr(rows[0], "_fields", None)  # a database Row (named-tuple-like)
         if isinstance(names, tuple):
-            position = {name: index for index, name in enumerate(names)}
-            # A field the row has no column for is left out, as marshmallow leaves it out.
-            plan: list[tuple[str, str, int, fields.Field[Any], Any]] = [
-                (key, attribute, kind, field, position[attribute])
-                for key, attribute, kind, field in self._plan if attribute in position]
-            return [self._dump(row, plan, row.__getitem__) for row in rows]
+            dump = self._tuple_dumpers.get(names)
+            if dump is None:
+                dump = self._tuple_dumpers.setdefault(names, self._tuple_dumper(names))
+            return [dump(row) for row in rows]
         plan = [(key, attribute, kind, field, attribute)
                 for key, attribute, kind, field in self._plan]
         return [self._dump(row, plan, _attributes_of(row)) for row in rows]
+
+    def _tuple_dumper(self, names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
+        """The dump of a row with these columns: every value taken by position at once, then
+        only the datetimes, capped values and other fields rewritten (the same dict as
+        ``_dump`` makes, at a third of its cost for a 26-column job)."""
+        position = {name: index for index, name in enumerate(names)}
+        # A field the row has no column for is left out, as marshmallow leaves it out.
+        plan = [(key, attribute, kind, field) for key, attribute, kind, field in self._plan
+                if attribute in position]
+        keys = tuple(key for key, _, _, _ in plan)
+        where = [position[attribute] for _, attribute, _, _ in plan]
+        # itemgetter of two or more positions gives a tuple; of one, the bare value.
+        values: Callable[[Any], Any] = (operator.itemgetter(*where) if len(where) > 1 else
+                                        lambda row: tuple(row[index] for index in where))
+        times = tuple(key for key, _, kind, _ in plan if kind == _TIME)
+        caps = tuple(key for key, _, kind, _ in plan if kind == _CAPPED)
+        others = tuple((key, attribute, field) for key, attribute, kind, field in plan
+                       if kind == _FIELD)
+
+        def dump(row: Any) -> dict[str, Any]:
+            out = dict(zip(keys, values(row), strict=True))
+            for key in times:
+                item = out[key]
+                if item is not None:
+                    out[key] = item.astimezone(UTC).isoformat().replace("+00:00", "Z")
+            for key in caps:
+                out[key] = capped(out[key])
+            for key, attribute, field in others:
+                item = out[key]
+                if item is not None:
+                    out[key] = field._serialize(item, attribute, row)
+            return out
+
+        return dump
 
     @staticmethod
     def _dump(row: Any, plan: list[tuple[str, str, int, fields.Field[Any], Any]],

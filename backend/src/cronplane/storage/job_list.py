@@ -19,13 +19,17 @@ database plans the statement as before.
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from psycopg.rows import namedtuple_row
+from psycopg.types.json import JsonbLoader
 from sqlalchemy import Select, bindparam, func, select, union_all
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
@@ -68,6 +72,7 @@ def list_page(db: Database, flt: JobListFilter) -> list[Any]:
     text, params = statement
     with db.autocommit() as conn:
         cursor = conn.cursor(row_factory=namedtuple_row)
+        cursor.adapters.register_loader("jsonb", _JsonbLoader)
         return cursor.execute(text, params, prepare=True).fetchall()
 
 
@@ -93,6 +98,25 @@ def page_statement(flt: JobListFilter) -> tuple[str, dict[str, Any]] | None:
     if search is not None:
         params.update(search_params(search))
     return text, params
+
+
+# 19 digits in a row may be an integer beyond 64 bits, which orjson would read as a float.
+_LONG_NUMBER = re.compile(rb"\d{19}")
+
+
+class _JsonbLoader(JsonbLoader):
+    """``payload`` and ``result`` read by orjson: the same values as psycopg's ``json.loads``
+    (which was a tenth of the CPU of a 50-row page), except integers beyond 64 bits, which
+    orjson reads as floats; text that may hold one goes to ``json.loads`` as before."""
+
+    def load(self, data: Any) -> Any:
+        text = bytes(data)
+        if _LONG_NUMBER.search(text) is None:
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                pass  # what only the standard library reads (a lone surrogate escape)
+        return json.loads(text)
 
 
 _DIALECT = PGDialect_psycopg()  # type: ignore[no-untyped-call]

@@ -100,6 +100,68 @@ def test_row_list_dumps_exactly_what_nested_schemas_would() -> None:
         assert JobListSchema().dump(page) == generic().dump(page)
 
 
+
+def test_row_list_dumps_database_tuples_exactly_as_nested_schemas_would() -> None:
+    """Rows from the database are named tuples, dumped by position (issue 16): the same dicts
+    as the generic schema makes from the same values, including values near the 4 KiB cap (where
+    the size is measured exactly), capped ones, datetimes in another zone and a missing column."""
+    from collections import namedtuple
+
+    from flask import Flask, g
+
+    from cronplane.api.jobs import JobListSchema, JobSchema
+    from cronplane.api.schemas_common import LIST_VALUE_CAP_BYTES
+    from cronplane.domain.roles import Role
+    from cronplane.management.actor import Actor
+    from cronplane.management.pagination import Page
+
+    now = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=-5)))
+    whole = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    names = ("id", "handler", "payload", "status", "priority", "run_at", "attempt_count",
+             "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
+             "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
+             "finished_at", "rerun_of", "schedule_version", "queue", "project")  # no concurrency_key
+    Row = namedtuple("Row", names)  # the shape of namedtuple_row
+    # Floats whose texts differ between orjson and the standard library ("1e-07" / "1e-7"),
+    # sized to land just under, at and just over the cap by the standard library's count.
+    per_item = len("1e-07,")
+    near = [{"f": [1e-7] * ((LIST_VALUE_CAP_BYTES - 8) // per_item + extra)} for extra in (-1, 0, 1)]
+    values = [{"n": 1}, {}, None, [1, 2], "text", {"s": "é" * 3000}, {"big": 10**30}, *near]
+    rows = [Row(id=i, handler="noop", payload=value if isinstance(value, dict) else {},
+                status="DEAD", priority=-3, run_at=now,
+                attempt_count=3, max_attempts=3, timeout_seconds=None, schedule_id=None,
+                trigger="api", idempotency_key=None, requested_by="alice",
+                cancel_requested=False, result=value,
+                error="boom in /srv/app/x.py" if i % 2 else None,
+                created_at=whole, started_at=now, finished_at=None, rerun_of=None,
+                schedule_version=None, queue="default", project="default")
+            for i, value in enumerate(values)]
+    generic = type("Generic", (ma.Schema,), {
+        "items": fields.List(fields.Nested(JobSchema)),
+        "next_cursor": fields.String(allow_none=True)})
+    with Flask(__name__).app_context():
+        for role in (Role.ADMIN, Role.VIEWER):
+            g.actor = Actor(username="alice", role=role, user_id=1)
+            expected = generic().dump(Page(items=[row._asdict() for row in rows], next_cursor=None))
+            for item in expected["items"]:
+                for key in ("payload", "result"):
+                    item[key] = capped_like_before(item[key])
+            assert JobListSchema().dump(Page(items=rows, next_cursor=None)) == expected
+    one = namedtuple("One", ["id"])
+    assert JobListSchema().dump(Page(items=[one(7)], next_cursor=None))["items"] == [{"id": 7}]
+
+
+def capped_like_before(value: object) -> object:
+    """The list cap as it was written first: the standard library's compact UTF-8 size."""
+    import json
+
+    from cronplane.api.schemas_common import LIST_VALUE_CAP_BYTES
+
+    if not value or isinstance(value, (bool, int, float)):
+        return value
+    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return {"truncated": True, "bytes": size} if size > LIST_VALUE_CAP_BYTES else value
+
 def test_the_parser_builds_one_argument_schema_per_class_and_keeps_no_state() -> None:
     """Its instances are reused across requests (issue 16): a failed parse leaves nothing for
     the next one, and each parse returns its own result."""
