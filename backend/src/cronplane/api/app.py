@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, g, request
+from flask import Flask, Request, Response, g, request
+from flask.sessions import SecureCookieSessionInterface
 from flask_smorest import Api
 
 from cronplane.api import problems
@@ -59,6 +60,16 @@ class CronplaneApi(Api):  # type: ignore[misc]
         return problems.http_exception_problem(error)
 
 
+class NoSessionInterface(SecureCookieSessionInterface):
+    """No Flask session: cronplane keeps nothing in Flask's signed ``session`` cookie (a caller is
+    its Bearer credential or the JWT cookies, read by ``api/auth.py``), and opening one read and
+    verified that cookie on every request and considered saving it after (issue 16). Every
+    request gets Flask's null session, which reads as empty and refuses writes."""
+
+    def open_session(self, app: Flask, request: Request) -> None:
+        return None
+
+
 def default_static_dir() -> Path | None:
     """The console the wheel carries (``cronplane/console``), else the checkout's build (an
     editable install serves ``frontend/dist`` directly, so a rebuild shows without reinstalling)."""
@@ -73,6 +84,7 @@ def create_app(settings: Settings, context: ManagementContext | None = None,
                database_url: str | None = None) -> Flask:
     app = Flask("cronplane", static_folder=None)
     app.json = FastJSONProvider(app)
+    app.session_interface = NoSessionInterface()
     if context is None:
         url = database_url or settings.database_url
         if url is None:

@@ -97,9 +97,17 @@ def count_watchdog_reclaims(count: int = 1) -> None:
         WATCHDOG_RECLAIMS.inc(count)
 
 
+_HTTP_CHILDREN: dict[tuple[str, str, int], Histogram] = {}
+
+
 def observe_http_request(method: str, route: str, status: int, seconds: float) -> None:
-    HTTP_REQUEST_DURATION.labels(method=method, route=route, status=str(status)).observe(
-        max(0.0, seconds))
+    # Bounded like the series themselves: methods × route templates × statuses.
+    key = (method, route, status)
+    child = _HTTP_CHILDREN.get(key)
+    if child is None:
+        child = _HTTP_CHILDREN[key] = HTTP_REQUEST_DURATION.labels(
+            method=method, route=route, status=str(status))
+    child.observe(max(0.0, seconds))
 
 
 @dataclass(frozen=True)
