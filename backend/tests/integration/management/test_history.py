@@ -114,6 +114,41 @@ def test_a_search_with_a_filter_finds_jobs_its_walk_did_not_reach(database_url, 
             conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
 
 
+@pytest.mark.parametrize("walk", [2, 3, 100])
+def test_a_search_alone_finds_jobs_its_walk_did_not_reach(database_url, seeded, monkeypatch,
+                                                          walk: int) -> None:
+    # A search alone tests the text on the newest TEXT_WALK jobs, then takes every match below
+    # them from the search index (storage/job_list.py): found once each, newest first, when the
+    # walk fills the page, stops short of the matches, or sees every job; a word no job has
+    # finds nothing (the case that walked all of history).
+    monkeypatch.setattr(job_list, "TEXT_WALK", walk)
+    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+    ctx = seeded["ctx"]
+    errors = ["qzwalk in the old one", "qzwalk again", None, None, "hay", None, "a qzwalk, newest"]
+    ids = [insert_job(database_url, status="DEAD" if e else "SUCCEEDED", handler="walk-alone",
+                      error=e) for e in errors]
+    ids.append(insert_job(database_url, status="PENDING", handler="walk-alone", error="qzwalk"))
+    needles = [ids[7], ids[6], ids[1], ids[0]]
+    try:
+        def pages(limit: int, q: str = "qzwalk") -> list[int]:
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = history.list_jobs(ctx, Actor.system(), limit=limit, cursor=cursor, q=q)
+                seen.extend(j.id for j in page.items)
+                if (cursor := page.next_cursor) is None:
+                    return seen
+
+        assert pages(50) == needles
+        assert pages(1) == needles, "page by page, below the walk too"
+        assert pages(3) == needles
+        assert pages(50, q="qzwalkabsent") == []
+        assert pages(50, q=f"#{ids[4]}") == [ids[4]], "an id still finds its job"
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
+
+
 def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
     ctx = seeded["ctx"]
     first = history.list_jobs(ctx, Actor.system(), statuses=["SUCCEEDED", "DEAD"], limit=4)
