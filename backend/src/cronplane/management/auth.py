@@ -110,7 +110,7 @@ def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
         else:
             user = session.scalars(select(User).where(func.lower(User.username) == key)
                                    .with_for_update()).one_or_none()
-            check = _verify(hashing, user.password_hash if user else None, password)
+            check = verify_password(hashing, user.password_hash if user else None, password)
             reason = _refusal(user, check.ok)
             if reason is None:
                 assert user is not None
@@ -131,7 +131,9 @@ def login(ctx: ManagementContext, username: str, password: str, origin: Origin,
     raise Unauthenticated(GENERIC_FAILURE)
 
 
-def _verify(hashing: PasswordHashing, stored_hash: str | None, password: str) -> Verification:
+def verify_password(hashing: PasswordHashing, stored_hash: str | None,
+                    password: str) -> Verification:
+    """``hashing.verify``, or 503 while every hashing slot is busy."""
     try:
         return hashing.verify(stored_hash, password)
     except HashingBusy:

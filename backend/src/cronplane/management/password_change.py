@@ -29,7 +29,7 @@ from cronplane.domain.roles import Role
 from cronplane.management import initial_password, throttle
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
-from cronplane.management.auth import Grant, Identity, _verify, session_ref
+from cronplane.management.auth import Grant, Identity, session_ref, verify_password
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import (
     Conflict,
@@ -37,9 +37,8 @@ from cronplane.management.errors import (
     InvalidInput,
     TooManyRequests,
     Unauthenticated,
-    Unavailable,
 )
-from cronplane.security.passwords import DEFAULT_HASHING, HashingBusy, PasswordHashing, check_strength
+from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import RefreshFamily, User, UserIdentity
 
@@ -82,13 +81,13 @@ def change_password(ctx: ManagementContext, actor: Actor, *, current_password: s
         else:
             user = session.scalars(select(User).where(User.id == actor.user_id)
                                    .with_for_update()).one()
-            if _verify(hashing, user.password_hash, current_password).ok:
+            if verify_password(hashing, user.password_hash, current_password).ok:
                 if new_password == current_password:
                     raise InvalidInput("The new password is the same as the current one.",
                                        errors={"new_password": ["Must differ from the current "
                                                                 "password."]})
                 throttle.succeed(session, rows)
-                grant = _store(ctx, session, actor, user, _hash(hashing, new_password))
+                grant = _store(ctx, session, actor, user, hashing.hash(new_password))
             else:
                 refused = throttle.fail(session, rows)
                 _failed(session, actor, "bad_password",
@@ -115,14 +114,6 @@ def _refuse_without_password(ctx: ManagementContext, session: Session, user_id: 
                      username=row.username)
     if reason:
         raise Conflict(reason)
-
-
-def _hash(hashing: PasswordHashing, password: str) -> str:
-    try:
-        return hashing.hash(password)
-    except HashingBusy:
-        raise Unavailable("The server is busy checking sign-ins; try again in a moment.",
-                          retry_after=1) from None
 
 
 def _store(ctx: ManagementContext, session: Session, actor: Actor, user: User,
