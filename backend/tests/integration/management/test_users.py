@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-import time
 
 import pytest
 from sqlalchemy import select, text
@@ -19,6 +18,7 @@ from cronplane.storage.models import User
 from tests.support.accounts import FAST_HASHING, add_user, bearer, tokens_for
 from tests.support.apps import context
 from tests.support.db_state import assert_unchanged
+from tests.support.waiting import wait_until
 
 
 def _actor(account) -> Actor:
@@ -86,16 +86,10 @@ def test_two_admins_demoting_each_other_at_once_leave_one_admin(fresh_app) -> No
     assert sorted(outcomes) == ["conflict", "ok"] and admins == 1
 
 
-def _wait_until_a_backend_waits_for_a_lock(app) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        with context(app).db.read_session() as session:
-            if session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                                    "current_database() AND wait_event_type = 'Lock'")
-                               ).scalar_one():
-                return
-        time.sleep(0.02)
-    raise AssertionError("the reset never waited for the sign-in's locks")
+def _lock_waiters(app) -> int:
+    with context(app).db.read_session() as session:
+        return session.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                    "current_database() AND wait_event_type = 'Lock'")).scalar_one()
 
 
 def test_a_password_reset_does_not_deadlock_with_a_sign_in_of_the_same_name(fresh_app) -> None:
@@ -121,7 +115,7 @@ def test_a_password_reset_does_not_deadlock_with_a_sign_in_of_the_same_name(fres
     with ctx.db.transaction() as sign_in:
         throttle.lock(sign_in, keys)
         resetter.start()
-        _wait_until_a_backend_waits_for_a_lock(app)
+        wait_until(lambda: _lock_waiters(app), 15, "the reset to wait for the sign-in's locks")
         sign_in.scalars(select(User).where(User.id == target.id).with_for_update()).one()
     resetter.join(30)
     assert not resetter.is_alive() and failures == []

@@ -11,6 +11,7 @@ import pytest
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob, Outcome
 from cronplane.storage.queries import QUERIES
+from tests.support.waiting import wait_until
 
 W = "host:1:aaaa"
 
@@ -188,14 +189,10 @@ def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
         thread = threading.Thread(target=run_watchdog)
         thread.start()
         with psycopg.connect(fresh_database_url, autocommit=True) as probe:
-            for _ in range(500):
-                waiting = probe.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND datname = current_database()").fetchone()[0]
-                if waiting:
-                    break
-                thread.join(0.01)
-            assert waiting, "the watchdog should be waiting on the completion's row lock"
+            wait_until(lambda: probe.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()").fetchone()[0], 5,
+                "the watchdog to wait on the completion's row lock")
         # 3. The completion commits; the watchdog proceeds.
         completer.commit()
         thread.join(10)
