@@ -13,9 +13,9 @@
   version is issued. API tokens stay: they are credentials of their own, listed beside the form
   to delete. One ``user.password_change`` event, in the same transaction.
 
-Locks are taken in the order user changes (advisory) → throttle rows → user row: sign-in takes
-throttle rows → user row, and an admin's reset takes the advisory lock → user row → throttle rows,
-so no order here can deadlock with either.
+Locks are taken in the order user changes (advisory) → throttle rows → user row, the order of an
+admin's reset too; a sign-in takes throttle rows → user row, so none of the three can deadlock
+with another.
 """
 
 from __future__ import annotations
