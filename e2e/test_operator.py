@@ -192,3 +192,23 @@ def test_operator_submits_an_ad_hoc_job_checked_against_its_schema(
     assert (job["handler"], job["payload"], job["status"]) == ("sleep", {"seconds": 1}, "SUCCEEDED")
     assert job["requested_by"] == operator_api.username
     assert job["schedule_id"] is None
+
+
+def test_a_click_right_after_typing_a_search_is_not_undone_by_the_search(
+        page: Page, admin_api: ApiClient, unique: str) -> None:
+    # The detail page's chunk is held back 1 s, past the search box's 300 ms debounce: the list
+    # being left must not write its search into the URL and take the user back to it.
+    schedule = admin_api.create_schedule(name=unique, handler="noop", cron=NEVER_DURING_TESTS)
+    sign_in_as_persona(page, "OPERATOR")
+    go_via_nav(page, "Schedules")
+    expect(page.get_by_role("link", name=unique, exact=True)).to_be_visible()
+
+    def slow_chunk(route) -> None:
+        time.sleep(1)
+        route.continue_()
+
+    page.route(re.compile(r"/assets/ScheduleDetailPage-[^/]*\.js$"), slow_chunk)
+    page.get_by_role("search", name="Schedule filters").get_by_label("Search").fill(unique[:12])
+    page.get_by_role("link", name=unique, exact=True).click()
+    expect(page.get_by_role("heading", name=unique)).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"/schedules/{schedule['id']}$"))

@@ -1,6 +1,6 @@
 import { TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 
 /**
  * The list pages' search box: what is typed shows at once, while the URL (and so the query)
@@ -24,7 +24,13 @@ export function SearchInput({
     setSeen(initial);
     if (initial !== pushed) setValue(initial);
   }
+  // Where the browser was when the key was typed. A click on a result right after typing moves
+  // the browser on at once, while React keeps this page mounted until the next page's code is in
+  // (a transition, or a Suspense fallback that hides rather than unmounts it), so the debounce is
+  // not cancelled: its search would then navigate back to this list and undo the click.
+  const typedAt = useRef('');
   const push = useDebouncedCallback((q: string) => {
+    if (window.location.pathname !== typedAt.current) return;
     setPushed(q);
     onSearch(q);
   }, 300);
@@ -36,6 +42,7 @@ export function SearchInput({
       w={240}
       value={value}
       onChange={(e) => {
+        typedAt.current = window.location.pathname;
         setValue(e.currentTarget.value);
         push(e.currentTarget.value);
       }}
