@@ -30,14 +30,20 @@ from typing import Any
 import orjson
 from psycopg.rows import namedtuple_row
 from psycopg.types.json import JsonbLoader
-from sqlalchemy import Select, bindparam, func, select, union_all
+from sqlalchemy import Select, bindparam, func, select, true, union, union_all
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.types import Text
 
 from cronplane.domain.job_search import parse
 from cronplane.storage.database import Database
-from cronplane.storage.job_search import SearchShape, search_clause, search_params, search_shape
+from cronplane.storage.job_search import (
+    SearchShape,
+    candidate_clauses,
+    search_clause,
+    search_params,
+    search_shape,
+)
 from cronplane.storage.models import Job, Schedule
 
 JOBS = Job.__table__
@@ -222,12 +228,19 @@ def _walked_search(filtered: Select[Any], search: SearchShape, name: str, *, wal
     if rest_by_search_index:
         # No bound on id inside: with one (of unknown value) the planner costed a range scan of
         # the primary key, testing the text on each row, below the GIN index (q=zzz: seconds).
-        hits = (filtered.where(search_clause(search)).with_only_columns(Job.id).order_by(None)
+        # The candidates come from the indexes alone (storage.job_search.candidate_clauses);
+        # only the newest are tested with the search, each by primary key until the page is
+        # full: a LATERAL with LIMIT 1, since as a join the planner ran the search index again
+        # to merge with it (and rechecked every match).
+        hits = (union(*(filtered.where(condition).with_only_columns(Job.id).order_by(None)
+                        for condition in candidate_clauses(search)))
                 .cte(f"{name}_hits").prefix_with("MATERIALIZED"))
         newest = (select(hits.c.id).where(hits.c.id < floor).order_by(hits.c.id.desc())
-                  .limit(_param("limit")))
-        below = (select(JOBS).where(Job.id.in_(newest)).order_by(Job.id.desc())
-                 .subquery(f"{name}_below"))
+                  .subquery(f"{name}_newest"))
+        match = (select(JOBS).where(Job.id == newest.c.id).where(search_clause(search)).limit(1)
+                 .lateral(f"{name}_match"))
+        below = (select(match).select_from(newest).join(match, true())
+                 .order_by(newest.c.id.desc()).limit(_param("limit")).subquery(f"{name}_below"))
     else:
         below = (filtered.where(search_clause(search)).where(Job.id < floor)
                  .limit(_param("limit")).subquery(f"{name}_below"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, and_, bindparam, false, func, or_
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import ColumnElement, Text, and_, bindparam, cast, false, func, or_
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 
 from cronplane.domain.job_search import JobSearch, parse
 from cronplane.domain.states import JobStatus
@@ -44,6 +44,22 @@ def search_clause(shape: SearchShape, values: dict[str, Any] | None = None,
     partial GIN index ``ix_jobs_search`` (finished jobs) and ``ix_jobs_status_id`` (the few
     active)."""
 
+    conditions = _conditions(shape, values, columns, candidates=False)
+    return or_(*conditions) if conditions else false()
+
+
+def candidate_clauses(shape: SearchShape, values: dict[str, Any] | None = None,
+                      columns: Any = None) -> list[ColumnElement[bool]]:
+    """Conditions whose jobs together include every job ``search_clause`` matches, and may
+    include more; each is answered by one index without computing any job's text: the job the
+    text names, finished jobs having every lexeme of the words in any order (GIN needs no
+    recheck of a query without phrases), the active jobs by status. Test each candidate with
+    ``search_clause``; parameters as there. A text with nothing to search for: no job."""
+    return _conditions(shape, values, columns, candidates=True) or [false()]
+
+
+def _conditions(shape: SearchShape, values: dict[str, Any] | None, columns: Any, *,
+                candidates: bool) -> list[ColumnElement[bool]]:
     def param(name: str, **kwargs: Any) -> Any:
         return bindparam(name, None if values is None else values[name], **kwargs)
 
@@ -58,7 +74,17 @@ def search_clause(shape: SearchShape, values: dict[str, Any] | None = None,
         # rows carry (``host``), which GIN answers by reading that lexeme's whole posting list.
         query = (func.jobs_search_query(param("search_words", type_=ARRAY(Text))) if has_words
                  else func.to_tsquery("simple", param("search_tsquery", type_=Text)))
-        matches = func.jobs_search_vector(c.handler, c.idempotency_key, c.error).op("@@")(query)
-        conditions += [and_(c.finished_at.is_not(None), matches),
-                       and_(c.status.in_((JobStatus.PENDING.value, JobStatus.RUNNING.value)), matches)]
-    return or_(*conditions) if conditions else false()
+        vector = func.jobs_search_vector(c.handler, c.idempotency_key, c.error)
+        finished: ColumnElement[Any] = query
+        if candidates and has_words:
+            # A split word is a phrase (``'host' <-> '-41':*``), and GIN cannot check word order:
+            # each match it finds is rechecked by computing the job's text again (~8 us a job,
+            # 70 ms for the 8,800 jobs of a word in 0.1 % of 10,000,000). The same lexemes ANDed
+            # find the same jobs and a few more, with no recheck. Words never hold "<" (the
+            # domain's parser splits on it), so the only "<…>" in the text are phrase operators.
+            finished = cast(func.regexp_replace(cast(query, Text), r" <(-|[0-9]+)> ", " & ", "g"),
+                            TSQUERY)
+        active = (JobStatus.PENDING.value, JobStatus.RUNNING.value)
+        conditions += [and_(c.finished_at.is_not(None), vector.op("@@")(finished)),
+                       and_(c.status.in_(active), vector.op("@@")(query))]
+    return conditions

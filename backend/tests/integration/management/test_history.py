@@ -149,6 +149,41 @@ def test_a_search_alone_finds_jobs_its_walk_did_not_reach(database_url, seeded, 
             conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
 
 
+@pytest.mark.parametrize("walk", [1, 2, 100])
+def test_a_split_word_below_the_walk_finds_its_phrase_not_its_parts(database_url, seeded,
+                                                                    monkeypatch, walk: int) -> None:
+    # Below the walk, a search alone takes candidates from the index with the lexemes of a split
+    # word in any order ("qzsplit" and "-7" apart), then tests each with the phrase itself
+    # (storage.job_search.candidate_clauses): the jobs with the parts apart are not found.
+    monkeypatch.setattr(job_list, "TEXT_WALK", walk)
+    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+    ctx = seeded["ctx"]
+    errors = ["refused by qzsplit-7", "qzsplit then exit -7", "qzsplit-70 timed out",
+              "exit -7 on qzsplit", "refused by qzsplit-7 again", None]
+    ids = [insert_job(database_url, status="DEAD" if e else "SUCCEEDED", handler="split-probe",
+                      error=e) for e in errors]
+    ids.append(insert_job(database_url, status="PENDING", handler="split-probe",
+                          error="qzsplit then -7, pending"))
+    needles = [ids[4], ids[2], ids[0]]
+    try:
+        def pages(limit: int) -> list[int]:
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = history.list_jobs(ctx, Actor.system(), limit=limit, cursor=cursor,
+                                         q="qzsplit-7")
+                seen.extend(j.id for j in page.items)
+                if (cursor := page.next_cursor) is None:
+                    return seen
+
+        assert pages(50) == needles
+        assert pages(1) == needles, "page by page"
+        assert pages(2) == needles
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
+
+
 def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
     ctx = seeded["ctx"]
     first = history.list_jobs(ctx, Actor.system(), statuses=["SUCCEEDED", "DEAD"], limit=4)
