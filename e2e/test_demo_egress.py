@@ -47,6 +47,8 @@ def _new_http_job(page: Page, url: str) -> None:
     go_via_nav(page, "Jobs")
     header_button(page, "New ad-hoc job").click()
     form = page.get_by_role("form", name="New ad-hoc job")
+    # The jobs list (with its own Handler filter) stays mounted until the form's code is in.
+    expect(form).to_be_visible()
     handler = page.get_by_role("combobox", name="Handler", exact=True)
     # Picked from the open list, not typed: keys typed before the handler catalogue has loaded
     # went nowhere on a loaded box and the list never opened.

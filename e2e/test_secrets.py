@@ -24,6 +24,9 @@ def test_operator_inserts_a_secret_reference_and_sees_it_as_a_chip(
     go_via_nav(page, "Jobs")
     header_button(page, "New ad-hoc job").click()
     form = page.get_by_role("form", name="New ad-hoc job")
+    # The jobs list stays mounted until the form's code is in, and it has a Handler filter too:
+    # choosing before the form shows opened the list's dropdown, which then vanished with it.
+    expect(form).to_be_visible()
     choose(page, "Handler", "noop")
     payload = form.get_by_role("textbox", name=re.compile(r"^Payload"))
     payload.fill("")
