@@ -17,6 +17,7 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_smorest import Api
 
 from cronplane.api import problems
+from cronplane.api.flask_app import CronplaneFlask
 from cronplane.api.health import blueprint as health_blueprint
 from cronplane.api.json_encoding import FastJSONProvider
 from cronplane.api.schemas_common import (
@@ -82,7 +83,7 @@ def default_static_dir() -> Path | None:
 
 def create_app(settings: Settings, context: ManagementContext | None = None,
                database_url: str | None = None) -> Flask:
-    app = Flask("cronplane", static_folder=None)
+    app = CronplaneFlask("cronplane", static_folder=None)
     app.json = FastJSONProvider(app)
     app.session_interface = NoSessionInterface()
     if context is None:
@@ -177,18 +178,26 @@ def _request_ids(app: Flask) -> None:
 
 
 def _security_headers(app: Flask, *, production: bool) -> None:
+    fixed = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
+             ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"),
+             ("Permissions-Policy", "geolocation=(), microphone=(), camera=()"),
+             # Caddy adds these in front; without it (an Ingress, a bare gunicorn) the app must.
+             ("Cross-Origin-Opener-Policy", "same-origin")]
+    if production:
+        fixed.append(("Strict-Transport-Security", "max-age=31536000"))
+    lowered = [(name.lower(), name, value) for name, value in fixed]
+    api_only = ("Cache-Control", "no-store")
+
     @app.after_request
     def add_headers(response: Response) -> Response:
+        # Each header unless the response set its own. One pass over the headers: werkzeug's
+        # setdefault and ``in`` raise and catch an HTTP exception per absent header, which was
+        # most of this hook's cost on every request (issue 16).
         headers = response.headers
-        headers.setdefault("Content-Security-Policy", CSP)
-        headers.setdefault("X-Content-Type-Options", "nosniff")
-        headers.setdefault("Referrer-Policy", "no-referrer")
-        headers.setdefault("X-Frame-Options", "DENY")
-        headers.setdefault("Permissions-Policy", "geolocation=(), microphone=(), camera=()")
-        # Caddy adds these in front; without it (an Ingress, a bare gunicorn) the app must.
-        headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
-        if production:
-            headers.setdefault("Strict-Transport-Security", "max-age=31536000")
-        if request.path.startswith("/api/") and "Cache-Control" not in headers:
-            headers["Cache-Control"] = "no-store"
+        present = {name.lower() for name, _ in headers.items()}
+        for key, name, value in lowered:
+            if key not in present:
+                headers.add(name, value)
+        if request.path.startswith("/api/") and "cache-control" not in present:
+            headers.add(*api_only)
         return response

@@ -98,6 +98,16 @@ def utc_text(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+def utc_texts(values: list[datetime]) -> list[str]:
+    """``utc_text`` of each value, written by orjson in one call: its RFC 3339 with ``OPT_UTC_Z``
+    is ``utc_text``'s text for every instant in UTC (years 1 to 9999, with and without
+    microseconds), at a seventh of the cost of ``isoformat`` per value (a third of a 50-row
+    page's serialisation, issue 16)."""
+    in_utc = [value if value.tzinfo is UTC else value.astimezone(UTC) for value in values]
+    texts: list[str] = orjson.loads(orjson.dumps(in_utc, option=orjson.OPT_UTC_Z))
+    return texts
+
+
 class UtcDateTime(fields.DateTime):
     """RFC 3339 in UTC with ``Z`` on the way out; on the way in, an offset is required."""
 
@@ -299,7 +309,7 @@ class RowList(fields.List[Any]):
             else:
                 kind = _FIELD
             self._plan.append((key, field.attribute or name, kind, field))
-        self._tuple_dumpers: dict[tuple[str, ...], Callable[[Any], dict[str, Any]]] = {}
+        self._tuple_dumpers: dict[tuple[str, ...], Callable[[list[Any]], list[dict[str, Any]]]] = {}
 
     def _serialize(self, value: Any, attr: str | None, obj: Any,
                    **kwargs: Any) -> list[dict[str, Any]] | None:
@@ -313,15 +323,16 @@ class RowList(fields.List[Any]):
             dump = self._tuple_dumpers.get(names)
             if dump is None:
                 dump = self._tuple_dumpers.setdefault(names, self._tuple_dumper(names))
-            return [dump(row) for row in rows]
+            return dump(rows)
         plan = [(key, attribute, kind, field, attribute)
                 for key, attribute, kind, field in self._plan]
         return [self._dump(row, plan, _attributes_of(row)) for row in rows]
 
-    def _tuple_dumper(self, names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
-        """The dump of a row with these columns: every value taken by position at once, then
-        only the datetimes, capped values and other fields rewritten (the same dict as
-        ``_dump`` makes, at a third of its cost for a 26-column job)."""
+    def _tuple_dumper(self, names: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str, Any]]]:
+        """The dump of rows with these columns: every value of a row taken by position at once,
+        then only the datetimes (all of the page's in one call), capped values and other fields
+        rewritten (the same dicts as ``_dump`` makes, at a fifth of its cost for a 26-column
+        job)."""
         position = {name: index for index, name in enumerate(names)}
         # A field the row has no column for is left out, as marshmallow leaves it out.
         plan = [(key, attribute, kind, field) for key, attribute, kind, field in self._plan
@@ -336,19 +347,23 @@ class RowList(fields.List[Any]):
         others = tuple((key, attribute, field) for key, attribute, kind, field in plan
                        if kind == _FIELD)
 
-        def dump(row: Any) -> dict[str, Any]:
-            out = dict(zip(keys, values(row), strict=True))
-            for key in times:
-                item = out[key]
-                if item is not None:
-                    out[key] = item.astimezone(UTC).isoformat().replace("+00:00", "Z")
-            for key in caps:
-                out[key] = capped(out[key])
-            for key, attribute, field in others:
-                item = out[key]
-                if item is not None:
-                    out[key] = field._serialize(item, attribute, row)
-            return out
+        def dump(rows: list[Any]) -> list[dict[str, Any]]:
+            # ``values`` gives exactly one value per key: zip needs no strict check.
+            page = [dict(zip(keys, values(row))) for row in rows]  # noqa: B905
+            if times:
+                instants = [(out, key) for out in page for key in times if out[key] is not None]
+                texts = utc_texts([out[key] for out, key in instants])
+                for (out, key), text in zip(instants, texts, strict=True):
+                    out[key] = text
+            if caps or others:
+                for row, out in zip(rows, page, strict=True):
+                    for key in caps:
+                        out[key] = capped(out[key])
+                    for key, attribute, field in others:
+                        item = out[key]
+                        if item is not None:
+                            out[key] = field._serialize(item, attribute, row)
+            return page
 
         return dump
 

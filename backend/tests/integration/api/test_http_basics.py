@@ -78,6 +78,18 @@ def test_security_headers_on_every_response(client) -> None:
     assert headers["Cache-Control"] == "no-store"
 
 
+def test_security_headers_come_once_and_never_replace_a_responses_own(client) -> None:
+    """The app adds each header a response lacks; what a view set itself (the API docs page's
+    ``Cache-Control``) stays, and nothing is added twice."""
+    api = client.get("/api/v1/auth/personas").headers
+    page = client.get("/api/docs")
+    for name in ("Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy",
+                 "X-Frame-Options", "Permissions-Policy", "Cross-Origin-Opener-Policy"):
+        assert len(api.getlist(name)) == 1 and len(page.headers.getlist(name)) == 1, name
+    assert api.getlist("Cache-Control") == ["no-store"]
+    assert page.status_code == 200 and page.headers.getlist("Cache-Control") == ["no-cache"]
+
+
 def test_openapi_document_is_served(client) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200 and response.json["openapi"].startswith("3.")

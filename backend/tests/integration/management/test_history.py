@@ -193,6 +193,26 @@ def test_multi_status_pages_are_disjoint_and_ordered(seeded) -> None:
     assert ids == sorted(ids, reverse=True) and len(set(ids)) == 8
 
 
+def test_an_unfiltered_page_writes_its_size_and_a_filtered_one_binds_it(seeded) -> None:
+    """An unfiltered page (any projects, any cursor) carries its size in its text, so on a big
+    table the server keeps one generic plan instead of planning every execution (issue 16,
+    bench/RESULTS.md); a filtered page binds its size, planned for its values. Pages of every size
+    and from every cursor still hold the newest jobs."""
+    db = seeded["ctx"].db
+    everything = [job.id for job in history.list_jobs(seeded["ctx"], Actor.system(), limit=200).items]
+    for size in (1, 4, 200):
+        for flt in (job_list.JobListFilter(limit=size),
+                    job_list.JobListFilter(limit=size, projects=["default"], before=everything[0])):
+            text, _ = job_list.page_statement(flt)
+            assert text.rstrip().endswith(f"LIMIT {size + 1}") and "%(limit)s" not in text
+            newest = everything if flt.before is None else everything[1:]
+            assert [row.id for row in job_list.list_page(db, flt)] == newest[:size + 1]
+    for flt in (job_list.JobListFilter(limit=3, queue="default"),
+                job_list.JobListFilter(limit=3, statuses=["SUCCEEDED"]),
+                job_list.JobListFilter(limit=3, q="refused")):
+        assert "%(limit)s" in job_list.page_statement(flt)[0]
+
+
 def test_job_detail_has_attempts_in_order(seeded) -> None:
     detail = history.get_job(seeded["ctx"], Actor.system(), seeded["ids"]["dead"][0])
     assert [a.number for a in detail.attempts] == [1, 2, 3]

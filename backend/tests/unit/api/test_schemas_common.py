@@ -26,6 +26,26 @@ def test_datetimes_serialise_as_utc_with_z() -> None:
     assert out["at"] == "2026-06-01T10:00:00Z"
 
 
+def test_a_page_of_instants_is_written_as_each_alone() -> None:
+    """``utc_texts`` (one orjson call for a page's datetimes) writes what ``utc_text`` writes,
+    for instants in UTC and in other zones, years 1 to 9999, with and without microseconds."""
+    import random
+    from zoneinfo import ZoneInfo
+
+    from cronplane.api.schemas_common import utc_text, utc_texts
+
+    draw = random.Random(16)
+    zones = [UTC, ZoneInfo("UTC"), timezone(timedelta(hours=-5)), timezone(timedelta(minutes=330))]
+    values = [datetime(1, 1, 2, tzinfo=UTC), datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC),
+              datetime(999, 5, 5, 5, 5, 5, tzinfo=UTC), datetime(2026, 3, 29, 1, 0, 0, 1, tzinfo=UTC)]
+    values += [datetime(draw.randint(2, 9998), draw.randint(1, 12), draw.randint(1, 28),
+                        draw.randint(0, 23), draw.randint(0, 59), draw.randint(0, 59),
+                        draw.choice([0, draw.randint(0, 999_999)]), tzinfo=draw.choice(zones))
+               for _ in range(20_000)]
+    assert utc_texts(values) == [utc_text(value) for value in values]
+    assert utc_texts([]) == []
+
+
 def test_datetimes_load_to_utc_and_need_an_offset() -> None:
     loaded = Sample().load({"at": "2026-06-01T12:00:00+02:00"})["at"]
     assert loaded == datetime(2026, 6, 1, 10, 0, tzinfo=UTC) and loaded.tzinfo is UTC
