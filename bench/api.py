@@ -1,7 +1,7 @@
 """Management API benchmark: history reads at scale, /stats, GET /jobs/{id} and POST /jobs.
 
     python -m bench api [--jobs 1000000] [--requests 300] [--seconds 10] [--clients 16]
-                        [--rate-seconds 10] [--only rates|latency]
+                        [--rate-seconds 10] [--rate-rounds 3] [--only rates|latency]
     python -m bench.api ...                  (same thing)
 
 1. Bulk-loads ``--jobs`` finished jobs (SUCCEEDED / DEAD / CANCELLED, spread over 30 days, 70 % of
@@ -350,12 +350,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             from cronplane.config import Settings
 
             defaults = Settings(secret_key="unused-" + "k" * 40)
-            print(f"request rates, hey/wrk -c {args.clients}, {args.rate_seconds} s each "
-                  f"(serve defaults: {defaults.http_workers} workers x {defaults.http_threads} "
-                  "threads)", file=sys.stderr, flush=True)
+            print(f"request rates, hey/wrk -c {args.clients}, {args.rate_rounds} rounds of "
+                  f"{args.rate_seconds} s each (serve defaults: {defaults.http_workers} workers "
+                  f"x {defaults.http_threads} threads)", file=sys.stderr, flush=True)
             rates = measure_rates(serve.base, token, seconds=args.rate_seconds,
                                   clients=args.clients, bare_port=free_port(),
-                                  workers=defaults.http_workers, threads=defaults.http_threads)
+                                  workers=defaults.http_workers, threads=defaults.http_threads,
+                                  rounds=args.rate_rounds)
             rates["serve_defaults"] = {"workers": defaults.http_workers,
                                        "threads": defaults.http_threads}
         if args.only and "latency" not in args.only:
@@ -427,6 +428,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rate-seconds", type=float, default=10.0,
                         help="duration of each hey/wrk rate measurement")
+    parser.add_argument("--rate-rounds", type=int, default=3,
+                        help="rounds of the whole rate table; each figure is their median")
     parser.add_argument("--only", action="append",
                         help="rates (issue 16's request-rate table) or latency (history reads)")
     parser.add_argument("--database-url")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -170,14 +171,21 @@ class BareFlask:
 
 
 def rates(base: str, token: str, *, seconds: float, clients: int, bare_port: int,
-          workers: int, threads: int) -> dict[str, Any]:
-    """Every figure of issue 16's first table, interleaved so the host's load hits all alike."""
+          workers: int, threads: int, rounds: int = 3) -> dict[str, Any]:
+    """Every figure of issue 16's first table, measured in ``rounds`` rounds of the whole plan,
+    so the host's load hits all alike; each figure is the median of its rounds.
+
+    One window per figure was not enough on this box: its throughput halves now and then for
+    several seconds, whatever runs (an A/A run of two identical servers, back to back: 1,015 and
+    562 req/s; bench/RESULTS.md). A figure caught in such a dip said nothing about the code. The
+    median of three rounds is one of at least two undisturbed windows; every round is printed."""
     missing = tools_missing()
     if missing:
         raise SystemExit(f"bench api: needs {' '.join(missing)} (apt-get install -y hey wrk)")
     api = base + "/api/v1"
     bare = BareFlask(bare_port, workers, threads)
-    out: dict[str, Any] = {}
+    measured: dict[str, list[dict[str, Any]]] = {}
+    slice_ratios: list[float] = []
     try:
         plan = [
             ("bare Flask /healthz", lambda: hey(bare.base + "/healthz", seconds=seconds,
@@ -190,7 +198,8 @@ def rates(base: str, token: str, *, seconds: float, clients: int, bare_port: int
                                                   clients=clients, token=token, method="POST",
                                                   body='{"handler": "noop", "payload": {}}')),
             ("POST /jobs noop (wrk) and + Idempotency-Key, alternating",
-             lambda: wrk_post_pair(base, token, seconds=seconds * 2, clients=clients)),
+             lambda: wrk_post_pair(base, token, seconds=seconds * 2, clients=clients,
+                                   slices=2)),
             ("GET /jobs?limit=50", lambda: hey(api + "/jobs?limit=50", seconds=seconds,
                                                clients=clients, token=token)),
             ("GET /stats", lambda: hey(api + "/stats", seconds=seconds, clients=clients,
@@ -198,25 +207,42 @@ def rates(base: str, token: str, *, seconds: float, clients: int, bare_port: int
             ("GET /api/v1/openapi.json", lambda: hey(api + "/openapi.json", seconds=seconds,
                                                      clients=clients)),
         ]
-        for label, measure in plan:
-            result = measure()
-            if isinstance(result, tuple):
-                plain, keyed, slice_ratios = result
-                out["POST /jobs noop (wrk)"] = plain
-                out["POST /jobs noop + Idempotency-Key (wrk)"] = keyed
-                out["POST keyed / plain per slice"] = slice_ratios
-            else:
-                out[label] = result
-            print(f"  {label}: {result}", file=sys.stderr, flush=True)
+        for number in range(1, rounds + 1):
+            for label, measure in plan:
+                result = measure()
+                if isinstance(result, tuple):
+                    plain, keyed, ratios = result
+                    measured.setdefault("POST /jobs noop (wrk)", []).append(plain)
+                    measured.setdefault("POST /jobs noop + Idempotency-Key (wrk)", []).append(keyed)
+                    slice_ratios += ratios
+                else:
+                    measured.setdefault(label, []).append(result)
+                print(f"  round {number}/{rounds} {label}: {result}", file=sys.stderr, flush=True)
     finally:
         bare.stop()
-    personas = out["GET /auth/personas (unauthenticated)"]["req_per_s"]
-    wrk_plain = out["POST /jobs noop (wrk)"]["req_per_s"]
+    out: dict[str, Any] = {label: _median_of_rounds(runs) for label, runs in measured.items()}
+    out["POST keyed / plain per slice"] = slice_ratios
+
+    def ratio(top: str, bottom: str) -> dict[str, Any]:
+        each = [round(a["req_per_s"] / b["req_per_s"], 2)
+                for a, b in zip(measured[top], measured[bottom], strict=True)]
+        return {"median": statistics.median(each), "rounds": each}
+
     out["ratios"] = {
-        "auth/me / personas (target >= 0.50)": round(out["GET /auth/me (Bearer)"]["req_per_s"]
-                                                     / personas, 2),
-        "personas / bare flask": round(personas / out["bare Flask /healthz"]["req_per_s"], 2),
-        "POST idempotent / POST plain, wrk (target >= 0.80)": round(
-            out["POST /jobs noop + Idempotency-Key (wrk)"]["req_per_s"] / wrk_plain, 2),
+        "auth/me / personas (target >= 0.50)": ratio("GET /auth/me (Bearer)",
+                                                     "GET /auth/personas (unauthenticated)"),
+        "personas / bare flask": ratio("GET /auth/personas (unauthenticated)",
+                                       "bare Flask /healthz"),
+        "POST idempotent / POST plain, wrk (target >= 0.80)": ratio(
+            "POST /jobs noop + Idempotency-Key (wrk)", "POST /jobs noop (wrk)"),
     }
     return out
+
+
+def _median_of_rounds(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median round's rate and p50, the worst round's p99, every round's rate."""
+    return {"req_per_s": round(statistics.median(run["req_per_s"] for run in runs), 1),
+            "p50_ms": statistics.median(run["p50_ms"] for run in runs),
+            "p99_ms": max(run["p99_ms"] for run in runs),
+            "non_2xx": sum(run["non_2xx"] for run in runs),
+            "rounds": [run["req_per_s"] for run in runs]}

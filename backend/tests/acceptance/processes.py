@@ -73,8 +73,25 @@ class Cluster:
 
     def wait_registered(self, procs: Sequence[subprocess.Popen[bytes]],
                         timeout: float = 30) -> None:
-        wait_until(lambda: all(self.registered(p.pid) for p in procs), timeout,
-                   f"processes {[p.pid for p in procs]} to register", step=0.1)
+        def missing() -> str:
+            # What a failed run needs to tell a slow start from a failed one: each missing
+            # process's state and the end of its log (the log files go with the test's tmp dir).
+            lines = [f"processes {[p.pid for p in procs]} to register; not registered:"]
+            for proc in procs:
+                if self.registered(proc.pid):
+                    continue
+                state = "running" if proc.poll() is None else f"exited {proc.returncode}"
+                lines.append(f"--- worker {proc.pid} ({state}), last lines of its log:")
+                lines += self.log_tail(proc.pid)
+            return "\n".join(lines)
+
+        wait_until(lambda: all(self.registered(p.pid) for p in procs), timeout, missing, step=0.1)
+
+    def log_tail(self, pid: int, lines: int = 25) -> list[str]:
+        path = self.log_files.get(pid)
+        if path is None or not path.exists():
+            return ["(no log)"]
+        return path.read_text(errors="replace").splitlines()[-lines:] or ["(empty log)"]
 
     def kill9(self, proc: subprocess.Popen[bytes]) -> None:
         proc.send_signal(signal.SIGKILL)
