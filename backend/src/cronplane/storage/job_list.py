@@ -30,8 +30,8 @@ from typing import Any
 import orjson
 from psycopg.rows import namedtuple_row
 from psycopg.types.json import JsonbLoader
-from sqlalchemy import Select, bindparam, func, select, true, union, union_all
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import Select, any_, bindparam, func, select, true, union, union_all
+from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.types import Text
 
@@ -149,6 +149,16 @@ def _compiled(shape: _Shape) -> tuple[str, dict[str, Any]]:
     return found
 
 
+# STATUS_ORDER. A list filtered by status alone (one status or several, any projects, any cursor)
+# is read from ix_jobs_status_id (status, id DESC). Written plainly (``status = $1 ORDER BY id
+# DESC``) the planner may walk the primary key backwards instead, expecting a common status
+# (SUCCEEDED, most of history) to be spread evenly over time. Behind a backlog it is not: with
+# the newest 457,602 jobs PENDING, ``status=SUCCEEDED`` filtered all of them first (84 ms for one
+# page, growing with the backlog). Matched as ``status = ANY (ARRAY[$1])`` and ordered by
+# ``status, id DESC`` (the same rows and order for one status), only the status index gives the
+# order without sorting every match: 1 ms there. The primary key could answer an evenly spread
+# status slightly cheaper (0.3 ms on 10M rows), never much cheaper.
+#
 # The page size of an unfiltered list (the console's jobs page, every project's or some
 # projects', any page of it) is written into its statement rather than bound. With ``LIMIT $n``
 # the planner costs a generic plan as if a tenth of the table were wanted, so the server planned
@@ -169,13 +179,18 @@ def _statement(shape: _Shape) -> Select[Any]:
     (projects, statuses, schedule_id, handler, queue, search, created_after, created_before,
      before, fixed_limit) = shape
     narrowed = bool(statuses or schedule_id or handler or queue or created_after or created_before)
+    by_status_index = bool(statuses) and search is None and not (
+        schedule_id or handler or queue or created_after or created_before)
 
     def filtered(status: int | None) -> Select[Any]:
         """The jobs of every filter but the search, newest first."""
         stmt = select(JOBS)
         if projects:
             stmt = stmt.where(Job.project == _param("projects", type_=ARRAY(Text)).any_())
-        if status is not None:
+        if status is not None and by_status_index:
+            # See STATUS_ORDER below: the same rows, in an order only the status index gives.
+            stmt = stmt.where(Job.status == any_(array([_param(f"wanted_{status}", type_=Text)])))
+        elif status is not None:
             stmt = stmt.where(Job.status == _param(f"wanted_{status}"))
         if schedule_id:
             stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
@@ -189,6 +204,8 @@ def _statement(shape: _Shape) -> Select[Any]:
             stmt = stmt.where(Job.created_at < _param("created_before"))
         if before:
             stmt = stmt.where(Job.id < _param("before"))
+        if by_status_index:
+            return stmt.order_by(Job.status, Job.id.desc())
         return stmt.order_by(Job.id.desc())
 
     def scan(status: int | None) -> Select[Any]:

@@ -213,6 +213,46 @@ def test_an_unfiltered_page_writes_its_size_and_a_filtered_one_binds_it(seeded) 
         assert "%(limit)s" in job_list.page_statement(flt)[0]
 
 
+def test_a_status_list_reads_the_status_index_behind_a_backlog(pg, fresh_database_url) -> None:
+    """The newest jobs are a PENDING backlog and the status asked for is most of the rest. Walking
+    the primary key backwards filters the whole backlog before the first row (84 ms behind
+    457,602 PENDING jobs, bench/RESULTS.md); the status list reads ix_jobs_status_id whatever the
+    planner estimates (storage/job_list.py, STATUS_ORDER), alone and as a branch of several
+    statuses, and still pages newest first."""
+    from cronplane.storage.database import Database
+
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO jobs (handler, payload, status, attempt_count, max_attempts, "
+                     "trigger, started_at, finished_at) "
+                     "SELECT 'noop', '{}', CASE WHEN i % 10 = 0 THEN 'DEAD' ELSE 'SUCCEEDED' END, "
+                     "1, 3, 'api', now(), now() FROM generate_series(1, 3000) AS i")
+        conn.execute("INSERT INTO jobs (handler, payload, status, max_attempts, trigger) "
+                     "SELECT 'noop', '{}', 'PENDING', 3, 'api' FROM generate_series(1, 2000)")
+        newest = [row[0] for row in conn.execute(
+            "SELECT id FROM jobs WHERE status = 'SUCCEEDED' ORDER BY id DESC LIMIT 70")]
+    with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")  # the owner's: the runtime role's ANALYZE is skipped
+    db = Database(fresh_database_url, application_name="cronplane-test")
+    try:
+        for flt in (job_list.JobListFilter(limit=50, statuses=["SUCCEEDED"]),
+                    job_list.JobListFilter(limit=50, projects=["default"],
+                                           statuses=["SUCCEEDED", "CANCELLED"]),
+                    job_list.JobListFilter(limit=50, statuses=["SUCCEEDED"], before=newest[9])):
+            text, params = job_list.page_statement(flt)
+            with psycopg.connect(fresh_database_url) as conn:
+                # The status index's random heap reads made dear, so the primary key wins any plan
+                # that may choose it (the estimate that cost 84 ms behind a real backlog), and
+                # sorting every match made as dear as it is on a big history (here it is tiny).
+                conn.execute("SET random_page_cost = 1000")
+                conn.execute("SET enable_sort = off")
+                plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + text, params))
+            assert "ix_jobs_status_id" in plan and "Backward using pk_jobs" not in plan, plan
+            expected = newest[10:61] if flt.before else newest[:51]
+            assert [row.id for row in job_list.list_page(db, flt)] == expected
+    finally:
+        db.close()
+
+
 def test_job_detail_has_attempts_in_order(seeded) -> None:
     detail = history.get_job(seeded["ctx"], Actor.system(), seeded["ids"]["dead"][0])
     assert [a.number for a in detail.attempts] == [1, 2, 3]
