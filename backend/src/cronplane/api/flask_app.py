@@ -40,7 +40,7 @@ class CronplaneFlask(Flask):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._synchronous: dict[Callable[..., Any], Callable[..., Any]] = {}
+        self._synchronous: set[Callable[..., Any]] = set()  # plain functions, never wrapped
 
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         """Flask's answer, remembered per function. A bound method (a ``MethodView``'s handler,
@@ -53,5 +53,5 @@ class CronplaneFlask(Flask):
             return func  # a plain function, as it was the first time
         wrapped = super().ensure_sync(func)
         if wrapped is func:
-            self._synchronous[code] = code
+            self._synchronous.add(code)
         return wrapped

@@ -382,7 +382,7 @@ class RowList(fields.List[Any]):
             elif item is None:
                 out[key] = None
             elif kind == _TIME:
-                out[key] = item.astimezone(UTC).isoformat().replace("+00:00", "Z")
+                out[key] = utc_text(item)
             else:
                 out[key] = field._serialize(item, attribute, row)
         return out

@@ -13,8 +13,8 @@ Why compiled per shape: building the SQLAlchemy statement for each request, its 
 ORM session around its execution cost ~0.8 ms of CPU, four times the statement itself (issue 16).
 Which filters are present (and how many statuses, and the kind of search) decides the SQL; every
 value is a bind parameter, so a shape's text is built once per process and each pooled connection
-prepares it once. The parameters are the ones the SQLAlchemy path bound (``LIMIT`` too), so the
-database plans the statement as before.
+prepares it once. The one exception is the page size of an unfiltered list, written into its text
+so the server keeps one plan for it (see "The page size of an unfiltered list" below).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class JobListFilter:
 
 
 # Which filters are present, the number of statuses, the search's shape and the page size when
-# it is written into the statement (see _fixed_limit).
+# it is written into the statement (an unfiltered list; see "The page size of an unfiltered
+# list" below).
 _Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool, int | None]
 
 
