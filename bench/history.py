@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,7 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
     from cronplane.management.actor import Actor
     from cronplane.management.context import ManagementContext
     from cronplane.storage import job_list
+    from cronplane.storage.job_search import resolved_query
 
     ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
     seen: list[job_list.JobListFilter] = []
@@ -167,8 +169,9 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
     finally:
         history.list_page = original  # type: ignore[assignment]
         ctx.db.close()
-    statement, parameters = job_list.page_statement(seen[-1]) or ("", {})
     with psycopg.connect(url, autocommit=True) as conn:
+        statement, parameters = job_list.page_statement(
+            seen[-1], partial(resolved_query, conn)) or ("", {})
         for _ in range(2):  # warm, then measure (the HTTP figures are warm too)
             plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement,
                                 parameters).fetchone()[0][0]  # type: ignore[index]

@@ -22,15 +22,16 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import orjson
 from psycopg.rows import namedtuple_row
 from psycopg.types.json import JsonbLoader
-from sqlalchemy import Select, any_, bindparam, func, select, true, union, union_all
+from sqlalchemy import Select, and_, any_, bindparam, case, func, select, true, union, union_all
 from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.types import Text
@@ -40,6 +41,7 @@ from cronplane.storage.database import Database
 from cronplane.storage.job_search import (
     SearchShape,
     candidate_clauses,
+    resolved_query,
     search_clause,
     search_params,
     search_shape,
@@ -74,19 +76,21 @@ _Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool
 def list_page(db: Database, flt: JobListFilter) -> list[Any]:
     """Up to ``flt.limit + 1`` jobs, newest first, as named tuples (``row.id``) whose fields are
     the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``."""
-    statement = page_statement(flt)
-    if statement is None:
-        return []  # a caller in no project sees no job
-    text, params = statement
     with db.autocommit() as conn:
+        statement = page_statement(flt, partial(resolved_query, conn))
+        if statement is None:
+            return []  # a caller in no project sees no job
+        text, params = statement
         cursor = conn.cursor(row_factory=namedtuple_row)
         cursor.adapters.register_loader("jsonb", _JsonbLoader)
         return cursor.execute(text, params, prepare=True).fetchall()
 
 
-def page_statement(flt: JobListFilter) -> tuple[str, dict[str, Any]] | None:
+def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str | None]
+                   ) -> tuple[str, dict[str, Any]] | None:
     """The SQL text and parameters ``list_page`` sends for ``flt`` (None: no statement, no job);
-    ``bench history`` explains exactly this."""
+    ``bench history`` explains exactly this. ``resolve``: a search's words to the text of their
+    query (``storage.job_search.resolved_query``)."""
     if flt.projects is not None and not flt.projects:
         return None
     search = parse(flt.q) if flt.q else None
@@ -107,7 +111,7 @@ def page_statement(flt: JobListFilter) -> tuple[str, dict[str, Any]] | None:
     for index, status in enumerate(flt.statuses):
         params[f"wanted_{index}"] = status
     if search is not None:
-        params.update(search_params(search))
+        params.update(search_params(search, resolve))
     return text, params
 
 
@@ -171,9 +175,12 @@ def _compiled(shape: _Shape) -> tuple[str, dict[str, Any]]:
 # A search with another filter first walks that filter's rows newest first, testing the text on
 # each, for at most WALK rows; only a page the walk did not fill asks the search index for the
 # rest (below the walk). See _walked_search. A search alone walks the primary key for at most
-# TEXT_WALK rows, then asks the GIN index outright (see _statement).
+# TEXT_WALK rows, then asks the GIN index outright (see _searched_alone): first FIRST_WALK rows,
+# and the rest of the walk only when those held at least WALK_ON matches.
 WALK = 2000
 TEXT_WALK = 10_000
+FIRST_WALK = 1000
+WALK_ON = 2
 
 
 def _statement(shape: _Shape) -> Select[Any]:
@@ -216,8 +223,7 @@ def _statement(shape: _Shape) -> Select[Any]:
         if search is None:
             return filtered(status).limit(_param("limit"))
         if not narrowed:
-            return _walked_search(filtered(status), search, "walked_text", walk=TEXT_WALK,
-                                  rest_by_search_index=True)
+            return _searched_alone(filtered(status), search, "walked_text")
         return _walked_search(filtered(status), search, f"walked_{status or 0}")
 
     if statuses <= 1:
@@ -228,8 +234,7 @@ def _statement(shape: _Shape) -> Select[Any]:
                          merged.c.schedule_id)
 
 
-def _walked_search(filtered: Select[Any], search: SearchShape, name: str, *, walk: int = WALK,
-                   rest_by_search_index: bool = False) -> Select[Any]:
+def _walked_search(filtered: Select[Any], search: SearchShape, name: str) -> Select[Any]:
     """A page of ``filtered`` (newest first) whose jobs match ``search``, planner-proof for a
     common word inside a rare filter (issue 16).
 
@@ -241,47 +246,87 @@ def _walked_search(filtered: Select[Any], search: SearchShape, name: str, *, wal
     index, stopping at a full page, which finds any word in more than 1/40 of those rows; only a
     page it did not fill runs ``rest``, the planner's statement for the jobs below the walk
     (the one before this change, for rarer words the GIN index). Costs at most WALK row visits
-    more than that statement, and only on searches with another filter.
+    more than that statement, and only on searches with another filter."""
+    walked, floor, found = _walk(filtered, search, name, rows=WALK)
+    below = (filtered.where(search_clause(search, resolved=True)).where(Job.id < floor)
+             .limit(_param("limit")).subquery(f"{name}_below"))
+    return _page(name, [select(walked)], _rest(below, found, floor))
 
-    ``rest_by_search_index`` (a search alone): the same 2 % guess made the planner walk the
-    primary key for a word no job has, through all of history (``q=zzz``: 18.6 s on 10,000,000
-    rows). The walk of ``walk`` rows finds any word in more than ``limit / walk`` of the newest
-    jobs; below it, the rest is every match of the word (a materialized CTE with no order or
-    limit, which only the GIN index answers cheaply), sorted: a word the walk did not find in
-    its page is in fewer than ~1/200 of those jobs, so its matches are few."""
-    rows = filtered.limit(walk).subquery(f"{name}_rows")
-    walked = (select(rows).where(search_clause(search, columns=rows.c))
-              .order_by(rows.c.id.desc()).limit(_param("limit"))
+
+def _searched_alone(filtered: Select[Any], search: SearchShape, name: str) -> Select[Any]:
+    """A page of the jobs matching ``search`` (and the caller's projects and cursor), newest
+    first: a walk of the newest jobs for a common word, the GIN index for a rare one.
+
+    The same 2 % guess as in ``_walked_search`` made the planner walk the primary key for a word
+    no job has, through all of history (``q=zzz``: 18.6 s on 10,000,000 rows). A walk of
+    TEXT_WALK rows finds any word in more than ``limit / TEXT_WALK`` of the newest jobs; below it,
+    the rest is every match of the word (a materialized CTE with no order or limit, which only the
+    GIN index answers cheaply), sorted: a word the walk did not find in its page is in fewer than
+    ~1/200 of those jobs, so its matches are few.
+
+    For such a rarer word the walk was pure cost: it computes each job's text (~4 us a job,
+    ~40 ms of the 60 that ``q=host-41`` took on 10,000,000 rows) and the index is asked anyway.
+    So the walk goes in two stretches: the first FIRST_WALK jobs, then the rest of the walk only
+    if those held at least WALK_ON matches (a word likely to fill the page within the walk);
+    otherwise the index answers from below the first stretch. Either way every match is found:
+    each stretch holds the newest matches of its range, and the index those below the last row
+    walked. The bar is low on purpose: taking the index for a common word costs a few us per
+    match in all of history, walking on for a rare one at most TEXT_WALK - FIRST_WALK rows."""
+    first_rows = min(FIRST_WALK, TEXT_WALK)
+    first, first_floor, first_found = _walk(filtered, search, f"{name}_first", rows=first_rows)
+    branches = [select(first)]
+    floor: Any = first_floor
+    found: Any = first_found
+    if first_rows < TEXT_WALK:
+        walk_on = and_(first_found < _param("limit"), first_found >= WALK_ON,
+                       first_floor.is_not(None))
+        on, on_floor, on_found = _walk(filtered.where(Job.id < first_floor), search,
+                                       f"{name}_on", rows=TEXT_WALK - first_rows)
+        branches.append(select(on).where(walk_on))
+        floor = case((walk_on, on_floor), else_=first_floor)
+        found = first_found + case((walk_on, on_found), else_=0)
+    # No bound on id inside: with one (of unknown value) the planner costed a range scan of the
+    # primary key, testing the text on each row, below the GIN index (q=zzz: seconds). The
+    # candidates come from the indexes alone (storage.job_search.candidate_clauses); only the
+    # newest are tested with the search, each by primary key until the page is full: a LATERAL
+    # with LIMIT 1, since as a join the planner ran the search index again to merge with it (and
+    # rechecked every match).
+    hits = (union(*(filtered.where(condition).with_only_columns(Job.id).order_by(None)
+                    for condition in candidate_clauses(search)))
+            .cte(f"{name}_hits").prefix_with("MATERIALIZED"))
+    newest = (select(hits.c.id).where(hits.c.id < floor).order_by(hits.c.id.desc())
+              .subquery(f"{name}_newest"))
+    match = (select(JOBS).where(Job.id == newest.c.id).where(search_clause(search, resolved=True)).limit(1)
+             .lateral(f"{name}_match"))
+    below = (select(match).select_from(newest).join(match, true())
+             .order_by(newest.c.id.desc()).limit(_param("limit")).subquery(f"{name}_below"))
+    return _page(name, branches, _rest(below, found, floor))
+
+
+def _walk(filtered: Select[Any], search: SearchShape, name: str, *,
+          rows: int) -> tuple[Any, Any, Any]:
+    """The first ``rows`` jobs of ``filtered`` tested for ``search``, stopping at a full page (a
+    materialized CTE, so read once and only when asked for), the id of the last job walked (NULL:
+    the walk saw every job; read only when the page was not filled) and how many it found."""
+    walked_rows = filtered.limit(rows).subquery(f"{name}_rows")
+    walked = (select(walked_rows).where(search_clause(search, columns=walked_rows.c, resolved=True))
+              .order_by(walked_rows.c.id.desc()).limit(_param("limit"))
               .cte(name).prefix_with("MATERIALIZED"))
-    ids = filtered.with_only_columns(Job.id)
-    # The last row walked (none: the walk saw every row); a CTE, so it is read once.
-    last = ids.offset(walk - 1).limit(1).cte(f"{name}_last")
+    last = filtered.with_only_columns(Job.id).offset(rows - 1).limit(1).cte(f"{name}_last")
     floor = select(last.c.id).scalar_subquery()
-    filled = select(func.count()).select_from(walked).scalar_subquery()
-    if rest_by_search_index:
-        # No bound on id inside: with one (of unknown value) the planner costed a range scan of
-        # the primary key, testing the text on each row, below the GIN index (q=zzz: seconds).
-        # The candidates come from the indexes alone (storage.job_search.candidate_clauses);
-        # only the newest are tested with the search, each by primary key until the page is
-        # full: a LATERAL with LIMIT 1, since as a join the planner ran the search index again
-        # to merge with it (and rechecked every match).
-        hits = (union(*(filtered.where(condition).with_only_columns(Job.id).order_by(None)
-                        for condition in candidate_clauses(search)))
-                .cte(f"{name}_hits").prefix_with("MATERIALIZED"))
-        newest = (select(hits.c.id).where(hits.c.id < floor).order_by(hits.c.id.desc())
-                  .subquery(f"{name}_newest"))
-        match = (select(JOBS).where(Job.id == newest.c.id).where(search_clause(search)).limit(1)
-                 .lateral(f"{name}_match"))
-        below = (select(match).select_from(newest).join(match, true())
-                 .order_by(newest.c.id.desc()).limit(_param("limit")).subquery(f"{name}_below"))
-    else:
-        below = (filtered.where(search_clause(search)).where(Job.id < floor)
-                 .limit(_param("limit")).subquery(f"{name}_below"))
+    found = select(func.count()).select_from(walked).scalar_subquery()
+    return walked, floor, found
+
+
+def _rest(below: Any, found: Any, floor: Any) -> Select[Any]:
     # Outside the LIMIT, so not pushed into the scan: a one-time filter (no column of the row)
     # checked before the scan starts, so a full walk never starts the search index's scan, nor
-    # parallel workers, nor reads ``last``.
-    rest = select(below).where(filled < _param("limit")).where(floor.is_not(None))
-    page = union_all(select(walked), rest).subquery(f"{name}_page")
+    # parallel workers, nor reads the walk's last row.
+    return select(below).where(found < _param("limit")).where(floor.is_not(None))
+
+
+def _page(name: str, branches: list[Select[Any]], rest: Select[Any]) -> Select[Any]:
+    page = union_all(*branches, rest).subquery(f"{name}_page")
     return select(page).order_by(page.c.id.desc()).limit(_param("limit"))
 
 

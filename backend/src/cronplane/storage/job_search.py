@@ -3,14 +3,20 @@ definition so a list and "all N matching" always select the same jobs."""
 
 from __future__ import annotations
 
+import re
+import threading
+from collections.abc import Callable
 from typing import Any
 
+import psycopg
+from psycopg.rows import tuple_row
 from sqlalchemy import ColumnElement, Text, and_, bindparam, cast, false, func, or_
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 
 from cronplane.domain.job_search import JobSearch, parse
 from cronplane.domain.states import JobStatus
 from cronplane.storage.models import Job
+from cronplane.storage.queries import QUERIES
 
 # (names a job id, has a tsquery, has words): what decides the SQL of a search; the values are
 # bind parameters, so ``storage.job_list`` compiles one statement per shape.
@@ -28,23 +34,61 @@ def search_shape(search: JobSearch) -> SearchShape:
     return (search.job_id is not None, search.tsquery is not None, bool(search.words))
 
 
-def search_params(search: JobSearch) -> dict[str, Any]:
-    """The bind parameters of ``search_clause`` for ``search``."""
-    return {"search_id": search.job_id, "search_tsquery": search.tsquery,
-            "search_words": list(search.words)}
+def search_params(search: JobSearch,
+                  resolve: Callable[[tuple[str, ...]], str | None] | None = None) -> dict[str, Any]:
+    """The bind parameters of ``search_clause`` for ``search``; with ``resolve`` (see
+    ``resolved_query``) also those of its ``resolved`` form."""
+    params: dict[str, Any] = {"search_id": search.job_id, "search_tsquery": search.tsquery,
+                              "search_words": list(search.words)}
+    if resolve is not None:
+        query = resolve(search.words) if search.words else None
+        params["search_query"] = query
+        params["search_candidates"] = None if query is None else _PHRASE.sub(" & ", query)
+    return params
+
+
+# Words never hold "<" (the domain's parser splits on it), so the only "<…>" in a query's text
+# are phrase operators: the same lexemes ANDed (see candidate_clauses).
+_PHRASE = re.compile(r" <(-|[0-9]+)> ")
+_RESOLVED: dict[tuple[str, ...], str | None] = {}
+_RESOLVED_LOCK = threading.Lock()
+_RESOLVED_MAX = 4096
+
+
+def resolved_query(conn: psycopg.Connection[Any], words: tuple[str, ...]) -> str | None:
+    """The text of ``jobs_search_query(words)``, asked of the database (on ``conn``) once per
+    process; None: no word has a lexeme.
+
+    Why: the planner folds the function into a constant before it plans the statement, once per
+    place it is written, and each fold runs ``ts_debug`` (~0.6 ms): a search alone writes it
+    seven times, so ~5 ms of every search was planning (issue 16). The function is immutable, so
+    its text, bound as a ``tsquery`` literal (parsed in microseconds), means the same."""
+    found = _RESOLVED.get(words, False)
+    if found is not False:
+        return found  # type: ignore[return-value]
+    row = conn.cursor(row_factory=tuple_row).execute(QUERIES["job_search_query"],
+                                                     {"words": list(words)}).fetchone()
+    query = row[0] if row else None
+    with _RESOLVED_LOCK:
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[words] = query
+    return query
 
 
 def search_clause(shape: SearchShape, values: dict[str, Any] | None = None,
-                  columns: Any = None) -> ColumnElement[bool]:
+                  columns: Any = None, *, resolved: bool = False) -> ColumnElement[bool]:
     """The condition of a search of ``shape``; its parameters ``search_id``, ``search_words``,
     ``search_tsquery`` carry ``values`` (None: given when the compiled statement runs).
     ``columns``: the jobs' columns to test (a subquery's ``.c``); the table's by default.
+    ``resolved``: the words' query comes as its text, ``search_query`` (``search_params`` with
+    ``resolve``), instead of being computed from ``search_words`` in the statement.
 
     The text match is split by finished/active so each half is answered by an index: the
     partial GIN index ``ix_jobs_search`` (finished jobs) and ``ix_jobs_status_id`` (the few
     active)."""
 
-    conditions = _conditions(shape, values, columns, candidates=False)
+    conditions = _conditions(shape, values, columns, candidates=False, resolved=resolved)
     return or_(*conditions) if conditions else false()
 
 
@@ -54,12 +98,13 @@ def candidate_clauses(shape: SearchShape, values: dict[str, Any] | None = None,
     include more; each is answered by one index without computing any job's text: the job the
     text names, finished jobs having every lexeme of the words in any order (GIN needs no
     recheck of a query without phrases), the active jobs by status. Test each candidate with
-    ``search_clause``; parameters as there. A text with nothing to search for: no job."""
-    return _conditions(shape, values, columns, candidates=True) or [false()]
+    ``search_clause`` of the same values; parameters as there, resolved (``search_query`` and
+    ``search_candidates``). A text with nothing to search for: no job."""
+    return _conditions(shape, values, columns, candidates=True, resolved=True) or [false()]
 
 
 def _conditions(shape: SearchShape, values: dict[str, Any] | None, columns: Any, *,
-                candidates: bool) -> list[ColumnElement[bool]]:
+                candidates: bool, resolved: bool) -> list[ColumnElement[bool]]:
     def param(name: str, **kwargs: Any) -> Any:
         return bindparam(name, None if values is None else values[name], **kwargs)
 
@@ -72,18 +117,21 @@ def _conditions(shape: SearchShape, values: dict[str, Any] | None, columns: Any,
         # Words: jobs_search_query (migration 0021) keeps a prefix only where a typed word ends,
         # so a word the parser splits (``host-417``) does not make a prefix of a lexeme that most
         # rows carry (``host``), which GIN answers by reading that lexeme's whole posting list.
-        query = (func.jobs_search_query(param("search_words", type_=ARRAY(Text))) if has_words
-                 else func.to_tsquery("simple", param("search_tsquery", type_=Text)))
+        if has_words and resolved:
+            query: ColumnElement[Any] = cast(param("search_query", type_=Text), TSQUERY)
+        elif has_words:
+            query = func.jobs_search_query(param("search_words", type_=ARRAY(Text)))
+        else:
+            query = func.to_tsquery("simple", param("search_tsquery", type_=Text))
         vector = func.jobs_search_vector(c.handler, c.idempotency_key, c.error)
         finished: ColumnElement[Any] = query
         if candidates and has_words:
             # A split word is a phrase (``'host' <-> '-41':*``), and GIN cannot check word order:
             # each match it finds is rechecked by computing the job's text again (~8 us a job,
             # 70 ms for the 8,800 jobs of a word in 0.1 % of 10,000,000). The same lexemes ANDed
-            # find the same jobs and a few more, with no recheck. Words never hold "<" (the
-            # domain's parser splits on it), so the only "<…>" in the text are phrase operators.
-            finished = cast(func.regexp_replace(cast(query, Text), r" <(-|[0-9]+)> ", " & ", "g"),
-                            TSQUERY)
+            # (``search_candidates``, see _PHRASE) find the same jobs and a few more, with no
+            # recheck.
+            finished = cast(param("search_candidates", type_=Text), TSQUERY)
         active = (JobStatus.PENDING.value, JobStatus.RUNNING.value)
         conditions += [and_(c.finished_at.is_not(None), vector.op("@@")(finished)),
                        and_(c.status.in_(active), vector.op("@@")(query))]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import psycopg
 import pytest
 
@@ -11,6 +13,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.storage import job_list
+from cronplane.storage.job_search import resolved_query
 from tests.integration.api.job_seed import insert_job, insert_schedule
 
 
@@ -114,15 +117,30 @@ def test_a_search_with_a_filter_finds_jobs_its_walk_did_not_reach(database_url, 
             conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
 
 
-@pytest.mark.parametrize("walk", [2, 3, 100])
+# (FIRST_WALK, TEXT_WALK, WALK_ON) of storage/job_list.py: one stretch of 2, 3 or 100 jobs (the
+# last sees every job); two, the second taken (WALK_ON 0 or 1: the first found enough) or not
+# (99: the index answers below the first stretch); a second stretch that sees every job.
+SEARCH_ALONE_WALKS = [(2, 2, 0), (3, 3, 0), (100, 100, 0), (1, 3, 0), (1, 3, 1), (1, 3, 99),
+                      (2, 4, 99), (2, 100, 1), (100, 200, 0)]
+
+
+def _walk_alone(monkeypatch, first: int, walk: int, walk_on: int) -> None:
+    monkeypatch.setattr(job_list, "FIRST_WALK", first)
+    monkeypatch.setattr(job_list, "TEXT_WALK", walk)
+    monkeypatch.setattr(job_list, "WALK_ON", walk_on)
+    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+
+
+@pytest.mark.parametrize(("first", "walk", "walk_on"), SEARCH_ALONE_WALKS)
 def test_a_search_alone_finds_jobs_its_walk_did_not_reach(database_url, seeded, monkeypatch,
-                                                          walk: int) -> None:
-    # A search alone tests the text on the newest TEXT_WALK jobs, then takes every match below
-    # them from the search index (storage/job_list.py): found once each, newest first, when the
+                                                          first: int, walk: int,
+                                                          walk_on: int) -> None:
+    # A search alone tests the text on the newest FIRST_WALK jobs, on the next ones up to
+    # TEXT_WALK when the first held WALK_ON matches, then takes every match below the last job
+    # walked from the search index (storage/job_list.py): found once each, newest first, when a
     # walk fills the page, stops short of the matches, or sees every job; a word no job has
     # finds nothing (the case that walked all of history).
-    monkeypatch.setattr(job_list, "TEXT_WALK", walk)
-    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+    _walk_alone(monkeypatch, first, walk, walk_on)
     ctx = seeded["ctx"]
     errors = ["qzwalk in the old one", "qzwalk again", None, None, "hay", None, "a qzwalk, newest"]
     ids = [insert_job(database_url, status="DEAD" if e else "SUCCEEDED", handler="walk-alone",
@@ -149,14 +167,16 @@ def test_a_search_alone_finds_jobs_its_walk_did_not_reach(database_url, seeded, 
             conn.execute("DELETE FROM jobs WHERE id = ANY(%s)", (ids,))
 
 
-@pytest.mark.parametrize("walk", [1, 2, 100])
+@pytest.mark.parametrize(("first", "walk", "walk_on"),
+                         [(1, 1, 0), (2, 2, 0), (100, 100, 0), (1, 3, 0), (1, 3, 99)])
 def test_a_split_word_below_the_walk_finds_its_phrase_not_its_parts(database_url, seeded,
-                                                                    monkeypatch, walk: int) -> None:
+                                                                    monkeypatch, first: int,
+                                                                    walk: int,
+                                                                    walk_on: int) -> None:
     # Below the walk, a search alone takes candidates from the index with the lexemes of a split
     # word in any order ("qzsplit" and "-7" apart), then tests each with the phrase itself
     # (storage.job_search.candidate_clauses): the jobs with the parts apart are not found.
-    monkeypatch.setattr(job_list, "TEXT_WALK", walk)
-    monkeypatch.setattr(job_list, "_STATEMENTS", {})
+    _walk_alone(monkeypatch, first, walk, walk_on)
     ctx = seeded["ctx"]
     errors = ["refused by qzsplit-7", "qzsplit then exit -7", "qzsplit-70 timed out",
               "exit -7 on qzsplit", "refused by qzsplit-7 again", None]
@@ -203,14 +223,21 @@ def test_an_unfiltered_page_writes_its_size_and_a_filtered_one_binds_it(seeded) 
     for size in (1, 4, 200):
         for flt in (job_list.JobListFilter(limit=size),
                     job_list.JobListFilter(limit=size, projects=["default"], before=everything[0])):
-            text, _ = job_list.page_statement(flt)
+            text, _ = _page_statement(db, flt)
             assert text.rstrip().endswith(f"LIMIT {size + 1}") and "%(limit)s" not in text
             newest = everything if flt.before is None else everything[1:]
             assert [row.id for row in job_list.list_page(db, flt)] == newest[:size + 1]
     for flt in (job_list.JobListFilter(limit=3, queue="default"),
                 job_list.JobListFilter(limit=3, statuses=["SUCCEEDED"]),
                 job_list.JobListFilter(limit=3, q="refused")):
-        assert "%(limit)s" in job_list.page_statement(flt)[0]
+        assert "%(limit)s" in _page_statement(db, flt)[0]
+
+
+def _page_statement(db, flt: job_list.JobListFilter) -> tuple[str, dict]:
+    with db.autocommit() as conn:
+        statement = job_list.page_statement(flt, partial(resolved_query, conn))
+    assert statement is not None
+    return statement
 
 
 def test_a_status_list_reads_the_status_index_behind_a_backlog(pg, fresh_database_url) -> None:
@@ -238,7 +265,7 @@ def test_a_status_list_reads_the_status_index_behind_a_backlog(pg, fresh_databas
                     job_list.JobListFilter(limit=50, projects=["default"],
                                            statuses=["SUCCEEDED", "CANCELLED"]),
                     job_list.JobListFilter(limit=50, statuses=["SUCCEEDED"], before=newest[9])):
-            text, params = job_list.page_statement(flt)
+            text, params = _page_statement(db, flt)
             with psycopg.connect(fresh_database_url) as conn:
                 # The status index's random heap reads made dear, so the primary key wins any plan
                 # that may choose it (the estimate that cost 84 ms behind a real backlog), and
