@@ -13,7 +13,8 @@ Every scenario runs on its own fresh, migrated database on one server: ``--datab
   checked to have exactly one SUCCEEDED attempt.
 * Pickup latency: an idle worker (the queue services in this process), ``--pickup`` jobs enqueued
   one at a time, 20 ms apart (one INSERT + NOTIFY transaction each); latency = the moment the
-  handler is called minus the moment the enqueue call began (same process, same clock).
+  handler is called minus the moment the enqueue call began (same process, same clock). Next to
+  it, in alternating ``--pickup-rounds``, the floor: a bare-SQL sketch that claims on LISTEN.
 * Bulk enqueue: ``management.jobs.enqueue_many`` (validation included) in batches of 10,000.
 * Thread scaling: the drain with CRONPLANE_WORKER_CONCURRENCY = each of ``--threads``.
 * PgQueuer and Procrastinate: the same preloaded noop drain, their default worker settings with 8
@@ -259,6 +260,58 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
             "max_ms": max(ms), "mean_ms": statistics.fmean(ms)}
 
 
+def sketch_pickup(url: str, count: int) -> dict[str, float]:
+    """The floor of a LISTEN-woken pickup on cronplane's schema, measured like
+    ``pickup_latency``: the same enqueue call (one INSERT + NOTIFY statement, from this process),
+    then one thread blocked on LISTEN runs the sketch's claim (asynchronous commit, as the
+    worker's) the moment the notification arrives; latency = the claim returned minus the moment
+    the enqueue call began. No executor, no lanes or limits, no poll loop, no other service."""
+    from cronplane.storage.database import Database
+    from cronplane.storage.job_store import JobStore, NewJob
+    from cronplane.storage.notify import JOBS
+
+    claimed: dict[int, float] = {}
+    arrived = threading.Condition()
+    stop = threading.Event()
+    listening = threading.Event()
+
+    def listen() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SET synchronous_commit = off")
+            conn.execute(f"LISTEN {JOBS}")
+            listening.set()
+            while not stop.is_set():
+                for _ in conn.notifies(timeout=0.2, stop_after=1):
+                    rows = conn.execute(_SKETCH_CLAIM, {"n": 8}, prepare=True).fetchall()
+                    now = time.perf_counter()
+                    with arrived:
+                        claimed.update((job_id, now) for _, job_id in rows)
+                        arrived.notify_all()
+
+    thread = threading.Thread(target=listen, name="sketch-listener", daemon=True)
+    thread.start()
+    wait_until(listening.is_set, 10, "sketch listener")
+    enqueue_store = JobStore(Database(url, application_name="bench-enqueuer", pool_size=2))
+    latencies: list[float] = []
+    pause = threading.Event()
+    try:
+        for i in range(count + 20):
+            before = time.perf_counter()
+            (job_id,) = enqueue_store.insert_many([NewJob("noop", {})])
+            with arrived:
+                arrived.wait_for(lambda job_id=job_id: job_id in claimed, 5)  # type: ignore[misc]
+            if i >= 20:
+                latencies.append(claimed[job_id] - before)
+            pause.wait(0.02)
+    finally:
+        stop.set()
+        thread.join(5)
+        enqueue_store.db.close()
+    ms = [v * 1000 for v in latencies]
+    return {"n": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
+            "max_ms": max(ms), "mean_ms": statistics.fmean(ms)}
+
+
 # -- the others ------------------------------------------------------------------------------------
 def pgqueuer_drain(url: str, jobs: int, concurrency: int = 8) -> dict[str, Any]:
     from pgqueuer import PsycopgDriver, Queries, QueueManager
@@ -327,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
     parser.add_argument("--jobs", type=int, default=20_000)
     parser.add_argument("--pickup", type=int, default=500)
+    parser.add_argument("--pickup-rounds", type=int, default=3,
+                        help="pickup: rounds of cronplane then the sketch, n = --pickup each")
     parser.add_argument("--bulk", type=int, default=100_000)
     parser.add_argument("--threads", default="1,2,4,8,16,32")
     parser.add_argument("--scaling-jobs", type=int, default=10_000)
@@ -360,11 +415,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{d['postgres_cpu_us_per_job']:.0f} us; mean claim batch "
               f"{d['mean_claim_batch']:.1f}", flush=True)
     if want("pickup"):
-        with server.fresh() as url:
-            results["pickup"] = p = pickup_latency(url, args.pickup)
-        print(f"pickup (enqueue -> handler start, idle worker, n={p['n']}): "
-              f"p50 {p['p50_ms']:.2f} ms, p99 {p['p99_ms']:.2f} ms, max {p['max_ms']:.2f} ms",
-              flush=True)
+        results["pickup"] = pickup_rounds(server, args.pickup, args.pickup_rounds)
     if want("bulk"):
         with server.fresh() as url:
             rate = preload(url, args.bulk)
@@ -396,6 +447,31 @@ def main(argv: list[str] | None = None) -> int:
                 line += f"  (cronplane is {results['drain']['jobs_per_s'] / r['jobs_per_s']:.1f}x)"
             print(line, flush=True)
     return 0
+
+
+def pickup_rounds(server: BenchServer, count: int, rounds: int) -> dict[str, Any]:
+    """Pickup latency of cronplane's idle worker and of the bare-SQL sketch, in alternating
+    rounds on one server (the box drifts by tens of percent within minutes; each round's pair is
+    measured within seconds). Figures: the median of the rounds' p50 and p99, and their ratio."""
+    out: dict[str, Any] = {"cronplane": [], "sketch": []}
+    for number in range(1, rounds + 1):
+        for name, fn in (("cronplane", pickup_latency), ("sketch", sketch_pickup)):
+            with server.fresh() as url:
+                p = fn(url, count)
+            out[name].append(p)
+            print(f"pickup round {number}, {name} (enqueue -> "
+                  f"{'handler start, idle worker' if name == 'cronplane' else 'claimed'}, "
+                  f"n={p['n']}): p50 {p['p50_ms']:.2f} ms, p99 {p['p99_ms']:.2f} ms, "
+                  f"max {p['max_ms']:.2f} ms", flush=True)
+    for key in ("p50_ms", "p99_ms"):
+        for name in ("cronplane", "sketch"):
+            out[f"{name}_{key}"] = statistics.median(p[key] for p in out[name])
+    out["p50_ratio"] = out["cronplane_p50_ms"] / out["sketch_p50_ms"]
+    print(f"pickup, median of {rounds} rounds: cronplane p50 {out['cronplane_p50_ms']:.2f} ms, "
+          f"p99 {out['cronplane_p99_ms']:.2f} ms; sketch p50 {out['sketch_p50_ms']:.2f} ms, "
+          f"p99 {out['sketch_p99_ms']:.2f} ms; cronplane / sketch p50 = {out['p50_ratio']:.2f}",
+          flush=True)
+    return out
 
 
 def ratios(server: BenchServer, args: argparse.Namespace) -> int:
