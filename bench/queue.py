@@ -281,12 +281,14 @@ def sketch_pickup(url: str, count: int) -> dict[str, float]:
             conn.execute(f"LISTEN {JOBS}")
             listening.set()
             while not stop.is_set():
-                for _ in conn.notifies(timeout=0.2, stop_after=1):
-                    rows = conn.execute(_SKETCH_CLAIM, {"n": 8}, prepare=True).fetchall()
-                    now = time.perf_counter()
-                    with arrived:
-                        claimed.update((job_id, now) for _, job_id in rows)
-                        arrived.notify_all()
+                # The generator holds the connection while it waits: claim after it returned.
+                if not list(conn.notifies(timeout=0.2, stop_after=1)):
+                    continue
+                rows = conn.execute(_SKETCH_CLAIM, {"n": 8}, prepare=True).fetchall()
+                now = time.perf_counter()
+                with arrived:
+                    claimed.update((job_id, now) for _, job_id in rows)
+                    arrived.notify_all()
 
     thread = threading.Thread(target=listen, name="sketch-listener", daemon=True)
     thread.start()
