@@ -290,3 +290,40 @@ def test_purge_batches_continue_where_the_previous_one_stopped(store: JobStore) 
     assert second.deleted == 2 and second.last is not None and second.last > eleven
     assert store.purge_finished(5, 2, after=second.last).deleted == 0
     assert [job_id for job_id in ids if job_row(store.db, job_id) is not None] == [ids[0]]
+
+
+def test_a_completion_batch_finds_its_jobs_by_primary_key_on_stale_statistics(
+        pg, fresh_database_url: str) -> None:
+    """Statistics taken while no job was RUNNING (a loaded or restored history) say RUNNING
+    matches ~1 row. The completion then walked ix_jobs_status_id's RUNNING entries once per
+    outcome, quadratic in the batch (120,000 buffers and ~100 ms per 500 outcomes on 10,000,000
+    jobs, bench/RESULTS.md); it must find each job by its primary key whatever they say, and
+    still complete every attempt."""
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO jobs (handler, payload, status, attempt_count, max_attempts, "
+                     "trigger, started_at, finished_at) SELECT 'noop', '{}', 'SUCCEEDED', 1, 3, "
+                     "'api', now(), now() FROM generate_series(1, 20000)")
+    with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")  # the owner's: the runtime role's ANALYZE is skipped
+        conn.execute("ANALYZE attempts")
+    db = Database(fresh_database_url, application_name="cronplane-test")
+    try:
+        store = JobStore(db)
+        store.insert_many([NewJob("noop", {}) for _ in range(300)])
+        claims = store.claim("w-stale", 300, 60)
+        assert len(claims) == 300
+        outcomes = [Outcome(c.attempt_id, c.job_id, c.number, "SUCCEEDED") for c in claims]
+        params = {"attempt_ids": [o.attempt_id for o in outcomes],
+                  "job_ids": [o.job_id for o in outcomes], "numbers": [o.number for o in outcomes],
+                  "outcomes": [o.status for o in outcomes], "results": [None] * len(outcomes),
+                  "errors": [None] * len(outcomes), "delays": [0.0] * len(outcomes),
+                  "queued": [0.0] * len(outcomes)}
+        with psycopg.connect(fresh_database_url) as conn:
+            plan = "\n".join(row[0] for row in conn.execute(
+                "EXPLAIN " + QUERIES["complete_attempts"], params))
+        assert "ix_jobs_status_id" not in plan and "pk_jobs" in plan, plan
+        applied = store.complete(outcomes)
+        assert sorted(a.job_id for a in applied if a.job_status == "SUCCEEDED") == \
+            sorted(c.job_id for c in claims)
+    finally:
+        db.close()
