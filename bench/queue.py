@@ -220,7 +220,6 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
     from cronplane.execution.runner import ExecutionRunner
     from cronplane.execution.worker import Worker
     from cronplane.storage.database import Database
-    from cronplane.storage.job_store import JobStore, NewJob
 
     db = Database(url, application_name="bench-pickup", pool_size=12)
     runner = ExecutionRunner(Settings(database_url=url), db, kind="worker",
@@ -239,6 +238,21 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
             arrived.notify_all()
 
     worker.on_handler_start = on_start
+    try:
+        return _enqueue_and_time(url, count, started, arrived)
+    finally:
+        runner.stop(timeout=10)
+        db.close()
+
+
+def _enqueue_and_time(url: str, count: int, seen: dict[int, float],
+                      arrived: threading.Condition) -> dict[str, float]:
+    """Enqueue ``count`` noop jobs (after 20 of warm-up: prepared statements, pool) one at a
+    time, 20 ms apart, each waiting until ``seen`` has its job (set under ``arrived``, which is
+    notified); latency = that moment minus the moment the enqueue call began."""
+    from cronplane.storage.database import Database
+    from cronplane.storage.job_store import JobStore, NewJob
+
     enqueue_store = JobStore(Database(url, application_name="bench-enqueuer", pool_size=2))
     latencies: list[float] = []
     pause = threading.Event()
@@ -247,14 +261,12 @@ def pickup_latency(url: str, count: int) -> dict[str, float]:
             before = time.perf_counter()
             (job_id,) = enqueue_store.insert_many([NewJob("noop", {})])
             with arrived:
-                arrived.wait_for(lambda job_id=job_id: job_id in started, 5)  # type: ignore[misc]
-            if i >= 20:  # warm-up: prepared statements, pool
-                latencies.append(started[job_id] - before)
+                arrived.wait_for(lambda job_id=job_id: job_id in seen, 5)  # type: ignore[misc]
+            if i >= 20:
+                latencies.append(seen[job_id] - before)
             pause.wait(0.02)
     finally:
-        runner.stop(timeout=10)
         enqueue_store.db.close()
-        db.close()
     ms = [v * 1000 for v in latencies]
     return {"n": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
             "max_ms": max(ms), "mean_ms": statistics.fmean(ms)}
@@ -266,8 +278,6 @@ def sketch_pickup(url: str, count: int) -> dict[str, float]:
     then one thread blocked on LISTEN runs the sketch's claim (asynchronous commit, as the
     worker's) the moment the notification arrives; latency = the claim returned minus the moment
     the enqueue call began. No executor, no lanes or limits, no poll loop, no other service."""
-    from cronplane.storage.database import Database
-    from cronplane.storage.job_store import JobStore, NewJob
     from cronplane.storage.notify import JOBS
 
     claimed: dict[int, float] = {}
@@ -293,25 +303,11 @@ def sketch_pickup(url: str, count: int) -> dict[str, float]:
     thread = threading.Thread(target=listen, name="sketch-listener", daemon=True)
     thread.start()
     wait_until(listening.is_set, 10, "sketch listener")
-    enqueue_store = JobStore(Database(url, application_name="bench-enqueuer", pool_size=2))
-    latencies: list[float] = []
-    pause = threading.Event()
     try:
-        for i in range(count + 20):
-            before = time.perf_counter()
-            (job_id,) = enqueue_store.insert_many([NewJob("noop", {})])
-            with arrived:
-                arrived.wait_for(lambda job_id=job_id: job_id in claimed, 5)  # type: ignore[misc]
-            if i >= 20:
-                latencies.append(claimed[job_id] - before)
-            pause.wait(0.02)
+        return _enqueue_and_time(url, count, claimed, arrived)
     finally:
         stop.set()
         thread.join(5)
-        enqueue_store.db.close()
-    ms = [v * 1000 for v in latencies]
-    return {"n": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
-            "max_ms": max(ms), "mean_ms": statistics.fmean(ms)}
 
 
 # -- the others ------------------------------------------------------------------------------------

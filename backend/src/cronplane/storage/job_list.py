@@ -296,8 +296,8 @@ def _searched_alone(filtered: Select[Any], search: SearchShape, name: str) -> Se
             .cte(f"{name}_hits").prefix_with("MATERIALIZED"))
     newest = (select(hits.c.id).where(hits.c.id < floor).order_by(hits.c.id.desc())
               .subquery(f"{name}_newest"))
-    match = (select(JOBS).where(Job.id == newest.c.id).where(search_clause(search, resolved=True)).limit(1)
-             .lateral(f"{name}_match"))
+    match = (select(JOBS).where(Job.id == newest.c.id)
+             .where(search_clause(search, resolved=True)).limit(1).lateral(f"{name}_match"))
     below = (select(match).select_from(newest).join(match, true())
              .order_by(newest.c.id.desc()).limit(_param("limit")).subquery(f"{name}_below"))
     return _page(name, branches, _rest(below, found, floor))
@@ -309,7 +309,8 @@ def _walk(filtered: Select[Any], search: SearchShape, name: str, *,
     materialized CTE, so read once and only when asked for), the id of the last job walked (NULL:
     the walk saw every job; read only when the page was not filled) and how many it found."""
     walked_rows = filtered.limit(rows).subquery(f"{name}_rows")
-    walked = (select(walked_rows).where(search_clause(search, columns=walked_rows.c, resolved=True))
+    walked = (select(walked_rows)
+              .where(search_clause(search, columns=walked_rows.c, resolved=True))
               .order_by(walked_rows.c.id.desc()).limit(_param("limit"))
               .cte(name).prefix_with("MATERIALIZED"))
     last = filtered.with_only_columns(Job.id).offset(rows - 1).limit(1).cte(f"{name}_last")

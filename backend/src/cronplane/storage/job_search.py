@@ -51,6 +51,13 @@ def search_params(search: JobSearch,
 # are phrase operators: the same lexemes ANDed (see candidate_clauses).
 _PHRASE = re.compile(r" <(-|[0-9]+)> ")
 _RESOLVED: dict[tuple[str, ...], str | None] = {}
+
+
+class _Unknown:
+    """Not asked yet (None is an answer: no word has a lexeme)."""
+
+
+_UNKNOWN = _Unknown()
 _RESOLVED_LOCK = threading.Lock()
 _RESOLVED_MAX = 4096
 
@@ -63,9 +70,9 @@ def resolved_query(conn: psycopg.Connection[Any], words: tuple[str, ...]) -> str
     place it is written, and each fold runs ``ts_debug`` (~0.6 ms): a search alone writes it
     seven times, so ~5 ms of every search was planning (issue 16). The function is immutable, so
     its text, bound as a ``tsquery`` literal (parsed in microseconds), means the same."""
-    found = _RESOLVED.get(words, False)
-    if found is not False:
-        return found  # type: ignore[return-value]
+    found = _RESOLVED.get(words, _UNKNOWN)
+    if not isinstance(found, _Unknown):
+        return found
     row = conn.cursor(row_factory=tuple_row).execute(QUERIES["job_search_query"],
                                                      {"words": list(words)}).fetchone()
     query = row[0] if row else None

@@ -132,8 +132,7 @@ WITH input AS (
    -- key. Statistics taken while no job ran (a loaded or restored history) say RUNNING matches
    -- ~1 row; the planner then walked ix_jobs_status_id's RUNNING entries once per outcome, a
    -- nested loop quadratic in the batch (500 outcomes: 124,750 rows, 120,000 buffers, 86-116 ms
-   -- instead of ~15 ms on 10,000,000 jobs). The drain ran at ~2,200 jobs/s until autoanalyze saw
-   -- RUNNING jobs, then ~7,000 (bench/RESULTS.md, 2026-12-03).
+   -- instead of ~15 ms on 10,000,000 jobs; bench/RESULTS.md, 2026-12-03).
    WHERE j.id = i.job_id AND j.status || '' = 'RUNNING' AND j.attempt_count = i.number
      AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = i.attempt_id AND a.status = 'RUNNING')
   RETURNING j.id, j.status, j.cancel_requested
