@@ -177,14 +177,15 @@ def fire_lag(server: BenchServer, schedules: int, seconds: float, *,
                              "AND finished_at BETWEEN %s AND %s", window_start, window_end)
         left = query(url, "SELECT count(*) AS n FROM jobs WHERE status = 'PENDING' "
                           "AND schedule_id IS NULL")
-        last_drained = query(url, "SELECT extract(epoch FROM max(finished_at))::float8 AS t "
-                                  "FROM jobs WHERE schedule_id IS NULL")[0]["t"]
+        last_drained = (query(url, "SELECT extract(epoch FROM max(finished_at))::float8 AS t "
+                                   "FROM jobs WHERE schedule_id IS NULL")[0]["t"]
+                        if backlog else None)
         db.close()
-    commit = [ack - fire.timestamp() for fire, ack in store.committed.values()]
+    acks = [(ack, ack - fire.timestamp()) for fire, ack in store.committed.values()]
+    commit = [lag for _, lag in acks]
     # A backlog that ran out inside the window leaves fires on a quiet queue in the figure: the
     # fires committed while it still drained are the ones the target is about.
-    commit_draining = ([ack - fire.timestamp() for fire, ack in store.committed.values()
-                        if ack <= last_drained] if backlog and last_drained else [])
+    commit_draining = [lag for ack, lag in acks if last_drained and ack <= last_drained]
     start = [(r["started_at"] - r["fire_time"]).total_seconds() for r in started
              if r["started_at"] is not None]
     expected = schedules * int(seconds)
