@@ -83,6 +83,8 @@ class Settings:
     audit_key: str = field(default="", repr=False)
     audit_previous_keys: tuple[str, ...] = field(default=(), repr=False)
     audit_seal_seconds: float = 2.0
+    # CRONPLANE_SEARCH_TIMEOUT_SECONDS: how long one job search may run (storage.search_budget).
+    search_timeout_seconds: float = 5.0
 
     @property
     def oidc_enabled(self) -> bool:
@@ -174,6 +176,8 @@ class Settings:
                 .split(",") if key.strip()),
             audit_seal_seconds=reader.number("CRONPLANE_AUDIT_SEAL_SECONDS", 2.0,
                                              low=0.1, high=3600),
+            search_timeout_seconds=reader.number("CRONPLANE_SEARCH_TIMEOUT_SECONDS", 5.0,
+                                                 low=0.001, high=3600),
         )
         if settings.oidc_issuer:
             for name, value in (("CRONPLANE_OIDC_CLIENT_ID", settings.oidc_client_id),

@@ -20,6 +20,7 @@ from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
+from cronplane.management.search_time import in_time, session_limits
 from cronplane.storage import bulk_jobs
 from cronplane.storage.bulk_jobs import JobFilter
 
@@ -107,7 +108,7 @@ def count(ctx: ManagementContext, actor: Actor, flt: JobFilter) -> int:
     if scoped is None:
         return 0
     flt = scoped
-    with ctx.db.read_session() as session:
+    with in_time(), ctx.db.read_session() as session, session_limits(ctx, session, flt.q):
         return bulk_jobs.count_matching(session, flt, MAX_MATCHED)
 
 
@@ -118,11 +119,14 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
     why = _check_reason(reason)
     asked = flt
     scoped = _scoped(actor, flt, Role.OPERATOR)
-    with ctx.db.transaction() as session:
-        # Jobs outside the caller's projects are "not found", exactly like missing ids.
-        matched = [] if scoped is None else bulk_jobs.lock_matching(session, scoped, MAX_MATCHED)
-        if len(matched) > MAX_MATCHED:
-            total = bulk_jobs.count_matching(session, scoped, COUNT_CAP) if scoped else 0
+    with in_time(), ctx.db.transaction() as session:
+        with session_limits(ctx, session, flt.q):
+            # Jobs outside the caller's projects are "not found", exactly like missing ids.
+            matched = ([] if scoped is None
+                       else bulk_jobs.lock_matching(session, scoped, MAX_MATCHED))
+            over = len(matched) > MAX_MATCHED
+            total = bulk_jobs.count_matching(session, scoped, COUNT_CAP) if over and scoped else 0
+        if over:
             matches = f"more than {COUNT_CAP:,}" if total > COUNT_CAP else f"{total:,}"
             raise InvalidInput(
                 f"the filter matches {matches} jobs, over the limit of {MAX_MATCHED:,} per "

@@ -21,5 +21,6 @@ class ManagementContext:
     def build(cls, settings: Settings, database_url: str) -> ManagementContext:
         # A request waits a few seconds for a connection, then gets 503 (not a hung thread).
         db = Database(database_url, application_name="cronplane-api",
-                      wait_seconds=CONNECT_TIMEOUT_SECONDS)
+                      wait_seconds=CONNECT_TIMEOUT_SECONDS,
+                      search_timeout_ms=round(settings.search_timeout_seconds * 1000))
         return cls(settings=settings, db=db, credentials=CredentialCache(db))

@@ -19,6 +19,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.management.search_time import in_time
 from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
 from cronplane.storage.models import Attempt, Job
 
@@ -60,10 +61,12 @@ def list_jobs(
     if schedule_id is not None and not 1 <= schedule_id <= BIGINT_MAX:
         return Page(items=[], next_cursor=None)
 
-    rows = list_page(ctx.db, JobListFilter(
-        limit=size, projects=scope.readable(actor, project), statuses=wanted,
-        schedule_id=schedule_id, handler=handler or None, queue=queue or None, q=query or None,
-        created_after=created_after, created_before=created_before, before=before))
+    with in_time():
+        rows = list_page(ctx.db, JobListFilter(
+            limit=size, projects=scope.readable(actor, project), statuses=wanted,
+            schedule_id=schedule_id, handler=handler or None, queue=queue or None,
+            q=query or None, created_after=created_after, created_before=created_before,
+            before=before))
     return page_by_id(rows, size)
 
 

@@ -25,6 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 CONNECT_OPTIONS = "-c timezone=UTC"
 # A database that does not answer a connection within this is down, as far as a request goes.
 CONNECT_TIMEOUT_SECONDS = 5
+# How long one job search may run by default (storage.search_budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
+SEARCH_TIMEOUT_MS = 5000
 # What a lost or unreachable database raises (refused, reset, shut down, pool exhausted, the
 # server restarting); the API answers 503 with Retry-After for these, never 500.
 UNREACHABLE: tuple[type[BaseException], ...] = (
@@ -71,11 +73,14 @@ class Database:
     """Owns the engine and the pool of one process. Thread-safe; call ``after_fork`` in children."""
 
     def __init__(self, url: str, *, application_name: str = "cronplane", pool_size: int = 10,
-                 wait_seconds: float = 30.0) -> None:
+                 wait_seconds: float = 30.0,
+                 search_timeout_ms: int = SEARCH_TIMEOUT_MS) -> None:
         """``wait_seconds``: how long a caller waits for a connection before ``PoolTimeout``
-        (the API waits briefly and answers 503; background services may wait longer)."""
+        (the API waits briefly and answers 503; background services may wait longer).
+        ``search_timeout_ms``: how long one job search may run (``storage.search_budget``)."""
         self.url = libpq_url(url)
         self.wait_seconds = wait_seconds
+        self.search_timeout_ms = search_timeout_ms
         self.application_name = application_name
         self.pool_size = pool_size
         self._lock = threading.Lock()

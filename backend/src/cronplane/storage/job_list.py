@@ -47,6 +47,7 @@ from cronplane.storage.job_search import (
     search_shape,
 )
 from cronplane.storage.models import Job, Schedule
+from cronplane.storage.search_budget import bounded
 
 JOBS = Job.__table__
 
@@ -75,7 +76,8 @@ _Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool
 
 def list_page(db: Database, flt: JobListFilter) -> list[Any]:
     """Up to ``flt.limit + 1`` jobs, newest first, as named tuples (``row.id``) whose fields are
-    the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``."""
+    the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``. A search runs
+    within ``storage.search_budget``'s limits (``SearchTooBroad`` past its time)."""
     with db.autocommit() as conn:
         statement = page_statement(flt, partial(resolved_query, conn))
         if statement is None:
@@ -83,7 +85,10 @@ def list_page(db: Database, flt: JobListFilter) -> list[Any]:
         text, params = statement
         cursor = conn.cursor(row_factory=namedtuple_row)
         cursor.adapters.register_loader("jsonb", _JsonbLoader)
-        return cursor.execute(text, params, prepare=True).fetchall()
+        if flt.q is None:
+            return cursor.execute(text, params, prepare=True).fetchall()
+        with bounded(conn, db.search_timeout_ms):
+            return cursor.execute(text, params, prepare=True).fetchall()
 
 
 def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str | None]

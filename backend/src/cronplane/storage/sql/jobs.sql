@@ -357,3 +357,10 @@ SELECT * FROM jobs WHERE idempotency_key = %(idempotency_key)s;
 -- process for each words, then bound as a tsquery literal, so the planner does not fold the
 -- function (a ts_debug, ~0.6 ms) once per place a list statement writes it.
 SELECT jobs_search_query(%(words)s::text[])::text AS query
+
+-- name: search_limits
+-- What one job search may use of the database (storage.search_budget), local to its transaction:
+-- a search the indexes cannot narrow (every word a short prefix, "1 2 3") otherwise reads the
+-- whole history for as long as it takes, from any VIEWER.
+SELECT set_config('statement_timeout', %(timeout)s, true),
+       set_config('work_mem', %(work_mem)s, true)
