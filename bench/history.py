@@ -135,6 +135,13 @@ def list_cases(url: str) -> list[tuple[str, str, dict[str, Any]]]:
         ("q=host-4 (~0.9 %)", "?q=host-4", {"q": "host-4"}),
         ("q=host-41 (~0.09 %)", "?q=host-41", {"q": "host-41"}),
         ("q=zzz (no job has it)", "?q=zzz", {"q": "zzz"}),
+        # Several words: a rare one beside a common prefix (every host-41 job is refused), a
+        # rare one no job has with it, and a numeric prefix of ~150,000 scheduler keys beside
+        # the common word (domain.job_search.candidate_query).
+        ("q=host-41 refused", "?q=host-41%20refused", {"q": "host-41 refused"}),
+        ("q=connection host-417", "?q=connection%20host-417", {"q": "connection host-417"}),
+        ("q=host-41 timeout (no job)", "?q=host-41%20timeout", {"q": "host-41 timeout"}),
+        ("q=schedule:50 refused", "?q=schedule:50%20refused", {"q": "schedule:50 refused"}),
         ("first page, cursor half-way back", f"?cursor={cursor}", {"cursor": cursor}),
         ("status=DEAD, cursor half-way back", f"?status=DEAD&cursor={cursor}",
          {"statuses": ["DEAD"], "cursor": cursor}),
@@ -150,7 +157,9 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
     from cronplane.management.actor import Actor
     from cronplane.management.context import ManagementContext
     from cronplane.storage import job_list
-    from cronplane.storage.job_search import resolved_query
+    from cronplane.storage.job_search import lexeme_frequencies, resolved_query
+    from cronplane.storage.queries import QUERIES
+    from cronplane.storage.search_budget import SEARCH_WORK_MEM
 
     ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
     seen: list[job_list.JobListFilter] = []
@@ -170,8 +179,13 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
         history.list_page = original  # type: ignore[assignment]
         ctx.db.close()
     with psycopg.connect(url, autocommit=True) as conn:
+        flt = seen[-1]
+        if flt.q:  # what storage.search_budget sets for the search's transaction
+            conn.execute(QUERIES["search_limits"].replace(", true)", ", false)"),
+                         {"timeout": "0", "work_mem": SEARCH_WORK_MEM})
         statement, parameters = job_list.page_statement(
-            seen[-1], partial(resolved_query, conn)) or ("", {})
+            flt, partial(resolved_query, conn),
+            lexeme_frequencies(conn) if flt.q else None) or ("", {})
         for _ in range(2):  # warm, then measure (the HTTP figures are warm too)
             plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement,
                                 parameters).fetchone()[0][0]  # type: ignore[index]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -41,6 +41,7 @@ from cronplane.storage.database import Database
 from cronplane.storage.job_search import (
     SearchShape,
     candidate_clauses,
+    lexeme_frequencies,
     resolved_query,
     search_clause,
     search_params,
@@ -79,7 +80,8 @@ def list_page(db: Database, flt: JobListFilter) -> list[Any]:
     the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``. A search runs
     within ``storage.search_budget``'s limits (``SearchTooBroad`` past its time)."""
     with db.autocommit() as conn:
-        statement = page_statement(flt, partial(resolved_query, conn))
+        statement = page_statement(flt, partial(resolved_query, conn),
+                                   lexeme_frequencies(conn) if flt.q else None)
         if statement is None:
             return []  # a caller in no project sees no job
         text, params = statement
@@ -91,11 +93,13 @@ def list_page(db: Database, flt: JobListFilter) -> list[Any]:
             return cursor.execute(text, params, prepare=True).fetchall()
 
 
-def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str | None]
+def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str | None],
+                   frequencies: Mapping[str, float] | None = None,
                    ) -> tuple[str, dict[str, Any]] | None:
     """The SQL text and parameters ``list_page`` sends for ``flt`` (None: no statement, no job);
     ``bench history`` explains exactly this. ``resolve``: a search's words to the text of their
-    query (``storage.job_search.resolved_query``)."""
+    query (``storage.job_search.resolved_query``); ``frequencies``: the search index's common
+    lexemes (``storage.job_search.lexeme_frequencies``)."""
     if flt.projects is not None and not flt.projects:
         return None
     search = parse(flt.q) if flt.q else None
@@ -116,7 +120,7 @@ def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str 
     for index, status in enumerate(flt.statuses):
         params[f"wanted_{index}"] = status
     if search is not None:
-        params.update(search_params(search, resolve))
+        params.update(search_params(search, resolve, frequencies))
     return text, params
 
 

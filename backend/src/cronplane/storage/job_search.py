@@ -3,9 +3,9 @@ definition so a list and "all N matching" always select the same jobs."""
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
@@ -13,7 +13,7 @@ from psycopg.rows import tuple_row
 from sqlalchemy import ColumnElement, Text, and_, bindparam, cast, false, func, or_
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 
-from cronplane.domain.job_search import JobSearch, parse
+from cronplane.domain.job_search import JobSearch, candidate_query, parse
 from cronplane.domain.states import JobStatus
 from cronplane.storage.models import Job
 from cronplane.storage.queries import QUERIES
@@ -35,21 +35,21 @@ def search_shape(search: JobSearch) -> SearchShape:
 
 
 def search_params(search: JobSearch,
-                  resolve: Callable[[tuple[str, ...]], str | None] | None = None) -> dict[str, Any]:
+                  resolve: Callable[[tuple[str, ...]], str | None] | None = None,
+                  frequencies: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The bind parameters of ``search_clause`` for ``search``; with ``resolve`` (see
-    ``resolved_query``) also those of its ``resolved`` form."""
+    ``resolved_query``) also those of its ``resolved`` form and of ``candidate_clauses``, whose
+    query leaves out prefixes ``frequencies`` (``lexeme_frequencies``) says are broad."""
     params: dict[str, Any] = {"search_id": search.job_id, "search_tsquery": search.tsquery,
                               "search_words": list(search.words)}
     if resolve is not None:
         query = resolve(search.words) if search.words else None
         params["search_query"] = query
-        params["search_candidates"] = None if query is None else _PHRASE.sub(" & ", query)
+        params["search_candidates"] = (None if query is None
+                                       else candidate_query(query, frequencies or {}))
     return params
 
 
-# Words never hold "<" (the domain's parser splits on it), so the only "<…>" in a query's text
-# are phrase operators: the same lexemes ANDed (see candidate_clauses).
-_PHRASE = re.compile(r" <(-|[0-9]+)> ")
 _RESOLVED: dict[tuple[str, ...], str | None] = {}
 
 
@@ -81,6 +81,26 @@ def resolved_query(conn: psycopg.Connection[Any], words: tuple[str, ...]) -> str
             _RESOLVED.clear()
         _RESOLVED[words] = query
     return query
+
+
+_FREQUENCIES_SECONDS = 300.0
+# (when read, what was read); one slot, replaced whole, so a reader needs no lock.
+_FREQUENCIES: list[tuple[float, dict[str, float]]] = []
+
+
+def lexeme_frequencies(conn: psycopg.Connection[Any]) -> dict[str, float]:
+    """The search index's most common lexemes and the share of finished jobs holding each
+    (migration 0024), asked of the database (on ``conn``) at most every few minutes: they change
+    only when ANALYZE runs. Empty before the first ANALYZE (every term counts as rare)."""
+    now = time.monotonic()
+    cached = _FREQUENCIES[0] if _FREQUENCIES else None
+    if cached is not None and now - cached[0] < _FREQUENCIES_SECONDS:
+        return cached[1]
+    rows = conn.cursor(row_factory=tuple_row).execute(
+        QUERIES["job_search_lexeme_frequencies"]).fetchall()
+    found = {str(lexeme): float(share) for lexeme, share in rows}
+    _FREQUENCIES[:] = [(now, found)]
+    return found
 
 
 def search_clause(shape: SearchShape, values: dict[str, Any] | None = None,
@@ -136,7 +156,8 @@ def _conditions(shape: SearchShape, values: dict[str, Any] | None, columns: Any,
             # A split word is a phrase (``'host' <-> '-41':*``), and GIN cannot check word order:
             # each match it finds is rechecked by computing the job's text again (~8 us a job,
             # 70 ms for the 8,800 jobs of a word in 0.1 % of 10,000,000). The same lexemes ANDed
-            # (``search_candidates``, see _PHRASE) find the same jobs and a few more, with no
+            # (``search_candidates``, domain.job_search.candidate_query) find the same jobs and
+            # a few more, with no
             # recheck.
             finished = cast(param("search_candidates", type_=Text), TSQUERY)
         active = (JobStatus.PENDING.value, JobStatus.RUNNING.value)

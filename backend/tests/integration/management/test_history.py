@@ -310,3 +310,50 @@ def _plan(url: str, sql: str, *params) -> str:
 def test_history_filters_have_an_index(database_url: str, seeded, where: str) -> None:
     plan = _plan(database_url, f"SELECT id FROM jobs WHERE {where} ORDER BY id DESC LIMIT 51")
     assert "Seq Scan" not in plan, plan
+
+
+def test_a_broad_word_beside_a_rare_one_is_tested_not_asked_of_the_index(pg, fresh_database_url,
+                                                                          monkeypatch) -> None:
+    # With the index's statistics saying "qzcommon" is in most finished jobs, a search alone
+    # asks the index for the rare word's candidates only and tests each with both words
+    # (domain.job_search.candidate_query): still every match, newest first, and no other job.
+    from cronplane.storage import job_search
+    from cronplane.storage.database import Database
+
+    url = fresh_database_url
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO jobs (handler, status, finished_at, error) "
+                     "SELECT 'noop', 'DEAD', now(), 'qzcommon failure ' || g "
+                     "FROM generate_series(1, 3000) AS g")
+    with psycopg.connect(pg.owner_url(url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")  # as autovacuum would; the runtime role may not
+    db = Database(url, application_name="cronplane-test")
+    ctx = ManagementContext(settings=Settings(secret_key="k" * 40), db=db)
+    errors = ["qzrare-7 alone", "qzcommon qzrare-7", "qzrare-70 qzcommonly", "qzcommon qzrare-8",
+              "qzrare qzcommon -7"]
+    ids = [insert_job(url, status="DEAD", handler="narrow", error=e) for e in errors]
+    _walk_alone(monkeypatch, 1, 1, 0)  # straight to the index
+    monkeypatch.setattr(job_search, "_FREQUENCIES", [])  # this database's statistics
+    try:
+        with db.autocommit() as conn:
+            frequencies = job_search.lexeme_frequencies(conn)
+            assert frequencies.get("qzcommon", 0) > 0.5, frequencies
+            flt = job_list.JobListFilter(limit=50, q="qzcommon qzrare-7")
+            _text, params = job_list.page_statement(flt, partial(resolved_query, conn),
+                                                    frequencies)
+        assert params["search_candidates"] == "'qzrare' & '-7':*"
+
+        def pages(limit: int) -> list[int]:
+            seen: list[int] = []
+            cursor = None
+            while True:
+                page = history.list_jobs(ctx, Actor.system(), limit=limit, cursor=cursor,
+                                         q="qzcommon qzrare-7")
+                seen.extend(j.id for j in page.items)
+                if (cursor := page.next_cursor) is None:
+                    return seen
+
+        assert pages(50) == [ids[2], ids[1]]
+        assert pages(1) == [ids[2], ids[1]], "page by page"
+    finally:
+        db.close()

@@ -364,3 +364,8 @@ SELECT jobs_search_query(%(words)s::text[])::text AS query
 -- whole history for as long as it takes, from any VIEWER.
 SELECT set_config('statement_timeout', %(timeout)s, true),
        set_config('work_mem', %(work_mem)s, true)
+
+-- name: job_search_lexeme_frequencies
+-- The search index's most common lexemes and their shares of the finished jobs (migration 0024):
+-- storage.job_search.lexeme_frequencies, read every few minutes.
+SELECT lexeme, frequency FROM jobs_search_lexeme_frequencies()
