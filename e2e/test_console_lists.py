@@ -85,6 +85,27 @@ def test_live_list_pauses_and_a_failed_load_offers_retry(page: Page, server,
     expect(_jobs_table(page)).to_be_visible()
 
 
+def test_a_refused_search_says_why_under_the_box_and_is_not_polled(page: Page, server) -> None:
+    # The server refuses a search it cannot answer (too long here; too broad to answer within
+    # CRONPLANE_SEARCH_TIMEOUT_SECONDS on a big history takes the same path): the reason shows
+    # where it is fixed, no Retry offers the same refusal, and the 5 s polling stops asking.
+    sign_in(page, server.admin_username, server.admin_password)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/v1/jobs?" in r.url else None)
+    page.goto("/jobs?q=" + "x" * 201)
+    search = page.get_by_role("searchbox", name="Search")
+    expect(search).to_have_accessible_description(re.compile("maximum length 200"))
+    alert = page.locator("main").get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert.get_by_role("button", name="Retry")).to_have_count(0)
+    refused = len(asked)
+    page.wait_for_timeout(6_000)  # more than the 5 s polling interval
+    assert len(asked) == refused, asked[refused:]
+    search.fill("x")  # a search it can answer: the list is back
+    expect(_jobs_table(page).or_(page.get_by_text("No jobs match these filters."))).to_be_visible()
+    expect(search).not_to_have_accessible_description(re.compile("maximum length"))
+
+
 def test_schedule_actions_toast_refresh_conflict_and_deleted(
         page: Page, server, admin_api: ApiClient, unique: str) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")

@@ -14,11 +14,13 @@ export function ErrorAlert({
 }: {
   error: unknown;
   title?: string;
-  hideFields?: boolean;
+  /** true, or the fields whose errors show beside them already. */
+  hideFields?: boolean | readonly string[];
   onRetry?: () => unknown;
 }) {
   if (!error) return null;
-  const fields = error instanceof ApiError && !hideFields ? Object.entries(error.fieldErrors) : [];
+  const shown = (field: string) => (typeof hideFields === 'boolean' ? !hideFields : !hideFields.includes(field));
+  const fields = error instanceof ApiError ? Object.entries(error.fieldErrors).filter(([f]) => shown(f)) : [];
   const heading = error instanceof ApiError ? `${error.problem.title || title} (${error.status})` : title;
   return (
     <Alert color="red" title={heading} role="alert">

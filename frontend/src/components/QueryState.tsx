@@ -9,6 +9,7 @@ export function QueryState({
   isEmpty,
   empty,
   onRetry,
+  hideFields,
   children,
 }: {
   isPending: boolean;
@@ -17,6 +18,8 @@ export function QueryState({
   empty?: ReactNode;
   /** The query's refetch: a failed load offers Retry. */
   onRetry?: () => unknown;
+  /** The field errors are shown beside their fields already. */
+  hideFields?: boolean | readonly string[];
   children: ReactNode;
 }) {
   if (isPending) {
@@ -26,7 +29,7 @@ export function QueryState({
       </Center>
     );
   }
-  if (error) return <ErrorAlert error={error} title="Could not load" onRetry={onRetry} />;
+  if (error) return <ErrorAlert error={error} title="Could not load" onRetry={onRetry} hideFields={hideFields} />;
   if (isEmpty) {
     return (
       <Stack align="center" py="xl">

@@ -1,6 +1,6 @@
 import { TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
-import { useRef, useState } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
 
 /**
  * The list pages' search box: what is typed shows at once, while the URL (and so the query)
@@ -10,10 +10,13 @@ export function SearchInput({
   initial,
   placeholder,
   onSearch,
+  error,
 }: {
   initial: string;
   placeholder: string;
   onSearch: (q: string) => void;
+  /** What the server said of the search itself (422 on `q`): shown under the box, where it is fixed. */
+  error?: ReactNode;
 }) {
   const [value, setValue] = useState(initial);
   // The URL can change under the box (a "Clear filters" link, Back): the box follows it, but not
@@ -41,6 +44,7 @@ export function SearchInput({
       type="search"
       w={240}
       value={value}
+      error={error}
       onChange={(e) => {
         typedAt.current = window.location.pathname;
         setValue(e.currentTarget.value);

@@ -1,5 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../client';
+import { ApiError } from '../problem';
 import type { JobStatus } from '../types';
 
 export interface JobFilters {
@@ -24,7 +25,9 @@ export const listJobsQueryOptions = (filters: JobFilters, refetchInterval: numbe
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval,
+    // A refused request (a search too broad to answer in time, a filter out of range) is refused
+    // again: polling it would only spend the server's search budget every interval.
+    refetchInterval: (query) => (query.state.error instanceof ApiError && query.state.error.status < 500 ? false : refetchInterval),
   });
 
 export const useJobs = (filters: JobFilters, refetchInterval: number | false = false) =>

@@ -2,7 +2,9 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { aHandler, aJob, aSchedule } from '../../test/factories';
+import { aHandler, aJob, aProblem, aSchedule } from '../../test/factories';
+import { ApiError } from '../../api/problem';
+import { listJobsQueryOptions } from '../../api/queries/list-jobs';
 import { fakeApi, fill, http, renderScreen } from '../../test/render';
 import { Toaster } from '../../components/Toaster';
 import { bulkSuccessText } from './api/bulk-jobs';
@@ -55,6 +57,30 @@ describe('jobs page', () => {
     vi.stubGlobal('fetch', empty());
     renderScreen(<JobsPage />, { role: 'OPERATOR', path: '/jobs', route: '/jobs' });
     expect(await screen.findByRole('link', { name: /Submit a first job/ })).toHaveAttribute('href', '/jobs/new');
+  });
+
+  it('says under the search box why the server refused a search, and offers no Retry of the same search', async () => {
+    const tooBroad = 'the search is too broad to answer in time: add a filter or longer words';
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(422).json(aProblem(422, tooBroad, { q: ['Too broad to search in time.'] }))),
+      http.get('/api/v1/jobs/count', ({ response }) => response(422).json(aProblem(422, tooBroad, { q: ['Too broad to search in time.'] }))),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<JobsPage />, { role: 'VIEWER', path: '/jobs', route: '/jobs?q=1%202%203' });
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent(tooBroad);
+    expect(within(alert).queryByRole('button', { name: 'Retry' })).toBeNull();
+    expect(alert).not.toHaveTextContent('q:');
+    expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveAccessibleDescription('Too broad to search in time.');
+  });
+
+  it('stops polling a list the server refused: asking again would spend its search budget for the same answer', () => {
+    const options = listJobsQueryOptions({ q: '1 2 3' }, 5000);
+    const interval = options.refetchInterval as (query: { state: { error: unknown } }) => number | false;
+    expect(interval({ state: { error: new ApiError({ title: 'Unprocessable Entity', status: 422 }) } })).toBe(false);
+    expect(interval({ state: { error: new ApiError({ title: 'Service Unavailable', status: 503 }) } })).toBe(5000);
+    expect(interval({ state: { error: null } })).toBe(5000);
   });
 
   it('writes filter changes back to the URL', async () => {

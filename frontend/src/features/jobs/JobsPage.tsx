@@ -25,6 +25,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
 import { SearchInput } from '../../components/SearchInput';
+import { ApiError } from '../../api/problem';
 
 const baseColumns: ColumnDef<Job, unknown>[] = [
   {
@@ -138,6 +139,9 @@ export function JobsPage() {
     created_before: filters.created_before,
   };
   const count = useJobCount(matchFilters, true);
+  // A search the server refused (too broad to answer in time, too long) is fixed in the search
+  // box, so that is where it says why; asking again unchanged would be refused again.
+  const searchError = jobs.error instanceof ApiError && jobs.error.status === 422 ? jobs.error.fieldErrors.q : undefined;
 
   return (
     <Stack>
@@ -213,7 +217,7 @@ export function JobsPage() {
           allowDeselect={false}
           w={100}
         />
-        <SearchInput initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} />
+        <SearchInput initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} error={searchError} />
       </Group>
       <BulkActions
         selectedIds={[...current.ids]}
@@ -225,7 +229,8 @@ export function JobsPage() {
       />
       <QueryState
         isPending={jobs.isPending}
-        onRetry={() => jobs.refetch()}
+        onRetry={searchError ? undefined : () => jobs.refetch()}
+        hideFields={searchError ? ['q'] : false}
         error={jobs.error}
         isEmpty={jobs.data?.items.length === 0}
         empty={params.toString() ? <NoMatch text="No jobs match these filters." onClear={() => set(JOB_FILTER_PARAMS)} /> : <FirstStep text="No jobs yet." action="Submit a first job (a noop shows the whole path)" to="/jobs/new" operation="createJob" />}
