@@ -49,13 +49,14 @@ $(FRONTEND_DIST): $(FRONTEND_STAMP) $(FRONTEND_SOURCES)
 frontend: $(FRONTEND_DIST)
 
 # Debian packages the test suites need (Caddy and ShellCheck for the deploy files, Chromium for
-# end-to-end).
+# end-to-end, PgBouncer for the pooled-connection tests).
 system-deps:
 	@missing=""; \
 	command -v caddy >/dev/null || missing="$$missing caddy"; \
 	command -v shellcheck >/dev/null || missing="$$missing shellcheck"; \
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	test -x /usr/sbin/pgbouncer || missing="$$missing pgbouncer"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import pool
 
-from cronplane.storage.database import CONNECT_OPTIONS, sqlalchemy_url
+from cronplane.storage.database import engine_for
 from cronplane.storage.models import Base
 
 config = context.config
@@ -20,8 +20,7 @@ def run_migrations_online() -> None:
     url = config.get_main_option("sqlalchemy.url")
     if not url:
         raise RuntimeError("no database URL given to alembic (use `cronplane migrate`)")
-    engine = create_engine(sqlalchemy_url(url), poolclass=pool.NullPool,
-                           connect_args={"options": CONNECT_OPTIONS})
+    engine = engine_for(url, application_name="cronplane-migrate", poolclass=pool.NullPool)
     with engine.connect() as conn:
         _run(conn)
 

@@ -57,7 +57,8 @@ def resolve_migration_database(settings: Settings) -> tuple[str, str]:
     if settings.migration_database_url:
         return settings.migration_database_url, runtime
     if settings.database_url:
-        return settings.database_url, runtime
+        # The migration lock is a session's: never through a transaction-mode pooler.
+        return settings.direct_database_url or settings.database_url, runtime
     from cronplane.storage.embedded import owner_uri
 
     return owner_uri(_embedded(settings)), runtime
@@ -150,7 +151,8 @@ def worker() -> None:
     from cronplane.storage.database import Database
 
     db = Database(url, application_name="cronplane-worker",
-                  pool_size=max(4, settings.worker_concurrency + 4))
+                  pool_size=max(4, settings.worker_concurrency + 4),
+                  direct_url=settings.direct_database_url)
     runner = ExecutionRunner(settings, db, kind="worker")
     stopped = threading.Event()
 

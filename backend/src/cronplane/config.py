@@ -14,6 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
 from cronplane.domain.audit_chain import Keyring
 from cronplane.domain.egress import DEFAULT_POLICY, EgressPolicy
 
@@ -30,6 +33,12 @@ class Settings:
     # CRONPLANE_MIGRATION_DATABASE_URL: the schema owner, for `cronplane migrate` (default: the
     # same as DATABASE_URL; embedded: the owner role).
     migration_database_url: str | None = None
+    # CRONPLANE_DIRECT_DATABASE_URL: when DATABASE_URL is a transaction-mode pooler (PgBouncer),
+    # a direct connection for what needs a session (LISTEN, the leader lease, migrations).
+    direct_database_url: str | None = None
+    # CRONPLANE_STARTUP_WAIT_SECONDS: how long serve/worker wait for the schema (a migration
+    # running beside them) before they give up.
+    startup_wait_seconds: float = 120.0
     host: str = "127.0.0.1"
     port: int = 8080
     secret_key: str = ""
@@ -42,7 +51,7 @@ class Settings:
     worker_concurrency: int = 8
     # CRONPLANE_QUEUES: the queues this process's worker claims from (None = every queue).
     worker_queues: tuple[str, ...] | None = None
-    shutdown_grace_seconds: float = 10.0
+    shutdown_grace_seconds: float = 25.0
     execution: bool = True
     # CRONPLANE_SHELL_COMMANDS: absolute paths shell.command may run; empty = handler off.
     shell_commands: tuple[str, ...] = ()
@@ -122,6 +131,9 @@ class Settings:
         settings = cls(
             database_url=reader.database_url("DATABASE_URL"),
             migration_database_url=reader.database_url("CRONPLANE_MIGRATION_DATABASE_URL"),
+            direct_database_url=reader.database_url("CRONPLANE_DIRECT_DATABASE_URL"),
+            startup_wait_seconds=reader.number("CRONPLANE_STARTUP_WAIT_SECONDS", 120.0,
+                                               low=0, high=86400),
             host=reader.text("CRONPLANE_HOST", "127.0.0.1"),
             port=reader.integer("CRONPLANE_PORT", 8080, low=1, high=65535),
             secret_key=reader.text("CRONPLANE_SECRET_KEY", ""),
@@ -134,7 +146,7 @@ class Settings:
                                                 low=1, high=86400),
             worker_concurrency=reader.integer("CRONPLANE_WORKER_CONCURRENCY", 8, low=1, high=256),
             worker_queues=_queue_list(reader.text("CRONPLANE_QUEUES", "*")),
-            shutdown_grace_seconds=reader.number("CRONPLANE_SHUTDOWN_GRACE_SECONDS", 10.0,
+            shutdown_grace_seconds=reader.number("CRONPLANE_SHUTDOWN_GRACE_SECONDS", 25.0,
                                                  low=0, high=3600),
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
             shell_commands=reader.absolute_paths("CRONPLANE_SHELL_COMMANDS"),
@@ -363,8 +375,14 @@ class _Reader:
         if parts.scheme not in ("postgresql", "postgres", "postgresql+psycopg"):
             raise ConfigError(
                 f"{name}: expected a postgresql:// URL, got scheme {parts.scheme or '(none)'!r}")
-        if not (parts.hostname or "host=" in parts.query):
+        if not (parts.netloc.rpartition("@")[2] or "host=" in parts.query):
             raise ConfigError(f"{name}: the URL names no host")
+        try:
+            # What libpq reads, several hosts included (h1:5432,h2:5432 or ?host=h1,h2).
+            conninfo_to_dict(value.replace("postgresql+psycopg://", "postgresql://", 1))
+        except psycopg.ProgrammingError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+            raise ConfigError(f"{name}: not a URL libpq can read ({reason})") from None
         return value
 
 

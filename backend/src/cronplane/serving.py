@@ -109,7 +109,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         from cronplane.storage.database import Database
 
         db = Database(self.database_url, application_name="cronplane-serve-exec",
-                      pool_size=max(4, self.settings.worker_concurrency + 4))
+                      pool_size=max(4, self.settings.worker_concurrency + 4),
+                      direct_url=self.settings.direct_database_url)
         self.runner = ExecutionRunner(self.settings, db, kind="serve")
         self.runner.start()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 
 class PrivatePostgres:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, database: str = "cronplane", migrated: bool = True) -> None:
         from cronplane.storage import migrator
         from cronplane.storage.embedded import (
             APP_ROLE,
@@ -24,8 +24,10 @@ class PrivatePostgres:
         )
 
         self.embedded = start_embedded(root / "pg", stop_on_exit=True)
-        self.url = ensure_app_database(self.embedded, database="cronplane")
-        migrator.upgrade(owner_uri(self.embedded, "cronplane"), runtime_role=APP_ROLE)
+        self.url = ensure_app_database(self.embedded, database=database)
+        self.owner_url = owner_uri(self.embedded, database)
+        if migrated:
+            migrator.upgrade(self.owner_url, runtime_role=APP_ROLE)
 
     def _pg_ctl(self, *args: str) -> None:
         # pgserver exposes no stop/restart of its own that takes a mode, so its pg_ctl wrapper it is.
@@ -55,13 +57,13 @@ class PrivatePostgres:
 
 
 @contextlib.contextmanager
-def private_postgres(prefix: str) -> Iterator[PrivatePostgres]:
+def private_postgres(prefix: str, **options: Any) -> Iterator[PrivatePostgres]:
     # Not under pytest's tmp_path: its root is private to our user, and when we run as root the
     # server runs as pgserver's own system user, which must be able to reach its data dir.
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o755)
     try:
-        server = PrivatePostgres(root)
+        server = PrivatePostgres(root, **options)
         try:
             yield server
         finally:

@@ -48,3 +48,15 @@ def test_dev_secret_is_generated_once_and_reused(tmp_path: Path) -> None:
     second = Settings(data_dir=tmp_path).with_secret()
     assert first.secret_key and first.secret_key == second.secret_key
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0, "key file must be private"
+
+
+def test_a_database_url_libpq_cannot_read_is_one_line_and_both_host_lists_are_read() -> None:
+    from cronplane.config import ConfigError, Settings
+
+    with pytest.raises(ConfigError, match="DATABASE_URL: not a URL libpq can read"):
+        Settings.from_env({"DATABASE_URL": "postgresql://u@h1:5432,h2/db?no_such_key=1"})
+    settings = Settings.from_env({"DATABASE_URL": "postgresql://u:p@h1:5432,h2:5432/db"
+                                                  "?target_session_attrs=read-write"})
+    assert settings.database_url is not None
+    settings = Settings.from_env({"DATABASE_URL": "postgresql://u@/db?host=h1,h2&port=5432,5433"})
+    assert settings.database_url is not None

@@ -213,7 +213,10 @@ def leadership_services(ctx: RunnerContext, *,
     if listener is None:
         listener = ctx.listener = Listener(ctx.db, clock=ctx.clock)
         services.append(listener)
-    elector = Elector(LeaseStore(ctx.db), ctx.identity.id, ttl, clock=ctx.clock)
+    # The lease on a session of its own when DATABASE_URL is a pooler: a renewal queued behind
+    # a saturated pool would cost the lease.
+    leases = LeaseStore(ctx.db.direct(application_name=f"{ctx.db.application_name}-lease"))
+    elector = Elector(leases, ctx.identity.id, ttl, clock=ctx.clock)
     elector.subscribe_to(listener)
     scheduler = Scheduler(schedule_store or ScheduleStore(ctx.db), elector.grant, grace=misfire_grace(ttl),
                           idle_timeout_seconds=renew_interval(ttl),

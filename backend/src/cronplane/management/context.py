@@ -22,5 +22,6 @@ class ManagementContext:
         # A request waits a few seconds for a connection, then gets 503 (not a hung thread).
         db = Database(database_url, application_name="cronplane-api",
                       wait_seconds=CONNECT_TIMEOUT_SECONDS,
-                      search_timeout_ms=round(settings.search_timeout_seconds * 1000))
+                      search_timeout_ms=round(settings.search_timeout_seconds * 1000),
+                      direct_url=settings.direct_database_url)
         return cls(settings=settings, db=db, credentials=CredentialCache(db))

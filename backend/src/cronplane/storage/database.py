@@ -3,6 +3,16 @@
 Both speak to the same Postgres with the session time zone pinned to UTC, so every timestamp that
 leaves the database is comparable with every other. Nothing connects at construction time:
 ``create_app`` and the runner build a ``Database`` without side effects and the first use connects.
+
+Every connection is made by ``connect`` from the URL as libpq reads it, never through SQLAlchemy's
+URL parser: ``DATABASE_URL`` may name several hosts (``postgresql://u:p@h1:5432,h2:5432/db?
+target_session_attrs=read-write`` or ``?host=h1,h2&port=…``), and libpq picks the one that takes
+writes, again on every reconnect after a failover. The time zone is set by a ``SET`` after connect,
+not by a startup ``options`` packet: PgBouncer refuses ``options`` but tracks ``TimeZone`` for each
+client and restores it on whichever server connection it hands out. When ``direct_url`` is given,
+``url`` is taken to be a transaction-mode pooler: no server-side prepared statements go through it
+(they live in a server session the next transaction may not get), and what needs a session of its
+own (LISTEN, the leader lease) connects to ``direct_url`` (ADR 0028).
 """
 
 from __future__ import annotations
@@ -17,12 +27,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
-CONNECT_OPTIONS = "-c timezone=UTC"
+SESSION_SETUP = "SET TIME ZONE 'UTC'"
 # A database that does not answer a connection within this is down, as far as a request goes.
 CONNECT_TIMEOUT_SECONDS = 5
 # How long one job search may run by default (storage.search_budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
@@ -65,8 +76,55 @@ def libpq_url(url: str) -> str:
     return url
 
 
-def sqlalchemy_url(url: str) -> str:
-    return "postgresql+psycopg://" + libpq_url(url)[len("postgresql://"):]
+def conninfo(url: str) -> str:
+    """``url`` (any form libpq reads, several hosts included) as a libpq ``key=value`` string.
+    Raises ``psycopg.ProgrammingError`` when libpq cannot read it."""
+    return make_conninfo(libpq_url(url))
+
+
+def connect(url: str, *, autocommit: bool = False, prepared: bool = True,
+            application_name: str = "cronplane", row_factory: Any = None,
+            connect_timeout: int = CONNECT_TIMEOUT_SECONDS) -> psycopg.Connection[Any]:
+    """One connection to ``url`` with the session in UTC. ``prepared=False``: no server-side
+    prepared statement is ever made on it, even where a statement asks for one (through a
+    transaction-mode pooler)."""
+    options: dict[str, Any] = {"application_name": application_name,
+                               "connect_timeout": connect_timeout}
+    if row_factory is not None:
+        options["row_factory"] = row_factory
+    if not prepared:
+        options["prepare_threshold"] = None
+    conn = psycopg.connect(conninfo(url), autocommit=True, **options)
+    try:
+        conn.execute(SESSION_SETUP)
+        conn.autocommit = autocommit
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def setup_session(conn: psycopg.Connection[Any]) -> None:
+    """The pool's ``configure``: a new connection's session in UTC, left idle."""
+    was = conn.autocommit
+    conn.autocommit = True
+    try:
+        conn.execute(SESSION_SETUP)
+    finally:
+        conn.autocommit = was
+
+
+def engine_for(url: str, *, prepared: bool = True, application_name: str = "cronplane",
+               **options: Any) -> Engine:
+    """A SQLAlchemy engine whose connections come from ``connect`` (SQLAlchemy's own URL parser
+    cannot read a multi-host URL: ``invalid literal for int()`` on ``h1:5432,h2``)."""
+    target = libpq_url(url)
+    conninfo(target)  # a URL libpq cannot read fails here, not at the first checkout
+
+    def creator() -> psycopg.Connection[Any]:
+        return connect(target, prepared=prepared, application_name=application_name)
+
+    return create_engine("postgresql+psycopg://", creator=creator, **options)
 
 
 class Database:
@@ -74,11 +132,18 @@ class Database:
 
     def __init__(self, url: str, *, application_name: str = "cronplane", pool_size: int = 10,
                  wait_seconds: float = 30.0,
-                 search_timeout_ms: int = SEARCH_TIMEOUT_MS) -> None:
+                 search_timeout_ms: int = SEARCH_TIMEOUT_MS,
+                 direct_url: str | None = None) -> None:
         """``wait_seconds``: how long a caller waits for a connection before ``PoolTimeout``
         (the API waits briefly and answers 503; background services may wait longer).
-        ``search_timeout_ms``: how long one job search may run (``storage.search_budget``)."""
+        ``search_timeout_ms``: how long one job search may run (``storage.search_budget``).
+        ``direct_url`` (``CRONPLANE_DIRECT_DATABASE_URL``): ``url`` is a transaction-mode pooler;
+        sessions of their own (``dedicated``, ``direct``) connect here instead."""
         self.url = libpq_url(url)
+        self.direct_url = libpq_url(direct_url) if direct_url else None
+        # Through a transaction-mode pooler a prepared statement lives in a server session
+        # the next transaction may not get ("_pg3_0" does not exist / already exists).
+        self.prepared = self.direct_url is None or self.direct_url == self.url
         self.wait_seconds = wait_seconds
         self.search_timeout_ms = search_timeout_ms
         self.application_name = application_name
@@ -88,6 +153,7 @@ class Database:
         self._sessions: sessionmaker[Session] | None = None
         self._pool: ConnectionPool[Any] | None = None
         self._autocommit: Engine | None = None
+        self._direct: Database | None = None
         self._write_hooks: list[tuple[re.Pattern[str], Callable[[bool, Any], None]]] = []
         self._close_hooks: list[Callable[[], object]] = []
         self._pending = threading.local()
@@ -97,15 +163,14 @@ class Database:
     def engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                self._engine = create_engine(
-                    sqlalchemy_url(self.url),
+                self._engine = engine_for(
+                    self.url,
+                    prepared=self.prepared,
+                    application_name=self.application_name,
                     pool_size=self.pool_size,
                     max_overflow=self.pool_size,
                     pool_recycle=1800,
                     pool_timeout=self.wait_seconds,
-                    connect_args={"options": CONNECT_OPTIONS,
-                                  "application_name": self.application_name,
-                                  "connect_timeout": CONNECT_TIMEOUT_SECONDS},
                 )
                 _ping_when_idle(self._engine)
                 self._watch_writes(self._engine)
@@ -187,12 +252,17 @@ class Database:
     def pool(self) -> ConnectionPool[Any]:
         with self._lock:
             if self._pool is None:
+                kwargs: dict[str, Any] = {"application_name": self.application_name,
+                                          "row_factory": dict_row,
+                                          "connect_timeout": CONNECT_TIMEOUT_SECONDS}
+                if not self.prepared:
+                    kwargs["prepare_threshold"] = None
                 self._pool = _Pool(
-                    self.url,
+                    conninfo(self.url),
                     min_size=1,
                     max_size=self.pool_size,
-                    kwargs={"options": CONNECT_OPTIONS, "application_name": self.application_name,
-                            "row_factory": dict_row},
+                    kwargs=kwargs,
+                    configure=setup_session,
                     check=_check_when_idle,
                     timeout=self.wait_seconds,
                     open=True,
@@ -222,10 +292,21 @@ class Database:
 
     def dedicated(self, *, autocommit: bool = True,
                   application_name: str | None = None) -> psycopg.Connection[dict[str, Any]]:
-        """A connection outside the pool, e.g. for LISTEN. The caller closes it."""
-        return psycopg.connect(self.url, autocommit=autocommit, row_factory=dict_row,
-                               options=CONNECT_OPTIONS,
-                               application_name=application_name or self.application_name)
+        """A connection outside the pool, e.g. for LISTEN (a session of its own: to
+        ``direct_url`` when there is one). The caller closes it."""
+        return connect(self.direct_url or self.url, autocommit=autocommit, row_factory=dict_row,
+                       application_name=application_name or self.application_name)
+
+    def direct(self, *, application_name: str, pool_size: int = 2) -> Database:
+        """A ``Database`` of its own on the direct connection (the leader lease must not wait
+        behind a saturated pooler); this one when there is no pooler."""
+        if self.direct_url is None:
+            return self
+        with self._lock:
+            if self._direct is None:
+                self._direct = Database(self.direct_url, application_name=application_name,
+                                        pool_size=pool_size, wait_seconds=self.wait_seconds)
+            return self._direct
 
     def after_fork(self) -> None:
         """Drop connections inherited from a parent process without closing the parent's sockets."""
@@ -233,11 +314,15 @@ class Database:
             if self._engine is not None:
                 self._engine.dispose(close=False)
             self._pool = None
+            direct, self._direct = self._direct, None
+        if direct is not None:
+            direct.after_fork()
 
     def close(self) -> None:
         for hook in self._close_hooks:
             hook()
         with self._lock:
+            direct, self._direct = self._direct, None
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
@@ -246,6 +331,8 @@ class Database:
                 self._engine = None
                 self._sessions = None
                 self._autocommit = None
+        if direct is not None:
+            direct.close()
 
 
 # When each pooled psycopg connection was last given back (its check skips the ping before that).

@@ -7,6 +7,10 @@ Migrations run as the role that owns the schema. When the processes connect as a
 (runtime) role, every upgrade ends by granting that role least privilege: read and write on the
 working tables, but on the audit trail only ``SELECT`` and ``INSERT``. Not owning a table, it
 cannot ``ALTER`` it, disable or drop its triggers, or ``TRUNCATE`` it (issue 14, H3).
+
+Any number of ``migrate`` may start together (a deploy's migration job beside another, or every
+replica's init container): each takes one session-level advisory lock first, so one migrates and
+the others wait for it, then find the schema at head and change nothing (ADR 0028).
 """
 
 from __future__ import annotations
@@ -16,15 +20,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from psycopg import sql
-from sqlalchemy import Engine, create_engine, pool
+from sqlalchemy import Engine, pool
 
-from cronplane.storage.database import CONNECT_OPTIONS, libpq_url, sqlalchemy_url
+from cronplane.storage.database import connect, engine_for
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +53,31 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None) -> None:
-    """Migrate as the role of ``url`` (the owner); then grant ``runtime_role`` what it needs."""
-    command.upgrade(alembic_config(url), revision)
-    if runtime_role is not None:
-        grant_runtime_role(url, runtime_role)
+# pg_advisory_lock key of `cronplane migrate` ('cronplane migrate' hashed into a bigint once).
+MIGRATION_LOCK_KEY = 0x63726F6E6D696772
+
+
+def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None) -> bool:
+    """Migrate as the role of ``url`` (the owner); then grant ``runtime_role`` what it needs.
+    Under the migration lock: returns False when another process held it first (this one
+    waited for it, then had nothing left to apply)."""
+    with connect(url, autocommit=True, application_name="cronplane-migrate") as lock:
+        row = lock.execute("SELECT pg_try_advisory_lock(%s)", (MIGRATION_LOCK_KEY,)).fetchone()
+        waited = not (row and row[0])
+        if waited:
+            log.info("another cronplane migrate is running; waiting for it")
+            lock.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            command.upgrade(alembic_config(url), revision)
+            if runtime_role is not None:
+                grant_runtime_role(url, runtime_role)
+        finally:
+            lock.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    return not waited
 
 
 def current_role(url: str) -> str:
-    with psycopg.connect(libpq_url(url), connect_timeout=5) as conn:
+    with connect(url) as conn:
         row = conn.execute("SELECT current_user").fetchone()
     assert row is not None
     return str(row[0])
@@ -69,7 +88,7 @@ def grant_runtime_role(owner_url: str, runtime_role: str) -> bool:
 
     Returns False, granting nothing, when both are the same role: a single-role install, where
     the audit trail is append-only only by its triggers, which that role could switch off."""
-    with psycopg.connect(libpq_url(owner_url), connect_timeout=5) as conn:
+    with connect(owner_url) as conn:
         row = conn.execute("SELECT current_user").fetchone()
         if row is not None and row[0] == runtime_role:
             log.warning("migrations and processes use the same database role %s: the audit trail "
@@ -127,8 +146,7 @@ def pooled_schema_state(engine: Engine) -> SchemaState:
 
 def schema_state(url: str) -> SchemaState:
     """Compare the database's revision with the code's head. Raises if the database is unreachable."""
-    engine = create_engine(sqlalchemy_url(url), poolclass=pool.NullPool,
-                           connect_args={"options": CONNECT_OPTIONS, "connect_timeout": 5})
+    engine = engine_for(url, poolclass=pool.NullPool)
     try:
         with engine.connect() as conn:
             current = MigrationContext.configure(conn).get_current_revision()
