@@ -389,10 +389,11 @@ def bootstrap(settings: Settings, url: str) -> Any:
 
 
 def _remote_groups() -> None:
-    from cronplane.client.commands import jobs, schedules
+    from cronplane.client.commands import jobs, schedules, usage
 
     main.add_command(jobs)
     main.add_command(schedules)
+    main.add_command(usage)
 
 
 _remote_groups()

@@ -680,6 +680,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{slug}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        /** The project's usage by hour or UTC day (project ADMIN), kept 400 days */
+        get: operations["getProjectUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/queues": {
         parameters: {
             query?: never;
@@ -2018,6 +2037,28 @@ export interface components {
             enqueued_last_minute: number;
             pending_jobs: number;
             schedules: number;
+        };
+        UsageBucket: {
+            /** @description Their run time, start to end, in seconds */
+            attempt_seconds: number;
+            /** @description Attempts that ended (any outcome), by the time they ended */
+            attempts: number;
+            /** @description Jobs that ran out of attempts (DEAD) */
+            dead: number;
+            /** @description Notification delivery attempts */
+            deliveries: number;
+            /** @description Jobs created */
+            jobs_created: number;
+            /** @description Jobs that succeeded */
+            succeeded: number;
+            /**
+             * Format: date-time
+             * @description Start of the hour or UTC day
+             */
+            t: string;
+        };
+        UsageSeries: {
+            items: components["schemas"]["UsageBucket"][];
         };
         User: {
             /** Format: date-time */
@@ -3409,6 +3450,39 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
             409: components["responses"]["CONFLICT"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getProjectUsage: {
+        parameters: {
+            query?: {
+                /** @description Start (inclusive, floored to the bucket); default: 24 hours or 30 days before `to` */
+                from?: string | null;
+                /** @description End (exclusive, rounded up to the bucket); default: now */
+                to?: string | null;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSeries"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, g, request
 
 from cronplane.api.context import management_context
-from cronplane.management import queues
+from cronplane.management import queues, usage
 from cronplane.management.actor import Actor
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
@@ -26,7 +26,8 @@ def _cluster_state() -> ClusterState:
                         fires_duplicate=snapshot.fires_duplicate,
                         queues=[(q.project, q.name, q.pending, q.running, q.concurrency_limit)
                                 # The scrape is the operator's installation-wide view, not a user's.
-                                for q in queues.list_queues(ctx, Actor.system())])
+                                for q in queues.list_queues(ctx, Actor.system())],
+                        attempt_seconds=usage.attempt_seconds_totals(ctx))
 
 
 def init_app(app: Flask, api: Any) -> None:

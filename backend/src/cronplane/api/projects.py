@@ -20,10 +20,11 @@ from cronplane.api.schemas_common import (
     ApiBlueprint,
     PatchSchema,
     SafeString,
+    UtcDateTime,
     problem_responses,
 )
 from cronplane.domain.roles import ROLE_NAMES, Role
-from cronplane.management import projects
+from cronplane.management import projects, usage
 
 blp = ApiBlueprint("projects", __name__, description="Projects: teams' namespaces, quotas, members")
 
@@ -136,6 +137,51 @@ class ProjectBySlug(MethodView):
     def delete(self, slug: str) -> Response:
         projects.delete_project(management_context(), current_actor(), slug)
         return Response(status=204)
+
+
+class UsageArgsSchema(ma.Schema):
+    from_ = UtcDateTime(data_key="from", load_default=None, metadata={
+        "description": "Start (inclusive, floored to the bucket); default: 24 hours or 30 days "
+                       "before `to`"})
+    to = UtcDateTime(load_default=None, metadata={
+        "description": "End (exclusive, rounded up to the bucket); default: now"})
+    granularity = fields.String(load_default="hour",
+                                validate=validate.OneOf(usage.GRANULARITIES))
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+class UsageBucketSchema(ma.Schema):
+    t = UtcDateTime(required=True, metadata={"description": "Start of the hour or UTC day"})
+    jobs_created = fields.Integer(required=True, metadata={"description": "Jobs created"})
+    attempts = fields.Integer(required=True, metadata={
+        "description": "Attempts that ended (any outcome), by the time they ended"})
+    attempt_seconds = fields.Float(required=True, metadata={
+        "description": "Their run time, start to end, in seconds"})
+    succeeded = fields.Integer(required=True, metadata={"description": "Jobs that succeeded"})
+    dead = fields.Integer(required=True, metadata={
+        "description": "Jobs that ran out of attempts (DEAD)"})
+    deliveries = fields.Integer(required=True, metadata={
+        "description": "Notification delivery attempts"})
+
+
+class UsageSeriesSchema(ma.Schema):
+    items = fields.List(fields.Nested(UsageBucketSchema), required=True)
+
+
+@blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/usage")
+class ProjectUsage(MethodView):
+    @requires(Role.ADMIN)
+    @blp.doc(operationId="getProjectUsage",
+             summary="The project's usage by hour or UTC day (project ADMIN), kept 400 days")
+    @blp.arguments(UsageArgsSchema, location="query")
+    @blp.response(200, UsageSeriesSchema)
+    @problem_responses(blp, 404)
+    def get(self, args: dict[str, Any], slug: str) -> Any:
+        return {"items": [asdict(bucket) for bucket in usage.project_usage(
+            management_context(), current_actor(), slug, start=args["from_"], end=args["to"],
+            granularity=args["granularity"])]}
 
 
 @blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members")

@@ -47,8 +47,9 @@ def remote(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @click.option("--url", envvar="CRONPLANE_URL", help="Server URL (CRONPLANE_URL).")
     @click.option("--token", envvar="CRONPLANE_TOKEN", help="API token (CRONPLANE_TOKEN).")
-    @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
-                  show_default=True)
+    # "text" is the name of version 2 for "table", still accepted.
+    @click.option("--output", "-o", type=click.Choice(["table", "json", "text"]),
+                  default="table", show_default=True)
     @click.pass_context
     def wrapper(ctx: click.Context, /, url: str | None, token: str | None, output: str,
                 **kwargs: Any) -> None:
@@ -269,3 +270,25 @@ def schedules_resume(api: ApiClient, schedule_id: int) -> Any:
     """Fire again from the next fire time."""
     schedule = api.request("POST", f"/schedules/{schedule_id}/resume").body
     return schedule, f"schedule #{schedule['id']} {schedule['name']} resumed"
+
+
+@click.command("usage")
+@click.option("--project", required=True, help="Project slug (you need its ADMIN role).")
+@click.option("--from", "start", default=None,
+              help="RFC 3339 start, e.g. 2026-12-01T00:00:00Z (default: 24 h / 30 days ago).")
+@click.option("--to", "end", default=None, help="RFC 3339 end, exclusive (default: now).")
+@click.option("--granularity", type=click.Choice(["hour", "day"]), default="hour",
+              show_default=True)
+@remote
+def usage(api: ApiClient, *, project: str, start: str | None, end: str | None,
+          granularity: str) -> Any:
+    """A project's usage by hour or day: jobs created, attempts, attempt seconds, outcomes,
+    deliveries (for chargeback; `--output json` for scripts)."""
+    query = {"from": start, "to": end, "granularity": granularity}
+    items = api.request("GET", f"/projects/{project}/usage", query=query).body["items"]
+    header = (f"{'t':<21} {'jobs_created':>12} {'attempts':>9} {'attempt_seconds':>16} "
+              f"{'succeeded':>10} {'dead':>6} {'deliveries':>10}")
+    lines = [f"{i['t']:<21} {i['jobs_created']:>12} {i['attempts']:>9} "
+             f"{i['attempt_seconds']:>16.3f} {i['succeeded']:>10} {i['dead']:>6} "
+             f"{i['deliveries']:>10}" for i in items]
+    return {"items": items}, "\n".join([header, *lines])

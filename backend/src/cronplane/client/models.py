@@ -81,6 +81,8 @@ __all__ = [
     "TokenCreate",
     "TokenList",
     "Usage",
+    "UsageBucket",
+    "UsageSeries",
     "User",
     "UserCreate",
     "UserList",
@@ -709,6 +711,20 @@ class Usage(TypedDict):
     enqueued_last_minute: int
     pending_jobs: int
     schedules: int
+
+
+class UsageBucket(TypedDict):
+    attempt_seconds: float
+    attempts: int
+    dead: int
+    deliveries: int
+    jobs_created: int
+    succeeded: int
+    t: str
+
+
+class UsageSeries(TypedDict):
+    items: list[UsageBucket]
 
 
 class User(TypedDict):

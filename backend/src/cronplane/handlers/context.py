@@ -41,6 +41,8 @@ class Maintenance(Protocol):
 
     def prune_throughput(self) -> int: ...
 
+    def prune_usage(self) -> int: ...
+
 
 class Notifications(Protocol):
     """The storage ``notification.deliver`` needs: read its channel when the attempt runs, and

@@ -5,7 +5,8 @@ it stops between batches when cancelled or out of time. Each batch continues whe
 one stopped (``after``), and the purge rests between batches as long as the batch took: it uses
 at most about half of one database backend, so deleting a million rows next to a draining queue
 on a small host takes minutes instead of the CPU the claims need (issue 16, bench/RESULTS.md).
-Also prunes per-minute throughput rows older than a day (the dashboard shows the last hour).
+Also prunes per-minute throughput rows older than a day (the dashboard shows the last hour), and
+usage rows older than 400 days (usage outlives the jobs it counts: purging them leaves it alone).
 """
 
 from __future__ import annotations
@@ -46,4 +47,5 @@ def purge_history(ctx: HandlerContext) -> dict[str, Any]:
         after = batch.last
         ctx.sleep(max(PAUSE_MIN, (time.monotonic() - started) * PAUSE_RATIO))
     pruned = ctx.storage().prune_throughput()
-    return {"deleted_jobs": deleted, "pruned_throughput_rows": pruned}
+    return {"deleted_jobs": deleted, "pruned_throughput_rows": pruned,
+            "pruned_usage_rows": ctx.storage().prune_usage()}

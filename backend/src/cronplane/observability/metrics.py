@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -122,6 +122,8 @@ class ClusterState:
     # The leader's continuous fire check (execution/fire_checker.py): both must stay 0.
     fires_missing: int = 0
     fires_duplicate: int = 0
+    # All-time attempt seconds per project (usage_totals, migration 0025).
+    attempt_seconds: Mapping[str, float] = field(default_factory=dict)
 
 
 class ClusterStateCollector:
@@ -175,6 +177,13 @@ class ClusterStateCollector:
         yield missing
         yield duplicate
         yield from _queue_families(state)
+        seconds = CounterMetricFamily(
+            "cronplane_attempt_seconds",
+            "Run time of attempts that ended, start to end, per project (usage; all time).",
+            labels=["project"])
+        for project, value in sorted(state.attempt_seconds.items()):
+            seconds.add_metric([project], value)
+        yield seconds
 
 
 def _queue_families(state: ClusterState) -> Iterator[Metric]:

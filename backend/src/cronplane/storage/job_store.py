@@ -26,6 +26,7 @@ from cronplane.storage.database import Database
 from cronplane.storage.group_commit import GroupCommit
 from cronplane.storage.notify import JOBS, NOTIFY_SQL
 from cronplane.storage.queries import QUERIES
+from cronplane.storage.usage_store import UsageStore
 
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.LockNotAvailable)
@@ -325,6 +326,10 @@ class JobStore:
     def prune_throughput(self) -> int:
         with self.db.connection() as conn:
             return conn.execute(QUERIES["prune_throughput"]).rowcount
+
+    def prune_usage(self) -> int:
+        """The usage retention (400 days); the purge of jobs never touches usage otherwise."""
+        return UsageStore(self.db).prune()
 
 
 

@@ -479,6 +479,9 @@ class Job(Base):
     idempotency_key: Mapped[str | None] = mapped_column(Text)
     request_fingerprint: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[str | None] = mapped_column(Text)
+    # W3C traceparent of the job's create span (observability/tracing.py), NULL when untraced:
+    # any process that runs an attempt links its span to it.
+    trace_context: Mapped[str | None] = mapped_column(Text)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # Copied from the schedule's overlap=forbid at enqueue: at most one exclusive job of a
     # schedule may be RUNNING, enforced by a unique partial index, not only by the claim query.
@@ -764,3 +767,34 @@ class JobThroughput(Base):
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     succeeded: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     failed: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+
+class UsageHourly(Base):
+    """Usage per project and hour (UTC), kept by the triggers of migration 0025 in the
+    transactions that do the work, in per-backend slots like the status counts; readers sum the
+    slots. Purging jobs does not touch it; rows older than 400 days are deleted (retention)."""
+
+    __tablename__ = "usage_hourly"
+
+    project: Mapped[str] = mapped_column(Text, primary_key=True)
+    hour: Mapped[datetime] = mapped_column(TZ, primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    jobs_created: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    attempts: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    attempt_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))
+    succeeded: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    dead: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    deliveries: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+    __table_args__ = (Index("ix_usage_hourly_hour", "hour"),)
+
+
+class UsageTotal(Base):
+    """All-time attempts and attempt seconds per project (the Prometheus counter's source)."""
+
+    __tablename__ = "usage_totals"
+
+    project: Mapped[str] = mapped_column(Text, primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    attempts: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    attempt_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))

@@ -16,6 +16,7 @@ import { useMembers } from './api/list-members';
 import { useCandidates } from './api/list-users';
 import { useDeleteProject, useRemoveMember, useSetMember, useUpdateProject } from './api/project-mutations';
 import { UsageBar } from './UsageBar';
+import { UsageChart } from './UsageChart';
 
 type QuotaName = keyof Quotas;
 const QUOTAS: { name: QuotaName; label: string }[] = [
@@ -268,6 +269,7 @@ export function ProjectDetailPage() {
               </Alert>
             )}
             <QuotasCard project={project.data} canEdit={instanceAdmin} />
+            {canManage && <UsageChart slug={slug} />}
             <Members slug={slug} canManage={canManage} instanceAdmin={instanceAdmin} />
             {instanceAdmin && <Lifecycle project={project.data} />}
           </>
