@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cronplane.storage.database import Database
@@ -90,6 +90,12 @@ operation = st.one_of(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(operation, min_size=1, max_size=25))
+# Every kind of change at least once, whatever the draw: dead, succeeded, retried, lost,
+# released, delivered, purged and then worked on again.
+@example([("create", 0, 2, 1), ("claim", 6), ("complete", "FAILED"), ("create", 1, 3, 2),
+          ("claim", 6), ("complete", "FAILED"), ("claim", 6), ("complete", "SUCCEEDED"),
+          ("deliver", 1, 2), ("purge",), ("create", 0, 2, 2), ("claim", 1), ("reclaim",),
+          ("claim", 6), ("release",), ("claim", 6), ("complete", "SUCCEEDED")])
 def test_usage_equals_the_history_of_the_same_window_and_survives_a_purge(
         store: JobStore, ops: list[tuple[Any, ...]]) -> None:
     db = store.db
