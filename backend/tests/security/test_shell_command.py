@@ -113,11 +113,10 @@ def test_the_child_sees_only_path_home_lang_and_the_job(monkeypatch) -> None:
 def test_stdout_and_stderr_lines_are_the_attempts_output_with_secrets_masked() -> None:
     ctx = _ctx([SH, "-c", "echo out one; echo err one >&2; echo token=s3cr3t-v4lue; "
                           "printf 'no newline'"])
-    ctx.secret_values = ("s3cr3t-v4lue",)
+    ctx.use_secrets(("s3cr3t-v4lue",))
     result = _run(ctx)
-    taken = ctx.output.take()
-    assert taken is not None
-    text = taken[1].decode()
+    ctx.output.close()  # the worker's finish: gives up the tail held back for masking
+    text = b"".join(chunk for _, chunk in iter(ctx.output.take, None)).decode()
     assert sorted(text.splitlines()) == sorted(
         ["out one", "err one", "token=***", "no newline"]), text
     assert "s3cr3t-v4lue" not in text, "a resolved secret must never reach the output"

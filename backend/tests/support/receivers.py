@@ -96,3 +96,81 @@ def smtp_receiver() -> Iterator[SmtpReceiver]:
         yield receiver
     finally:
         controller.stop()
+
+
+@dataclass
+class EchoReceiver:
+    """A destination that gives back what it got, re-encoded: the way a hostile (or merely
+    chatty) server turns a secret into a form an exact-match mask does not see."""
+
+    origin: str
+    requests: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Where ``/redirect`` sends the client (another origin, set by the test).
+    redirect_to: str = ""
+
+
+def _encodings(text: str) -> dict[str, str]:
+    import base64
+    import json
+    from urllib.parse import quote, quote_plus
+
+    raw = text.encode()
+    return {"b64": base64.b64encode(raw).decode(),
+            "b64url": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+            "hex": raw.hex(), "url": quote(text, safe=""), "form": quote_plus(text),
+            "repr": repr(text), "json": json.dumps(text)}
+
+
+@contextmanager
+def echo_receiver() -> Iterator[EchoReceiver]:
+    """``GET|POST /echo`` → 200 with the request's headers and body in several encodings (as the
+    JSON body and as ``X-Echo-*`` response headers); ``/redirect`` → 302 to ``redirect_to``;
+    ``/fail`` → 500 with the same echo."""
+    import json
+
+    receiver = EchoReceiver(origin="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with receiver.lock:
+                receiver.requests.append(Received(self.path, dict(self.headers.items()), body,
+                                                  200))
+            if self.path.startswith("/redirect"):
+                self.send_response(302)
+                self.send_header("Location", receiver.redirect_to)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            headers = json.dumps(dict(self.headers.items()))
+            echoed = {f"headers_{k}": v for k, v in _encodings(headers).items()}
+            echoed |= {f"body_{k}": v for k, v in _encodings(body.decode("utf-8", "replace")).items()}
+            data = json.dumps(echoed).encode()
+            self.send_response(500 if self.path.startswith("/fail") else 200)
+            for name, value in _encodings(headers).items():
+                if name in ("b64", "b64url", "hex", "form"):
+                    self.send_header(f"X-Echo-{name}", value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._answer()
+
+        def do_POST(self) -> None:
+            self._answer()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver.origin = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -17,7 +17,8 @@ export function scopedProject(): string | null {
   return current;
 }
 
-const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues|notification-channels)$/;
+// `secrets`: a project's secret names (the API answers one project's; `default` without it).
+const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues|notification-channels|secrets)$/;
 const BULK = /^\/api\/v1\/jobs\/bulk\/(cancel|retry)$/;
 const CREATES = /^\/api\/v1\/(jobs|schedules|notification-channels)$/;
 

@@ -932,7 +932,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The names of the secrets this server can resolve (names only) */
+        /** The names of one project's secrets (names only; OPERATOR of the project) */
         get: operations["listSecretNames"];
         put?: never;
         post?: never;
@@ -3981,7 +3981,10 @@ export interface operations {
     };
     listSecretNames: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The project whose secrets to list (default: default) */
+                project?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3999,6 +4002,7 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -9,7 +9,7 @@ import marshmallow as ma
 from flask.views import MethodView
 from marshmallow import fields
 
-from cronplane.api.access import requires
+from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import ApiBlueprint
 from cronplane.domain.roles import Role
@@ -24,11 +24,17 @@ class SecretNamesSchema(ma.Schema):
         "description": "Sorted; each usable as {\"$secret\": NAME} in a payload"})
 
 
+class SecretNamesArgs(ma.Schema):
+    project = fields.String(load_default=None, metadata={
+        "description": "The project whose secrets to list (default: default)"})
+
+
 @blp.route("/secrets")
 class SecretNames(MethodView):
     @requires(Role.OPERATOR)
     @blp.doc(operationId="listSecretNames",
-             summary="The names of the secrets this server can resolve (names only)")
+             summary="The names of one project's secrets (names only; OPERATOR of the project)")
+    @blp.arguments(SecretNamesArgs, location="query")
     @blp.response(200, SecretNamesSchema)
-    def get(self) -> dict[str, Any]:
-        return {"names": secret_names(management_context())}
+    def get(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"names": secret_names(management_context(), current_actor(), args["project"])}

@@ -175,3 +175,37 @@ class EgressPolicy:
 
 
 DEFAULT_POLICY = EgressPolicy()
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, lower-case, the default port left out: what an error
+    about an outbound call may name (a path or a query can be a credential, e.g. a Slack hook),
+    and what a secret's ``.origins`` file lists. ``(invalid URL)`` when it cannot be parsed."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").lower()
+        port = parts.port
+    except ValueError:
+        return "(invalid URL)"
+    if not scheme or not host:
+        return "(invalid URL)"
+    shown = f"[{host}]" if ":" in host else host
+    if port is None or port == {"http": 80, "https": 443}.get(scheme):
+        return f"{scheme}://{shown}"
+    return f"{scheme}://{shown}:{port}"
+
+
+def parse_origins(text: str) -> frozenset[str]:
+    """A ``NAME.origins`` file: one ``scheme://host[:port]`` a line; blank lines and ``#``
+    comments skipped. A line that is not an http(s) origin binds to nothing (fail closed)."""
+    found: set[str] = set()
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        origin = origin_of(line)
+        if origin.split("://", 1)[0] in SCHEMES:
+            found.add(origin)
+    return frozenset(found)
+

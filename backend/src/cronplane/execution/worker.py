@@ -312,8 +312,11 @@ class Worker(LoopService):
             self.faults.before_attempt(handler)
             task.ctx.raise_if_cancelled()
             # Secret references become values only here, in memory, for this attempt.
-            task.ctx.payload, task.ctx.secret_values = \
-                SecretSource.for_settings(self.settings).resolve_payload(task.ctx.payload)
+            # Secrets of the job's own project only: another project's name is unknown here.
+            resolved = SecretSource.for_settings(
+                self.settings, task.claim.project).resolve_payload(task.ctx.payload)
+            task.ctx.payload = resolved.payload
+            task.ctx.use_secrets(resolved.values, resolved.origins)
             result = task.spec.fn(task.ctx)
         except Cancelled as exc:
             status, error = AttemptStatus.CANCELLED, str(exc) or "cancelled"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,7 +14,7 @@ from typing import Any, Protocol
 
 from cronplane.domain.notifications import DeliveryTarget, Message
 from cronplane.domain.retention import PurgedBatch
-from cronplane.domain.secrets import mask as mask_secrets
+from cronplane.domain.secrets import Masker
 from cronplane.handlers.output import Output
 
 
@@ -55,19 +54,19 @@ class Notifications(Protocol):
                         duration_ms: float) -> None: ...
 
 
-class _WeakMask:
-    """The context's mask for its output, holding the context weakly: a bound method would make
-    context → output → context a cycle, which only the cyclic garbage collector frees — a cost
-    the worker would pay on every job (measured: bench/RESULTS.md, "Job output")."""
+class _MaskedLog(logging.LoggerAdapter[logging.Logger]):
+    """A handler's logger while its payload holds secrets: each message is formatted here and
+    masked before any log handler sees it."""
 
-    __slots__ = ("_ctx",)
+    def __init__(self, logger: logging.Logger, masker: Masker) -> None:
+        super().__init__(logger, {})
+        self._masker = masker
 
-    def __init__(self, ctx: HandlerContext) -> None:
-        self._ctx = weakref.ref(ctx)
-
-    def __call__(self, text: str) -> str:
-        ctx = self._ctx()
-        return text if ctx is None else ctx._mask_text(text)
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        text = str(msg) % args if args else str(msg)
+        self.logger.log(level, self._masker.text(text), **kwargs)
 
 
 @dataclass
@@ -79,7 +78,7 @@ class HandlerContext:
     # or the worker is shutting down. Handlers poll ``cancelled.is_set()`` or ``wait()`` on it.
     cancelled: threading.Event
     deadline: float  # monotonic() value after which the attempt is TIMED_OUT
-    log: logging.Logger
+    log: logging.Logger | logging.LoggerAdapter[logging.Logger]
     settings: Any = None
     # Storage operations for maintenance handlers; None when the handler runs without a database.
     maintenance: Maintenance | None = None
@@ -89,8 +88,14 @@ class HandlerContext:
     # The clock ``deadline`` is on (the worker's, so a test clock moves both).
     monotonic: Callable[[], float] = time.monotonic
     # Resolved ``{"$secret": …}`` values in ``payload``; whatever the run writes back (result,
-    # error, output) goes through ``mask`` so none of them reaches the database.
+    # error, output) goes through ``mask`` so none of them, in any derived form, reaches the
+    # database. Set with ``use_secrets`` when the attempt starts.
     secret_values: tuple[str, ...] = ()
+    # Where a request carrying the payload's secrets may go: None = anywhere the egress policy
+    # allows; else only these origins (``NAME.origins``). ``carries_secret``: no redirect to
+    # another origin.
+    secret_origins: frozenset[str] | None = None
+    _masker: Masker | None = field(default=None, init=False, repr=False)
     # Makes the attempt's output stream (``GET /jobs/{id}/attempts/{n}/output``) on first use:
     # most handlers never write, and then the worker spends nothing on output.
     open_output: Callable[[], Output] = Output
@@ -101,7 +106,8 @@ class HandlerContext:
         """What the attempt prints, masked like everything else it reports."""
         if self._output is None:
             self._output = self.open_output()
-            self._output.mask_with(_WeakMask(self))
+            if self.secret_values:
+                self._output.mask_with(self.masker.stream())
         return self._output
 
     @property
@@ -109,11 +115,27 @@ class HandlerContext:
         """The output stream if the handler used it (the worker finishes it), else None."""
         return self._output
 
-    def mask(self, value: Any) -> Any:
-        return mask_secrets(value, self.secret_values)
+    def use_secrets(self, values: tuple[str, ...],
+                    origins: frozenset[str] | None = None) -> None:
+        self.secret_values = values
+        self.secret_origins = origins
+        self._masker = None
+        if values:
+            logger = self.log.logger if isinstance(self.log, logging.LoggerAdapter) else self.log
+            self.log = _MaskedLog(logger, self.masker)
 
-    def _mask_text(self, text: str) -> str:
-        return str(mask_secrets(text, self.secret_values)) if self.secret_values else text
+    @property
+    def carries_secret(self) -> bool:
+        return bool(self.secret_values)
+
+    @property
+    def masker(self) -> Masker:
+        if self._masker is None:
+            self._masker = Masker(self.secret_values)
+        return self._masker
+
+    def mask(self, value: Any) -> Any:
+        return self.masker(value) if self.secret_values else value
 
     @property
     def remaining(self) -> float:

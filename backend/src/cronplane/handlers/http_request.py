@@ -14,7 +14,7 @@ import time
 from http import HTTPStatus
 from typing import Any
 
-from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
+from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy, origin_of
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.outbound import client_for
 from cronplane.handlers.registry import handler
@@ -72,7 +72,9 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
     # EgressError ("egress denied: …") propagates: the attempt fails before anything is sent.
     response = client_for(ctx.settings).request(payload["method"], payload["url"],
                                                 headers=headers, body=data,
-                                                timeout=max(0.1, ctx.remaining))
+                                                timeout=max(0.1, ctx.remaining),
+                                                carries_secret=ctx.carries_secret,
+                                                allowed_origins=ctx.secret_origins)
     status = response.status
     _write_head(ctx, response.status, response.headers)
     text = response.body.decode("utf-8", "replace")
@@ -87,7 +89,7 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
     ok = (200 <= status < 300) if expected is None else (
         status in expected if isinstance(expected, list) else status == expected)
     if not ok:
-        raise UnexpectedStatus(f"HTTP {status} from {payload['method']} {payload['url']} "
+        raise UnexpectedStatus(f"HTTP {status} from {payload['method']} {origin_of(payload['url'])} "
                                f"after {latency_ms} ms (expected {expected or '2xx'})")
     return result
 

@@ -7,6 +7,13 @@ check and connect (rebinding) cannot move the request. TLS still verifies the ce
 the host name (SNI and ``assert_hostname``). Redirects are followed here (at most 5), each hop
 re-checked, and ``Authorization``/``Cookie`` are dropped when the origin changes. No proxies from
 the environment, no schemes but http and https. See ADR-0012.
+
+A request that carries a secret (ADR-0025) is held tighter: every hop must be one of the origins
+its secrets are bound to (``NAME.origins``), and it follows no redirect to another origin at all
+(a secret may sit in any header, the body or the URL, not only in ``Authorization``).
+
+Errors name the origin (``scheme://host[:port]``) of the URL, never its path or query: those can
+be credentials (a Slack hook's path is its token) and errors are shown to every VIEWER.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 import urllib3
 from urllib3.exceptions import HTTPError as Urllib3Error
@@ -27,6 +34,7 @@ from cronplane.domain.egress import (
     EgressError,
     EgressPolicy,
     IPAddress,
+    origin_of,
 )
 
 MAX_REDIRECTS = 5
@@ -83,20 +91,31 @@ class OutboundClient:
         self.user_agent = user_agent
 
     def request(self, method: str, url: str, headers: Mapping[str, str] | None = None,
-                body: bytes | None = None, timeout: float = 30.0) -> OutboundResponse:
+                body: bytes | None = None, timeout: float = 30.0, *,
+                carries_secret: bool = False,
+                allowed_origins: frozenset[str] | None = None) -> OutboundResponse:
         """Raises EgressError (``egress denied: …``) before anything is sent to a denied
-        address, OutboundError when the exchange fails. ``timeout`` bounds the whole call."""
+        address, OutboundError when the exchange fails. ``timeout`` bounds the whole call.
+
+        ``carries_secret``: no redirect to another origin. ``allowed_origins``: every hop's
+        origin must be one of these (the origins the request's secrets are bound to)."""
         deadline = time.monotonic() + max(0.1, timeout)
         current = {k: v for k, v in (headers or {}).items() if k.lower() != "host"}
         current.setdefault("User-Agent", self.user_agent)
         method = method.upper()
         for hop in range(self.max_redirects + 1):
+            if allowed_origins is not None and origin_of(url) not in allowed_origins:
+                raise EgressError(f"{origin_of(url)} is not an origin the request's secrets "
+                                  "may be sent to (their .origins files)")
             response = self._one(method, url, current, body, deadline)
             location = response.headers.get("location")
             if response.status not in REDIRECT_STATUSES or not location:
                 return OutboundResponse(response.status, response.headers, response.body,
                                         response.truncated, url, hop)
             target = urljoin(url, location)
+            if carries_secret and _origin(target) != _origin(url):
+                raise EgressError(f"redirect from {origin_of(url)} to another origin "
+                                  f"({origin_of(target)}) while the request carries a secret")
             if _origin(target) != _origin(url):
                 current = {k: v for k, v in current.items()
                            if k.lower() not in CREDENTIAL_HEADERS}
@@ -106,7 +125,7 @@ class OutboundClient:
                 current = {k: v for k, v in current.items()
                            if k.lower() not in ("content-type", "content-length")}
             url = target
-        raise OutboundError(f"more than {self.max_redirects} redirects (last: {url})")
+        raise OutboundError(f"more than {self.max_redirects} redirects (last: {origin_of(url)})")
 
     def _one(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
              deadline: float) -> OutboundResponse:
@@ -115,12 +134,12 @@ class OutboundClient:
             host = parts.hostname or ""
             port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
         except ValueError as exc:
-            raise EgressError(f"not a valid URL {url!r} ({exc})") from None
+            raise EgressError(f"not a valid URL ({exc})") from None
         scheme = parts.scheme.lower()
         if scheme not in SCHEMES:
-            raise EgressError(f"scheme {scheme or '(none)'!r} in {url}; only http and https")
+            raise EgressError(f"scheme {scheme or '(none)'!r}; only http and https")
         if not host:
-            raise EgressError(f"{url} names no host")
+            raise EgressError("the URL names no host")
         self.policy.check_url_literal(url)
         addresses = self._checked_addresses(host, port)
         path = parts.path or "/"
@@ -144,8 +163,8 @@ class OutboundClient:
             finally:
                 pool.close()
         if last_error is None:
-            raise OutboundError(f"{method} {url}: timed out")
-        raise OutboundError(f"{method} {url}: {_describe(last_error)}")
+            raise OutboundError(f"{method} {origin_of(url)}: timed out")
+        raise OutboundError(f"{method} {origin_of(url)}: {_describe(last_error, parts)}")
 
     def _checked_addresses(self, host: str, port: int) -> list[str]:
         literal = _literal(host)
@@ -180,7 +199,7 @@ class OutboundClient:
             truncated = False
             while True:
                 if time.monotonic() > deadline:
-                    raise OutboundError(f"{method} {url}: timed out reading the body")
+                    raise OutboundError(f"{method} {origin_of(url)}: timed out reading the body")
                 chunk = response.read(min(16384, self.max_body + 1 - size))
                 if not chunk:
                     break
@@ -206,9 +225,15 @@ def _literal(host: str) -> IPAddress | None:
         return None
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: Exception, parts: SplitResult) -> str:
     reason = getattr(exc, "reason", None)
-    return str(reason or exc) or type(exc).__name__
+    text = str(reason or exc) or type(exc).__name__
+    # urllib3 quotes the request path in some errors ("… with url: /services/T0/B0/…").
+    for revealing in (parts.path + ("?" + parts.query if parts.query else ""), parts.path,
+                      parts.query):
+        if len(revealing) > 1:
+            text = text.replace(revealing, "/…")
+    return text
 
 
 def client_for(settings: object) -> OutboundClient:

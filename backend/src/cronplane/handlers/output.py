@@ -14,19 +14,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from cronplane.domain.limits import OUTPUT_KEEP_BYTES
 
 
-def _no_mask(text: str) -> str:
-    return text
+class TextMask(Protocol):
+    """Masks a stream of text (``domain/secrets.py`` ``StreamMask``): ``feed`` may hold back a
+    tail that could be the start of a secret split across two writes; ``flush`` gives it up."""
+
+    def feed(self, text: str) -> str: ...
+
+    def flush(self) -> str: ...
 
 
 class Output:
     """One attempt's output stream. Thread-safe: a handler may write from threads it started
     (``shell.command`` reads stdout and stderr on two)."""
 
-    def __init__(self, mask: Callable[[str], str] = _no_mask,
+    def __init__(self, mask: TextMask | None = None,
                  on_first_pending: Callable[[Output], None] | None = None,
                  keep: int = OUTPUT_KEEP_BYTES) -> None:
         self._mask = mask
@@ -38,9 +44,9 @@ class Output:
         self.written = 0  # bytes written so far (including dropped and already taken ones)
         self.closed = False
 
-    def mask_with(self, mask: Callable[[str], str]) -> None:
+    def mask_with(self, mask: TextMask) -> None:
         """Set by the handler context, whose secret values are known only once the attempt
-        starts: ``mask`` is called at each write."""
+        starts: every write goes through ``mask``."""
         self._mask = mask
 
     def write(self, text: str) -> None:
@@ -48,19 +54,28 @@ class Output:
         words after its attempt ended are not part of it)."""
         if not text:
             return
-        data = self._mask(text).encode("utf-8", "replace")
         with self._lock:
             if self.closed:
                 return
-            was_empty = not self._pending
-            self._pending += data
-            self.written += len(data)
-            excess = len(self._pending) - self._keep
-            if excess > 0:
-                del self._pending[:excess]
-                self._pending_start += excess
-        if was_empty and self._on_first_pending is not None:
+            # Under the lock: the mask keeps a held-back tail between writes, and
+            # shell.command writes from two threads.
+            first = self._append(text if self._mask is None else self._mask.feed(text))
+        if first and self._on_first_pending is not None:
             self._on_first_pending(self)
+
+    def _append(self, text: str) -> bool:
+        """Under the lock; True when this made the buffer non-empty."""
+        if not text:
+            return False
+        data = text.encode("utf-8", "replace")
+        was_empty = not self._pending
+        self._pending += data
+        self.written += len(data)
+        excess = len(self._pending) - self._keep
+        if excess > 0:
+            del self._pending[:excess]
+            self._pending_start += excess
+        return was_empty
 
     def line(self, text: str) -> None:
         self.write(text if text.endswith("\n") else text + "\n")
@@ -82,5 +97,11 @@ class Output:
             return start, data
 
     def close(self) -> None:
+        """No more writes; what the mask held back (the end of the output) becomes pending."""
+        first = False
         with self._lock:
+            if not self.closed and self._mask is not None:
+                first = self._append(self._mask.flush())
             self.closed = True
+        if first and self._on_first_pending is not None:
+            self._on_first_pending(self)

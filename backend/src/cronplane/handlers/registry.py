@@ -54,17 +54,48 @@ class HandlerSpec:
             return True
         return bool(getattr(settings, self.requires_setting, False))
 
-    def validate(self, payload: Any, settings: Any = None) -> list[str]:
-        """Every schema violation as '<path>: <message>' (then the spec's own check); empty when
-        the payload is valid."""
+    def validate(self, payload: Any, settings: Any = None,
+                 opaque: frozenset[tuple[str | int, ...]] = frozenset()) -> list[str]:
+        """Every schema violation as '<path>: <what was expected>' (then the spec's own check);
+        empty when the payload is valid. A message never shows a value of the payload (it may be
+        a secret, or echo one): only the path and the schema's expectation.
+
+        ``opaque``: paths whose value is not known at submission (secret references, validated
+        as strings): only their type is checked; the rest is checked when the attempt runs."""
         validator = _validator(self.schema)
-        if validator.is_valid(payload):  # the common case, and the cheap one (bulk enqueue)
-            return self.check(payload, settings) if self.check is not None else []
         messages = []
         for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path)):
-            path = "/".join(str(p) for p in error.absolute_path)
-            messages.append(f"{path}: {error.message}" if path else error.message)
-        return messages
+            where = tuple(error.absolute_path)
+            if where in opaque and error.validator != "type":
+                continue
+            path = "/".join(str(p) for p in where)
+            text = expectation(error)
+            messages.append(f"{path}: {text}" if path else text)
+        if messages or self.check is None:
+            return messages
+        shown = {"/".join(str(p) for p in where) for where in opaque}
+        return [m for m in self.check(payload, settings) if m.split(":", 1)[0] not in shown]
+
+
+def expectation(error: Any) -> str:
+    """What the schema expected, in words, from a jsonschema error, without the instance
+    (jsonschema's own message quotes it with ``repr``)."""
+    kind, wanted = error.validator, error.validator_value
+    if kind == "type":
+        return f"expected {' or '.join(wanted) if isinstance(wanted, list) else wanted}"
+    if kind in ("required", "additionalProperties", "dependentRequired"):
+        return str(error.message)  # names keys the caller wrote, never a value
+    if kind == "enum":
+        return "expected one of " + ", ".join(map(str, wanted))[:300]
+    if kind == "const":
+        return f"expected {str(wanted)[:100]}"
+    if kind == "pattern":
+        return f"expected a string matching {wanted}"
+    if kind in ("oneOf", "anyOf"):
+        return "expected one of the allowed forms"
+    if kind == "not":
+        return "expected a different value"
+    return f"expected {kind} {str(wanted)[:100]}"
 
 
 _VALIDATORS: dict[int, Draft202012Validator] = {}

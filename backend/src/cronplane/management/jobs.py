@@ -59,6 +59,9 @@ class JobRequest:
     concurrency_key: str | None = None
     project: str = scope.DEFAULT_PROJECT
     schedule_version: int | None = None
+    # The payload is copied unchanged from an existing job (a rerun without changes): whoever may
+    # run that job again may run it, secret references included.
+    payload_inherited: bool = False
 
     def fingerprint(self) -> str:
         # What the client asked for, before defaults: a repeat of the same body matches even if
@@ -104,7 +107,7 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
     if not isinstance(request.payload, dict):
         errors["payload"] = ["Must be an object."]
     else:
-        problems = _validate_payload(spec, request.payload, settings)
+        problems = _validate_payload(spec, request.payload, settings, request.project)
         if problems:
             errors["payload"] = problems
     _check_range(errors, "priority", request.priority, PRIORITY_RANGE)
@@ -123,20 +126,24 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
     return spec, max_attempts, timeout
 
 
-def _validate_payload(spec: HandlerSpec, payload: dict[str, Any], settings: Any) -> list[str]:
-    """Schema and handler checks on the payload as the worker will see it: secret references
-    replaced by their values (unknown names → problems). Messages never show a value."""
+def _validate_payload(spec: HandlerSpec, payload: dict[str, Any], settings: Any,
+                      project: str) -> list[str]:
+    """Schema and handler checks, without resolving any secret: a reference is checked to name a
+    secret of ``project`` (another project's is unknown, exactly like a missing one) and stands
+    for a string of unknown content. Messages name paths and expectations, never a value."""
     names, invalid = secrets.references(payload)
     problems = [f"invalid secret name {name!r} (expected [A-Z0-9_]{{1,64}})"
                 for name in sorted(invalid)]
-    source = SecretSource.for_settings(settings)
-    values = {name: source.get(name) for name in sorted(names)}
-    problems += [f"unknown secret {name!r}" for name, value in values.items() if value is None]
+    source = SecretSource.for_settings(settings, project)
+    problems += [f"unknown secret {name!r}" for name in sorted(names)
+                 if not source.exists(name)]
     if problems:
         return problems
-    resolved = secrets.substitute(payload, lambda name: values[name] or "")
-    return [str(m) for m in secrets.mask(spec.validate(resolved, settings),
-                                         [v for v in values.values() if v])]
+    if not names:
+        return spec.validate(payload, settings)
+    opaque = frozenset(secrets.reference_paths(payload))
+    placeheld = secrets.substitute(payload, lambda _name: secrets.PLACEHOLDER)
+    return spec.validate(placeheld, settings, opaque)
 
 
 def _check_range(errors: dict[str, list[str]], name: str, value: object,
@@ -173,6 +180,20 @@ def _check_role(spec: HandlerSpec, actor: Actor, trigger: str) -> None:
     if spec.min_role is not None and trigger in AD_HOC_TRIGGERS \
             and not actor.role.allows(spec.min_role):
         raise Forbidden(f"submitting {spec.name} ad hoc needs the {spec.min_role.name} role")
+
+
+def _check_secret_writer(actor: Actor, request: JobRequest) -> None:
+    # A payload that references a secret decides where its value goes: a project ADMIN writes
+    # it (schedules are ADMIN-only already); an OPERATOR may run what an ADMIN wrote.
+    if request.trigger not in AD_HOC_TRIGGERS or request.payload_inherited:
+        return
+    if not secrets.references(request.payload)[0]:
+        return
+    role = scope.role_in(actor, request.project)
+    if role is None or not role.allows(Role.ADMIN):
+        raise Forbidden(f"Only an ADMIN of project {request.project!r} may write a payload that "
+                        "references a secret; an OPERATOR may trigger, retry or rerun unchanged "
+                        "what an ADMIN wrote.")
 
 
 # -- enqueue -------------------------------------------------------------------------------------
@@ -243,6 +264,7 @@ def _job_values(actor: Actor, request: JobRequest, *, idempotency_key: str | Non
     raises InvalidInput / Forbidden."""
     spec, max_attempts, timeout = _resolve(request, settings)
     _check_role(spec, actor, request.trigger)
+    _check_secret_writer(actor, request)
     check_queue_fields(request.queue, request.concurrency_key)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)
@@ -423,7 +445,8 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
                              schedule_id=original.schedule_id, rerun_of=original.id,
                              queue=original.queue if queue is None else queue,
                              concurrency_key=original.concurrency_key,
-                             project=original.project)
+                             project=original.project,
+                             payload_inherited=new_payload == original.payload)
         result = enqueue_in_session(session, actor, request, audit_action="job.rerun",
                                     settings=ctx.settings, audit_target=("job", original.id),
                                     extra_details={

@@ -19,10 +19,28 @@ def _ctx(**kwargs: object) -> HandlerContext:
 
 def test_secret_values_are_masked_when_written_even_if_known_only_after_the_context() -> None:
     ctx = _ctx()
-    ctx.secret_values = ("hunter2",)  # the worker resolves secrets after building the context
-    ctx.output.line("password=hunter2 ok")
-    taken = ctx.output.take()
-    assert taken == (0, b"password=*** ok\n"), "a secret value must never be buffered unmasked"
+    ctx.use_secrets(("hunter2",))  # the worker resolves secrets after building the context
+    ctx.output.line("password=hunter2 ok, and a long enough tail to be released")
+    first = ctx.output.take()
+    assert first is not None and first[1].startswith(b"password=*** ok"), \
+        "a secret value must never be buffered unmasked"
+    ctx.output.close()
+    rest = ctx.output.take()
+    assert rest is not None and (first[1] + rest[1]).endswith(b"released\n"), \
+        "closing gives up the held-back tail"
+
+
+def test_a_secret_split_across_two_writes_is_masked_and_nothing_of_it_is_pending() -> None:
+    ctx = _ctx()
+    ctx.use_secrets(("hunter2-the-long-one",))
+    ctx.output.write("the value is hunter2-")
+    early = ctx.output.take()
+    assert early is None or b"hunter" not in early[1], early
+    ctx.output.write("the-long-one, done\n")
+    ctx.output.close()
+    whole = b"".join(chunk for _, chunk in iter(ctx.output.take, None))
+    whole = (early[1] if early else b"") + whole
+    assert whole == b"the value is ***, done\n", whole
 
 
 def test_take_returns_pending_bytes_with_their_offset_and_clears_them() -> None:
