@@ -8,9 +8,7 @@ one line on stderr and a non-zero exit code, never a traceback.
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -154,14 +152,11 @@ def worker() -> None:
                   pool_size=max(4, settings.worker_concurrency + 4),
                   direct_url=settings.direct_database_url)
     runner = ExecutionRunner(settings, db, kind="worker")
-    stopped = threading.Event()
+    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
 
-    def _terminate(signum: int, _frame: Any) -> None:
-        log.info("signal %s: stopping", signum)
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
+    shutdown = Shutdown(lambda: runner.stop(
+        timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS))
+    shutdown.install()
     from cronplane.observability.probe_server import ProbeServer
 
     probe = ProbeServer(settings.host, settings.port)
@@ -175,8 +170,8 @@ def worker() -> None:
                  f"({exc.strerror or exc}; set CRONPLANE_PORT)")
     runner.start()
     click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
-    stopped.wait()
-    runner.stop(timeout=30)
+    shutdown.drained.wait()
+    runner.stop(timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)  # a signal before start
     probe.stop()
     db.close()
 

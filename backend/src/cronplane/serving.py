@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import signal
+import sys
 import tempfile
 from typing import Any
 
 from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 from gunicorn.glogging import Logger as _GunicornBaseLogger
 from gunicorn.workers.gthread import ThreadWorker
 
 from cronplane.config import Settings
+from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 
 log = logging.getLogger("cronplane.serve")
@@ -56,6 +61,24 @@ class ProblemThreadWorker(ThreadWorker):  # type: ignore[misc]
         super().init_process()
 
 
+class _Arbiter(Arbiter):  # type: ignore[misc]
+    """gunicorn's master with the contract's signals: SIGINT (Ctrl-C, ``make run``) drains like
+    SIGTERM instead of gunicorn's quick shutdown, and a second SIGTERM or SIGINT during the drain
+    is the quick shutdown (SIGQUIT to the workers, which exit at once)."""
+
+    stopping = False
+
+    def signal(self, sig: int, frame: Any) -> None:
+        if sig in (signal.SIGTERM, signal.SIGINT):
+            if self.stopping:
+                sig = signal.SIGQUIT
+            self.stopping = True
+        super().signal(sig, frame)
+
+    def handle_int(self) -> None:
+        self.handle_term()
+
+
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, database_url: str, first_run: FirstRun) -> None:
         self.settings = settings
@@ -73,7 +96,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "threads": s.http_threads,
             "worker_class": ProblemThreadWorker,
             "timeout": 60,
-            "graceful_timeout": 35,
+            # The master waits this long for a draining worker before SIGKILL: above the grace.
+            "graceful_timeout": math.ceil(s.shutdown_grace_seconds + 2 * DRAIN_MARGIN_SECONDS),
             "keepalive": 5,
             "accesslog": None,
             "logger_class": GunicornLogger,
@@ -98,6 +122,20 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         # person sees last.
         if getattr(worker, "cronplane_banner", False):
             print(banner(self.settings, self.first_run), flush=True)
+        # Replaces gunicorn's worker handlers (installed just before this hook): the drain starts
+        # on the signal, not after the request loop has let its kept-alive connections linger
+        # (worker_exit). Ctrl-C reaches every process of the group: the worker leaves SIGINT to
+        # the master, which relays it as SIGTERM (and a second one as SIGQUIT).
+        runner = self.runner
+        timeout = self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS
+
+        def stop_accepting() -> None:
+            worker.alive = False
+
+        shutdown = Shutdown(lambda: runner is not None and runner.stop(timeout=timeout),
+                            before=stop_accepting)
+        shutdown.install(graceful=(signal.SIGTERM,))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def _post_fork(self, _server: Any, _worker: Any) -> None:
         from cronplane.observability.logging import configure_logging
@@ -122,8 +160,10 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
     def _worker_exit(self, _server: Any, _worker: Any) -> None:
+        # Waits for a drain the signal started (the runner's lock), or drains now (max-requests
+        # restart, a worker that died).
         if self.runner is not None:
-            self.runner.stop(timeout=30)
+            self.runner.stop(timeout=self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)
 
     def load(self) -> Any:
         from cronplane.api.app import create_app
@@ -176,4 +216,9 @@ def run_gunicorn(settings: Settings, database_url: str, first_run: FirstRun | No
     # exist before prometheus_client is first imported in any process.
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cronplane-metrics-")
-    _Gunicorn(settings, database_url, first_run or FirstRun()).run()
+    app = _Gunicorn(settings, database_url, first_run or FirstRun())
+    try:
+        _Arbiter(app).run()
+    except RuntimeError as exc:
+        print(f"\nError: {exc}\n", file=sys.stderr, flush=True)
+        sys.exit(1)

@@ -220,7 +220,7 @@ def unfinished(cluster: Cluster, ids: Sequence[int]) -> int:
 
 def assert_each_job_exactly_one_succeeded_attempt(cluster: Cluster, ids: Sequence[int]) -> None:
     """Every acknowledged job exists, SUCCEEDED, with exactly one SUCCEEDED attempt and nothing
-    but LOST attempts before it (a killed or cut-off worker's attempt is reclaimed, never run
+    but LOST or INTERRUPTED attempts before it (a killed or cut-off worker's attempt is reclaimed, never run
     to a second success)."""
     rows = cluster.query("""
         SELECT j.id, j.status,
@@ -232,5 +232,5 @@ def assert_each_job_exactly_one_succeeded_attempt(cluster: Cluster, ids: Sequenc
     bad = [r for r in rows if r["status"] != "SUCCEEDED"
            or (r["attempts"] or []).count("SUCCEEDED") != 1
            or r["attempts"][-1] != "SUCCEEDED"
-           or any(s != "LOST" for s in r["attempts"][:-1])]
+           or any(s not in ("LOST", "INTERRUPTED") for s in r["attempts"][:-1])]
     assert not bad, f"{len(bad)} job(s) without exactly one SUCCEEDED attempt: {bad[:5]}"

@@ -182,5 +182,5 @@ def test_sigterm_releases_running_work_and_loses_nothing(workers: Workers,
           FROM attempts GROUP BY job_id ORDER BY job_id""")
     assert [r["job_id"] for r in rows] == sorted(sleepers)
     for row in rows:
-        assert row["statuses"] == ["LOST", "SUCCEEDED"], row
-        assert "released" in row["errors"][0], row
+        assert row["statuses"] == ["INTERRUPTED", "SUCCEEDED"], row
+        assert "interrupted" in row["errors"][0], row

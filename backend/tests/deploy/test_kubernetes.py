@@ -99,3 +99,23 @@ def test_k8s_has_no_database_and_only_example_secrets() -> None:
         for key, value in secret.get("stringData", {}).items():
             if key != "CRONPLANE_ADMIN_USERNAME":
                 assert "change-me" in value, f"secret {key} looks real"
+
+
+def test_k8s_termination_grace_outlasts_the_drain() -> None:
+    """Kubernetes SIGKILLs a pod terminationGracePeriodSeconds after SIGTERM: that must leave
+    room for the whole drain (the shutdown grace of running attempts, then giving the rest back)."""
+    from cronplane.config import Settings
+    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS
+
+    config = {d["metadata"]["name"]: d for d in k8s_resources() if d.get("kind") == "ConfigMap"}
+    for name, deployment in by_kind("Deployment").items():
+        spec = deployment["spec"]["template"]["spec"]
+        grace = Settings().shutdown_grace_seconds
+        for container in spec["containers"]:
+            for env in container.get("env", []):
+                if env["name"] == "CRONPLANE_SHUTDOWN_GRACE_SECONDS":
+                    grace = float(env["value"])
+        for source in config.values():
+            value = source.get("data", {}).get("CRONPLANE_SHUTDOWN_GRACE_SECONDS")
+            grace = float(value) if value else grace
+        assert spec["terminationGracePeriodSeconds"] >= grace + DRAIN_MARGIN_SECONDS, name

@@ -1191,7 +1191,7 @@ export interface components {
             /** Format: date-time */
             started_at: string;
             /** @enum {string} */
-            status: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED";
+            status: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED" | "INTERRUPTED";
             worker_id: string;
         };
         AuditEvent: {
@@ -2968,7 +2968,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The attempt's status; RUNNING: more may come */
-                    "X-Attempt-Status"?: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED";
+                    "X-Attempt-Status"?: "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED" | "INTERRUPTED";
                     /** @description Bytes written so far (output_bytes) */
                     "X-Output-Bytes"?: number;
                     /** @description The offset to ask for next */

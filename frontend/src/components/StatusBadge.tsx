@@ -9,6 +9,7 @@ const COLORS: Record<string, string> = {
   FAILED: 'red',
   TIMED_OUT: 'orange',
   LOST: 'grape',
+  INTERRUPTED: 'cyan',
 };
 
 export function StatusBadge({ status }: { status: string }) {

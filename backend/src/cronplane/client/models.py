@@ -119,7 +119,7 @@ class Attempt(TypedDict):
     number: int
     output_bytes: int
     started_at: str
-    status: Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED"]
+    status: Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED", "INTERRUPTED"]
     worker_id: str
 
 

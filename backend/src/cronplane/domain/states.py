@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cronplane.domain.limits import MAX_ATTEMPTS_RANGE
-
 
 class JobStatus(StrEnum):
     PENDING = "PENDING"
@@ -44,6 +42,8 @@ class AttemptStatus(StrEnum):
     TIMED_OUT = "TIMED_OUT"
     LOST = "LOST"
     CANCELLED = "CANCELLED"
+    # Given back by a graceful stop (its worker shut down): does not use up the job's attempts.
+    INTERRUPTED = "INTERRUPTED"
 
 
 FINISHED_JOB_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
@@ -105,15 +105,9 @@ def job_status_after_attempt(attempt: AttemptStatus | str, *, attempt_number: in
         return JobStatus.SUCCEEDED
     if cancel_requested or outcome is AttemptStatus.CANCELLED:
         return JobStatus.CANCELLED
-    if attempt_number < max_attempts:
+    if outcome is AttemptStatus.INTERRUPTED or attempt_number < max_attempts:
         return JobStatus.PENDING
     return JobStatus.DEAD
-
-
-def max_attempts_after_release(max_attempts: int) -> int:
-    """A release (our worker shut down) was not the job's fault: it gets one more attempt, within
-    the schema's limit. SQL: ``job_attempts_after_release``."""
-    return min(max_attempts + 1, MAX_ATTEMPTS_RANGE[1])
 
 
 class AttemptEnding(StrEnum):
@@ -121,7 +115,7 @@ class AttemptEnding(StrEnum):
 
     COMPLETE = "complete"  # the worker reports the handler's outcome (complete_attempts)
     RECLAIM = "reclaim"  # its lease expired: LOST (reclaim_expired_attempts)
-    RELEASE = "release"  # its worker shut down: LOST, one more attempt (release_attempts)
+    RELEASE = "release"  # its worker shut down: INTERRUPTED, not counted (release_attempts)
 
 
 @dataclass(frozen=True)
@@ -135,13 +129,14 @@ def job_transition(current: JobStatus | str, ending: AttemptEnding, *, outcome: 
                    = AttemptStatus.LOST, attempt_number: int, max_attempts: int,
                    cancel_requested: bool) -> JobAfter:
     """The whole state machine for an attempt's end. Only a RUNNING job moves (the statements
-    compare-and-set on status and attempt number); a reclaim or a release always ends LOST."""
+    compare-and-set on status and attempt number); a reclaim ends LOST, a release INTERRUPTED.
+    ``attempt_number`` counts the attempts that count: interrupted ones are not among them."""
     status = JobStatus(current)
     if status is not JobStatus.RUNNING:
         return JobAfter(status, max_attempts, applied=False)
     if ending is AttemptEnding.RELEASE:
-        max_attempts = max_attempts_after_release(max_attempts)
-    if ending is not AttemptEnding.COMPLETE:
+        outcome = AttemptStatus.INTERRUPTED
+    elif ending is AttemptEnding.RECLAIM:
         outcome = AttemptStatus.LOST
     after = job_status_after_attempt(outcome, attempt_number=attempt_number,
                                      max_attempts=max_attempts, cancel_requested=cancel_requested)

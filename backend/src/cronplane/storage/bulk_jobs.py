@@ -117,7 +117,7 @@ def retry(session: Session, ids: Sequence[int]) -> list[int]:
         update(Job).where(Job.id.in_(list(ids)),
                           Job.status.in_(sorted(s.value for s in RETRYABLE_JOB_STATUSES)),
                           Job.attempt_count + 1 <= MAX_ATTEMPTS_RANGE[1])
-        .values(status=JobStatus.PENDING.value, max_attempts=Job.attempt_count + 1,
+        .values(status=JobStatus.PENDING.value, max_attempts=Job.attempt_count - Job.interruptions + 1,
                 run_at=func.now(), finished_at=None, cancel_requested=False)
         .returning(Job.id)).scalars().all()
     if retried:

@@ -465,6 +465,8 @@ class Job(Base):
     run_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     max_attempts: Mapped[int] = mapped_column(Integer, server_default=text("3"))
+    # Attempts given back INTERRUPTED by a graceful stop: they do not count against max_attempts.
+    interruptions: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     timeout_seconds: Mapped[int | None] = mapped_column(Integer)
     schedule_id: Mapped[int | None] = mapped_column(
         BigInteger, ForeignKey("schedules.id", ondelete="SET NULL"))
@@ -503,6 +505,8 @@ class Job(Base):
         CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
         CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
         CheckConstraint("attempt_count >= 0", name="attempt_count"),
+        CheckConstraint("interruptions >= 0 AND interruptions <= attempt_count",
+                        name="interruptions"),
         # The claim path: exactly the claim's ORDER BY, over the ready set only, so the claim is
         # an index scan whose size is the backlog, not the history.
         CheckConstraint(f"queue ~ '{QUEUE_NAME_PATTERN}'", name="queue"),

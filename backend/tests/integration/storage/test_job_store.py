@@ -242,10 +242,13 @@ def test_release_returns_jobs_at_once_without_burning_an_attempt(store: JobStore
     (c,) = store.claim(W, 1, 30)
     assert store.release([(c.attempt_id, job_id, 1)]) == [job_id]
     row = job_row(store.db, job_id)
-    assert row["status"] == "PENDING" and row["max_attempts"] == 2
+    # Not counted, and the job's own max_attempts left as it was asked.
+    assert (row["status"], row["max_attempts"], row["interruptions"]) == ("PENDING", 1, 1)
     (again,) = store.claim(W, 1, 30)
     assert again.number == 2
-    assert [a["status"] for a in attempts_of(store.db, job_id)] == ["LOST", "RUNNING"]
+    assert [a["status"] for a in attempts_of(store.db, job_id)] == ["INTERRUPTED", "RUNNING"]
+    store.complete([Outcome(again.attempt_id, job_id, 2, "FAILED", error="boom")])
+    assert job_row(store.db, job_id)["status"] == "DEAD", "its one real attempt failed"
 
 
 def test_exclusive_jobs_of_one_schedule_never_run_together(store: JobStore) -> None:

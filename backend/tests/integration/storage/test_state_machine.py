@@ -29,7 +29,7 @@ W = "host:1:state"
 REPORTED = (AttemptStatus.SUCCEEDED, AttemptStatus.FAILED, AttemptStatus.TIMED_OUT,
             AttemptStatus.CANCELLED)
 ENDINGS = [(AttemptEnding.COMPLETE, outcome) for outcome in REPORTED] + [
-    (AttemptEnding.RECLAIM, AttemptStatus.LOST), (AttemptEnding.RELEASE, AttemptStatus.LOST)]
+    (AttemptEnding.RECLAIM, AttemptStatus.LOST), (AttemptEnding.RELEASE, AttemptStatus.INTERRUPTED)]
 # (attempt number, max attempts): attempts left, the last one, the schema's cap of 100.
 POSITIONS = ((1, 3), (3, 3), (100, 100))
 
@@ -120,11 +120,37 @@ def test_sql_function_is_the_domain_table_for_every_outcome(db: Database) -> Non
                             ).fetchone()["s"] is None
 
 
-def test_release_grants_one_attempt_up_to_the_cap(db: Database) -> None:
-    from cronplane.domain.states import max_attempts_after_release
+def test_interrupted_attempts_do_not_count_against_max_attempts(store: JobStore) -> None:
+    """A release leaves max_attempts alone and is not counted: with max_attempts 1, the attempt
+    after an interruption may still fail into DEAD only as the job's first real try, and a job
+    interrupted twice then failed once with max_attempts 2 goes back to PENDING."""
+    [job_id] = store.insert_many([NewJob("noop", {}, max_attempts=2)], notify=False)
+    try:
+        for number in (1, 2):
+            _, attempt_id = _running(store, job_id, number)
+            assert store.release([(attempt_id, job_id, number)]) == [job_id]
+        _, attempt_id = _running(store, job_id, 3)
+        [done] = store.complete([Outcome(attempt_id, job_id, 3, "FAILED", error="boom")])
+        assert not done.rejected
+        with store.db.connection() as conn:
+            row = conn.execute("SELECT status, max_attempts, interruptions FROM jobs WHERE id = %s",
+                               (job_id,)).fetchone()
+            attempts = [r["status"] for r in conn.execute(
+                "SELECT status FROM attempts WHERE job_id = %s ORDER BY number", (job_id,))]
+        assert row == {"status": "PENDING", "max_attempts": 2, "interruptions": 2}
+        assert attempts == ["INTERRUPTED", "INTERRUPTED", "FAILED"]
+    finally:
+        with store.db.connection() as conn:
+            conn.execute("DELETE FROM jobs WHERE id = %s", (job_id,))
 
-    with db.connection() as conn:
-        for max_attempts in (1, 3, 99, 100):
-            got = conn.execute("SELECT job_attempts_after_release(%s) AS n",
-                               (max_attempts,)).fetchone()["n"]
-            assert got == max_attempts_after_release(max_attempts)
+
+def _running(store: JobStore, job_id: int, number: int) -> tuple[int, int]:
+    with store.db.connection() as conn:
+        conn.execute("UPDATE jobs SET status = 'RUNNING', attempt_count = %s WHERE id = %s",
+                     (number, job_id))
+        attempt_id = conn.execute(
+            "INSERT INTO attempts (job_id, number, status, worker_id, lease_expires_at) "
+            "VALUES (%s, %s, 'RUNNING', %s, now() + interval '1 hour') RETURNING id",
+            (job_id, number, W)).fetchone()["id"]
+    return job_id, attempt_id
+

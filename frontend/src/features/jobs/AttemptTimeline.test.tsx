@@ -44,4 +44,12 @@ describe('AttemptTimeline', () => {
     expect(attemptCountText(3, 4, attempts)).toBe('3 of at most 4 attempts (the limit includes 1 extra for an attempt released at shutdown)');
     expect(attemptCountText(2, 3, [attempt({})])).toBe('2 of at most 3 attempts');
   });
+
+  it('does not count attempts interrupted at shutdown against the limit', () => {
+    const cut = [attempt({ number: 1, status: 'INTERRUPTED', error: 'interrupted: worker shut down' }),
+      attempt({ number: 2, status: 'SUCCEEDED' })];
+    expect(attemptCountText(2, 1, cut)).toBe('1 of at most 1 attempts (and 1 interrupted at shutdown, not counted)');
+    render(<MantineProvider env="test"><AttemptTimeline attempts={cut} /></MantineProvider>);
+    expect(screen.getByText(/Interrupted: its worker shut down/)).toBeInTheDocument();
+  });
 });

@@ -10,6 +10,7 @@ const FINISH_WORD: Record<string, string> = {
   FAILED: 'Failed',
   TIMED_OUT: 'Timed out',
   CANCELLED: 'Cancelled',
+  INTERRUPTED: 'Interrupted: its worker shut down; given back (does not use up an attempt)',
 };
 
 /** What ended an attempt, in words; LOST says which of the two it was (the API's lost_reason). */
@@ -27,6 +28,10 @@ const ms = (iso: string | null | undefined) => (iso ? new Date(iso).getTime() : 
 /** "2 of at most 4 attempts", and why the limit grew when releases at shutdown gave attempts back. */
 export function attemptCountText(attemptCount: number, maxAttempts: number, attempts: Attempt[]): string {
   const released = attempts.filter((a) => a.lost_reason === 'released_at_shutdown').length;
+  const interrupted = attempts.filter((a) => a.status === 'INTERRUPTED').length;
+  if (interrupted > 0) {
+    return `${attemptCount - interrupted} of at most ${maxAttempts} attempts (and ${interrupted} interrupted at shutdown, not counted)`;
+  }
   const base = `${attemptCount} of at most ${maxAttempts} attempts`;
   if (released === 0) return base;
   return `${base} (the limit includes ${released} extra for ${released === 1 ? 'an attempt' : 'attempts'} released at shutdown)`;

@@ -114,14 +114,14 @@ WITH input AS (
          AS i(attempt_id, job_id, number, outcome, result, error, delay, queued)
 ), done AS (
   UPDATE jobs j
-     SET status = job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+     SET status = job_status_after_attempt(i.outcome, j.attempt_count - j.interruptions, j.max_attempts,
                                            j.cancel_requested),
          run_at = CASE
-           WHEN job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+           WHEN job_status_after_attempt(i.outcome, j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
            THEN now() + make_interval(secs => i.delay) ELSE j.run_at END,
          finished_at = CASE
-           WHEN job_status_after_attempt(i.outcome, j.attempt_count, j.max_attempts,
+           WHEN job_status_after_attempt(i.outcome, j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
            THEN NULL ELSE now() END,
          result = CASE WHEN i.outcome = 'SUCCEEDED' THEN i.result ELSE j.result END,
@@ -175,11 +175,11 @@ WITH expired AS (
    LIMIT %(limit)s
 ), reset AS (
   UPDATE jobs j
-     SET status = job_status_after_attempt('LOST', j.attempt_count, j.max_attempts,
+     SET status = job_status_after_attempt('LOST', j.attempt_count - j.interruptions, j.max_attempts,
                                            j.cancel_requested),
          run_at = now(),
          finished_at = CASE
-           WHEN job_status_after_attempt('LOST', j.attempt_count, j.max_attempts,
+           WHEN job_status_after_attempt('LOST', j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
            THEN NULL ELSE now() END,
          error = 'attempt ' || e.number || ' lost: lease expired (worker ' || e.worker_id || ')'
@@ -213,33 +213,28 @@ SELECT (SELECT count(*) FROM expired) AS scanned, r.id AS job_id, r.attempt_id, 
 
 -- name: release_attempts
 -- Graceful shutdown: give the still-running attempts of this process back at once instead of
--- letting their leases run out. The attempt is closed LOST ("released"); the job returns to
--- PENDING runnable now, and gets one more allowed attempt (job_attempts_after_release, capped by
--- the schema's 100), because the interruption was ours, not the job's: a deploy must not push
--- jobs into the dead-letter queue. The status is job_status_after_attempt('LOST', …) with that
--- extra attempt, so it is DEAD only at the cap, and CANCELLED if a cancel was requested.
+-- letting their leases run out. The attempt is closed INTERRUPTED; the job returns to PENDING
+-- runnable now (CANCELLED if a cancel was requested), and the interruption is counted in
+-- jobs.interruptions, which the completion and the watchdog subtract from attempt_count: it was
+-- ours, not the job's, so a deploy neither uses up an attempt nor changes max_attempts.
 WITH input AS (
   SELECT * FROM unnest(%(attempt_ids)s::bigint[], %(job_ids)s::bigint[], %(numbers)s::int[])
          AS i(attempt_id, job_id, number)
 ), released AS (
   UPDATE jobs j
-     SET status = job_status_after_attempt('LOST', j.attempt_count,
-                                           job_attempts_after_release(j.max_attempts),
-                                           j.cancel_requested),
-         max_attempts = job_attempts_after_release(j.max_attempts),
+     SET status = job_status_after_attempt('INTERRUPTED', j.attempt_count - j.interruptions,
+                                           j.max_attempts, j.cancel_requested),
+         interruptions = j.interruptions + 1,
          run_at = now(),
          finished_at = CASE
-           WHEN job_status_after_attempt('LOST', j.attempt_count,
-                                         job_attempts_after_release(j.max_attempts),
-                                         j.cancel_requested) = 'PENDING'
-           THEN NULL ELSE now() END,
-         error = 'attempt ' || i.number || ' released: worker shut down'
+           WHEN j.cancel_requested THEN now() ELSE NULL END,
+         error = 'attempt ' || i.number || ' interrupted: worker shut down'
     FROM input i
    WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
   RETURNING j.id, j.status
 ), closed AS (
   UPDATE attempts a
-     SET status = 'LOST', finished_at = now(), error = 'released: worker shut down'
+     SET status = 'INTERRUPTED', finished_at = now(), error = 'interrupted: worker shut down'
     FROM input i JOIN released r ON r.id = i.job_id
    WHERE a.id = i.attempt_id AND a.status = 'RUNNING'
   RETURNING a.id
