@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -71,17 +72,40 @@ def _embedded(settings: Settings) -> Any:
         fail(f"could not start the embedded Postgres in {settings.pg_dir}: {exc}", EXIT_DATABASE)
 
 
-def check_database(url: str, *, require_current_schema: bool) -> None:
+def check_database(url: str, *, require_current_schema: bool,
+                   wait_seconds: float = 0.0) -> None:
+    """Exit with one line unless the database answers (and, if required, is at this version's
+    head). A schema missing or behind is waited for up to ``wait_seconds`` (a ``migrate`` started
+    beside this process), saying so once; a schema this version does not know is not."""
     from cronplane.storage import migrator
 
-    try:
-        state = migrator.schema_state(url)
-    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        fail(f"cannot reach the database ({_redact(url)}): {reason}", EXIT_DATABASE)
-    if require_current_schema and not state.up_to_date:
-        fail(f"database schema is at {state.current or 'nothing'} but this version needs "
-             f"{state.head}: run `cronplane migrate`", EXIT_SCHEMA)
+    deadline = time.monotonic() + wait_seconds
+    said = False
+    while True:
+        try:
+            state = migrator.schema_state(url)
+            # Until `migrate` has granted the runtime role its privileges (right after the
+            # last migration) the schema is not ready for it either.
+            ready = state.up_to_date and migrator.runtime_role_ready(url)
+        except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+            if not (require_current_schema and migrator.not_granted_yet(exc)):
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() \
+                    else type(exc).__name__
+                fail(f"cannot reach the database ({_redact(url)}): {reason}", EXIT_DATABASE)
+            state, ready = migrator.SchemaState(current=None, head=migrator.head_revision()), False
+        if not require_current_schema or ready:
+            return
+        behind = f"database schema is at {state.current or 'nothing'} but this version needs " \
+                 f"{state.head}"
+        if state.up_to_date:
+            behind = "the database's privileges for this role are not granted yet"
+        if not migrator.is_known_revision(state.current) or time.monotonic() >= deadline:
+            fail(f"{behind}: run `cronplane migrate`", EXIT_SCHEMA)
+        if not said:
+            click.echo(f"cronplane: {behind}; waiting up to {wait_seconds:g} s for `cronplane "
+                       "migrate` (CRONPLANE_STARTUP_WAIT_SECONDS)", err=True)
+            said = True
+        time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
 
 def _redact(url: str) -> str:
@@ -132,7 +156,7 @@ def serve() -> None:
     """HTTP API and console (gunicorn), plus the execution plane unless CRONPLANE_EXECUTION=off."""
     settings = load_settings().with_secret().with_audit_key()
     url = resolve_database(settings)
-    check_database(url, require_current_schema=True)
+    check_database(url, require_current_schema=True, wait_seconds=settings.startup_wait_seconds)
     first_run = bootstrap(settings, url)
     from cronplane.serving import run_gunicorn
 
@@ -144,7 +168,7 @@ def worker() -> None:
     """The execution plane alone (no API): worker, watchdog, scheduler when elected leader."""
     settings = load_settings().with_audit_key()
     url = resolve_database(settings)
-    check_database(url, require_current_schema=True)
+    check_database(url, require_current_schema=True, wait_seconds=settings.startup_wait_seconds)
     from cronplane.execution.runner import ExecutionRunner
     from cronplane.storage.database import Database
 

@@ -38,9 +38,12 @@ def test_serve_refuses_a_database_whose_migrations_are_behind(pg) -> None:
     name = "cp_behind_" + __import__("secrets").token_hex(3)
     url = pg.create_database(name)
     try:
-        result = run(["serve"], {"DATABASE_URL": url, "CRONPLANE_PORT": "18999"})
-        assert result.returncode != 0
+        result = run(["serve"], {"DATABASE_URL": url, "CRONPLANE_PORT": "18999",
+                                 "CRONPLANE_STARTUP_WAIT_SECONDS": "1"})
+        assert result.returncode == 4
         assert "run `cronplane migrate`" in result.stderr
+        # It said once that it waits, then gave up with the one line of version 1.
+        assert result.stderr.count("waiting up to 1 s") == 1, result.stderr
     finally:
         pg.drop_database(name)
 

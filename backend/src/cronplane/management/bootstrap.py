@@ -56,9 +56,15 @@ def bootstrap_accounts(ctx: ManagementContext,
     with ctx.db.read_session() as session:
         has_account = session.scalars(select(User.id).where(~User.is_persona).limit(1)).first()
     if has_account is None and settings.admin_username and settings.admin_password:
-        create_user(ctx, Actor.system(), username=settings.admin_username,
-                    password=settings.admin_password, role="ADMIN", hashing=hashing)
-        log.info("bootstrap admin %s created", settings.admin_username)
+        try:
+            create_user(ctx, Actor.system(), username=settings.admin_username,
+                        password=settings.admin_password, role="ADMIN", hashing=hashing)
+            log.info("bootstrap admin %s created", settings.admin_username)
+        except Conflict:
+            # Another process starting on the same database created it first: bootstrap
+            # happens once, whoever gets there first.
+            log.info("bootstrap admin %s already created by another process",
+                     settings.admin_username)
     elif has_account is None and settings.production:
         outcome = FirstRun(needs_account=True)
     elif has_account is None and settings.env == "development":

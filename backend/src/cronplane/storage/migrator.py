@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -125,6 +126,36 @@ def head_revision() -> str | None:
     """The code's head: read from the scripts once per process (they do not change under it)."""
     script = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
     return script.get_current_head()
+
+
+def is_known_revision(revision: str | None) -> bool:
+    """Whether this version's scripts know ``revision`` (None: an empty database): a schema
+    migrated by a newer version is not something waiting will fix."""
+    if revision is None:
+        return True
+    script = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
+    try:
+        return script.get_revision(revision) is not None
+    except Exception:  # noqa: BLE001 - alembic raises several kinds for an unknown revision
+        return False
+
+
+def runtime_role_ready(url: str) -> bool:
+    """Whether the role of ``url`` may write jobs: `migrate` grants every privilege in one
+    transaction after the last migration, so this one stands for all of them."""
+    with connect(url, application_name="cronplane-start") as conn:
+        row = conn.execute("SELECT has_table_privilege('jobs', 'INSERT')").fetchone()
+    return bool(row and row[0])
+
+
+def not_granted_yet(error: BaseException) -> bool:
+    """``error`` is the runtime role being refused a table `migrate` has not granted it yet."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, psycopg.errors.InsufficientPrivilege):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 @dataclass(frozen=True)
