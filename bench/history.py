@@ -288,7 +288,7 @@ def drain(url: str, owner_url: str, count: int, *, purge_days: int | None) -> di
             status, result, p_start, p_end = conn.execute(
                 "SELECT status, result, started_at, finished_at FROM jobs WHERE id = %s",
                 (purge_id,)).fetchone()  # type: ignore[misc]
-            deleted = (result or {}).get("deleted_jobs", 0)
+            deleted = (result or {}).get("deleted", 0)
             window_start, window_end = max(first, p_start), min(last, p_end)
             in_window = conn.execute(
                 "SELECT count(*) FROM jobs WHERE id BETWEEN %s AND %s "
@@ -297,7 +297,7 @@ def drain(url: str, owner_url: str, count: int, *, purge_days: int | None) -> di
             overlap = (window_end - window_start).total_seconds()
             purge_seconds = (p_end - p_start).total_seconds()
             out["purge"] = {"status": status, "older_than_days": purge_days,
-                            "deleted_jobs": deleted, "seconds": round(purge_seconds, 2),
+                            "deleted": deleted, "seconds": round(purge_seconds, 2),
                             "jobs_deleted_per_s": round(deleted / purge_seconds, 1)}
             out["overlap_seconds"] = round(overlap, 2)
             out["jobs_per_s_while_purging"] = round(in_window / overlap, 1) if overlap > 0 else None

@@ -1211,7 +1211,8 @@ export interface components {
             };
             id: number;
             ip?: string | null;
-            project: string;
+            /** @description The project whose trail it belongs to; null: an installation event (sign-ins, users, projects, chaos, tokens of no project), read by instance ADMINs only */
+            project: string | null;
             request_id?: string | null;
             /** @description The target no longer exists (a deleted schedule, a purged job); null for targets without a row (sessions, leases, tokens, chaos experiments) */
             target_deleted?: boolean | null;
@@ -1473,6 +1474,11 @@ export interface components {
             payload_schema: {
                 [key: string]: unknown;
             };
+            /**
+             * @description instance: its effect reaches beyond one project (shell.command, maintenance.*); only an instance ADMIN may define a schedule with it or submit it, in any project. An OPERATOR may still trigger such a schedule.
+             * @enum {string}
+             */
+            scope: "project" | "instance";
         };
         Health: {
             /** @description Each configured alert's state */

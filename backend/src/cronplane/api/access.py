@@ -15,7 +15,13 @@ Usage in a resource::
 Projects: ``requires(role)`` passes when the caller has ``role`` in at least one project; the use
 case then checks the role in the object's own project (management/scope.py), so a project ADMIN
 can edit its schedules and nobody else's. ``requires(role, instance=True)`` is for what belongs to
-the installation (users, projects, chaos, audit verification): the user's own role decides.
+the installation (users, projects, chaos, audit verification): the caller's instance role decides,
+and a project-scoped token has none (management/scope.py, docs/adr/0026-two-scopes.md).
+
+Adding an endpoint: if what it reads or changes is not owned by one project, it is an
+installation endpoint and takes ``instance=True``; otherwise its use case calls
+``scope.require``/``scope.restrict`` with the object's project. tests/security/test_two_scopes.py
+walks the OpenAPI document and holds every operation to this.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from flask import Flask, current_app, g
 from cronplane.domain.roles import Role
 from cronplane.management.actor import Actor
 from cronplane.management.errors import Forbidden, Unauthenticated
-from cronplane.management.scope import best_role
+from cronplane.management.scope import best_role, require_instance
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXTENSION = "cronplane.authenticator"
@@ -62,9 +68,12 @@ def requires(role: Role, *, instance: bool = False) -> Callable[[F], F]:
         @wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             actor = current_actor()
-            have = actor.role if instance else best_role(actor)
-            if not have.allows(role):
-                raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
+            if instance:
+                require_instance(actor, role)
+            else:
+                have = best_role(actor)
+                if not have.allows(role):
+                    raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
             return view(*args, **kwargs)
 
         apidoc = getattr(wrapper, "_apidoc", {})

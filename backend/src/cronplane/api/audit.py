@@ -37,7 +37,10 @@ class AuditEventSchema(ma.Schema):
     at = UtcDateTime(required=True)
     actor = fields.String(required=True, metadata={"description": "A username, or system"})
     actor_role = fields.String(allow_none=True)
-    project = fields.String(required=True)
+    project = fields.String(required=True, allow_none=True, metadata={
+        "description": "The project whose trail it belongs to; null: an installation event "
+                       "(sign-ins, users, projects, chaos, tokens of no project), read by "
+                       "instance ADMINs only"})
     action = fields.String(required=True, validate=validate.OneOf(AUDIT_ACTIONS),
                            metadata={"example": "schedule.create"})
     target_type = fields.String(allow_none=True, validate=validate.OneOf(AUDIT_TARGET_TYPES))

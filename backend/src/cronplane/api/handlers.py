@@ -7,7 +7,7 @@ from typing import Any
 
 import marshmallow as ma
 from flask.views import MethodView
-from marshmallow import fields
+from marshmallow import fields, validate
 
 from cronplane.api.access import requires
 from cronplane.api.context import management_context
@@ -23,6 +23,11 @@ class HandlerSchema(ma.Schema):
     description = fields.String(required=True)
     payload_schema = fields.Dict(required=True, metadata={"description": "JSON Schema"})
     default_timeout_seconds = fields.Integer(required=True, allow_none=True)
+    scope = fields.String(required=True, validate=validate.OneOf(("project", "instance")),
+                          metadata={"description": "instance: its effect reaches beyond one "
+                                    "project (shell.command, maintenance.*); only an instance "
+                                    "ADMIN may define a schedule with it or submit it, in any "
+                                    "project. An OPERATOR may still trigger such a schedule."})
 
 
 @blp.route("/handlers")

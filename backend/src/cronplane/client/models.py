@@ -131,7 +131,7 @@ class AuditEvent(TypedDict):
     details: dict[str, Any]
     id: int
     ip: NotRequired[str | None]
-    project: str
+    project: str | None
     request_id: NotRequired[str | None]
     target_deleted: NotRequired[bool | None]
     target_id: NotRequired[str | None]
@@ -319,6 +319,7 @@ class Handler(TypedDict):
     description: str
     name: str
     payload_schema: dict[str, Any]
+    scope: Literal["project", "instance"]
 
 
 class Health(TypedDict):

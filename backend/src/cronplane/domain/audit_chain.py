@@ -62,7 +62,7 @@ class Event:
     at: datetime
     actor: str
     actor_role: str | None
-    project: str
+    project: str | None  # None: an installation event
     action: str
     target_type: str | None
     target_id: str | None

@@ -11,3 +11,6 @@ class PurgedBatch:
     deleted: int
     # The newest finished_at the batch deleted: the next batch starts its index scan there.
     last: datetime | None
+    # The lowest and highest job id the batch deleted (None when it deleted nothing).
+    first_id: int | None = None
+    last_id: int | None = None

@@ -270,7 +270,7 @@ class Worker(LoopService):
                 job_id=claim.job_id, attempt=claim.number, payload=claim.payload,
                 cancelled=threading.Event(), deadline=now + timeout,
                 log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
-                settings=self.settings,
+                settings=self.settings, project=claim.project,
                 maintenance=self.store if self.db is not None else None,
                 notifications=self.notifications, monotonic=self.clock.monotonic,
                 open_output=partial(self.output.output, claim.attempt_id) if self.output

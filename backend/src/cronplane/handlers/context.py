@@ -36,7 +36,7 @@ class Maintenance(Protocol):
     is its own short transaction, so a long purge never holds locks the hot path waits on."""
 
     def purge_finished(self, older_than_days: int, batch: int,
-                       after: datetime | None = None) -> PurgedBatch: ...
+                       after: datetime | None = None, *, project: str = ...) -> PurgedBatch: ...
 
     def prune_throughput(self) -> int: ...
 
@@ -80,6 +80,7 @@ class HandlerContext:
     deadline: float  # monotonic() value after which the attempt is TIMED_OUT
     log: logging.Logger | logging.LoggerAdapter[logging.Logger]
     settings: Any = None
+    project: str = "default"  # the job's project: what a maintenance handler may touch
     # Storage operations for maintenance handlers; None when the handler runs without a database.
     maintenance: Maintenance | None = None
     # Channels and delivery records for the built-in notification handler.

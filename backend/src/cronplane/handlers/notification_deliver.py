@@ -27,7 +27,6 @@ from cronplane.domain.notifications import (
     DeliveryTarget,
     Message,
 )
-from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.outbound import client_for
 from cronplane.handlers.registry import handler
@@ -101,7 +100,7 @@ def submitted_by_hand(_payload: dict[str, Any], _settings: Any) -> list[str]:
 
 
 @handler(DELIVER_HANDLER, schema=SCHEMA, timeout=30, backoff=BACKOFF,
-         max_attempts=DELIVERY_MAX_ATTEMPTS, min_role=Role.ADMIN, check=submitted_by_hand,
+         max_attempts=DELIVERY_MAX_ATTEMPTS, check=submitted_by_hand,
          description="Delivers one notification event to one channel (built in; queued by "
                      "alerts, job terminal states and the channel test).")
 def deliver(ctx: HandlerContext) -> dict[str, Any]:

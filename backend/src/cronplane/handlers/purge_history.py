@@ -1,4 +1,6 @@
-"""``maintenance.purge_history {older_than_days}``: deletes finished jobs in small batches.
+"""``maintenance.purge_history {older_than_days}``: deletes its own project's finished jobs (by
+``finished_at``) in small batches, and answers ``{deleted, first_id, last_id}``. An instance
+handler: only an instance ADMIN puts it in a schedule or submits it (management/scope.py).
 
 Each batch is its own short transaction so the purge never holds locks the hot path waits on;
 it stops between batches when cancelled or out of time. Each batch continues where the previous
@@ -15,7 +17,6 @@ import time
 from datetime import datetime
 from typing import Any
 
-from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.registry import handler
 
@@ -31,21 +32,27 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@handler("maintenance.purge_history", schema=SCHEMA, timeout=3600, min_role=Role.ADMIN,
+@handler("maintenance.purge_history", schema=SCHEMA, timeout=3600, scope="instance",
          description="Deletes finished jobs (and their attempts) older than `older_than_days`.")
 def purge_history(ctx: HandlerContext) -> dict[str, Any]:
     days = int(ctx.payload["older_than_days"])
     deleted = 0
+    first_id: int | None = None
+    last_id: int | None = None
     after: datetime | None = None
     while True:
         ctx.raise_if_cancelled()
         started = time.monotonic()
-        batch = ctx.storage().purge_finished(days, BATCH, after)
+        batch = ctx.storage().purge_finished(days, BATCH, after, project=ctx.project)
         deleted += batch.deleted
+        if batch.first_id is not None:
+            first_id = batch.first_id if first_id is None else min(first_id, batch.first_id)
+        if batch.last_id is not None:
+            last_id = batch.last_id if last_id is None else max(last_id, batch.last_id)
         if batch.deleted < BATCH:
             break
         after = batch.last
         ctx.sleep(max(PAUSE_MIN, (time.monotonic() - started) * PAUSE_RATIO))
-    pruned = ctx.storage().prune_throughput()
-    return {"deleted_jobs": deleted, "pruned_throughput_rows": pruned,
-            "pruned_usage_rows": ctx.storage().prune_usage()}
+    ctx.storage().prune_throughput()  # the dashboard's per-minute counts: a day is all it shows
+    ctx.storage().prune_usage()
+    return {"deleted": deleted, "first_id": first_id, "last_id": last_id}

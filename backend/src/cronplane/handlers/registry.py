@@ -11,14 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF, Backoff
-from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 
 log = logging.getLogger(__name__)
@@ -29,6 +28,12 @@ HandlerFn = Callable[[HandlerContext], Any]
 # A check beyond the schema, run at submission with the settings: (payload, settings) → messages.
 PayloadCheck = Callable[[dict[str, Any], Any], list[str]]
 OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+HandlerScope = Literal["project", "instance"]
+INSTANCE_PREFIXES = ("maintenance.",)
+
+
+def handler_scope(name: str, declared: HandlerScope) -> HandlerScope:
+    return "instance" if name.startswith(INSTANCE_PREFIXES) else declared
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,12 @@ class HandlerSpec:
     requires_setting: str | None = None
     # Run after the schema passed (http.request refuses a literal denied host here → 422).
     check: PayloadCheck | None = None
-    # The role a person needs to submit this handler ad hoc (POST /jobs, rerun). Running it from a
-    # schedule needs only the schedule's trigger rights: an ADMIN defined what it runs.
-    min_role: Role | None = None
+    # "instance": its effect reaches beyond one project (shell.command runs programs on the
+    # shared workers, maintenance.* tidies the installation), so only an instance ADMIN may put
+    # it in a schedule or submit it by hand, in any project (management/scope.py). Triggering a
+    # schedule that names it needs only the schedule's trigger rights. ``maintenance.*`` is
+    # always "instance", whoever registers it.
+    scope: HandlerScope = "project"
 
     def enabled(self, settings: Any) -> bool:
         if self.requires_setting is None:
@@ -119,6 +127,8 @@ class Registry:
         Draft202012Validator.check_schema(spec.schema)
         if not 1 <= spec.timeout <= 86400:
             raise ValueError(f"handler {spec.name!r}: timeout must be 1..86400 seconds")
+        if spec.scope != handler_scope(spec.name, spec.scope):
+            spec = replace(spec, scope=handler_scope(spec.name, spec.scope))
         with self._lock:
             existing = self._specs.get(spec.name)
             if existing is not None and existing.fn is not spec.fn:
@@ -143,13 +153,14 @@ class Registry:
                 backoff: Backoff | None = None, max_attempts: int = 3,
                 requires_setting: str | None = None,
                 check: PayloadCheck | None = None,
-                min_role: Role | None = None) -> Callable[[HandlerFn], HandlerFn]:
+                scope: HandlerScope = "project") -> Callable[[HandlerFn], HandlerFn]:
         def register(fn: HandlerFn) -> HandlerFn:
             self.register(HandlerSpec(
                 name=name, fn=fn, schema=schema if schema is not None else OBJECT_SCHEMA,
                 timeout=timeout, description=description or (fn.__doc__ or "").strip(),
                 backoff=backoff or DEFAULT_BACKOFF, max_attempts=max_attempts,
-                requires_setting=requires_setting, check=check, min_role=min_role))
+                requires_setting=requires_setting, check=check,
+                scope=handler_scope(name, scope)))
             return fn
         return register
 
@@ -162,12 +173,12 @@ def handler(name: str, *, schema: dict[str, Any] | None = None,
             backoff: Backoff | None = None, max_attempts: int = 3,
             requires_setting: str | None = None,
             check: PayloadCheck | None = None,
-            min_role: Role | None = None) -> Callable[[HandlerFn], HandlerFn]:
+            scope: HandlerScope = "project") -> Callable[[HandlerFn], HandlerFn]:
     """Register a handler in the process-wide registry."""
     return REGISTRY.handler(name, schema=schema, timeout=timeout, description=description,
                             backoff=backoff, max_attempts=max_attempts,
                             requires_setting=requires_setting, check=check,
-                            min_role=min_role)
+                            scope=scope)
 
 
 _loaded = False

@@ -6,8 +6,9 @@ An argv list only, executed without a shell, so a payload can never inject shell
 worker, which fails closed without settings). The program runs in its own session and process
 group, so at its deadline or on cancel the whole group — grandchildren included — is killed. Its
 environment is PATH, HOME, LANG and the job's id and attempt only: never the product's own
-variables (database URL, signing key, admin password). Submitting it ad hoc needs ADMIN
-(``min_role``); an OPERATOR may still trigger a schedule an ADMIN defined.
+variables (database URL, signing key, admin password). An instance handler: only an instance
+ADMIN defines a schedule with it or submits it (``scope="instance"``, management/scope.py); an
+OPERATOR may still trigger such a schedule.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import subprocess
 import threading
 from typing import IO, Any
 
-from cronplane.domain.roles import Role
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.registry import handler
 
@@ -89,7 +89,7 @@ class _Tail:
 
 
 @handler("shell.command", schema=SCHEMA, timeout=300, requires_setting="shell_commands",
-         check=check_command, min_role=Role.ADMIN,
+         check=check_command, scope="instance",
          description="Runs an allow-listed program from an argv list (no shell); its stdout and "
                      "stderr are the attempt's output. "
                      "Disabled unless CRONPLANE_SHELL_COMMANDS lists programs.")

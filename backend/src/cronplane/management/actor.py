@@ -22,6 +22,9 @@ class Actor:
     # None: every project at ``role`` — instance ADMINs and the system. management/scope.py is
     # the only reader; every project-owned query goes through it.
     memberships: Mapping[str, Role] | None = None
+    # The one project a project-scoped API token acts in. Such a token carries no instance role
+    # at all (review N2): management/scope.py answers every installation check with "no".
+    token_project: str | None = None
 
     @classmethod
     def system(cls) -> Actor:

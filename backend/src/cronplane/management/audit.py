@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import null
 from sqlalchemy.orm import Session
 
 from cronplane.management.actor import Actor
@@ -17,11 +18,13 @@ from cronplane.storage.models import AuditEvent
 
 def record(session: Session, actor: Actor, action: str, *, target_type: str | None = None,
            target_id: object = None, details: dict[str, Any] | None = None,
-           project: str = "default") -> None:
-    """``project``: whose trail the event belongs to (the changed object's project; events of
-    the installation itself — logins, users, chaos — belong to ``default``)."""
+           project: str | None = "default") -> None:
+    """``project``: whose trail the event belongs to (the changed object's project), or None
+    for an event of the installation itself — sign-ins, users, projects, chaos, tokens of no
+    project — which only instance ADMINs read (management/scope.py, review N4)."""
     session.add(AuditEvent(
-        project=project,
+        # An explicit NULL: a plain None would leave the column to its server default.
+        project=null() if project is None else project,
         actor=actor.username,
         actor_role=actor.role.name,
         action=action,

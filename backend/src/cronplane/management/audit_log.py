@@ -54,7 +54,7 @@ class AuditView:
     at: datetime
     actor: str
     actor_role: str | None
-    project: str
+    project: str | None  # None: an installation event (instance ADMINs only)
     action: str
     target_type: str | None
     target_id: str | None
@@ -65,15 +65,19 @@ class AuditView:
     target_deleted: bool | None = None
 
 
+def _readable(actor: Actor, projects: Sequence[str]) -> Any:
+    return scope.audit_condition(AuditEvent, actor, projects, Role.OPERATOR)
+
+
 def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
                 limit: int | None = None, cursor: str | None = None) -> Page[AuditView]:
     """Newest first. ``action`` is a prefix ("job." finds every job action, "job.cre" finds
     job.create); the other filters are exact matches served by their own (column, id DESC) index."""
     size = check_limit(limit)
     before = decode_cursor(cursor)
-    # The trail of the projects where the caller is at least OPERATOR.
-    statement = scope.restrict(select(AuditEvent, target_deleted()), AuditEvent.project, actor,
-                               filters.project, Role.OPERATOR)
+    # The trail of the projects where the caller is at least OPERATOR; the installation's
+    # events for instance ADMINs only.
+    statement = select(AuditEvent, target_deleted()).where(_readable(actor, filters.project))
     statement = statement.order_by(AuditEvent.id.desc()).limit(size + 1)
     if filters.action is not None:
         statement = statement.where(AuditEvent.action.startswith(filters.action, autoescape=True))
@@ -100,8 +104,8 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
 
 def get_event(ctx: ManagementContext, actor: Actor, event_id: int) -> AuditView:
     """One event, whole; 404 when missing or in a project where the caller is below OPERATOR."""
-    statement = scope.restrict(select(AuditEvent, target_deleted()), AuditEvent.project, actor,
-                               (), Role.OPERATOR).where(AuditEvent.id == event_id)
+    statement = (select(AuditEvent, target_deleted())
+                 .where(_readable(actor, ()), AuditEvent.id == event_id))
     with ctx.db.read_session() as session:
         found = session.execute(statement).one_or_none()
         if found is None:

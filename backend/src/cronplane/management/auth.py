@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, null, select, update
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
@@ -160,7 +160,7 @@ def _failed(session: Session, key: str, user: User | None, reason: str, origin: 
     # A name that is no account is not written down: it is often a password typed into the
     # wrong field, and OPERATORs read the audit trail (review M8).
     session.add(AuditEvent(
-        actor="anonymous", actor_role=None, action="auth.login_failed",
+        actor="anonymous", actor_role=None, action="auth.login_failed", project=null(),
         target_type="user", target_id=None if user is None else str(user.id),
         details={"username": None if user is None and reason in TYPED_NAME_REASONS else key,
                  "reason": reason, **(extra or {})},
@@ -191,7 +191,8 @@ def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin,
     actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                   session_id=family.id, request_id=origin.request_id, ip=origin.ip)
     record(session, actor, "auth.login", target_type="user", target_id=user.id,
-           details={"method": method, "session": session_ref(ctx, family.id), **(extra or {})})
+           details={"method": method, "session": session_ref(ctx, family.id), **(extra or {})},
+           project=None)
     return Grant(user=identity, session_id=family.id, refresh_jti=family.current_jti,
                  token_version=user.token_version)
 
@@ -239,7 +240,7 @@ def persona_login(ctx: ManagementContext, name: str, origin: Origin) -> Grant:
         if throttle.refuse(session, rows):
             session.add(AuditEvent(
                 actor="anonymous", actor_role=None, action="auth.login_failed",
-                target_type="user", target_id=None,
+                project=null(), target_type="user", target_id=None,
                 details={"username": name, "reason": "throttled", "method": "persona"},
                 request_id=origin.request_id, ip=origin.ip))
     raise TooManyRequests("Too many demo sign-ins from this address; try again later.",
@@ -287,7 +288,8 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
             actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                           session_id=family.id, request_id=origin.request_id, ip=origin.ip)
             record(session, actor, "auth.refresh_reuse", target_type="session",
-                   target_id=session_ref(ctx, family.id), details={"user_id": user.id})
+                   target_id=session_ref(ctx, family.id), details={"user_id": user.id},
+                   project=None)
             reused = True
     if reused or grant is None:
         raise Unauthenticated("This session has ended; sign in again.")
@@ -305,7 +307,7 @@ def logout(ctx: ManagementContext, actor: Actor) -> None:
                                RefreshFamily.revoked_at.is_(None))
                         .values(revoked_at=func.now(), revoked_reason="logout"))
         record(session, actor, "auth.logout", target_type="session",
-               target_id=session_ref(ctx, actor.session_id))
+               target_id=session_ref(ctx, actor.session_id), project=None)
 
 
 def revoke_sessions(session: Session, user_id: int, reason: str) -> None:
@@ -386,11 +388,12 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
         # Every project of the creator, each at the lower of its role there and the token's.
         memberships = {slug: min(Role.parse(name), role)
                        for slug, name in row["memberships"].items()}
-    # Actor.role is the instance role (what ``requires(instance=True)`` checks): a project
-    # ADMIN's ADMIN token is not an instance ADMIN.
+    # Actor.role is the instance role: a project ADMIN's ADMIN token is not an instance ADMIN,
+    # and a project-scoped token has no instance role at all (scope.instance_role, review N2).
     return Actor(username=row["username"], role=min(role, creator), user_id=row["user_id"],
                  token_id=row["token_id"], request_id=request_id, ip=ip,
-                 is_persona=bool(row["is_persona"]), memberships=memberships)
+                 is_persona=bool(row["is_persona"]), memberships=memberships,
+                 token_project=row["token_project"])
 
 
 def me(ctx: ManagementContext, actor: Actor) -> Identity:

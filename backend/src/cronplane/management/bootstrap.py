@@ -84,7 +84,7 @@ def bootstrap_accounts(ctx: ManagementContext,
                     record(session, Actor.system(), "user.create", target_type="user",
                            target_id=created,
                            details={"after": {"username": name, "role": role.name,
-                                              "persona": True}})
+                                              "persona": True}}, project=None)
                     log.info("demo persona %s (%s) created", name, role.name)
     return outcome
 

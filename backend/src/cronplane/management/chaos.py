@@ -84,7 +84,7 @@ def start(ctx: ManagementContext, actor: Actor, kind: str, duration_seconds: int
         audit.record(session, actor, "chaos.start", target_type="chaos_experiment",
                      target_id=experiment.id,
                      details={"kind": kind, "duration_seconds": duration_seconds,
-                              "params": checked})
+                              "params": checked}, project=None)
         notify.send(session, notify.CHAOS, notify.chaos_started(experiment.id))
     return experiment
 
@@ -127,7 +127,7 @@ def stop(ctx: ManagementContext, actor: Actor, experiment_id: int) -> ChaosExper
                 raise NotFound(f"Experiment {experiment_id} does not exist.")
             return existing
         audit.record(session, actor, "chaos.stop", target_type="chaos_experiment",
-                     target_id=experiment_id, details={"kind": ended.kind})
+                     target_id=experiment_id, details={"kind": ended.kind}, project=None)
         notify.send(session, notify.CHAOS, notify.chaos_stopped(experiment_id))
     return ended
 

@@ -140,7 +140,8 @@ def _store(ctx: ManagementContext, session: Session, actor: Actor, user: User,
     session.flush()
     session.refresh(user)
     record(session, actor, "user.password_change", target_type="user", target_id=user.id,
-           details={"session": session_ref(ctx, family.id), "other_sessions_ended": ended})
+           details={"session": session_ref(ctx, family.id), "other_sessions_ended": ended},
+           project=None)
     identity = Identity(id=user.id, username=user.username, role=Role.parse(user.role),
                         is_persona=user.is_persona)
     return Grant(user=identity, session_id=family.id, refresh_jti=family.current_jti,
@@ -150,4 +151,4 @@ def _store(ctx: ManagementContext, session: Session, actor: Actor, user: User,
 def _failed(session: Session, actor: Actor, reason: str, **extra: object) -> None:
     record(session, actor, "auth.login_failed", target_type="user", target_id=actor.user_id,
            details={"username": actor.username.lower(), "reason": reason,
-                    "method": "password_change", **extra})
+                    "method": "password_change", **extra}, project=None)

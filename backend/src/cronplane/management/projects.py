@@ -159,7 +159,7 @@ def create_project(ctx: ManagementContext, actor: Actor, *, slug: Any, name: Any
         session.add(project)
         session.flush()
         record(session, actor, "project.create", target_type="project", target_id=slug,
-               details={"after": _snapshot(project)}, project=slug)
+               details={"after": _snapshot(project)}, project=None)
         return _view(session, actor, project)
 
 
@@ -198,7 +198,7 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
             session.flush()
             record(session, actor, "project.update", target_type="project", target_id=slug,
                    details={"before": before, "after": _snapshot(project), "changed": changed},
-                   project=slug)
+                   project=None)
         session.refresh(project)
         return _view(session, actor, project)
 
@@ -239,7 +239,7 @@ def delete_project(ctx: ManagementContext, actor: Actor, slug: str) -> None:
         session.delete(project)
         session.flush()
         record(session, actor, "project.delete", target_type="project", target_id=slug,
-               details={"before": _snapshot(project)}, project=slug)
+               details={"before": _snapshot(project)}, project=None)
 
 
 def list_members(ctx: ManagementContext, actor: Actor, slug: str) -> list[MemberView]:

@@ -46,6 +46,7 @@ from cronplane.management.jobs import (
     JobRequest,
     _resolve,
     enqueue_in_session,
+    require_handler_rights,
 )
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.storage import notify
@@ -220,6 +221,7 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Sch
     fields = dict(data)
     project = scope.writable(actor, fields.pop("project", None), Role.ADMIN)
     values = _validated(fields, ctx.settings)
+    require_handler_rights(actor, values["handler"])
     with ctx.db.transaction() as session:
         projects.check_schedules_quota(session, project)
         notifications.check_notify(session, project, values["notify"])
@@ -339,6 +341,8 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         _live(schedule, "edited")
         current = {name: getattr(schedule, name) for name in EDITABLE}
         values = _validated({**current, **changes}, ctx.settings)
+        # Editing (or rolling back) a schedule of an instance handler, or turning one into it.
+        require_handler_rights(actor, schedule.handler, values["handler"])
         changed = [name for name in EDITABLE if values[name] != current[name]]
         if not changed:
             return schedule
@@ -513,6 +517,7 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
         if schedule is None:
             raise NotFound(_missing(schedule_id))
         scope.require(actor, schedule.project, Role.ADMIN, missing=_missing(schedule_id))
+        require_handler_rights(actor, schedule.handler)
         _live(schedule, "backfilled")
         now = session.execute(select(func.now())).scalar_one()
         if before > now:

@@ -1,4 +1,23 @@
-"""Project isolation: the one place that decides which projects a caller can see and act in.
+"""The scope model: the one place that decides what a caller may do in the installation and in
+each project (docs/adr/0026-two-scopes.md).
+
+Two scopes. The **installation** (users, projects, instance roles, sign-ins, OIDC, chaos, audit
+verification, metrics, the workers' machines, instance handlers) and each **project** (its
+schedules, jobs, queues, channels, secrets, tokens and audit trail). A role held in a project never
+reaches the installation:
+
+* ``instance_role(actor)`` — the caller's role in the installation, or None. A project-scoped API
+  token has none, whatever its creator's role (review N2); everyone else has their user's role.
+* ``require_instance(actor, role)`` — ``Forbidden`` below ``role`` in the installation (every
+  installation endpoint, through ``api.access.requires(role, instance=True)``).
+* ``is_instance_admin(actor)`` — reads of installation events, every user's tokens, instance
+  handlers.
+* ``require_handler(actor, scope, name)`` — an instance handler (``shell.command``,
+  ``maintenance.*``) is defined, changed or submitted by an instance ADMIN only, in any project.
+* ``audit_condition(actor, …)`` — installation events (``project`` NULL, and those filed under
+  ``default`` before version 3) are read by instance ADMINs only.
+
+Project isolation, as before:
 
 Every use case that reads or changes a project-owned row (schedules, jobs, attempts, audit events,
 API tokens, queues, channels, …) goes through these functions, never through ``actor.role``:
@@ -21,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, false, true
+from sqlalchemy import ColumnElement, and_, false, not_, or_, true
 
 from cronplane.domain.roles import Role
 from cronplane.management.actor import Actor
@@ -29,6 +48,65 @@ from cronplane.management.errors import Forbidden, NotFound
 
 DEFAULT_PROJECT = "default"
 S = TypeVar("S")
+
+
+# Installation events: filed with project NULL from version 3 on; before it, the same actions were
+# filed under ``default``, where they must stay (the audit chain covers the column) but must not
+# be read by that project's OPERATORs (review N4). ``token.*`` events of a token of no project are
+# installation events too; the project tokens' events carry their project.
+INSTALLATION_ACTION_PREFIXES = ("auth.", "user.", "project.create", "project.update",
+                                "project.delete", "chaos.", "audit.", "leader.")
+
+
+def instance_role(actor: Actor) -> Role | None:
+    """The caller's role in the installation; None for a project-scoped API token."""
+    if actor.token_project is not None:
+        return None
+    return actor.role
+
+
+def is_instance_admin(actor: Actor) -> bool:
+    have = instance_role(actor)
+    return have is not None and have.allows(Role.ADMIN)
+
+
+def require_instance(actor: Actor, role: Role = Role.ADMIN) -> None:
+    """``Forbidden`` unless the caller holds ``role`` in the installation."""
+    have = instance_role(actor)
+    if have is None:
+        raise Forbidden(f"This action belongs to the installation and needs the instance "
+                        f"{role.name} role; a token of project {actor.token_project!r} acts in "
+                        "that project only.")
+    if not have.allows(role):
+        raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
+
+
+def require_handler(actor: Actor, handler_scope: str, handler: str) -> None:
+    """An instance handler is the installation's to define and to run by hand (review N3)."""
+    if handler_scope == "instance" and not is_instance_admin(actor):
+        raise Forbidden(f"{handler} is an instance handler: only an instance ADMIN may define "
+                        "it in a schedule or submit it; an OPERATOR may trigger such a schedule.")
+
+
+def audit_condition(events: Any, actor: Actor, requested: Iterable[str] | None = None,
+                    minimum: Role = Role.OPERATOR) -> ColumnElement[bool]:
+    """Audit events (``events``: the mapped table) the caller may read: its projects' trails
+    (at ``minimum``) without the installation's events; instance ADMINs read everything
+    (``requested`` narrows)."""
+    project_column, action_column = events.project, events.action
+    details_column = events.details
+    if is_instance_admin(actor):
+        return condition(project_column, actor, requested, minimum)
+    installation_action = or_(
+        *(action_column.startswith(prefix) for prefix in INSTALLATION_ACTION_PREFIXES))
+    tokens_of_no_project = and_(
+        project_column == DEFAULT_PROJECT, action_column.startswith("token."),
+        or_(not_(details_column.has_key("project")),
+            details_column["project"].astext.is_(None)))
+    result: ColumnElement[bool] = and_(
+        condition(project_column, actor, requested, minimum),
+        not_(installation_action), not_(tokens_of_no_project))
+    return result
 
 
 def role_in(actor: Actor, project: str) -> Role | None:

@@ -121,7 +121,7 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
                details={"name": name, "role": granted.name, "prefix": secret.prefix,
                         "project": project,
                         "expires_at": None if expires_at is None else expires_at.isoformat()},
-               project=project or scope.DEFAULT_PROJECT)
+               project=project)
         return CreatedToken(view=_view(row), token=secret.token)
 
 
@@ -135,4 +135,5 @@ def delete_token(ctx: ManagementContext, actor: Actor, token_id: int) -> None:
             raise NotFound(f"Token {token_id} does not exist.")
         row.revoked_at = func.now()
         record(session, actor, "token.delete", target_type="token", target_id=row.id,
-               details={"name": row.name, "prefix": row.prefix})
+               details={"name": row.name, "prefix": row.prefix, "project": row.project,
+                        "user_id": row.user_id}, project=row.project)

@@ -148,7 +148,7 @@ def create_user(ctx: ManagementContext, actor: Actor, *, username: str, password
             session.flush()
             session.refresh(user)
             record(session, actor, "user.create", target_type="user", target_id=user.id,
-                   details={"after": _snapshot(user), "projects": memberships})
+                   details={"after": _snapshot(user), "projects": memberships}, project=None)
             return _view(user)
     except IntegrityError as exc:
         if "uq_users_username_lower" in str(exc.orig):
@@ -238,7 +238,7 @@ def _finish(session: Session, actor: Actor, user: User, action: str,
     session.flush()
     session.refresh(user)
     record(session, actor, action, target_type="user", target_id=user.id,
-           details={"before": before, "after": _snapshot(user), **extra})
+           details={"before": before, "after": _snapshot(user), **extra}, project=None)
     return _view(user)
 
 

@@ -313,15 +313,17 @@ class JobStore:
 
     # -- maintenance -------------------------------------------------------------------------
     def purge_finished(self, older_than_days: int, batch: int,
-                       after: datetime | None = None) -> PurgedBatch:
-        """One batch, one short transaction (durable: a purge is not replayed after a crash),
-        starting at ``after`` (the ``last`` of the previous batch)."""
+                       after: datetime | None = None, *,
+                       project: str = "default") -> PurgedBatch:
+        """One batch of ``project``'s finished jobs, one short transaction (durable: a purge is
+        not replayed after a crash), starting at ``after`` (the ``last`` of the previous batch)."""
         with self.db.connection() as conn:
             row = conn.execute(QUERIES["purge_finished_jobs"],
                                {"older_than_days": older_than_days, "batch": batch,
-                                "after": after}).fetchone()
+                                "after": after, "project": project}).fetchone()
         assert row is not None
-        return PurgedBatch(deleted=int(row["deleted"]), last=row["last"])
+        return PurgedBatch(deleted=int(row["deleted"]), last=row["last"],
+                           first_id=row["first_id"], last_id=row["last_id"])
 
     def prune_throughput(self) -> int:
         with self.db.connection() as conn:

@@ -679,8 +679,8 @@ class AuditEvent(Base):
     at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     actor: Mapped[str] = mapped_column(Text)
     actor_role: Mapped[str | None] = mapped_column(Text)
-    # No foreign key: the trail outlives the projects it names.
-    project: Mapped[str] = mapped_column(Text, server_default=text("'default'"))
+    # No foreign key: the trail outlives the projects it names. NULL: an installation event.
+    project: Mapped[str | None] = mapped_column(Text, server_default=text("'default'"))
     action: Mapped[str] = mapped_column(Text)
     target_type: Mapped[str | None] = mapped_column(Text)
     target_id: Mapped[str | None] = mapped_column(Text)

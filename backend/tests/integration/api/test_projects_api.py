@@ -37,7 +37,8 @@ def test_an_instance_admin_creates_a_project_and_a_member_sees_only_it(app) -> N
                                       "enqueue_per_minute": None}
     assert created.json["usage"] == {"schedules": 0, "pending_jobs": 0, "enqueued_last_minute": 0}
     assert _count(app, "SELECT count(*) FROM audit_events WHERE action = 'project.create' "
-                       "AND project = 'team-a'") == 1
+                       "AND target_id = 'team-a' AND project IS NULL") == 1, \
+        "project.create is an installation event (project null, contract v3)"
     member = add_user(app, "VIEWER")
     put = client.put(f"/api/v1/projects/team-a/members/{member.id}", headers=_as(app, admin),
                      json={"role": "OPERATOR"})

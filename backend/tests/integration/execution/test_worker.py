@@ -263,7 +263,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
     purge = jobs.enqueue(ctx, ROOT, jobs.JobRequest("maintenance.purge_history",
                                                      {"older_than_days": 30})).job
     wait_until(lambda: status_of(ctx, purge.id) == "SUCCEEDED", message="purge")
-    assert history.get_job(ctx, Actor.system(), purge.id).job.result["deleted_jobs"] == 3
+    assert history.get_job(ctx, Actor.system(), purge.id).job.result["deleted"] == 3
     with ctx.db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM jobs WHERE id = ANY(%s)",
                             (old,)).fetchone()["n"] == 0

@@ -29,8 +29,8 @@ WITH due AS (
    WHERE e.id = due.id
   RETURNING e.id, e.kind, e.params, e.started_at, e.expires_at, e.created_by
 ), audited AS (
-  INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
-  SELECT 'system', 'ADMIN', 'chaos.expire', 'chaos_experiment', ended.id::text,
+  INSERT INTO audit_events (project, actor, actor_role, action, target_type, target_id, details)
+  SELECT NULL, 'system', 'ADMIN', 'chaos.expire', 'chaos_experiment', ended.id::text,
          jsonb_build_object('kind', ended.kind, 'params', ended.params,
                             'started_at', ended.started_at, 'expires_at', ended.expires_at,
                             'created_by', ended.created_by)

@@ -271,18 +271,21 @@ SELECT id FROM inserted WHERE (SELECT count(*) FROM notified) >= 0;
 -- bursts short next to the hot path. The scan starts at ``after`` (where the previous batch
 -- stopped; ties are re-read, deleted rows are invisible): the rows earlier batches deleted keep
 -- their entries in ix_jobs_finished_at until vacuum, and a scan from the start of the index
--- walked all of them again on every batch (quadratic over a purge of millions).
+-- walked all of them again on every batch (quadratic over a purge of millions). Only the jobs of
+-- the purge's own project (review N3: it used to empty every project's history).
 WITH doomed AS (
   SELECT id FROM jobs
    WHERE finished_at IS NOT NULL
+     AND project = %(project)s
      AND finished_at >= coalesce(%(after)s::timestamptz, '-infinity')
      AND finished_at < now() - make_interval(days => %(older_than_days)s)
      AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
    ORDER BY finished_at
    LIMIT %(batch)s),
 deleted AS (
-  DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING finished_at)
-SELECT count(*) AS deleted, max(finished_at) AS last FROM deleted;
+  DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING id, finished_at)
+SELECT count(*) AS deleted, max(finished_at) AS last, min(id) AS first_id, max(id) AS last_id
+  FROM deleted;
 
 -- name: prune_throughput
 DELETE FROM job_throughput WHERE minute < now() - interval '1 day';

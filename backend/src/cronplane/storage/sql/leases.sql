@@ -66,6 +66,6 @@ SELECT name, owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at
 -- name: lease_audit
 -- System audit events (leader.acquire / leader.lose). The execution plane cannot import the
 -- management plane's audit module, so it appends through the same table and the same
--- hash-chain trigger with one statement.
-INSERT INTO audit_events (actor, actor_role, action, target_type, target_id, details)
-VALUES ('system', 'ADMIN', %(action)s, 'lease', %(name)s, %(details)s);
+-- hash-chain trigger with one statement. Installation events: project NULL (instance ADMINs).
+INSERT INTO audit_events (project, actor, actor_role, action, target_type, target_id, details)
+VALUES (NULL, 'system', 'ADMIN', %(action)s, 'lease', %(name)s, %(details)s);
