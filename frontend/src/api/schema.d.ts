@@ -1269,6 +1269,14 @@ export interface components {
             enqueued: number;
             /** @description Every fire time of the window, oldest first */
             fire_times: string[];
+            /** @description Fire times not enqueued: reason `quota` (the project's max_pending_jobs) */
+            skipped: components["schemas"]["BackfillSkipped"][];
+        };
+        BackfillSkipped: {
+            /** Format: date-time */
+            fire_time: string;
+            /** @enum {string} */
+            reason: "quota";
         };
         BulkAction: {
             /**
@@ -1455,7 +1463,7 @@ export interface components {
              * @description Why this fire time ran or did not
              * @enum {string}
              */
-            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "deleted" | "pending" | "missing";
+            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "skipped_quota" | "deleted" | "pending" | "missing";
             reason: string | null;
         };
         FireLedger: {
@@ -1505,6 +1513,8 @@ export interface components {
         };
         Job: {
             attempt_count: number;
+            /** @description The batch it belongs to */
+            batch_id?: number | null;
             cancel_requested: boolean;
             concurrency_key: string | null;
             /** Format: date-time */
@@ -1530,6 +1540,11 @@ export interface components {
             result: unknown;
             /** Format: date-time */
             run_at: string;
+            /**
+             * @description With depends_on: when its dependencies let it run
+             * @enum {string|null}
+             */
+            run_when?: "succeeded" | "finished" | null;
             /** @description Its schedule is deleted; given with schedule_name */
             schedule_deleted?: boolean | null;
             schedule_id: number | null;
@@ -1540,7 +1555,7 @@ export interface components {
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
-            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
@@ -1557,6 +1572,11 @@ export interface components {
              * @default null
              */
             concurrency_key?: string | null;
+            /**
+             * @description Jobs of the same project (at most 100) that must finish first; until then the job is WAITING
+             * @default null
+             */
+            depends_on?: number[] | null;
             handler: string;
             /** @default null */
             max_attempts?: number | null;
@@ -1585,6 +1605,12 @@ export interface components {
              */
             run_at?: string | null;
             /**
+             * @description `succeeded` (default): a DEAD or CANCELLED dependency cancels this job; `finished`: any end releases it
+             * @default null
+             * @enum {string|null}
+             */
+            run_when?: "succeeded" | "finished" | null;
+            /**
              * @description Default: the handler's
              * @default null
              */
@@ -1593,10 +1619,16 @@ export interface components {
         JobDetail: {
             attempt_count: number;
             attempts: components["schemas"]["Attempt"][];
+            /** @description The batch it belongs to */
+            batch_id?: number | null;
             cancel_requested: boolean;
             concurrency_key: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description The jobs that wait for this one */
+            dependents: components["schemas"]["JobLink"][];
+            /** @description The jobs this one waits for */
+            depends_on: components["schemas"]["JobLink"][];
             error: string | null;
             /** Format: date-time */
             finished_at: string | null;
@@ -1618,6 +1650,11 @@ export interface components {
             result: unknown;
             /** Format: date-time */
             run_at: string;
+            /**
+             * @description With depends_on: when its dependencies let it run
+             * @enum {string|null}
+             */
+            run_when?: "succeeded" | "finished" | null;
             /** @description Its schedule is deleted; given with schedule_name */
             schedule_deleted?: boolean | null;
             schedule_id: number | null;
@@ -1628,7 +1665,7 @@ export interface components {
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
-            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED";
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
@@ -1654,7 +1691,13 @@ export interface components {
             queue?: string | null;
             /** @default null */
             schedule_id?: number | null;
-            status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
+            status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING")[];
+        };
+        JobLink: {
+            handler: string;
+            id: number;
+            /** @enum {string} */
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
         };
         JobList: {
             items: components["schemas"]["Job"][];
@@ -2760,7 +2803,7 @@ export interface operations {
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
                 /** @description Repeatable */
-                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
+                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING")[];
                 schedule_id?: number | null;
                 handler?: string | null;
                 queue?: string | null;
@@ -2900,7 +2943,7 @@ export interface operations {
             query?: {
                 /** @description Repeatable; default: all of yours */
                 project?: string[];
-                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED")[];
+                status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING")[];
                 schedule_id?: number | null;
                 handler?: string | null;
                 queue?: string | null;

@@ -32,9 +32,15 @@ from cronplane.api.schemas_common import (
     project_field,
     strict_int,
 )
-from cronplane.domain.limits import BIGINT_MAX, MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.limits import (
+    BIGINT_MAX,
+    MAX_ATTEMPTS_RANGE,
+    MAX_DEPENDENCIES,
+    PRIORITY_RANGE,
+    TIMEOUT_RANGE,
+)
 from cronplane.domain.roles import Role
-from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
+from cronplane.domain.states import AttemptStatus, JobStatus, RunWhen, Trigger
 from cronplane.management import bulk, history, jobs, output
 from cronplane.management.failure_text import failure_text_for, lost_reason
 
@@ -49,7 +55,8 @@ JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at", "rerun_of", "queue", "concurrency_key",
-              "schedule_version", "schedule_name", "schedule_deleted")
+              "schedule_version", "schedule_name", "schedule_deleted", "run_when", "batch_id")
+RUN_WHEN = [value.value for value in RunWhen]
 
 
 class FailureText(fields.String):
@@ -97,6 +104,10 @@ class JobSchema(ma.Schema):
     schedule_deleted = fields.Boolean(
         allow_none=True,
         metadata={"description": "Its schedule is deleted; given with schedule_name"})
+    run_when = fields.String(
+        allow_none=True, validate=validate.OneOf(RUN_WHEN),
+        metadata={"description": "With depends_on: when its dependencies let it run"})
+    batch_id = fields.Integer(allow_none=True, metadata={"description": "The batch it belongs to"})
 
 
 class AttemptSchema(ma.Schema):
@@ -127,13 +138,25 @@ class AttemptSchema(ma.Schema):
         return data
 
 
+class JobLinkSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
+    handler = fields.String(required=True)
+
+
 class JobDetailSchema(JobSchema):
     attempts = fields.List(fields.Nested(AttemptSchema), required=True)
+    depends_on = fields.List(fields.Nested(JobLinkSchema), required=True,
+                             metadata={"description": "The jobs this one waits for"})
+    dependents = fields.List(fields.Nested(JobLinkSchema), required=True,
+                             metadata={"description": "The jobs that wait for this one"})
 
     @pre_dump
     def flatten(self, detail: history.JobDetail, **_: Any) -> dict[str, Any]:
         data = {name: getattr(detail.job, name) for name in JOB_FIELDS}
         data["attempts"] = list(detail.attempts)
+        data["depends_on"] = list(detail.depends_on)
+        data["dependents"] = list(detail.dependents)
         return data
 
 
@@ -160,6 +183,14 @@ class JobCreateSchema(ma.Schema):
                                  validate=validate.Length(min=1, max=255),
                                  metadata={"description": "Jobs sharing a key count against "
                                                           "their queue's per_key_limit together"})
+    depends_on = fields.List(
+        id_field(strict=True), load_default=None, validate=validate.Length(max=MAX_DEPENDENCIES),
+        metadata={"description": f"Jobs of the same project (at most {MAX_DEPENDENCIES}) that "
+                                 "must finish first; until then the job is WAITING"})
+    run_when = fields.String(load_default=None, validate=validate.OneOf(RUN_WHEN),
+                             metadata={"description": "`succeeded` (default): a DEAD or "
+                                                      "CANCELLED dependency cancels this job; "
+                                                      "`finished`: any end releases it"})
 
 
 class IdempotencyHeaderSchema(ma.Schema):
@@ -209,7 +240,10 @@ class Jobs(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 400, 409, 413, 415, 429)
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> Any:
-        job_request = jobs.JobRequest(**{k: v for k, v in body.items() if v is not None})
+        values = {k: v for k, v in body.items() if v is not None}
+        if "depends_on" in values:
+            values["depends_on"] = tuple(values["depends_on"])
+        job_request = jobs.JobRequest(**values)
         result = jobs.enqueue(management_context(), current_actor(), job_request,
                               idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200

@@ -343,6 +343,11 @@ class BackfillSchema(ma.Schema):
                              metadata={"description": "Only say what would be enqueued"})
 
 
+class BackfillSkippedSchema(ma.Schema):
+    fire_time = UtcDateTime(required=True)
+    reason = fields.String(required=True, metadata={"enum": ["quota"]})
+
+
 class BackfillResultSchema(ma.Schema):
     fire_times = fields.List(UtcDateTime(), required=True,
                              metadata={"description": "Every fire time of the window, oldest first"})
@@ -350,6 +355,8 @@ class BackfillResultSchema(ma.Schema):
     already_present = fields.Integer(
         required=True, metadata={"description": "Fire times that already have a job"})
     dry_run = fields.Boolean(required=True)
+    skipped = fields.List(fields.Nested(BackfillSkippedSchema), required=True, metadata={
+        "description": "Fire times not enqueued: reason `quota` (the project's max_pending_jobs)"})
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/backfill")

@@ -16,6 +16,7 @@ __all__ = [
     "AuditVerify",
     "Backfill",
     "BackfillResult",
+    "BackfillSkipped",
     "BulkAction",
     "BulkResult",
     "BulkSkipped",
@@ -43,6 +44,7 @@ __all__ = [
     "JobCreate",
     "JobDetail",
     "JobFilter",
+    "JobLink",
     "JobList",
     "JobRerun",
     "Leader",
@@ -167,6 +169,12 @@ class BackfillResult(TypedDict):
     dry_run: bool
     enqueued: int
     fire_times: list[str]
+    skipped: list[BackfillSkipped]
+
+
+class BackfillSkipped(TypedDict):
+    fire_time: str
+    reason: Literal["quota"]
 
 
 class BulkAction(TypedDict):
@@ -301,7 +309,7 @@ class FireEntry(TypedDict):
     job_id: int | None
     job_status: str | None
     lag_ms: int | None
-    outcome: Literal["enqueued", "skipped_paused", "skipped_overlap", "skipped_misfire", "deleted", "pending", "missing"]
+    outcome: Literal["enqueued", "skipped_paused", "skipped_overlap", "skipped_misfire", "skipped_quota", "deleted", "pending", "missing"]
     reason: str | None
 
 
@@ -339,6 +347,7 @@ class Identity(TypedDict):
 
 class Job(TypedDict):
     attempt_count: int
+    batch_id: NotRequired[int | None]
     cancel_requested: bool
     concurrency_key: str | None
     created_at: str
@@ -356,12 +365,13 @@ class Job(TypedDict):
     rerun_of: int | None
     result: Any
     run_at: str
+    run_when: NotRequired[Literal["succeeded", "finished"] | None]
     schedule_deleted: NotRequired[bool | None]
     schedule_id: int | None
     schedule_name: NotRequired[str | None]
     schedule_version: int | None
     started_at: str | None
-    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
     trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
 
@@ -373,6 +383,7 @@ class JobCount(TypedDict):
 
 class JobCreate(TypedDict):
     concurrency_key: NotRequired[str | None]
+    depends_on: NotRequired[list[int] | None]
     handler: str
     max_attempts: NotRequired[int | None]
     payload: NotRequired[dict[str, Any]]
@@ -380,15 +391,19 @@ class JobCreate(TypedDict):
     project: NotRequired[str | None]
     queue: NotRequired[str | None]
     run_at: NotRequired[str | None]
+    run_when: NotRequired[Literal["succeeded", "finished"] | None]
     timeout_seconds: NotRequired[int | None]
 
 
 class JobDetail(TypedDict):
     attempt_count: int
     attempts: list[Attempt]
+    batch_id: NotRequired[int | None]
     cancel_requested: bool
     concurrency_key: str | None
     created_at: str
+    dependents: list[JobLink]
+    depends_on: list[JobLink]
     error: str | None
     finished_at: str | None
     handler: str
@@ -403,12 +418,13 @@ class JobDetail(TypedDict):
     rerun_of: int | None
     result: Any
     run_at: str
+    run_when: NotRequired[Literal["succeeded", "finished"] | None]
     schedule_deleted: NotRequired[bool | None]
     schedule_id: int | None
     schedule_name: NotRequired[str | None]
     schedule_version: int | None
     started_at: str | None
-    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
     trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
 
@@ -421,7 +437,13 @@ class JobFilter(TypedDict):
     q: NotRequired[str | None]
     queue: NotRequired[str | None]
     schedule_id: NotRequired[int | None]
-    status: NotRequired[list[Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"]]]
+    status: NotRequired[list[Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]]]
+
+
+class JobLink(TypedDict):
+    handler: str
+    id: int
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
 
 
 class JobList(TypedDict):

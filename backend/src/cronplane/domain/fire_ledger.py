@@ -13,6 +13,8 @@ precedence, for each fire time ``t`` (``created_at <= t <= now``):
    ``fire_once`` the catch-up fire itself may be skipped because a run is in progress);
 4. inside a ``misfire`` interval → ``skipped_misfire`` (the reason names the outage);
 5. inside a ``paused`` span → ``skipped_paused``;
+   (a ``quota`` point — the project was at ``max_pending_jobs`` when the leader fired it — comes
+   before 3: it is the recorded reason that fire time made no job, ``skipped_quota``);
 6. at or after ``next_run_at`` → ``pending`` (due, the scheduler has not reached it yet);
 7. otherwise ``missing``: no job and no recorded reason. The invariant is that this never
    happens; the ledger shows it rather than hiding it.
@@ -36,6 +38,7 @@ class SkipKind(StrEnum):
     PAUSED = "paused"
     OVERLAP = "overlap"
     MISFIRE = "misfire"
+    QUOTA = "quota"
 
 
 class Outcome(StrEnum):
@@ -43,6 +46,7 @@ class Outcome(StrEnum):
     SKIPPED_PAUSED = "skipped_paused"
     SKIPPED_OVERLAP = "skipped_overlap"
     SKIPPED_MISFIRE = "skipped_misfire"
+    SKIPPED_QUOTA = "skipped_quota"
     DELETED = "deleted"
     PENDING = "pending"
     MISSING = "missing"
@@ -50,8 +54,8 @@ class Outcome(StrEnum):
 
 _SKIP_OUTCOME = {SkipKind.OVERLAP: Outcome.SKIPPED_OVERLAP,
                  SkipKind.MISFIRE: Outcome.SKIPPED_MISFIRE,
-                 SkipKind.PAUSED: Outcome.SKIPPED_PAUSED}
-_PRECEDENCE = (SkipKind.OVERLAP, SkipKind.MISFIRE, SkipKind.PAUSED)
+                 SkipKind.PAUSED: Outcome.SKIPPED_PAUSED, SkipKind.QUOTA: Outcome.SKIPPED_QUOTA}
+_PRECEDENCE = (SkipKind.QUOTA, SkipKind.OVERLAP, SkipKind.MISFIRE, SkipKind.PAUSED)
 
 
 class WindowTooLarge(ValueError):
@@ -168,6 +172,8 @@ def _reason(skip: Skip) -> str:
         text = f"paused from {_iso(skip.starts_at)} to {until}"
     elif skip.kind is SkipKind.OVERLAP:
         text = "overlap=forbid: a run of this schedule was RUNNING"
+    elif skip.kind is SkipKind.QUOTA:
+        text = "quota: the project was at its max_pending_jobs"
     else:
         text = "misfire: the scheduler was not running"
     return f"{text} ({skip.reason})" if skip.reason else text

@@ -20,6 +20,16 @@ class JobStatus(StrEnum):
     SUCCEEDED = "SUCCEEDED"
     DEAD = "DEAD"
     CANCELLED = "CANCELLED"
+    # Has dependencies that have not all finished (``depends_on``); never claimed.
+    WAITING = "WAITING"
+
+
+class RunWhen(StrEnum):
+    """When a dependency lets its dependent run: once it SUCCEEDED (a DEAD or CANCELLED one
+    cancels the dependent), or once it finished in any way."""
+
+    SUCCEEDED = "succeeded"
+    FINISHED = "finished"
 
 
 class Trigger(StrEnum):
@@ -53,8 +63,15 @@ ACTIVE_JOB_STATUSES = frozenset(set(JobStatus) - FINISHED_JOB_STATUSES)
 # What a person may do to a job in each status (one job or a bulk action: the same sets).
 CANCELLABLE_JOB_STATUSES = ACTIVE_JOB_STATUSES
 RETRYABLE_JOB_STATUSES = frozenset({JobStatus.DEAD, JobStatus.CANCELLED})
+# Work a project holds against its max_pending_jobs: waiting jobs count from their submission, so
+# releasing one (in a completion's transaction, where nothing can be refused) never goes over.
+QUOTA_JOB_STATUSES = frozenset({JobStatus.PENDING, JobStatus.WAITING})
+# Cancelled at once (HTTP 200) rather than asked to stop (202).
+IMMEDIATE_CANCEL_JOB_STATUSES = frozenset({JobStatus.PENDING, JobStatus.WAITING})
 
 JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
+    # Released when its last dependency finishes; cancelled by a person or by a failed upstream.
+    JobStatus.WAITING: frozenset({JobStatus.PENDING, JobStatus.CANCELLED}),
     JobStatus.PENDING: frozenset({JobStatus.RUNNING, JobStatus.CANCELLED}),
     # RUNNING -> PENDING: a failed/lost attempt with attempts left, or a release on shutdown.
     JobStatus.RUNNING: frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED,

@@ -47,6 +47,7 @@ from cronplane.domain.backoff import DEFAULT_BACKOFF
 from cronplane.domain.clock import Clock
 from cronplane.domain.egress import EgressError
 from cronplane.domain.identity import ProcessIdentity
+from cronplane.domain.limits import DEFAULT_TIMEOUT_SECONDS
 from cronplane.domain.states import AttemptStatus
 from cronplane.execution.completer import Completer
 from cronplane.execution.executor_pool import ExecutorPool, RunResult, Task
@@ -265,7 +266,8 @@ class Worker(LoopService):
         for claim in claims:
             observe_claim_latency(claim.claim_lag_seconds, claim.queue, claim.project)
             spec = self.registry.get(claim.handler)
-            timeout = float(claim.timeout_seconds or (spec.timeout if spec else 60))
+            timeout = float(claim.timeout_seconds
+                            or (spec.timeout if spec else DEFAULT_TIMEOUT_SECONDS))
             ctx = HandlerContext(
                 job_id=claim.job_id, attempt=claim.number, payload=claim.payload,
                 cancelled=threading.Event(), deadline=now + timeout,

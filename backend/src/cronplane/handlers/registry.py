@@ -18,12 +18,12 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF, Backoff
+from cronplane.domain.limits import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS
 from cronplane.handlers.context import HandlerContext
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "cronplane.handlers"
-DEFAULT_TIMEOUT_SECONDS = 300
 HandlerFn = Callable[[HandlerContext], Any]
 # A check beyond the schema, run at submission with the settings: (payload, settings) → messages.
 PayloadCheck = Callable[[dict[str, Any], Any], list[str]]
@@ -44,7 +44,7 @@ class HandlerSpec:
     timeout: int = DEFAULT_TIMEOUT_SECONDS
     description: str = ""
     backoff: Backoff = DEFAULT_BACKOFF
-    max_attempts: int = 3
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     # Name of a Settings field (truthy = on) that must be true for this handler to exist at all
     # (shell.command needs CRONPLANE_SHELL_COMMANDS to list programs).
     requires_setting: str | None = None
@@ -150,7 +150,7 @@ class Registry:
 
     def handler(self, name: str, *, schema: dict[str, Any] | None = None,
                 timeout: int = DEFAULT_TIMEOUT_SECONDS, description: str = "",
-                backoff: Backoff | None = None, max_attempts: int = 3,
+                backoff: Backoff | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
                 requires_setting: str | None = None,
                 check: PayloadCheck | None = None,
                 scope: HandlerScope = "project") -> Callable[[HandlerFn], HandlerFn]:

@@ -13,10 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from cronplane.domain import states
 from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
-from cronplane.management import audit, scope
+from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
@@ -102,6 +104,21 @@ def _scoped(actor: Actor, flt: JobFilter, minimum: Role) -> JobFilter | None:
     return replace(flt, projects=tuple(projects))
 
 
+def _over_quota(session: Session, actor: Actor, retryable: list[bulk_jobs.Matched]) -> set[int]:
+    by_project: dict[str, list[int]] = {}
+    for m in retryable:
+        by_project.setdefault(m.project, []).append(m.id)
+    over: set[int] = set()
+    for project in sorted(by_project):
+        wanted = sorted(by_project[project])
+        room = projects.pending_room(session, project)
+        fits = wanted if room is None else wanted[:room]
+        over.update(wanted[len(fits):])
+        if fits and not actor.is_system:
+            projects.spend_enqueue_quota(session, project, len(fits))
+    return over
+
+
 def count(ctx: ManagementContext, actor: Actor, flt: JobFilter) -> int:
     """How many jobs a filter matches, up to MAX_MATCHED + 1 (the console's "select all N")."""
     scoped = _scoped(actor, flt, Role.VIEWER)
@@ -146,8 +163,15 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
             details: dict[str, Any] = {"cancelled": len(cancelled),
                                        "cancel_requested": len(requested)}
         else:
-            changed_ids = set(bulk_jobs.retry(session, ids))
+            # A retry adds pending work: each project's max_pending_jobs holds (review N7); the
+            # jobs past a project's room are skipped with reason "quota", in id order.
+            over_quota = _over_quota(session, actor, [m for m in matched
+                                                      if states.can_retry(m.status)])
+            changed_ids = set(bulk_jobs.retry(session, [i for i in ids if i not in over_quota]))
             for m in matched:
+                if m.id in over_quota:
+                    skipped.append(Skipped(m.id, "quota"))
+                    continue
                 if m.id in changed_ids:
                     continue
                 skipped.append(Skipped(m.id, f"is {m.status}; only DEAD or CANCELLED jobs can be "

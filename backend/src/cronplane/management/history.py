@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from cronplane.domain.limits import BIGINT_MAX
@@ -21,7 +22,7 @@ from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.management.search_time import in_time
 from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
-from cronplane.storage.models import Attempt, Job
+from cronplane.storage.models import Attempt, Job, JobDependency
 
 MAX_QUERY_LENGTH = 200
 
@@ -32,6 +33,17 @@ class JobDetail:
 
     job: Job
     attempts: Sequence[Attempt]
+    depends_on: Sequence[JobLink] = ()
+    dependents: Sequence[JobLink] = ()
+
+
+@dataclass(frozen=True)
+class JobLink:
+    """A job at the other end of a dependency."""
+
+    id: int
+    status: str
+    handler: str
 
 
 def list_jobs(
@@ -83,7 +95,19 @@ def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:
         scope.require(actor, job.project, Role.VIEWER, missing=missing)
         attempts = list(session.scalars(
             select(Attempt).where(Attempt.job_id == job_id).order_by(Attempt.number)))
-    return JobDetail(job=job, attempts=attempts)
+        depends_on = _links(session, JobDependency.upstream_id, JobDependency.job_id, job_id)
+        dependents = _links(session, JobDependency.job_id, JobDependency.upstream_id, job_id)
+    return JobDetail(job=job, attempts=attempts, depends_on=depends_on, dependents=dependents)
+
+
+MAX_LINKS = 1000  # a batch callback depends on every job of its batch
+
+
+def _links(session: Session, other: Any, this: Any, job_id: int) -> list[JobLink]:
+    rows = session.execute(select(Job.id, Job.status, Job.handler)
+                           .join(JobDependency, other == Job.id).where(this == job_id)
+                           .order_by(Job.id).limit(MAX_LINKS))
+    return [JobLink(r.id, r.status, r.handler) for r in rows]
 
 
 def _named(result: Any) -> list[Job]:

@@ -20,11 +20,15 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from cronplane.domain import keys, secrets, states
-from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.limits import (
+    MAX_ATTEMPTS_RANGE,
+    MAX_DEPENDENCIES,
+    PRIORITY_RANGE,
+    TIMEOUT_RANGE,
+)
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
@@ -33,10 +37,11 @@ from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
-from cronplane.storage import bulk_jobs, notify
+from cronplane.storage import bulk_jobs, job_insert, notify
 from cronplane.storage.database import Database
-from cronplane.storage.job_store import AuditedEvent, JobStore, NewJob
-from cronplane.storage.models import IDEMPOTENCY_KEYED, Job
+from cronplane.storage.job_insert import AuditedEvent, NewJob
+from cronplane.storage.job_store import JobStore
+from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
 
 QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
@@ -62,6 +67,9 @@ class JobRequest:
     # The payload is copied unchanged from an existing job (a rerun without changes): whoever may
     # run that job again may run it, secret references included.
     payload_inherited: bool = False
+    depends_on: tuple[int, ...] = ()
+    run_when: str | None = None  # None: "succeeded" when it has dependencies
+    batch_id: int | None = None
 
     def fingerprint(self) -> str:
         # What the client asked for, before defaults: a repeat of the same body matches even if
@@ -73,6 +81,8 @@ class JobRequest:
             "queue": self.queue, "concurrency_key": self.concurrency_key,
             # Only when not the default, so keys recorded before projects still match.
             **({"project": self.project} if self.project != scope.DEFAULT_PROJECT else {}),
+            **({"depends_on": sorted(self.depends_on), "run_when": self.run_when}
+               if self.depends_on else {}),
         })
 
 
@@ -213,24 +223,28 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
     """An ad-hoc job in ``request.project``: OPERATOR there (404 for a project that is not the
     caller's).
 
-    A project without quotas (the usual case) takes one statement: job, audit event and wake-up
-    committed in one round trip, together with the other requests of this process in flight
-    (``JobStore.enqueue_audited``, a group commit). A project with a quota, or one
-    that is archived or missing, takes ``enqueue_in_session``, which locks and counts first."""
+    A project without quotas (the usual case) and a job without dependencies take one statement:
+    job, audit event and wake-up committed in one round trip, together with the other requests of
+    this process in flight (``job_insert.insert_grouped``, a group commit). Otherwise the same
+    statement runs in ``enqueue_in_session``, after the project's lock and quota check."""
     scope.writable(actor, request.project, Role.OPERATOR)
-    values = _job_values(actor, request, idempotency_key=idempotency_key, settings=ctx.settings)
-    done = JobStore(ctx.db).enqueue_audited(values, AuditedEvent(
-        actor=actor.username, actor_role=actor.role.name, action="job.create",
-        details=audit.with_token(actor, {"handler": request.handler,
-                                         "schedule_id": request.schedule_id,
-                                         "idempotency_key": idempotency_key}),
-        request_id=actor.request_id, ip=actor.ip))
-    if done.eligible:
-        assert done.job is not None
-        job = _job_of(done.job)
-        if not done.created:
-            _check_replay(job, request, values["request_fingerprint"])
-        return EnqueueResult(job=job, created=done.created)
+    if not request.depends_on:
+        job = build(actor, request, idempotency_key=idempotency_key, settings=ctx.settings,
+                    event=AuditedEvent(
+                        actor=actor.username, actor_role=actor.role.name, action="job.create",
+                        details=audit.with_token(actor, {"handler": request.handler,
+                                                         "schedule_id": request.schedule_id,
+                                                         "idempotency_key": idempotency_key}),
+                        request_id=actor.request_id, ip=actor.ip))
+        row = job_insert.insert_grouped(ctx.db, job)
+        if row["eligible"]:
+            if row["id"] is not None:
+                return EnqueueResult(job=JobRow(row), created=True)
+            assert idempotency_key is not None  # only a taken key inserts nothing
+            existing = job_insert.by_idempotency_key(ctx.db, request.project, idempotency_key)
+            assert existing is not None
+            _check_replay(JobRow(existing), request, job.request_fingerprint)
+            return EnqueueResult(job=JobRow(existing), created=False)
     with ctx.db.transaction() as session:
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   settings=ctx.settings)
@@ -258,10 +272,6 @@ class JobRow:
         raise AttributeError(name)
 
 
-def _job_of(row: dict[str, Any]) -> JobRow:
-    return JobRow(row)
-
-
 def _check_replay(existing: Job | JobRow, request: JobRequest, fingerprint: str | None) -> None:
     if existing.project != request.project or existing.request_fingerprint != fingerprint:
         raise InvalidInput(
@@ -269,27 +279,51 @@ def _check_replay(existing: Job | JobRow, request: JobRequest, fingerprint: str 
             errors={"idempotency_key": ["Already used with a different request body."]})
 
 
-def _job_values(actor: Actor, request: JobRequest, *, idempotency_key: str | None,
-                settings: Any, allow_reserved_key: bool = False) -> dict[str, Any]:
-    """The checked request as the jobs row's values (every insertable column, None = default);
-    raises InvalidInput / Forbidden."""
+def build(actor: Actor, request: JobRequest, *, idempotency_key: str | None, settings: Any,
+          allow_reserved_key: bool = False, event: AuditedEvent | None = None) -> NewJob:
+    """The checked request as the one insert path's ``NewJob``; raises InvalidInput /
+    Forbidden. Dependencies are checked against the database by ``check_dependencies``."""
     spec, max_attempts, timeout = _resolve(request, settings)
     _check_role(spec, actor, request.trigger)
     _check_secret_writer(actor, request)
     check_queue_fields(request.queue, request.concurrency_key)
     if idempotency_key is not None:
         _check_key(idempotency_key, allow_reserved=allow_reserved_key)
-    return {
-        "project": request.project, "handler": request.handler, "payload": request.payload,
-        "priority": request.priority, "run_at": request.run_at, "max_attempts": max_attempts,
-        "timeout_seconds": timeout, "trigger": request.trigger,
-        "schedule_id": request.schedule_id, "exclusive": request.exclusive,
-        "idempotency_key": idempotency_key,
-        "request_fingerprint": request.fingerprint() if idempotency_key is not None else None,
-        "requested_by": actor.username, "queue": request.queue,
-        "concurrency_key": request.concurrency_key, "rerun_of": request.rerun_of,
-        "schedule_version": request.schedule_version,
-    }
+    _check_dependency_fields(request)
+    return NewJob(
+        project=request.project, handler=request.handler, payload=request.payload,
+        priority=request.priority, run_at=request.run_at, max_attempts=max_attempts,
+        timeout_seconds=timeout, trigger=request.trigger, schedule_id=request.schedule_id,
+        exclusive=request.exclusive, idempotency_key=idempotency_key,
+        request_fingerprint=request.fingerprint() if idempotency_key is not None else None,
+        requested_by=actor.username, queue=request.queue,
+        concurrency_key=request.concurrency_key, rerun_of=request.rerun_of,
+        schedule_version=request.schedule_version, depends_on=tuple(request.depends_on),
+        run_when=request.run_when, batch_id=request.batch_id, event=event)
+
+
+def _check_dependency_fields(request: JobRequest) -> None:
+    if len(request.depends_on) > MAX_DEPENDENCIES:
+        raise InvalidInput(f"depends_on: at most {MAX_DEPENDENCIES} jobs",
+                           errors={"depends_on": [f"At most {MAX_DEPENDENCIES} jobs."]})
+    if request.run_when is not None and request.run_when not in set(states.RunWhen):
+        raise InvalidInput("run_when: must be succeeded or finished",
+                           errors={"run_when": ["Must be one of succeeded, finished."]})
+
+
+def check_dependencies(session: Session, request: JobRequest, *,
+                       field: str = "depends_on") -> None:
+    """Every named upstream exists and is in the request's project (another project's job is
+    reported exactly as a missing one: 422 naming the field)."""
+    if not request.depends_on:
+        return
+    found = {r["id"]: r for r in job_insert.upstreams(session, request.depends_on)}
+    missing = sorted({i for i in request.depends_on
+                      if i not in found or found[i]["project"] != request.project})
+    if missing:
+        raise InvalidInput(f"{field}: no job {missing[0]} in project {request.project!r}",
+                           errors={field: [f"No job {i} in project {request.project!r}."
+                                           for i in missing[:10]]})
 
 
 def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
@@ -297,46 +331,34 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                        settings: Any = None, allow_reserved_key: bool = False,
                        audit_target: tuple[str, int] | None = None,
                        extra_details: dict[str, Any] | None = None) -> EnqueueResult:
-    """Enqueue inside the caller's transaction (audit event and NOTIFY included).
+    """Enqueue inside the caller's transaction (audit event and NOTIFY included), under the
+    project's lock and quotas.
 
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
     "Run now" is an action on the schedule; the job id goes into the event's details)."""
-    values = _job_values(actor, request, idempotency_key=idempotency_key, settings=settings,
-                         allow_reserved_key=allow_reserved_key)
+    event = AuditedEvent(actor=actor.username, actor_role=actor.role.name,
+                         action=audit_action,
+                         details=audit.with_token(actor, {
+                             "handler": request.handler, "schedule_id": request.schedule_id,
+                             "idempotency_key": idempotency_key, **(extra_details or {})}),
+                         request_id=actor.request_id, ip=actor.ip, target=audit_target)
+    job = build(actor, request, idempotency_key=idempotency_key, settings=settings,
+                allow_reserved_key=allow_reserved_key, event=event)
     # Under the project's lock when it has a pending-jobs quota (race-free count).
     projects.check_pending_quota(session, request.project)
-    fingerprint = values["request_fingerprint"]
-    # Defaults are the columns' own: leave out what the request did not set.
-    optional = ("project", "rerun_of", "schedule_version", "run_at")
-    statement = insert(Job).values(**{k: v for k, v in values.items()
-                                      if k not in optional or v is not None})
-    if idempotency_key is not None:
-        # Under concurrency the unique index decides: the loser waits for the winner's
-        # commit, inserts nothing, and reads the winner's job below.
-        statement = statement.on_conflict_do_nothing(index_elements=["idempotency_key"],
-                                                      index_where=IDEMPOTENCY_KEYED)
-    # The whole row comes back with the insert, and the wake-up rides in its RETURNING: one
-    # round trip where there were three (insert, re-read, NOTIFY). Postgres folds identical
-    # notifications of one transaction into one, so a caller that enqueues several jobs in its
-    # transaction still sends a single wake-up.
-    inserted = session.execute(statement.returning(Job, notify.in_returning(JOBS))).one_or_none()
-    job = inserted[0] if inserted is not None else None
-    if job is None:
-        existing = session.execute(
-            select(Job).where(Job.idempotency_key == idempotency_key)).scalar_one()
-        _check_replay(existing, request, fingerprint)
-        return EnqueueResult(job=existing, created=False)
+    check_dependencies(session, request)
+    (row,) = job_insert.insert_in_session(session, [job])
+    if row["id"] is None:
+        assert idempotency_key is not None  # only a taken key inserts nothing
+        existing = job_insert.by_idempotency_key_in_session(session, request.project,
+                                                            idempotency_key)
+        assert existing is not None
+        _check_replay(JobRow(existing), request, job.request_fingerprint)
+        return EnqueueResult(job=JobRow(existing), created=False)
     if not actor.is_system:
         # Only jobs a caller adds (not replays, not the scheduler's fires) spend the quota.
         projects.spend_enqueue_quota(session, request.project)
-    job_id = job.id
-    target_type, target_id = audit_target or ("job", job_id)
-    audit.record(session, actor, audit_action, target_type=target_type, target_id=target_id,
-                 details={"handler": request.handler, "schedule_id": request.schedule_id,
-                          "job_id": job_id, "idempotency_key": idempotency_key,
-                          **(extra_details or {})},
-                 project=request.project)
-    return EnqueueResult(job=job, created=True)
+    return EnqueueResult(job=JobRow(row), created=True)
 
 
 def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any = None,
@@ -344,9 +366,9 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
     """Bulk enqueue from Python: validated, one INSERT statement, one NOTIFY, no audit rows
     (a programmatic bulk load is not a person's action; callers that need one record it).
 
-    Each payload is serialised once, and validation runs once per distinct request of the batch
-    (same handler, payload JSON and options): bulk loads repeat a few shapes many times, and the
-    outcome of validation depends on nothing else."""
+    Validation runs once per distinct request of the batch (same handler, payload JSON and
+    options): bulk loads repeat a few shapes many times, and the outcome of validation depends
+    on nothing else."""
     rows: list[NewJob] = []
     resolved: dict[tuple[Any, ...], tuple[int, int]] = {}
     for index, request in enumerate(requests):
@@ -370,7 +392,6 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
             options = resolved[key] = (max_attempts, timeout)
         max_attempts, timeout = options
         rows.append(NewJob(handler=request.handler, payload=request.payload,
-                           payload_json=payload_json,
                            priority=request.priority, run_at=request.run_at,
                            max_attempts=max_attempts, timeout_seconds=timeout,
                            trigger=request.trigger, schedule_id=request.schedule_id,
@@ -396,7 +417,7 @@ def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
         status = states.JobStatus(job.status)
         if not states.can_cancel(status):
             raise Conflict(f"job {job_id} is already {job.status}")
-        if status is states.JobStatus.PENDING:
+        if status in states.IMMEDIATE_CANCEL_JOB_STATUSES:
             job.status = states.JobStatus.CANCELLED.value
             job.finished_at = session.execute(select(func.now())).scalar_one()
             immediate = True
@@ -421,6 +442,10 @@ def retry(ctx: ManagementContext, actor: Actor, job_id: int) -> Job:
         if job.attempt_count + 1 > MAX_ATTEMPTS_RANGE[1]:
             raise Conflict(f"job {job_id} has used all {MAX_ATTEMPTS_RANGE[1]} attempts a job may have")
         previous = job.status
+        # A retry adds pending work: the project's quotas hold (security review N7).
+        projects.check_pending_quota(session, job.project)
+        if not actor.is_system:
+            projects.spend_enqueue_quota(session, job.project)
         # The same statement (and NOTIFY) as a bulk retry, so the retry rule is written once.
         if bulk_jobs.retry(session, [job_id]) != [job_id]:
             raise AssertionError(f"job {job_id} was locked {previous} but not retried")
@@ -440,7 +465,7 @@ def payload_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[Any
 
 def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
           payload: dict[str, Any] | None = None, priority: int | None = None,
-          queue: str | None = None) -> Job:
+          queue: str | None = None) -> Job | JobRow:
     """A new job copying ``job_id`` (any status), with the given changes; trigger ``rerun``.
     The original is untouched. The audit event holds the payload diff."""
     with ctx.db.transaction() as session:
@@ -466,7 +491,6 @@ def rerun(ctx: ManagementContext, actor: Actor, job_id: int, *,
                                                                      new_payload),
                                         "priority": [original.priority, request.priority],
                                         "queue": [original.queue, request.queue]})
-        assert isinstance(result.job, Job)  # the session path returns the ORM job it added
         return result.job
 
 

@@ -26,7 +26,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
-from cronplane.domain.states import JobStatus
+from cronplane.domain.states import QUOTA_JOB_STATUSES, JobStatus
 from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
@@ -81,7 +81,8 @@ def _usage(session: Session, slug: str) -> dict[str, int]:
     schedules = session.scalar(select(func.count()).select_from(Schedule).where(
         Schedule.project == slug, Schedule.deleted_at.is_(None))) or 0
     pending = session.scalar(select(func.count()).select_from(Job).where(
-        Job.project == slug, Job.status == JobStatus.PENDING.value)) or 0
+        Job.project == slug,
+        Job.status.in_(sorted(s.value for s in QUOTA_JOB_STATUSES)))) or 0
     # What enqueue_per_minute counts: jobs callers added (the scheduler's fires are not limited).
     recent = session.scalar(select(func.count()).select_from(Job).where(
         Job.project == slug, Job.trigger != "schedule",
@@ -351,13 +352,25 @@ def check_schedules_quota(session: Session, slug: str) -> None:
 
 
 def check_pending_quota(session: Session, slug: str, adding: int = 1) -> None:
+    """409 quota-exceeded unless ``adding`` more jobs fit under ``max_pending_jobs`` (PENDING and
+    WAITING count: a waiting job is released later in a completion, which refuses nothing)."""
+    room = pending_room(session, slug)
+    if room is not None and adding > room:
+        project = session.get(Project, slug)
+        assert project is not None and project.max_pending_jobs is not None  # locked above
+        raise QuotaExceeded(slug, "max_pending_jobs", project.max_pending_jobs)
+
+
+def pending_room(session: Session, slug: str) -> int | None:
+    """How many more jobs the project may hold pending, under its lock held to the end of the
+    transaction (None: no quota). Raises for an archived or missing project."""
     limit = lock_quota(session, slug, "max_pending_jobs")
     if limit is None:
-        return
+        return None
     used = session.scalar(select(func.count()).select_from(Job).where(
-        Job.project == slug, Job.status == JobStatus.PENDING.value)) or 0
-    if used + adding > limit:
-        raise QuotaExceeded(slug, "max_pending_jobs", limit)
+        Job.project == slug,
+        Job.status.in_(sorted(s.value for s in QUOTA_JOB_STATUSES)))) or 0
+    return max(0, limit - used)
 
 
 def spend_enqueue_quota(session: Session, slug: str, count: int = 1) -> None:

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, false, func, or_, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -49,8 +48,9 @@ from cronplane.management.jobs import (
     require_handler_rights,
 )
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
-from cronplane.storage import notify
-from cronplane.storage.models import IDEMPOTENCY_KEYED, Job, Schedule, ScheduleHealth, ScheduleVersion
+from cronplane.storage import job_insert, notify
+from cronplane.storage.job_insert import NewJob
+from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 from cronplane.storage.schedule_search import search_condition
 
@@ -492,11 +492,18 @@ MAX_BACKFILL = 1000
 
 
 @dataclass(frozen=True)
+class BackfillSkip:
+    fire_time: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
 class BackfillResult:
     fire_times: list[datetime]
     enqueued: int
     already_present: int
     dry_run: bool
+    skipped: list[BackfillSkip] = field(default_factory=list)
 
 
 def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: datetime,
@@ -538,40 +545,47 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                     errors={"before": [f"More than {MAX_BACKFILL:,} fire times in the window."]})
         by_key = {keys.schedule_fire_key(schedule_id, t): t for t in fire_times}
         present = set(session.scalars(select(Job.idempotency_key).where(
-            Job.idempotency_key.in_(list(by_key))))) if by_key else set()
+            Job.idempotency_key.in_(list(by_key)), Job.project == schedule.project))) \
+            if by_key else set()
         missing = [(k, t) for k, t in by_key.items() if k not in present]
         enqueued = 0
+        skipped: list[BackfillSkip] = []
         if not dry_run and missing:
-            spec, max_attempts, timeout = _resolve(JobRequest(
+            # Backfill adds pending work: the oldest fire times that fit the project's
+            # max_pending_jobs are enqueued, the rest listed as skipped (review N7).
+            room = projects.pending_room(session, schedule.project)
+            if room is not None and room < len(missing):
+                skipped = [BackfillSkip(t, "quota") for _k, t in missing[room:]]
+                missing = missing[:room]
+            _spec, max_attempts, timeout = _resolve(JobRequest(
                 handler=schedule.handler, payload=dict(schedule.payload),
                 priority=schedule.priority, max_attempts=schedule.max_attempts,
-                timeout_seconds=schedule.timeout_seconds, trigger=Trigger.BACKFILL.value), ctx.settings)
-            del spec
-            rows = [{"handler": schedule.handler, "payload": schedule.payload,
-                     "priority": schedule.priority, "max_attempts": max_attempts,
-                     "timeout_seconds": timeout, "trigger": Trigger.BACKFILL.value,
-                     "schedule_id": schedule_id, "fire_time": t, "idempotency_key": k,
-                     "requested_by": actor.username, "exclusive": schedule.overlap == "forbid",
-                     "project": schedule.project, "queue": schedule.queue,
-                     "schedule_version": schedule.version}
-                    for k, t in missing]
+                timeout_seconds=schedule.timeout_seconds, trigger=Trigger.BACKFILL.value),
+                ctx.settings)
+            new_jobs = [NewJob(handler=schedule.handler, payload=schedule.payload,
+                               priority=schedule.priority, max_attempts=max_attempts,
+                               timeout_seconds=timeout, trigger=Trigger.BACKFILL.value,
+                               schedule_id=schedule_id, fire_time=t, idempotency_key=k,
+                               requested_by=actor.username,
+                               exclusive=schedule.overlap == Overlap.FORBID,
+                               project=schedule.project, queue=schedule.queue,
+                               schedule_version=schedule.version)
+                        for k, t in missing]
             # One statement; the unique key settles a race with the scheduler or another backfill.
-            inserted = session.execute(insert(Job).values(rows).on_conflict_do_nothing(
-                index_elements=["idempotency_key"], index_where=IDEMPOTENCY_KEYED).returning(Job.id)
-            ).scalars().all()
-            enqueued = len(inserted)
+            inserted = job_insert.insert_in_session(session, new_jobs)
+            enqueued = sum(1 for r in inserted if r["id"] is not None)
             projects.spend_enqueue_quota(session, schedule.project, enqueued)
             audit.record(session, actor, "schedule.backfill", target_type="schedule",
                          target_id=schedule_id,
                          details={"after": after.isoformat(), "before": before.isoformat(),
                                   "fire_times": len(fire_times), "enqueued": enqueued,
-                                  "already_present": len(fire_times) - enqueued},
+                                  "already_present": len(fire_times) - enqueued - len(skipped),
+                                  "skipped_quota": len(skipped)},
                          project=schedule.project)
-            if enqueued:
-                notify.send(session, notify.JOBS)
         return BackfillResult(fire_times=fire_times, enqueued=enqueued,
                               already_present=len(fire_times) - len(missing) if dry_run
-                              else len(fire_times) - enqueued, dry_run=dry_run)
+                              else len(fire_times) - enqueued - len(skipped), dry_run=dry_run,
+                              skipped=skipped)
 
 
 # -- versions --------------------------------------------------------------------------------------

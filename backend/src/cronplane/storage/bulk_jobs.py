@@ -18,7 +18,11 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE
-from cronplane.domain.states import RETRYABLE_JOB_STATUSES, JobStatus
+from cronplane.domain.states import (
+    IMMEDIATE_CANCEL_JOB_STATUSES,
+    RETRYABLE_JOB_STATUSES,
+    JobStatus,
+)
 from cronplane.storage import notify
 from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Job
@@ -46,6 +50,7 @@ class Matched:
     status: str
     cancel_requested: bool
     attempt_count: int
+    project: str = "default"
 
 
 def _conditions(flt: JobFilter) -> list[Any]:
@@ -74,10 +79,10 @@ def _conditions(flt: JobFilter) -> list[Any]:
 def lock_matching(session: Session, flt: JobFilter, cap: int) -> list[Matched]:
     """At most ``cap + 1`` matched jobs, locked, in id order (one lock order: no deadlocks
     between two bulk actions)."""
-    stmt = (select(Job.id, Job.status, Job.cancel_requested, Job.attempt_count)
+    stmt = (select(Job.id, Job.status, Job.cancel_requested, Job.attempt_count, Job.project)
             .where(and_(True, *_conditions(flt)))
             .order_by(Job.id).limit(cap + 1).with_for_update(of=Job))
-    return [Matched(r.id, r.status, r.cancel_requested, r.attempt_count)
+    return [Matched(r.id, r.status, r.cancel_requested, r.attempt_count, r.project)
             for r in session.execute(stmt)]
 
 
@@ -88,14 +93,15 @@ def count_matching(session: Session, flt: JobFilter, cap: int) -> int:
 
 
 def cancel(session: Session, ids: Sequence[int]) -> tuple[list[int], list[int]]:
-    """PENDING → CANCELLED now; RUNNING → cancel requested (its worker is told by NOTIFY): one
+    """PENDING or WAITING → CANCELLED now; RUNNING → cancel requested (its worker is told by NOTIFY): one
     UPDATE for each of ``domain.states.CANCELLABLE_JOB_STATUSES``.
     Returns (cancelled, cancel_requested) ids."""
     if not ids:
         return [], []
     now = func.now()
     pending = session.execute(
-        update(Job).where(Job.id.in_(list(ids)), Job.status == JobStatus.PENDING.value)
+        update(Job).where(Job.id.in_(list(ids)),
+                          Job.status.in_(sorted(s.value for s in IMMEDIATE_CANCEL_JOB_STATUSES)))
         .values(status=JobStatus.CANCELLED.value, finished_at=now).returning(Job.id)
     ).scalars().all()
     running = session.execute(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,8 +21,9 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from cronplane.domain.retention import PurgedBatch
+from cronplane.storage import job_insert
 from cronplane.storage.database import Database
-from cronplane.storage.group_commit import GroupCommit
+from cronplane.storage.job_insert import NewJob
 from cronplane.storage.notify import JOBS, NOTIFY_SQL
 from cronplane.storage.queries import QUERIES
 from cronplane.storage.usage_store import UsageStore
@@ -49,29 +49,6 @@ class ClaimedAttempt:
     claim_lag_seconds: float = 0.0  # due (run_at) → claimed, by the database clock
     project: str = "default"
     queue: str = "default"
-
-
-@dataclass(frozen=True)
-class AuditedEvent:
-    """The audit event written with an enqueued job (its target is the job)."""
-
-    actor: str
-    actor_role: str
-    action: str
-    details: dict[str, Any]
-    request_id: str | None
-    ip: str | None
-
-
-@dataclass(frozen=True)
-class Enqueued:
-    """``enqueue_audited``: ``eligible`` False → nothing written, the project needs the general
-    path (quota, archived, missing); ``created`` → ``job`` is the new row; otherwise ``job`` is
-    the row an earlier request with the same Idempotency-Key made."""
-
-    job: dict[str, Any] | None
-    created: bool
-    eligible: bool
 
 
 @dataclass(frozen=True)
@@ -107,24 +84,6 @@ class Reclaimed:
     attempt_id: int
     number: int
     job_status: str
-
-
-@dataclass(frozen=True)
-class NewJob:
-    handler: str
-    payload: dict[str, Any]
-    priority: int = 0
-    run_at: datetime | None = None
-    max_attempts: int = 3
-    timeout_seconds: int | None = None
-    trigger: str = "api"
-    schedule_id: int | None = None
-    exclusive: bool = False
-    requested_by: str | None = None
-    project: str = "default"
-    queue: str = "default"
-    concurrency_key: str | None = None
-    payload_json: str | None = None  # ``payload`` already serialised by the caller
 
 
 # Claims, completions, heartbeats, reclaims and releases commit without waiting for the WAL
@@ -268,44 +227,11 @@ class JobStore:
 
     # -- enqueue -----------------------------------------------------------------------------
     def insert_many(self, jobs: Sequence[NewJob], *, notify: bool = True) -> list[int]:
-        """Insert any number of jobs and send one NOTIFY in one statement, committed (durably)
-        when it returns: one round trip instead of BEGIN, INSERT, NOTIFY, COMMIT."""
-        if not jobs:
-            return []
-        rows = json.dumps([_job_row(j) for j in jobs], default=_json_time)
-        with self.db.autocommit() as conn:
-            return [r["id"] for r in conn.execute(QUERIES["insert_jobs_bulk"], {
-                "rows": rows, "notify": notify, "channel": JOBS}).fetchall()]
-
-    def enqueue_audited(self, job: dict[str, Any], event: AuditedEvent) -> Enqueued:
-        """One job and its audit event, committed together (with the wake-up) by one statement
-        shared with the other requests of this process in flight at the same moment
-        (``enqueue_jobs_audited``, a group commit); returns once that statement committed.
-        ``job``: the insert's values by column (``payload`` a dict); see ``Enqueued`` for the
-        three outcomes."""
-        row = _group_of(self.db).submit({
-            **job, "actor": event.actor, "actor_role": event.actor_role, "action": event.action,
-            "details": event.details, "request_id": event.request_id, "ip": event.ip})
-        if not row["eligible"]:
-            return Enqueued(job=None, created=False, eligible=False)
-        if row["id"] is not None:
-            return Enqueued(job=row, created=True, eligible=True)
-        with self.db.autocommit() as conn:
-            existing = conn.execute(QUERIES["job_by_idempotency_key"],
-                                    {"idempotency_key": job["idempotency_key"]},
-                                    prepare=True).fetchone()
-        return Enqueued(job=existing, created=False, eligible=True)
-
-    def enqueue_audited_batch(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """One ``enqueue_jobs_audited`` for ``rows`` (each a job's values and its event's):
-        one result row per input row, in order (``eligible``, then the job's columns, NULL when
-        nothing was written)."""
-        batch = json.dumps([{**r, "n": i} for i, r in enumerate(rows)], default=_json_time)
-        with self.db.autocommit() as conn:
-            out = conn.execute(QUERIES["enqueue_jobs_audited"],
-                               {"rows": batch, "channel": JOBS}, prepare=True).fetchall()
-        assert len(out) == len(rows)  # the statement answers every input row
-        return out
+        """Insert jobs through the one insert statement (``storage.job_insert``), committed
+        durably when it returns; no quota or audit (a programmatic load). ``notify`` is kept for
+        callers; the statement always wakes the workers when a job is ready."""
+        del notify
+        return [r["id"] for r in job_insert.insert(self.db, jobs, admitted=True)]
 
     def notify_jobs(self, payload: str = "") -> None:
         with self.db.connection() as conn:
@@ -332,55 +258,3 @@ class JobStore:
     def prune_usage(self) -> int:
         """The usage retention (400 days); the purge of jobs never touches usage otherwise."""
         return UsageStore(self.db).prune()
-
-
-
-_GROUPS: weakref.WeakKeyDictionary[Database, GroupCommit[dict[str, Any], dict[str, Any]]] = \
-    weakref.WeakKeyDictionary()
-_GROUPS_LOCK = threading.Lock()
-
-
-def _group_of(db: Database) -> GroupCommit[dict[str, Any], dict[str, Any]]:
-    """The process's group commit of audited enqueues on ``db`` (one per pool)."""
-    with _GROUPS_LOCK:
-        group = _GROUPS.get(db)
-        if group is None:
-            # The flush holds the database weakly: the group lives as long as its database.
-            ref = weakref.ref(db)
-
-            def flush(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-                live = ref()
-                assert live is not None  # a caller holding the database is waiting
-                return JobStore(live).enqueue_audited_batch(rows)
-
-            group = _GROUPS[db] = GroupCommit(flush)
-        return group
-
-
-def _job_row(job: NewJob) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "handler": job.handler, "priority": job.priority, "max_attempts": job.max_attempts,
-        "trigger": job.trigger, "exclusive": job.exclusive,
-        "payload": job.payload_json if job.payload_json is not None else json.dumps(job.payload)}
-    # Absent keys are NULL for json_to_recordset: leave the usual None (and default) fields out.
-    if job.project != "default":
-        row["project"] = job.project
-    if job.queue != "default":
-        row["queue"] = job.queue
-    if job.concurrency_key is not None:
-        row["concurrency_key"] = job.concurrency_key
-    if job.run_at is not None:
-        row["run_at"] = job.run_at
-    if job.timeout_seconds is not None:
-        row["timeout_seconds"] = job.timeout_seconds
-    if job.schedule_id is not None:
-        row["schedule_id"] = job.schedule_id
-    if job.requested_by is not None:
-        row["requested_by"] = job.requested_by
-    return row
-
-
-def _json_time(value: object) -> str:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")

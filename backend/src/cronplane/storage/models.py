@@ -493,6 +493,10 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     started_at: Mapped[datetime | None] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
+    # Dependencies (migration 0028): NULL without any; WAITING jobs count their open upstreams.
+    run_when: Mapped[str | None] = mapped_column(Text)
+    waiting_on: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    batch_id: Mapped[int | None] = mapped_column(BigInteger)
     # Not columns: filled by the history reads (management.history, one select) with the
     # name of the schedule that made the job and whether it is deleted, so a client never looks
     # names up in a page of schedules. None where not read so, and for jobs without a schedule.
@@ -525,9 +529,14 @@ class Job(Base):
         # schedule or a key, most of them, write no entry here.
         Index("ix_jobs_schedule_id_id", "schedule_id", text("id DESC"),
               postgresql_where=text("schedule_id IS NOT NULL")),
-        # ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL names it.
-        Index("uq_jobs_idempotency_key", "idempotency_key", unique=True,
+        # Keys are per project (migration 0028); the key leads, so lookups by key use it.
+        # ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL names it.
+        Index("uq_jobs_idempotency_key", "idempotency_key", "project", unique=True,
               postgresql_where=IDEMPOTENCY_KEYED),
+        CheckConstraint("run_when IN ('succeeded', 'finished')", name="run_when"),
+        # Quota counts (PENDING and WAITING) and the waiting list of a project.
+        Index("ix_jobs_waiting", "project", postgresql_where=text("status = 'WAITING'")),
+        Index("ix_jobs_batch_id", "batch_id", "id", postgresql_where=text("batch_id IS NOT NULL")),
         Index("ix_jobs_handler_id", "handler", text("id DESC")),
         Index("ix_jobs_queue_id", "queue", text("id DESC")),  # migration 0021
         Index("ix_jobs_created_at_id", "created_at", "id"),
@@ -606,6 +615,49 @@ Attempt.output_bytes = column_property(
     .correlate_except(AttemptOutputChunk)
     .scalar_subquery(),
     deferred=False)
+
+
+class JobDependency(Base):
+    """An edge ``upstream_id`` → ``job_id`` (``depends_on``). ``upstream_status``: the status the
+    upstream finished in, NULL while it has not (the trigger of migration 0028 sets it and
+    releases the dependent in the completing transaction)."""
+
+    __tablename__ = "job_dependencies"
+
+    upstream_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    job_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    upstream_status: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_job_dependencies_job_id", "job_id"),)
+
+
+class Batch(Base):
+    """Jobs created together, with counts per status kept by the jobs triggers (migration 0028)
+    and an optional callback job that depends on all of them (not counted in ``total``)."""
+
+    __tablename__ = "batches"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"))
+    created_by: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(TZ)
+    callback_job_id: Mapped[int | None] = mapped_column(BigInteger)
+    total: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    waiting: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    pending: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    running: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    succeeded: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    dead: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    cancelled: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+
+    __table_args__ = (
+        Index("ix_batches_project_id", "project", text("id DESC")),
+        Index("uq_batches_callback_job_id", "callback_job_id", unique=True,
+              postgresql_where=text("callback_job_id IS NOT NULL")),
+    )
 
 
 class ScheduleSkip(Base):
@@ -774,7 +826,7 @@ class JobThroughput(Base):
 
 
 class UsageHourly(Base):
-    """Usage per project and hour (UTC), kept by the triggers of migration 0025 in the
+    """Usage per project and hour (UTC), kept by the triggers of migration 0028 in the
     transactions that do the work, in per-backend slots like the status counts; readers sum the
     slots. Purging jobs does not touch it; rows older than 400 days are deleted (retention)."""
 

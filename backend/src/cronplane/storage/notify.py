@@ -7,7 +7,7 @@ At most one NOTIFY per transaction, sent by application code (never by a per-row
 bulk enqueue of 10,000 jobs costs one notification, not 10,000. Producers (management use cases,
 the stores) and consumers (the execution services) both read the formats from here; nothing else
 spells ``pg_notify`` except the named statements that fold the notice into their own round trip
-(``insert_jobs_bulk``, ``schedule_fire``, ``chaos_stepdown``, ``resume_due``, ``queue_deliveries``)
+(``insert_jobs``, ``schedule_fire``, ``chaos_stepdown``, ``resume_due``, ``queue_deliveries``)
 and ``in_returning`` below, which take the channel from here.
 """
 

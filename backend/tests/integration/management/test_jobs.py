@@ -16,6 +16,7 @@ from cronplane.management import audit_log, history, jobs, projects
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.storage import job_insert
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, Outcome
 from tests.support.apps import make_settings
@@ -229,15 +230,15 @@ def test_one_batch_answers_live_quota_missing_projects_and_a_repeated_key_row_by
         ctx: ManagementContext) -> None:
     projects.create_project(ctx, Actor.system(), slug="team-q", name="Q",
                             quotas={"max_pending_jobs": 4})
-    base = jobs._job_values(ALICE, jobs.JobRequest("noop", {}), idempotency_key=None,
-                            settings=ctx.settings)
-    event = {"actor": "alice", "actor_role": "OPERATOR", "action": "job.create",
-             "details": {"handler": "noop"}, "request_id": None, "ip": None}
-    keyed = {**base, "idempotency_key": "k1", "request_fingerprint": "f"}
-    rows = [{**base, **event, "payload": {"n": 0}}, {**base, **event, "project": "team-q"},
-            {**base, **event, "project": "nowhere"}, {**keyed, **event},
-            {**keyed, **event}, {**base, **event, "payload": {"n": 5}}]
-    out = JobStore(ctx.db).enqueue_audited_batch(rows)
+    event = job_insert.AuditedEvent(actor="alice", actor_role="OPERATOR", action="job.create",
+                                    details={"handler": "noop"})
+    base = jobs.build(ALICE, jobs.JobRequest("noop", {}), idempotency_key=None,
+                      settings=ctx.settings, event=event)
+    keyed = dataclasses.replace(base, idempotency_key="k1", request_fingerprint="f")
+    rows = [dataclasses.replace(base, payload={"n": 0}), dataclasses.replace(base, project="team-q"),
+            dataclasses.replace(base, project="nowhere"), keyed, keyed,
+            dataclasses.replace(base, payload={"n": 5})]
+    out = job_insert.insert(ctx.db, rows, admitted=False)
     assert [bool(r["eligible"]) for r in out] == [True, False, False, True, True, True]
     assert [r["id"] is not None for r in out] == [True, False, False, True, False, True], \
         "the second row with key k1 must be skipped, the quota and missing projects not written"

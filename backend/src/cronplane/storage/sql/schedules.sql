@@ -63,7 +63,7 @@ WITH fired AS (
          AS v(schedule_id, fire_time, key)
     JOIN schedules s ON s.id = v.schedule_id
    ORDER BY v.fire_time, v.schedule_id
-      ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+      ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id, schedule_id, fire_time
 ), advanced AS (
   UPDATE schedules s
