@@ -3,7 +3,7 @@
 -- programmatic bulk loads. The leader's fires (schedules.sql schedule_fire) and the alert
 -- deliveries (notifications.sql, trigger jobs_terminal_events) insert in SQL; the rules they share
 -- with this statement (quota on fires, dependencies, batch counts) are the triggers of
--- migration 0025, so every path meets them.
+-- migration 0028, so every path meets them.
 
 -- name: insert_jobs
 -- Any number of jobs, each with its optional audit event, dependencies and batch, and one
