@@ -43,6 +43,19 @@ def test_ci_runs_what_ci_run_runs_and_builds_the_image() -> None:
     assert all(b["file"] == "deploy/Dockerfile" for b in builds)
 
 
+def test_ci_audits_the_python_and_console_dependencies() -> None:
+    """L15 (security-2026-12-05): known vulnerabilities in the dependencies fail CI."""
+    ci = workflow("ci.yml")
+    runs = "\n".join(step.get("run", "") for job in ci["jobs"].values() for step in steps(job))
+    assert "pip-audit --strict" in runs and "-r /tmp/requirements.txt" in runs, runs
+    assert "pip install --quiet ./backend" in runs, "pip-audit must see what pyproject resolves"
+    audit = [step for job in ci["jobs"].values() for step in steps(job)
+             if "npm audit" in step.get("run", "")]
+    assert audit and "--omit=dev" in audit[0]["run"], audit
+    assert audit[0].get("working-directory") == "frontend", "npm audit reads frontend's lock file"
+    assert (REPO / "frontend/package-lock.json").exists()
+
+
 def test_cd_pushes_to_ghcr_then_pulls_migrates_and_restarts_over_ssh() -> None:
     cd = workflow("cd.yml")
     trigger = cd[True] if True in cd else cd["on"]  # PyYAML reads the key `on` as True
