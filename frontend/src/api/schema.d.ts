@@ -1313,7 +1313,8 @@ export interface components {
             kind: "webhook" | "slack" | "email";
             name: string;
             project: string;
-            url: string | null;
+            /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
+            readonly url: string | null;
         };
         ChannelCreate: {
             /** @description email: the recipient */
@@ -1345,7 +1346,8 @@ export interface components {
             project: string;
             /** @description Shown once: the whsec_ signing secret */
             secret: string | null;
-            url: string | null;
+            /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
+            readonly url: string | null;
         };
         ChannelList: {
             items: components["schemas"]["Channel"][];

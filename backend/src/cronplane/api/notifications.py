@@ -25,7 +25,7 @@ from cronplane.api.schemas_common import (
     problem_responses,
     project_field,
 )
-from cronplane.domain.notifications import ALL_EVENTS, DEFAULT_EVENTS, ChannelKind
+from cronplane.domain.notifications import ALL_EVENTS, DEFAULT_EVENTS, ChannelKind, shown_url
 from cronplane.domain.roles import Role
 from cronplane.management import notifications
 
@@ -40,7 +40,9 @@ class ChannelSchema(ma.Schema):
     project = fields.String(required=True)
     name = fields.String(required=True)
     kind = fields.String(required=True, validate=validate.OneOf(KINDS))
-    url = fields.String(required=True, allow_none=True)
+    url = fields.Function(lambda c: shown_url(c.url), required=True, allow_none=True,
+                          metadata={"type": "string", "description": "Write-only: its origin "
+                                    "followed by /… (a Slack or webhook URL is a credential)"})
     address = fields.String(required=True, allow_none=True)
     events = fields.List(fields.String(validate=validate.OneOf(list(ALL_EVENTS))), required=True)
     has_secret = fields.Function(lambda c: c.secret is not None, required=True,

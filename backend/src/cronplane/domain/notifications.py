@@ -9,11 +9,13 @@ one-line ``text``; email gets a subject naming the event and the schedule or job
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from cronplane.domain.egress import origin_of
 from cronplane.domain.health import Event
 
 DELIVER_HANDLER = "notification.deliver"
@@ -86,6 +88,11 @@ class Message:
                       + (f": {job.get('error')}" if job.get("error") else ""))
         return f"{self.type}: {self.about()}" + (f" — {reason}" if reason else "")
 
+    def slack_text(self) -> str:
+        """``text()`` for Slack: ``&``, ``<`` and ``>`` escaped (Slack's own rule), so a job's
+        error or a schedule's name cannot ping ``<!channel>`` or plant a disguised link."""
+        return slack_escape(self.text())
+
     def email_body(self) -> str:
         return self.text() + "\n\n" + json.dumps(self.data, indent=2, sort_keys=True) + "\n"
 
@@ -102,3 +109,21 @@ SCHEMA: dict[str, Any] = {
     "required": ["channel_id", "webhook_id", "type", "timestamp", "data"],
     "additionalProperties": False,
 }
+
+
+def slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def shown_url(url: str | None) -> str | None:
+    """A channel URL as answers show it: its origin followed by ``/…`` (a Slack hook's path is
+    its credential; the URL is write-only, like a secret)."""
+    if url is None:
+        return None
+    return f"{origin_of(url)}/…"
+
+
+def url_digest(url: str) -> str:
+    """What the audit keeps of a channel URL besides its origin: a SHA-256 (the same URL set
+    again is recognisable; the URL is not recoverable)."""
+    return "sha256:" + hashlib.sha256(url.encode("utf-8")).hexdigest()

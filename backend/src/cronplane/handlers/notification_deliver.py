@@ -11,8 +11,10 @@ the operator's, not a user's, so it is not subject to the egress policy.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import smtplib
+import ssl
 import time
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -63,7 +65,7 @@ def _http(ctx: HandlerContext, target: DeliveryTarget, message: Message) -> int:
         headers, body = webhook_request(target, message, datetime.now(UTC))
     else:
         headers = {"Content-Type": "application/json"}
-        body = json.dumps({"text": message.text()}).encode()
+        body = json.dumps({"text": message.slack_text()}).encode()
     response = client_for(ctx.settings).request("POST", str(target.url), headers=headers,
                                                 body=body, timeout=max(0.1, min(10.0,
                                                                                 ctx.remaining)))
@@ -81,15 +83,30 @@ def _email(ctx: HandlerContext, target: DeliveryTarget, message: Message) -> int
     mail["Subject"] = message.subject()
     mail["Message-ID"] = f"<{message.webhook_id}@cronplane>"  # the same on a retry
     mail.set_content(message.email_body())
+    if settings.smtp_username and not settings.smtp_starttls and not _is_loopback(host):
+        # The relay's password would cross the network in clear (review N12).
+        raise DeliveryFailed("refusing to send SMTP credentials without STARTTLS "
+                             "(set CRONPLANE_SMTP_STARTTLS, or use a relay on loopback)")
     with smtplib.SMTP(host, settings.smtp_port, timeout=max(0.1, min(10.0, ctx.remaining))) as smtp:
         if settings.smtp_starttls:
-            smtp.starttls()
+            # The default context verifies the certificate and the host name; smtplib's own
+            # default does neither.
+            smtp.starttls(context=ssl.create_default_context())
         if settings.smtp_username:
             smtp.login(settings.smtp_username, settings.smtp_password or "")
         refused = smtp.send_message(mail)
     if refused:
         raise DeliveryFailed(f"the relay refused {', '.join(refused)}")
     return 250
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def submitted_by_hand(_payload: dict[str, Any], _settings: Any) -> list[str]:

@@ -32,6 +32,8 @@ from cronplane.domain.notifications import (
     DELIVERY_QUEUE,
     TEST_EVENT,
     ChannelKind,
+    shown_url,
+    url_digest,
 )
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
@@ -108,9 +110,12 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
 
 
 def _public(channel: NotificationChannel) -> dict[str, Any]:
+    """What the audit keeps of a channel: its URL as origin + hash, never the URL (a Slack
+    hook's path is its credential, and OPERATORs read the audit)."""
     return {"id": channel.id, "project": channel.project, "name": channel.name,
-            "kind": channel.kind, "url": channel.url, "address": channel.address,
-            "events": list(channel.events)}
+            "kind": channel.kind, "url": shown_url(channel.url),
+            "url_sha256": url_digest(channel.url) if channel.url else None,
+            "address": channel.address, "events": list(channel.events)}
 
 
 def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> NotificationChannel:
