@@ -12,14 +12,15 @@ from __future__ import annotations
 import importlib
 import sys
 
-AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output", "console")
+AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output", "console",
+         "drain-api")
 
 
 def run(area: str, argv: list[str]) -> int:
     try:
-        module = importlib.import_module(f"bench.{area}")
+        module = importlib.import_module(f"bench.{area.replace('-', '_')}")
     except ModuleNotFoundError as exc:
-        if exc.name in (f"bench.{area}", "bench"):
+        if exc.name in (f"bench.{area.replace('-', '_')}", "bench"):
             print(f"bench: no {area} benchmark in this checkout (bench/{area}.py); skipped")
             return 0
         raise

@@ -65,6 +65,18 @@ class BenchServer:
         migrator.upgrade(self._owner_url_for(name), runtime_role=self.runtime_role)
         return name, self._url_for(name)
 
+    def clone(self, template: str) -> tuple[str, str]:
+        """A copy of database ``template`` (nobody may be connected to it): its name and the
+        runtime role's URL."""
+        name = f"{self.prefix}_{secrets.token_hex(4)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            statement = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(template))
+            if self.owner:
+                statement = sql.SQL("{} OWNER {}").format(statement, sql.Identifier(self.owner))
+            conn.execute(statement)
+        return name, self._url_for(name)
+
     def drop(self, name: str) -> None:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")

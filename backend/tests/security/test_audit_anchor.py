@@ -365,3 +365,20 @@ def test_serve_seals_the_trail_and_the_api_reports_deleted_newest_rows(pg, fresh
         assert cut["truncated"] and not cut["ok"] and cut["head_id"] < head, cut
     finally:
         server.stop()
+
+
+def test_a_sealing_backlog_is_worked_off_in_paced_batches(trail) -> None:
+    """A backlog (a burst of API writes, first start on a long trail) is sealed batch after
+    batch with a pause between them as long as the batch took, never back to back: the sealer
+    holds the GIL while it computes, and back to back it starved a worker draining the jobs
+    those events were written for (issue 43). Once caught up it waits its interval."""
+    ctx, _ = trail
+    keyring = ctx.settings.audit_keyring()
+    assert keyring is not None
+    sealer = AuditSealer(AuditChainStore(ctx.db), keyring, interval=60, anchor_path=None,
+                         batch=5)
+    events = append(ctx, 12)
+    delays = [sealer.tick() for _ in range(3)]
+    assert 0 < delays[0] < 60 and 0 < delays[1] < 60, delays
+    assert delays[2] == 60, "caught up: the next seal after the interval"
+    assert sealer.last is not None and sealer.last.head_id == events[-1]

@@ -58,10 +58,18 @@ class AuditSealer(LoopService):
         self._sealed_last = 0
 
     def tick(self) -> float:
+        started = self.clock.monotonic()
         checkpoint = self.seal_once()
-        # A full batch means a backlog (first start on a long trail): go on at once.
+        # A full batch means a backlog (first start on a long trail, or a burst of API writes
+        # sealed by a leader that also works the queue): go on after a pause as long as the
+        # batch took, not at once. Sealing is Python (one HMAC per event) holding the GIL, and
+        # back to back it took a worker's claim and dispatch threads' share of it while they
+        # drained the jobs those events were written for (issue 43); at most half the time
+        # still seals thousands of events a second.
         full = checkpoint is not None and self._sealed_last == self.batch
-        return 0.0 if full else self.interval
+        if full:
+            return min(self.interval, self.clock.monotonic() - started)
+        return self.interval
 
     def seal_once(self) -> Checkpoint | None:
         """Seal what is new; the checkpoint written, or None (nothing new, or another process

@@ -330,3 +330,47 @@ def test_a_completion_batch_finds_its_jobs_by_primary_key_on_stale_statistics(
             sorted(c.job_id for c in claims)
     finally:
         db.close()
+
+
+def test_claim_and_completion_plans_do_not_grow_with_the_drain(
+        pg, fresh_database_url: str) -> None:
+    """A backlog made through the API is analysed while every job is PENDING; its attempts,
+    part-way through the drain, while few are RUNNING. The lanes probe then took LIMIT 1 of a
+    sequential scan of jobs (walking every finished job at the head of the heap), and the
+    completion's attempt test read every entry of ix_attempts_running_lease, the dead ones of
+    attempts finished since the last vacuum included, into a bitmap per batch (issue 43). Both
+    must probe: the ready index, and attempts by primary key."""
+    db = Database(fresh_database_url, application_name="cronplane-test")
+    try:
+        store = JobStore(db)
+        store.insert_many([NewJob("noop", {}) for _ in range(6000)])
+        with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+            conn.execute("ANALYZE jobs")  # every job PENDING, as when the backlog was made
+        done = store.claim("w-drain", 4000, 60)
+        store.complete([Outcome(c.attempt_id, c.job_id, c.number, "SUCCEEDED")
+                        for c in done[:-100]])
+        with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+            conn.execute("ANALYZE attempts")  # few RUNNING
+        store.complete([Outcome(c.attempt_id, c.job_id, c.number, "SUCCEEDED")
+                        for c in done[-100:]])
+        batch = store.claim("w-drain", 500, 60)
+        params = {"attempt_ids": [c.attempt_id for c in batch],
+                  "job_ids": [c.job_id for c in batch], "numbers": [c.number for c in batch],
+                  "outcomes": ["SUCCEEDED"] * len(batch), "results": [None] * len(batch),
+                  "errors": [None] * len(batch), "delays": [0.0] * len(batch),
+                  "queued": [0.0] * len(batch)}
+        with psycopg.connect(fresh_database_url) as conn:
+            claim_plan = "\n".join(row[0] for row in conn.execute(
+                "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 500, "worker_id": W,
+                                                     "lease_seconds": 30, "queues": None}))
+            complete_plan = "\n".join(row[0] for row in conn.execute(
+                "EXPLAIN " + QUERIES["complete_attempts"], params))
+        assert "Seq Scan on jobs" not in claim_plan, claim_plan
+        assert "ix_attempts_running_lease" not in complete_plan, complete_plan
+        assert "pk_attempts" in complete_plan, complete_plan
+        applied = store.complete([Outcome(c.attempt_id, c.job_id, c.number, "SUCCEEDED")
+                                  for c in batch])
+        assert sorted(a.job_id for a in applied if a.job_status == "SUCCEEDED") == \
+            sorted(c.job_id for c in batch)
+    finally:
+        db.close()

@@ -34,9 +34,14 @@ WITH lanes AS MATERIALIZED (
              AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
              -- a scalar probe per queue row, never flattened into a semi-join: as an EXISTS
              -- the planner hashed every ready job of the table on each claim (issue 16)
+             -- ORDER BY the ready index's order: with statistics that say most jobs are
+             -- PENDING (a backlog made through the API, analysed before it drained) the
+             -- planner otherwise took LIMIT 1 of a sequential scan, which walks every finished
+             -- job at the head of the heap first, on every claim (issue 43)
              AND (SELECT true FROM jobs r
                    WHERE r.project = q.project AND r.queue = q.name
-                     AND r.status = 'PENDING' AND r.run_at <= now() LIMIT 1)
+                     AND r.status = 'PENDING' AND r.run_at <= now()
+                   ORDER BY r.priority DESC, r.run_at, r.id LIMIT 1)
            ORDER BY q.project, q.name) l
 ), candidates AS (
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
@@ -134,7 +139,11 @@ WITH input AS (
    -- nested loop quadratic in the batch (500 outcomes: 124,750 rows, 120,000 buffers, 86-116 ms
    -- instead of ~15 ms on 10,000,000 jobs; bench/RESULTS.md, 2026-12-03).
    WHERE j.id = i.job_id AND j.status || '' = 'RUNNING' AND j.attempt_count = i.number
-     AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = i.attempt_id AND a.status = 'RUNNING')
+     -- `|| ''` again: answered by ix_attempts_running_lease, the test read every entry that
+     -- index still holds for attempts finished since the last vacuum (51,500 half-way through a
+     -- 100,000-job drain) into a bitmap on every batch: a cost growing with the drain (issue 43)
+     AND EXISTS (SELECT 1 FROM attempts a
+                  WHERE a.id = i.attempt_id AND a.status || '' = 'RUNNING')
   RETURNING j.id, j.status, j.cancel_requested
 ), closed AS (
   UPDATE attempts a

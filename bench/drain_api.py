@@ -1,0 +1,315 @@
+"""The drain as a user sees it (issue 43): jobs created through ``POST /jobs``, then one
+``cronplane worker`` process started and timed until every job is ``SUCCEEDED``; PgQueuer 1.6 in
+the same run on the same server; and the repository's older method next to them.
+
+    python -m bench drain-api [--backlogs 20000,100000] [--clients 16] [--skip-bulk]
+                              [--skip-pgqueuer] [--profile DIR]
+
+Per backlog, each on its own fresh, migrated database:
+
+* **api**: a real ``cronplane serve`` (defaults, execution plane off: it only answers the API)
+  takes ``hey -n BACKLOG -c CLIENTS`` ``POST /jobs`` (each commits its job and its audit event).
+  The serve stays up. Then ``cronplane worker`` (defaults: 8 executor threads, elected leader, so
+  its scheduler, health evaluator and audit sealer run too, with a development audit key) is
+  started, and the wall clock runs from its ``Popen`` until every job is ``SUCCEEDED`` (read from
+  the status counters, 20 ms apart). Process start-up is counted, as a user counts it. Also the
+  database-clock window (first attempt's start → last finish) the older method uses, CPU per job
+  (worker, its Postgres backends), what the Postgres backends of the database were doing (a
+  ``pg_stat_activity`` sample every 50 ms) and the ``POST /jobs`` rate while the backlog was made.
+* **bulk**: the older method (``bench queue --only drain``): ``enqueue_many`` in batches of
+  10,000, ``VACUUM ANALYZE``, then the worker, timed from its first claim.
+* **pgqueuer**: ``queries.enqueue`` in batches of 10,000, then ``QueueManager.run`` in drain mode,
+  timed from ``run`` (its start-up included) to the queue being empty.
+
+With ``--profile DIR`` the api drain's worker is recorded by ``py-spy`` (raw folded stacks, in
+DIR) and each statement's share of the active samples is printed.
+
+The box is small and shared: compare ratios measured in the same run, never absolutes across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+from bench.api import Serve, free_port, login
+from bench.databases import BenchServer
+from bench.queue import cpu_seconds, cronplane_drain, pgqueuer_drain, query, scalar
+
+CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
+PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+_SUCCEEDED = "SELECT coalesce(sum(count), 0) FROM job_status_counts WHERE status = 'SUCCEEDED'"
+
+
+def api_enqueue(url: str, base: str, token: str, backlog: int, clients: int) -> dict[str, Any]:
+    """``backlog`` × ``POST /jobs`` with ``hey``; the jobs and audit events that exist after."""
+    started = time.perf_counter()
+    out = subprocess.run(
+        ["hey", "-n", str(backlog), "-c", str(clients), "-m", "POST", "-t", "60",
+         "-T", "application/json", "-H", f"Authorization: Bearer {token}",
+         "-d", '{"handler": "noop", "payload": {}}', base + "/api/v1/jobs"],
+        capture_output=True, text=True, check=True).stdout
+    seconds = time.perf_counter() - started
+    codes = {int(c): int(n) for c, n in re.findall(r"\[(\d{3})\]\s+(\d+) responses", out)}
+    jobs = scalar(url, "SELECT count(*) FROM jobs")
+    events = scalar(url, "SELECT count(*) FROM audit_events ")
+    if jobs != backlog or sum(n for c, n in codes.items() if c < 300) != backlog:
+        raise RuntimeError(f"POST /jobs made {jobs} jobs of {backlog}: {codes}")
+    return {"post_per_s": round(backlog / seconds), "codes": codes, "audit_events": events}
+
+
+class ActivitySampler:
+    """What the database's backends are doing, every ``interval`` s, by statement (its name
+    comment or first words) and wait event."""
+
+    def __init__(self, url: str, interval: float = 0.05) -> None:
+        self.url = url
+        self.interval = interval
+        self.samples: Counter[str] = Counter()
+        self.ticks = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="activity-sampler", daemon=True)
+
+    def __enter__(self) -> ActivitySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        database = urlsplit(self.url).path.lstrip("/")
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self._stop.wait(self.interval):
+                rows = conn.execute(
+                    "SELECT query, wait_event_type, wait_event FROM pg_stat_activity "
+                    "WHERE datname = %s AND state = 'active' AND pid <> pg_backend_pid()",
+                    (database,)).fetchall()
+                self.ticks += 1
+                for statement, wait_type, wait in rows:
+                    self.samples[f"{_label(statement)} [{wait_type or 'CPU'}:{wait or '-'}]"] += 1
+
+    def shares(self, top: int = 8) -> dict[str, float]:
+        return {label: round(n / max(1, self.ticks), 2)
+                for label, n in self.samples.most_common(top)}
+
+
+def _label(statement: str) -> str:
+    text = " ".join(statement.split())
+    for marker, name in (("INSERT INTO attempts", "claim"), ("unnest(%", "complete"),
+                         ("unnest($", "complete"), ("audit_seals", "audit seal"),
+                         ("heartbeat_at = now()", "heartbeat"), ("lease_expires_at < now()",
+                                                                 "watchdog")):
+        if marker in text:
+            return name
+    return text[:60]
+
+
+def api_drain(server: BenchServer, backlog: int, clients: int,
+              profile: Path | None = None) -> dict[str, Any]:
+    with server.fresh() as url, tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
+        serve = Serve(url, free_port())
+        try:
+            token = login(url, serve.base, "OPERATOR")
+            made = api_enqueue(url, serve.base, token, backlog, clients)
+            print(f"  api {backlog:,}: POST /jobs {made['post_per_s']:,}/s, "
+                  f"{made['audit_events']:,} audit events", flush=True)
+            result = _time_worker(url, backlog, data_dir, profile)
+        finally:
+            serve.stop()
+    return {**made, **result}
+
+
+def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None,
+                 pythonpath: str | None = None) -> dict[str, Any]:
+    database = urlsplit(url).path.lstrip("/")
+    env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
+           "CRONPLANE_DATA_DIR": data_dir}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath  # another tree's worker (before/after in one run)
+    with ActivitySampler(url) as sampler:
+        started = time.perf_counter()
+        proc = subprocess.Popen([CRONPLANE, "worker"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        spy = None
+        if profile is not None:
+            profile.mkdir(parents=True, exist_ok=True)
+            spy = subprocess.Popen([PY_SPY, "record", "--pid", str(proc.pid), "--format", "raw",
+                                    "--rate", "200", "--nonblocking", "--output",
+                                    str(profile / f"worker-{backlog}.txt")],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            pause = threading.Event()
+            with psycopg.connect(url, autocommit=True) as conn:
+                while conn.execute(_SUCCEEDED).fetchone()[0] < backlog:  # type: ignore[index]
+                    if proc.poll() is not None:
+                        raise RuntimeError("cronplane worker exited during the drain")
+                    if time.perf_counter() - started > 1800:
+                        raise RuntimeError("drain took over 30 minutes")
+                    pause.wait(0.02)
+            seconds = time.perf_counter() - started
+            cpu = cpu_seconds(proc.pid, database)
+        finally:
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(30)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+    row = query(url, """
+        SELECT (SELECT min(started_at) FROM attempts) AS first_start,
+               (SELECT max(finished_at) FROM jobs) AS last_finish,
+               (SELECT count(*) FROM attempts) AS attempts,
+               (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded""")[0]
+    if not (row["attempts"] == row["succeeded"] == backlog):
+        raise RuntimeError(f"drain lost or duplicated work: {row}")
+    window = (row["last_finish"] - row["first_start"]).total_seconds()
+    return {"seconds": round(seconds, 2), "jobs_per_s": round(backlog / seconds),
+            "db_window_jobs_per_s": round(backlog / window),
+            "worker_cpu_us_per_job": round(cpu[0] / backlog * 1e6),
+            "postgres_cpu_us_per_job": round(cpu[1] / backlog * 1e6),
+            "active_backends": sampler.shares()}
+
+
+def seal_all(url: str, data_dir: str) -> int:
+    """Seal every audit event now, with the key the worker will find in ``data_dir``."""
+    from cronplane.config import Settings
+    from cronplane.execution.audit_sealer import AuditSealer
+    from cronplane.storage.audit_store import AuditChainStore
+    from cronplane.storage.database import Database
+
+    keyring = Settings(data_dir=Path(data_dir)).with_audit_key().audit_keyring()
+    assert keyring is not None
+    db = Database(url, application_name="bench-sealer", pool_size=2)
+    try:
+        sealer = AuditSealer(AuditChainStore(db), keyring, interval=1.0, anchor_path=None)
+        while sealer.seal_once() is not None:
+            pass
+    finally:
+        db.close()
+    return int(scalar(url, "SELECT count(*) FROM audit_seals"))
+
+
+# What differs between the two methods, one cause at a time, on clones of one API-made backlog:
+# name: (audit events sealed beforehand, VACUUM ANALYZE beforehand, worker of --baseline-src).
+WHY_VARIANTS: dict[str, tuple[bool, bool, bool]] = {
+    "as made by the API": (False, False, False),
+    "as made, baseline worker": (False, False, True),
+    "audit events sealed beforehand": (True, False, False),
+    "VACUUM ANALYZE beforehand": (False, True, False),
+    "sealed and VACUUM ANALYZE, baseline worker": (True, True, True),
+}
+
+
+def why(server: BenchServer, backlog: int, clients: int,
+        baseline: str | None) -> dict[str, Any]:
+    """One API-made backlog (serve stopped after it), then a worker on a clone of it per
+    variant of WHY_VARIANTS (those of the baseline worker only with ``baseline``), and the first
+    two again at the end, so drift shows."""
+    name, url = server.create()
+    out: dict[str, Any] = {}
+    try:
+        serve = Serve(url, free_port())
+        try:
+            token = login(url, serve.base, "OPERATOR")
+            out["made"] = api_enqueue(url, serve.base, token, backlog, clients)
+        finally:
+            serve.stop()
+        variants = [v for v, (_, _, old) in WHY_VARIANTS.items() if baseline or not old]
+        rates: dict[str, list[int]] = {v: [] for v in variants}
+        for variant in [*variants, *variants[:2]]:
+            sealed, vacuumed, old = WHY_VARIANTS[variant]
+            clone, clone_url = server.clone(name)
+            try:
+                with tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
+                    if sealed:
+                        seal_all(clone_url, data_dir)
+                    if vacuumed:
+                        query(clone_url, "VACUUM ANALYZE jobs")
+                    result = _time_worker(clone_url, backlog, data_dir, None,
+                                          baseline if old else None)
+            finally:
+                server.drop(clone)
+            rates[variant].append(result["jobs_per_s"])
+            print(f"  why {backlog:,}, {variant}: {result['jobs_per_s']:,} jobs/s; CPU/job "
+                  f"worker {result['worker_cpu_us_per_job']} us, postgres "
+                  f"{result['postgres_cpu_us_per_job']} us; {result['active_backends']}",
+                  flush=True)
+        out["jobs_per_s"] = rates
+    finally:
+        server.drop(name)
+    return out
+
+
+def run(server: BenchServer, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"cpus": os.cpu_count(),
+                           "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
+    for backlog in [int(b) for b in args.backlogs.split(",")]:
+        row: dict[str, Any] = {}
+        row["api"] = api_drain(server, backlog, args.clients, args.profile)
+        print(f"  api {backlog:,}: {row['api']['jobs_per_s']:,} jobs/s "
+              f"(database window {row['api']['db_window_jobs_per_s']:,})", flush=True)
+        if not args.skip_pgqueuer:
+            with server.fresh(migrate=False) as url:
+                row["pgqueuer"] = pgqueuer_drain(url, backlog)
+            print(f"  pgqueuer {backlog:,}: {row['pgqueuer']['jobs_per_s']:,.0f} jobs/s",
+                  flush=True)
+            row["api / pgqueuer"] = round(row["api"]["jobs_per_s"]
+                                          / row["pgqueuer"]["jobs_per_s"], 2)
+        if not args.skip_bulk:
+            with server.fresh() as url:
+                row["bulk"] = cronplane_drain(url, backlog)
+            print(f"  bulk {backlog:,}: {row['bulk']['jobs_per_s']:,.0f} jobs/s", flush=True)
+        out[str(backlog)] = row
+    rates = {b: out[b]["api"]["jobs_per_s"] for b in out if b.isdigit()}
+    if len(rates) > 1:
+        first, last = next(iter(rates)), list(rates)[-1]
+        out[f"api rate at {last} / at {first}"] = round(rates[last] / rates[first], 2)
+    out["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench drain-api", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--backlogs", default="20000,100000")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--skip-bulk", action="store_true")
+    parser.add_argument("--skip-pgqueuer", action="store_true")
+    parser.add_argument("--profile", type=Path, default=None)
+    parser.add_argument("--why", action="store_true",
+                        help="instead: the api drain of each backlog on clones of one backlog, "
+                             "with its audit events sealed and/or VACUUM ANALYZE beforehand")
+    parser.add_argument("--baseline-src", default=None,
+                        help="--why: also the worker of this tree's backend/src (e.g. "
+                             "`git archive <commit> backend/src | tar -x -C DIR`), alternating")
+    args = parser.parse_args(argv)
+    if shutil.which("hey") is None:
+        raise SystemExit("bench drain-api: needs hey (apt-get install -y hey)")
+    server = BenchServer(args.database_url, prefix="bench_drain")
+    if args.why:
+        result = {b: why(server, int(b), args.clients, args.baseline_src)
+                  for b in args.backlogs.split(",")}
+        print(json.dumps(result, indent=2, default=str), flush=True)
+        return 0
+    print(json.dumps(run(server, args), indent=2, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
