@@ -43,7 +43,7 @@ def test_two_migrate_two_serve_two_worker_at_once_on_an_empty_database(
         serves = [Serve(url, tmp_path / f"serve-{i}", **env) for i in range(2)]
         workers = [cluster.start() for _ in range(2)]
         for proc in migrates:
-            out, err = proc.communicate(timeout=120)
+            _out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, err
         for serve in serves:
             serve.wait_ready()
