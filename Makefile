@@ -10,14 +10,16 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test lint typecheck imports test-backend test-frontend test-e2e test-checks \
+.PHONY: help run test test-fast schema-sql lint typecheck imports test-backend test-frontend test-e2e test-checks \
         check-frontend test-vitest bench chaos frontend system-deps openapi openapi-check clean
 
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
 	@echo "make test   lint, type checks, import contracts, every test suite"
+	@echo "make schema-sql  regenerate backend/src/cronplane/storage/sql/schema.sql after changing a migration"
+	@echo "make test-fast  the edit loop: unit + integration tests, no browser, no process (< 2 min)"
 	@echo "make bench  benchmarks, AREA=queue|scheduler|api|history|… for one (figures: bench/RESULTS.md)"
-	@echo "make chaos  the full fault-injection suite"
+	@echo "make chaos  the full fault-injection suite, and the property tests at full examples"
 
 $(STAMP): backend/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -82,15 +84,26 @@ imports: $(STAMP)
 	cd backend && ../$(VENV)/bin/lint-imports --config pyproject.toml
 
 # The packaging test puts the built console into a wheel: build it first (it reuses frontend/dist).
-# The backend suite on BACKEND_WORKERS processes, a test file each at a time (they share the test
-# server; tests/conftest.py keeps their databases apart), then the few `serial` tests alone.
+# The backend suite on BACKEND_WORKERS processes (they share the test server; tests/conftest.py
+# keeps their databases apart), then the few `serial` tests alone. --dist loadgroup: unit and
+# integration tests are scheduled one by one; a file that starts processes or servers per module
+# (acceptance/, deploy/, security/) stays whole on one worker (tests/conftest.py marks it).
+# The slowest 40 are printed: bench/RESULTS.md keeps the table.
 BACKEND_WORKERS ?= 3
+PYTEST_BACKEND := ../$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=dev
 test-backend: $(STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
-	cd backend && ../$(VENV)/bin/pytest -q -m "not chaos and not serial" -p no:cacheprovider \
-	    -n $(BACKEND_WORKERS) --dist loadfile; parallel=$$?; \
-	  ../$(VENV)/bin/pytest -q -m "serial and not chaos" -p no:cacheprovider; serial=$$?; \
+	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial" \
+	    -n $(BACKEND_WORKERS) --dist loadgroup --durations=40; parallel=$$?; \
+	  $(PYTEST_BACKEND) -m "serial and not chaos"; serial=$$?; \
 	  exit $$(( parallel || serial ))
+
+# The edit loop: what needs neither a browser nor a process of its own (unit + integration),
+# two workers stealing work from each other (no test there shares a process), the few `slow`
+# ones left to make test.
+test-fast: $(STAMP)
+	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial and not slow" \
+	    -n 2 --dist worksteal --durations=15 tests/unit tests/integration
 
 # The console's API types come from the backend's OpenAPI document: fail when either is stale.
 openapi-check: $(STAMP)
@@ -152,8 +165,12 @@ bench: $(STAMP)
 	$(PIP) install --quiet -e 'backend[dev,bench]'
 	$(PY) -m bench $(AREA)
 
+# The long fault-injection runs, then every property test at its full count of examples.
 chaos: $(STAMP)
-	cd backend && ../$(VENV)/bin/pytest -q -m chaos -p no:cacheprovider
+	cd backend && ../$(VENV)/bin/pytest -q -m chaos -p no:cacheprovider; chaos=$$?; \
+	  ../$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=ci-full \
+	    tests/unit/domain tests/integration/api/test_api_fuzz.py tests/security/test_fuzz_per_role.py; \
+	  full=$$?; exit $$(( chaos || full ))
 
 # The document, and the typed Python client's models generated from it (the console's TypeScript
 # types follow with `cd frontend && npm run gen:api`).
@@ -163,3 +180,9 @@ openapi: $(STAMP)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist
+
+# The database program as the migrations leave it (every table, function and trigger), for
+# reading and review: backend/src/cronplane/storage/sql/schema.sql. Regenerate after changing or
+# rebasing a migration; `make test` fails while it is stale (tests/integration/storage/test_schema_sql.py).
+schema-sql: $(STAMP)
+	$(PY) scripts/gen_schema_sql.py

@@ -92,7 +92,7 @@ class ApiClient:
 
     def create_job(self, handler: str, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
         return dict(self.post("/jobs", {"handler": handler, "payload": payload, **fields},
-                              expect=(200, 201, 202)))
+                              expect=202))
 
     def wait_for_job(self, job_id: int, statuses: set[str], timeout: float = 30) -> dict[str, Any]:
         return wait_until(lambda: (j := self.job(job_id))["status"] in statuses and j,

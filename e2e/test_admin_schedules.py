@@ -4,7 +4,6 @@ every 2 seconds, watch its runs arrive, pause it and see them stop, delete it.""
 from __future__ import annotations
 
 import re
-import time
 
 from api_client import ApiClient, wait_until
 from conftest import Server
@@ -25,6 +24,12 @@ from playwright.sync_api import Page, expect
 
 CRON_EXPRESSION = re.compile(r"^Cron expression")
 FIRE_KEY = re.compile(r"^schedule:(\d+):\d{4}-\d\d-\d\dT\d\d:\d\d:(\d\d)Z$")
+
+
+def _ledger(api: ApiClient, schedule_id: int) -> list[str]:
+    """The outcome of each of the schedule's fire times, oldest first."""
+    entries = api.items(f"/schedules/{schedule_id}/fires")
+    return [e["outcome"] for e in sorted(entries, key=lambda e: e["fire_time"])]
 
 
 def test_admin_creates_watches_pauses_and_deletes_a_schedule(
@@ -73,16 +78,20 @@ def test_admin_creates_watches_pauses_and_deletes_a_schedule(
     shown_ids = {int(t.lstrip("#")) for t in runs.locator("td:first-child").all_inner_texts()}
     assert shown_ids <= {j["id"] for j in admin_api.jobs_of_schedule(schedule_id)}
 
-    # Pause: the page says so, the API says so, and no new runs are made.
+    # Pause: the page says so, the API says so, and no new runs are made: once the fire ledger
+    # explains two fire times as skipped for the pause, no fire time after the pause has a run.
     header_button(page, "Pause").click()
     confirm(page, "Pause")
     expect(field_row(page, "Schedule fields", "State")).to_have_text("paused")
     expect(header_button(page, "Resume")).to_be_visible()
     assert admin_api.get(f"/schedules/{schedule_id}")["paused"] is True
-    time.sleep(2.5)  # a fire already claimed before the pause may still land
+    ledger = wait_until(lambda: (fires := _ledger(admin_api, schedule_id)).count("skipped_paused")
+                        >= 2 and fires, timeout=20, step=0.25,
+                        message="the fire ledger never showed the pause")
+    first_paused = ledger.index("skipped_paused")
+    assert set(ledger[first_paused:]) <= {"skipped_paused", "pending"}, f"runs after pause: {ledger}"
     settled = len(admin_api.jobs_of_schedule(schedule_id))
-    time.sleep(5)
-    assert len(admin_api.jobs_of_schedule(schedule_id)) == settled, "runs kept coming after pause"
+    assert settled == ledger.count("enqueued"), (settled, ledger)
     expect(runs).to_have_count(min(settled, 50), timeout=12_000)
 
     # Delete: gone from the list, its row stays (soft delete) and its history stays readable.

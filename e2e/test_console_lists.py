@@ -18,7 +18,7 @@ def _jobs_table(page: Page):
 def test_job_search_paging_names_and_titles(page: Page, server, admin_api: ApiClient,
                                             unique: str) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
-    fired = admin_api.post(f"/schedules/{schedule['id']}/trigger", expect=(200, 201, 202))
+    fired = admin_api.post(f"/schedules/{schedule['id']}/trigger", expect=202)
     jobs = [admin_api.create_job("fail", {"message": f"{unique}-ledger refused"}, max_attempts=1)
             for _ in range(3)] + [admin_api.create_job("noop", {}) for _ in range(8)]
     sign_in(page, server.admin_username, server.admin_password)
@@ -60,6 +60,7 @@ def test_live_list_pauses_and_a_failed_load_offers_retry(page: Page, server,
                                                         admin_api: ApiClient) -> None:
     # A job of its own: under pytest-xdist this module may be the first on its worker's server.
     admin_api.create_job("noop", {})
+    page.clock.install()  # the page's timers: its polling interval is passed, not waited for
     sign_in(page, server.admin_username, server.admin_password)
     page.goto("/jobs")
     expect(_jobs_table(page)).to_be_visible()
@@ -68,7 +69,8 @@ def test_live_list_pauses_and_a_failed_load_offers_retry(page: Page, server,
     polls: list[str] = []
     page.on("request", lambda r: polls.append(r.url) if "/api/v1/jobs?" in r.url
             or r.url.endswith("/api/v1/jobs") else None)
-    page.wait_for_timeout(6_000)  # more than the 5 s interval it had
+    page.clock.run_for(6_000)  # more than the 5 s interval it had
+    page.evaluate("fetch('/readyz').then(r => r.status)")  # a round trip after any poll
     assert polls == [], polls
     page.get_by_role("radiogroup").get_by_text("5 s", exact=True).click()
 
@@ -89,6 +91,7 @@ def test_a_refused_search_says_why_under_the_box_and_is_not_polled(page: Page, s
     # The server refuses a search it cannot answer (too long here; too broad to answer within
     # CRONPLANE_SEARCH_TIMEOUT_SECONDS on a big history takes the same path): the reason shows
     # where it is fixed, no Retry offers the same refusal, and the 5 s polling stops asking.
+    page.clock.install()  # the page's timers: its polling interval is passed, not waited for
     sign_in(page, server.admin_username, server.admin_password)
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if "/api/v1/jobs?" in r.url else None)
@@ -99,7 +102,8 @@ def test_a_refused_search_says_why_under_the_box_and_is_not_polled(page: Page, s
     expect(alert).to_be_visible()
     expect(alert.get_by_role("button", name="Retry")).to_have_count(0)
     refused = len(asked)
-    page.wait_for_timeout(6_000)  # more than the 5 s polling interval
+    page.clock.run_for(6_000)  # more than the 5 s polling interval
+    page.evaluate("fetch('/readyz').then(r => r.status)")  # a round trip after any poll
     assert len(asked) == refused, asked[refused:]
     search.fill("x")  # a search it can answer: the list is back
     expect(_jobs_table(page).or_(page.get_by_text("No jobs match these filters."))).to_be_visible()
@@ -172,7 +176,7 @@ def test_schedule_search_reload_keeps_previous_and_audit_links_its_targets(
         page: Page, server, admin_api: ApiClient, unique: str) -> None:
     kept = admin_api.create_schedule(name=f"{unique}-kept", handler="noop", cron="0 0 3 1 1 *")
     gone = admin_api.create_schedule(name=f"{unique}-gone", handler="noop", cron="0 0 3 1 1 *")
-    fired = admin_api.post(f"/schedules/{gone['id']}/trigger", expect=(200, 201, 202))
+    fired = admin_api.post(f"/schedules/{gone['id']}/trigger", expect=202)
     admin_api.delete(f"/schedules/{gone['id']}")
     for _ in range(25):
         admin_api.create_job("noop", {})

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import requests
 from api_client import ApiClient
 from conftest import Server
 from console_pages import sign_in_as_persona
-from playwright.sync_api import Page, Response, expect
+from playwright.sync_api import Page, Request, Response, expect
 
 E2E_DIR = Path(__file__).resolve().parent
 
@@ -42,17 +43,27 @@ def test_dashboard_shows_what_the_api_returns(page: Page, operator_api: ApiClien
         if response.url.endswith("/api/v1/stats") and response.status == 200:
             bodies.append(response.json())
 
+    in_flight: set[Request] = set()
+    page.on("request", lambda r: in_flight.add(r) if r.url.endswith("/api/v1/stats") else None)
+    # A bound builtin cannot be a Playwright handler (it tags the handler with an attribute).
+    page.on("requestfinished", lambda r: in_flight.discard(r))  # noqa: PLW0108
+    page.on("requestfailed", lambda r: in_flight.discard(r))  # noqa: PLW0108
     page.on("response", keep)
     sign_in_as_persona(page, "OPERATOR")
     expect(page.get_by_role("region", name="Leader")).to_be_visible()
     picker = page.get_by_role("radiogroup", name="Refresh")
     picker.get_by_text("1 s", exact=True).click()
     count_before = len(bodies)
-    page.wait_for_timeout(2500)
+    for _ in range(2):  # two polls within a few seconds: the 1 s refresh polls
+        page.wait_for_event("response", lambda r: r.url.endswith("/api/v1/stats"), timeout=5_000)
     assert len(bodies) > count_before, "the 1 s refresh did not poll"
     picker.get_by_text("Pause", exact=True).click()
     expect(page.get_by_text("Paused", exact=True)).to_be_visible()
-    page.wait_for_timeout(1500)  # the poll in flight when pausing lands
+    # The poll in flight when pausing lands: the page shows its answer, the last one kept.
+    deadline = time.monotonic() + 10
+    while in_flight and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # Playwright delivers the request's end while it is called
+    assert not in_flight, "a stats poll never ended"
     shown = bodies[-1]
     for status, count in shown["jobs_by_status"].items():
         if status in ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED"):

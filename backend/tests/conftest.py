@@ -25,15 +25,21 @@ import fcntl
 import os
 import secrets
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import hypothesis
 import psycopg
 import pytest
 from psycopg import sql
 
+from tests.support.examples import DEV
 from tests.support.fixtures import app, clients, fresh_app, fresh_clients  # noqa: F401 - shared fixtures
+
+# The default Hypothesis profile; ``--hypothesis-profile=ci-full`` (make chaos) replaces it.
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEV))
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,30 +155,59 @@ def template_database(pg: PgServer) -> Iterator[str]:
     pg.drop_database(name)
 
 
-@pytest.fixture(scope="session")
-def make_database(pg: PgServer, template_database: str) -> Iterator[Callable[[], str]]:
-    """Factory: a new migrated database, dropped at the end of the session."""
-    created: list[str] = []
+class _Databases:
+    """Clones of the template, each dropped as soon as its test or module is done, by a background
+    pool, so the drops overlap the tests still running. ``DROP DATABASE`` waits for every backend
+    of the server to acknowledge a barrier: a second or more on a loaded box, and dropping the few
+    hundred clones of a run one by one at the end of the session cost ~2 minutes."""
 
-    def make() -> str:
+    def __init__(self, pg: PgServer, template: str) -> None:
+        self.pg, self.template = pg, template
+        self.names: dict[str, str] = {}  # runtime URL → name, not yet dropped
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="drop-db")
+
+    def make(self) -> str:
         name = f"cp_{secrets.token_hex(5)}"
-        url = pg.create_database(name, template=template_database)
-        created.append(name)
+        url = self.pg.create_database(name, template=self.template)
+        self.names[url] = name
         return url
 
-    yield make
-    for name in created:
-        pg.drop_database(name)
+    def drop_soon(self, url: str) -> None:
+        name = self.names.pop(url, None)
+        if name:
+            self.pool.submit(self.pg.drop_database, name)
+
+    def drop_all(self) -> None:
+        for url in list(self.names):
+            self.drop_soon(url)
+        self.pool.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def databases(pg: PgServer, template_database: str) -> Iterator[_Databases]:
+    made = _Databases(pg, template_database)
+    yield made
+    made.drop_all()
+
+
+@pytest.fixture(scope="session")
+def make_database(databases: _Databases) -> Callable[[], str]:
+    """Factory: a new migrated database, dropped at the end of the session."""
+    return databases.make
 
 
 @pytest.fixture(scope="module")
-def database_url(make_database: Callable[[], str]) -> str:
-    return make_database()
+def database_url(databases: _Databases) -> Iterator[str]:
+    url = databases.make()
+    yield url
+    databases.drop_soon(url)
 
 
 @pytest.fixture
-def fresh_database_url(make_database: Callable[[], str]) -> str:
-    return make_database()
+def fresh_database_url(databases: _Databases) -> Iterator[str]:
+    url = databases.make()
+    yield url
+    databases.drop_soon(url)
 
 
 @pytest.fixture(scope="module")
@@ -200,3 +235,18 @@ def settings(tmp_path: Path) -> object:
     return Settings(secret_key="test-secret-key-" + "x" * 32, env="test", data_dir=tmp_path,
                     lease_ttl_seconds=2, attempt_lease_seconds=2)
 
+
+
+# Folders whose test files share processes or servers started once per module (a `serve`, a
+# cluster, a live API): each file stays on one xdist worker (``--dist loadgroup``), so no module
+# fixture starts twice. Every other test is scheduled on its own, which shortens the tail that
+# the longest files set under ``--dist loadfile``.
+_WHOLE_FILE = ("acceptance/", "deploy/", "security/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        relative = path.split("tests/", 1)[-1]
+        if relative.startswith(_WHOLE_FILE) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(relative))

@@ -7,7 +7,7 @@ at all, since the misfire grace (TTL + 1 s) lets a standby enqueue late what the
 not; on a badly overloaded host a successor can reach them later than that, and then they must
 be counted as missed by the schedule (``skip``), never silently lost. Long versions are
 ``@pytest.mark.chaos``, and so are the kill -9 and SIGSTOP scenarios here: ``make test`` runs
-their representatives in ``test_fault_injection.py`` (which also checks the fence). Failover and
+their representatives in ``test_fault_kill_leader.py`` and ``test_fault_frozen_leader.py`` (which also checks the fence). Failover and
 step-down times are figures of ``python -m bench scheduler``, not assertions.
 """
 

@@ -22,10 +22,11 @@ from schemathesis.specs.openapi.checks import (
 from tests.integration.api.job_seed import insert_job, insert_schedule
 from tests.support.accounts import add_user, tokens_for
 from tests.support.apps import make_app
+from tests.support.examples import examples
 
 MINE = ("/api/v1/schedules", "/api/v1/jobs", "/api/v1/handlers", "/api/v1/cron",
         "/api/v1/stats", "/api/v1/chaos")
-EXAMPLES = 15
+EXAMPLES = examples(15, dev=5)
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
 

@@ -214,11 +214,15 @@ def test_injected_failures_fail_the_attempt(plane) -> None:
     assert "injected failure" in (history.get_job(ctx, Actor.system(), job.id).job.error or "")
 
 
+SLOW_ANSWER = 0.05
+
+
 def test_http_request_records_status_and_latency(plane) -> None:
     import http.server
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
+            threading.Event().wait(SLOW_ANSWER)  # so the latency measured has a floor to meet
             length = int(self.headers["Content-Length"])
             body = self.rfile.read(length)
             self.send_response(201 if body == b'{"x": 1}' else 400)
@@ -242,7 +246,8 @@ def test_http_request_records_status_and_latency(plane) -> None:
     finally:
         server.shutdown()
     result = history.get_job(ctx, Actor.system(), ok.id).job.result
-    assert result is not None and result["status"] == 201 and result["latency_ms"] >= 0
+    assert result is not None and result["status"] == 201
+    assert result["latency_ms"] >= SLOW_ANSWER * 1000, result
     assert "HTTP 400" in (history.get_job(ctx, Actor.system(), bad.id).job.error or "")
     # Read at once, no waiting: the worker writes an attempt's output before its outcome.
     for job_id, status_line in ((ok.id, "HTTP 201 Created"), (bad.id, "HTTP 400 Bad Request")):

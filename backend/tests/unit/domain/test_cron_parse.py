@@ -18,6 +18,7 @@ from cronplane.domain.cron import (
     CronExpression,
     validate_timezone,
 )
+from tests.support.examples import examples
 
 
 def fields_of(text: str) -> CronExpression:
@@ -230,7 +231,7 @@ def test_validate_timezone_rejects_unknown_names_with_parameter_timezone(name: s
 _TOKEN_CHARS = st.sampled_from(list("0123456789*/-,LW#?MONFRIJAN "))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, dev=100), deadline=None)
 @given(st.text(_TOKEN_CHARS, max_size=40))
 def test_arbitrary_input_either_parses_or_raises_cron_error(text: str) -> None:
     try:
@@ -241,7 +242,7 @@ def test_arbitrary_input_either_parses_or_raises_cron_error(text: str) -> None:
     assert len(expression.canonical.split(" ")) == 6
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200, dev=60), deadline=None)
 @given(st.text(max_size=300))
 def test_any_unicode_text_either_parses_or_raises_cron_error(text: str) -> None:
     with contextlib.suppress(CronError):

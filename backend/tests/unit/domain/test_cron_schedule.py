@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cronplane.domain.cron import CronError, CronExpression, next_runs
+from tests.support.examples import examples
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -462,7 +463,7 @@ def _transitions_2020s(tz: ZoneInfo) -> list[datetime]:
     return _TRANSITION_CACHE[tz.key]
 
 
-PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(max_examples=examples(150, dev=50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _is_gap_end(instant: datetime, tz: ZoneInfo) -> bool:
@@ -519,7 +520,7 @@ def test_asking_from_any_later_point_before_the_next_fire_gives_the_same_fire(
         assert expression.next_after(later, tz) == fire, f"a fire between {after} and {fire} was missed"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60, dev=30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=EXPRESSIONS, zone_after=zone_and_instant())
 def test_fires_within_a_day_agree_with_the_oracle(text: str, zone_after: tuple[ZoneInfo, datetime]) -> None:
     tz, after = zone_after

@@ -22,6 +22,7 @@ from cronplane.domain.fire_ledger import (
     last_fire_times,
 )
 from cronplane.domain.firing import Misfire, Overlap, plan_fires
+from tests.support.examples import examples
 
 UTC_ZONE = ZoneInfo("UTC")
 START = datetime(2026, 12, 1, 0, 0, 0, tzinfo=UTC)
@@ -68,7 +69,7 @@ def _simulate(cron: str, misfire: str, overlap: str, world: list[tuple[bool, boo
     return expression, jobs, skips, next_run, now
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150, dev=50), deadline=None)
 @given(cron=st.sampled_from(EXPRESSIONS), misfire=st.sampled_from(list(Misfire)),
        overlap=st.sampled_from(list(Overlap)), spans=st.lists(span, min_size=1, max_size=12))
 def test_every_expected_fire_time_has_exactly_one_explained_entry(cron, misfire, overlap,
