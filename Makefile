@@ -69,9 +69,11 @@ system-deps:
 	  fi; \
 	fi
 
+# `make run DEMO=1`: first seed a real-looking day (cronplane seed-demo --day; once per database).
 run: $(RUN_STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
 	$(VENV)/bin/cronplane migrate
+	@if [ -n "$(DEMO)" ]; then $(VENV)/bin/cronplane seed-demo --day; fi
 	$(VENV)/bin/cronplane serve
 
 lint: $(STAMP)

@@ -227,6 +227,32 @@ def create_user(username: str, role: str, password_file: Any) -> None:
     click.echo(f"cronplane: created user {user.username} ({user.role})")
 
 
+@main.command("seed-demo")
+@click.option("--day", is_flag=True, required=True,
+              help="A real-looking day: 3 projects, 13 schedules, ~1,000 jobs with failures, "
+                   "broken channels, a paused queue.")
+def seed_demo(day: bool) -> None:
+    """Fill this installation's database with demo data (once; refuses a seeded database)."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    from cronplane.management.context import ManagementContext
+    from cronplane.management.demo_day import AlreadySeeded, seed_day
+
+    ctx = ManagementContext.build(settings, url)
+    try:
+        report = seed_day(ctx)
+    except AlreadySeeded as exc:
+        click.echo(f"cronplane: {exc.detail}; nothing changed")
+        return
+    finally:
+        ctx.db.close()
+    click.echo(f"cronplane: seeded a day: {report.projects} projects added, {report.schedules} "
+               f"schedules, {report.channels} unreachable channels, {report.jobs} jobs "
+               f"({report.failed_jobs} failed, {report.deliveries} notification deliveries), "
+               "queue default/webhooks paused")
+
+
 @main.command()
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
 def openapi(output: str | None) -> None:

@@ -87,7 +87,7 @@ export function aPersona(overrides: Partial<Persona> = {}): Persona {
 }
 
 export function someStats(overrides: Partial<Stats> = {}): Stats {
-  return { jobs_by_status: {}, throughput: [], leader: null, workers: [], chaos: [], ...overrides };
+  return { jobs_by_status: {}, deliveries_by_status: {}, failing_channels: [], throughput: [], leader: null, workers: [], chaos: [], ...overrides };
 }
 
 /** An intact chain of `checked` events. */

@@ -49,6 +49,9 @@ blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their at
 JOB_STATUSES = [status.value for status in JobStatus]
 ATTEMPT_STATUSES = [status.value for status in AttemptStatus]
 TRIGGERS = [trigger.value for trigger in Trigger]
+EXCLUDE_TRIGGER_DOC = {"description": "Repeatable: leave out jobs made by this trigger "
+                                      "(the console passes `notification`: deliveries are not "
+                                      "the operator's work)"}
 MAX_IDEMPOTENCY_KEY = 255
 QUEUE_NAME_RE = r"^[a-z0-9_.-]{1,64}$"
 JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_at", "attempt_count",
@@ -215,6 +218,8 @@ class JobListArgsSchema(ListArgsSchema, ProjectFilterArgs):
                                             "as a prefix of the handler, idempotency key or error"})
     created_after = UtcDateTime(load_default=None)
     created_before = UtcDateTime(load_default=None)
+    exclude_trigger = fields.List(fields.String(validate=validate.OneOf(TRIGGERS)),
+                                  load_default=list, metadata=EXCLUDE_TRIGGER_DOC)
 
 
 @blp.route("/jobs")
@@ -228,7 +233,8 @@ class Jobs(MethodView):
             management_context(), current_actor(), project=args["project"],
             statuses=args["status"], schedule_id=args["schedule_id"], handler=args["handler"],
             queue=args["queue"], q=args["q"], created_after=args["created_after"],
-            created_before=args["created_before"], limit=args["limit"], cursor=args["cursor"])
+            created_before=args["created_before"], exclude_triggers=args["exclude_trigger"],
+            limit=args["limit"], cursor=args["cursor"])
         return page, next_link(page)
 
     @requires(Role.OPERATOR)
@@ -335,6 +341,8 @@ class JobFilterSchema(ProjectFilterArgs):
     q = SafeString(load_default=None, validate=validate.Length(max=200))
     created_after = UtcDateTime(load_default=None)
     created_before = UtcDateTime(load_default=None)
+    exclude_trigger = fields.List(fields.String(validate=validate.OneOf(TRIGGERS)),
+                                  load_default=list, metadata=EXCLUDE_TRIGGER_DOC)
 
 
 class BulkActionSchema(ma.Schema):

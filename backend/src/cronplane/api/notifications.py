@@ -50,13 +50,31 @@ class ChannelSchema(ma.Schema):
     created_at = UtcDateTime(required=True)
 
 
+class ChannelHealthSchema(ma.Schema):
+    state = fields.String(required=True, validate=validate.OneOf(["ok", "failing", "unused"]),
+                          metadata={"description": "failing: the newest 3+ delivery attempts "
+                                                   "failed; unused: no attempt among the newest "
+                                                   "200"})
+    last_success_at = UtcDateTime(required=True, allow_none=True)
+    last_failure_at = UtcDateTime(required=True, allow_none=True)
+    failures_in_a_row = fields.Integer(required=True,
+                                       metadata={"description": "Failed attempts since the last "
+                                                                "success (of the newest 200)"})
+    last_error = fields.String(required=True, allow_none=True,
+                               metadata={"description": "The newest failure's first line"})
+
+
+class ChannelWithHealthSchema(ChannelSchema):
+    health = fields.Nested(ChannelHealthSchema, required=True)
+
+
 class ChannelCreatedSchema(ChannelSchema):
     secret = fields.String(required=True, allow_none=True,
                            metadata={"description": "Shown once: the whsec_ signing secret"})
 
 
 class ChannelListSchema(ma.Schema):
-    items = fields.List(fields.Nested(ChannelSchema), required=True)
+    items = fields.List(fields.Nested(ChannelWithHealthSchema), required=True)
 
 
 class ChannelCreateSchema(ma.Schema):

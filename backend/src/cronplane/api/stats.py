@@ -47,8 +47,26 @@ class ActiveExperimentSchema(ma.Schema):
     expires_at = UtcDateTime(required=True)
 
 
+class FailingChannelSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    project = fields.String(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True)
+    failures_in_a_row = fields.Integer(required=True)
+    last_success_at = UtcDateTime(required=True, allow_none=True)
+
+
 class StatsSchema(ma.Schema):
-    jobs_by_status = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    jobs_by_status = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
+                                 metadata={"description": "Every job, notification deliveries "
+                                                          "included"})
+    deliveries_by_status = fields.Dict(
+        keys=fields.String(), values=fields.Integer(), required=True,
+        metadata={"description": "The notification deliveries among jobs_by_status (trigger "
+                                 "`notification`): subtract them for the operator's own jobs"})
+    failing_channels = fields.List(
+        fields.Nested(FailingChannelSchema), required=True,
+        metadata={"description": "Channels whose newest 3+ delivery attempts failed"})
     throughput = fields.List(fields.Nested(ThroughputSchema), required=True,
                              metadata={"description": "Per minute, oldest first, last hour"})
     leader = fields.Nested(LeaderSchema, required=True, allow_none=True)
@@ -79,6 +97,12 @@ def stats_body(stats: dashboard.Stats) -> dict[str, Any]:
     leader = stats.leader
     return {
         "jobs_by_status": {str(status): int(n) for status, n in stats.jobs_by_status.items()},
+        "deliveries_by_status": {str(status): int(n)
+                                 for status, n in stats.deliveries_by_status.items()},
+        "failing_channels": [{"id": int(c.id), "project": str(c.project), "name": str(c.name),
+                              "kind": str(c.kind), "failures_in_a_row": int(c.failures_in_a_row),
+                              "last_success_at": None if c.last_success_at is None
+                              else utc_text(c.last_success_at)} for c in stats.failing_channels],
         "throughput": [{"minute": _minute_text(m.minute), "succeeded": int(m.succeeded),
                         "failed": int(m.failed)} for m in stats.throughput],
         "leader": None if leader is None else {

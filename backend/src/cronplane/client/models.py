@@ -20,10 +20,11 @@ __all__ = [
     "BulkAction",
     "BulkResult",
     "BulkSkipped",
-    "Channel",
     "ChannelCreate",
     "ChannelCreated",
+    "ChannelHealth",
     "ChannelList",
+    "ChannelWithHealth",
     "ChaosCreate",
     "ChaosExperiment",
     "ChaosList",
@@ -33,6 +34,7 @@ __all__ = [
     "Delivery",
     "DeliveryList",
     "Error",
+    "FailingChannel",
     "FireEntry",
     "FireLedger",
     "FirstRun",
@@ -194,18 +196,6 @@ class BulkSkipped(TypedDict):
     reason: str
 
 
-class Channel(TypedDict):
-    address: str | None
-    created_at: str
-    events: list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]
-    has_secret: Any
-    id: int
-    kind: Literal["webhook", "slack", "email"]
-    name: str
-    project: str
-    url: str | None
-
-
 class ChannelCreate(TypedDict):
     address: NotRequired[str]
     events: NotRequired[list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]]
@@ -229,8 +219,29 @@ class ChannelCreated(TypedDict):
     url: str | None
 
 
+class ChannelHealth(TypedDict):
+    failures_in_a_row: int
+    last_error: str | None
+    last_failure_at: str | None
+    last_success_at: str | None
+    state: Literal["ok", "failing", "unused"]
+
+
 class ChannelList(TypedDict):
-    items: list[Channel]
+    items: list[ChannelWithHealth]
+
+
+class ChannelWithHealth(TypedDict):
+    address: str | None
+    created_at: str
+    events: list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]
+    has_secret: Any
+    health: ChannelHealth
+    id: int
+    kind: Literal["webhook", "slack", "email"]
+    name: str
+    project: str
+    url: str | None
 
 
 class ChaosCreate(TypedDict):
@@ -304,6 +315,15 @@ class Error(TypedDict):
     type: str
 
 
+class FailingChannel(TypedDict):
+    failures_in_a_row: int
+    id: int
+    kind: str
+    last_success_at: str | None
+    name: str
+    project: str
+
+
 class FireEntry(TypedDict):
     fire_time: str
     job_id: int | None
@@ -373,7 +393,7 @@ class Job(TypedDict):
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
-    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
+    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill", "notification"]
 
 
 class JobCount(TypedDict):
@@ -426,12 +446,13 @@ class JobDetail(TypedDict):
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
-    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill"]
+    trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill", "notification"]
 
 
 class JobFilter(TypedDict):
     created_after: NotRequired[str | None]
     created_before: NotRequired[str | None]
+    exclude_trigger: NotRequired[list[Literal["schedule", "manual", "api", "retry", "rerun", "backfill", "notification"]]]
     handler: NotRequired[str | None]
     project: NotRequired[list[str]]
     q: NotRequired[str | None]
@@ -695,6 +716,8 @@ class SecretNames(TypedDict):
 
 class Stats(TypedDict):
     chaos: list[ActiveExperiment]
+    deliveries_by_status: dict[str, int]
+    failing_channels: list[FailingChannel]
     jobs_by_status: dict[str, int]
     leader: dict[str, Any] | Leader | None
     throughput: list[Throughput]

@@ -127,3 +127,45 @@ def url_digest(url: str) -> str:
     """What the audit keeps of a channel URL besides its origin: a SHA-256 (the same URL set
     again is recognisable; the URL is not recoverable)."""
     return "sha256:" + hashlib.sha256(url.encode("utf-8")).hexdigest()
+
+
+# Channel health: judged on the channel's newest HEALTH_WINDOW delivery attempts (a bounded
+# read at any history size). FAILING_AFTER failed attempts in a row, with no success since,
+# make it FAILING: one failed attempt is a retry, three is a channel nobody will hear from.
+HEALTH_WINDOW = 200
+FAILING_AFTER = 3
+
+
+class ChannelState(StrEnum):
+    OK = "ok"
+    FAILING = "failing"
+    UNUSED = "unused"  # no delivery attempt in the window
+
+
+@dataclass(frozen=True)
+class ChannelHealth:
+    state: ChannelState
+    last_success_at: Any  # datetime | None (kept Any: the domain reads no clock types here)
+    last_failure_at: Any
+    failures_in_a_row: int
+    last_error: str | None
+
+    @classmethod
+    def unused(cls) -> ChannelHealth:
+        return cls(ChannelState.UNUSED, None, None, 0, None)
+
+
+def channel_state(*, attempts: int, failures_in_a_row: int) -> ChannelState:
+    if attempts == 0:
+        return ChannelState.UNUSED
+    return ChannelState.FAILING if failures_in_a_row >= FAILING_AFTER else ChannelState.OK
+
+
+def error_headline(error: str | None, status_code: int | None) -> str | None:
+    """One line for a failed attempt: its error's first line, or the HTTP status answered."""
+    if error:
+        first = error.strip().splitlines()[0] if error.strip() else error
+        return first[:200]
+    if status_code is not None:
+        return f"HTTP {status_code}"
+    return None

@@ -34,8 +34,8 @@ class RunWhen(StrEnum):
 
 class Trigger(StrEnum):
     """What made a job: a schedule's fire, a person's "Run now", an API enqueue, a retry, a
-    rerun of another job (``rerun_of`` names it, maybe with changes), or a past fire time of a
-    schedule enqueued on request (backfill)."""
+    rerun of another job (``rerun_of`` names it, maybe with changes), a past fire time of a
+    schedule enqueued on request (backfill), or a notification delivery."""
 
     SCHEDULE = "schedule"
     MANUAL = "manual"
@@ -43,6 +43,9 @@ class Trigger(StrEnum):
     RETRY = "retry"
     RERUN = "rerun"
     BACKFILL = "backfill"
+    # A notification delivery, queued by cronplane itself: not the operator's work, so lists and
+    # the dashboard leave it out of their failures by default (issue 45).
+    NOTIFICATION = "notification"
 
 
 class AttemptStatus(StrEnum):

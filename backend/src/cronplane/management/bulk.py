@@ -65,7 +65,8 @@ def make_filter(*, ids: Sequence[int] | None, flt: dict[str, Any] | None) -> Job
                      q=(flt.get("q") or "").strip() or None,
                      created_after=flt.get("created_after"),
                      created_before=flt.get("created_before"),
-                     projects=tuple(flt.get("project") or ()))
+                     projects=tuple(flt.get("project") or ()),
+                     exclude_triggers=tuple(flt.get("exclude_trigger") or ()))
 
 
 def _describe(flt: JobFilter) -> dict[str, Any]:
@@ -74,7 +75,8 @@ def _describe(flt: JobFilter) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in (("status", list(flt.statuses)), ("schedule_id", flt.schedule_id),
                         ("handler", flt.handler), ("queue", flt.queue), ("q", flt.q),
-                        ("project", list(flt.projects))):
+                        ("project", list(flt.projects)),
+                        ("exclude_trigger", list(flt.exclude_triggers))):
         if value:
             out[name] = value
     for name, when in (("created_after", flt.created_after),

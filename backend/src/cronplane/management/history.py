@@ -58,6 +58,7 @@ def list_jobs(
     q: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    exclude_triggers: Iterable[str] = (),
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Page[Any]:
@@ -78,7 +79,7 @@ def list_jobs(
             limit=size, projects=scope.readable(actor, project), statuses=wanted,
             schedule_id=schedule_id, handler=handler or None, queue=queue or None,
             q=query or None, created_after=created_after, created_before=created_before,
-            before=before))
+            before=before, exclude_triggers=tuple(dict.fromkeys(exclude_triggers))))
     return page_by_id(rows, size)
 
 

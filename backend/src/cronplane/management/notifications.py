@@ -18,6 +18,7 @@ import base64
 import re
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -30,10 +31,14 @@ from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
     DELIVERY_QUEUE,
+    HEALTH_WINDOW,
     TEST_EVENT,
+    ChannelHealth,
     ChannelKind,
     shown_url,
     url_digest,
+    channel_state,
+    error_headline,
 )
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
@@ -43,6 +48,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.storage import notify
 from cronplane.storage.models import Job, NotificationChannel, NotificationDelivery
+from cronplane.storage.notification_store import channel_health_rows
 
 NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 ADDRESS = re.compile(r"^[^@\s<>,;]{1,64}@[^@\s<>,;]{1,255}$")
@@ -144,13 +150,43 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Not
 
 def list_channels(ctx: ManagementContext, actor: Actor, *,
                   project: list[str] | None = None) -> list[NotificationChannel]:
+    """The channels, each with a ``health`` attribute (``ChannelHealth``)."""
     query = scope.restrict(select(NotificationChannel), NotificationChannel.project, actor,
                            project, minimum=Role.ADMIN)
     with ctx.db.read_session() as session:
         rows = list(session.scalars(query.order_by(NotificationChannel.project,
                                                    NotificationChannel.name)))
         session.expunge_all()
-        return rows
+    health = {view.id: view.health for view in channel_health(ctx, sorted({c.project for c in rows}))}
+    for channel in rows:
+        # A detached row: the attribute is the API's to serialise, never written back.
+        channel.health = health.get(channel.id, ChannelHealth.unused())  # type: ignore[attr-defined]
+    return rows
+
+
+@dataclass(frozen=True)
+class ChannelHealthView:
+    id: int
+    project: str
+    name: str
+    kind: str
+    health: ChannelHealth
+
+
+def channel_health(ctx: ManagementContext, projects: list[str] | None) -> list[ChannelHealthView]:
+    """Health of the channels of ``projects`` (None: every project), for callers that already
+    decided what the actor may see (the channel list, the dashboard's failing channels)."""
+    if projects is not None and not projects:
+        return []
+    return [ChannelHealthView(
+        id=int(row["id"]), project=str(row["project"]), name=str(row["name"]), kind=str(row["kind"]),
+        health=ChannelHealth(
+            state=channel_state(attempts=int(row["attempts"]),
+                                failures_in_a_row=int(row["failures_in_a_row"])),
+            last_success_at=row["last_success_at"], last_failure_at=row["last_failure_at"],
+            failures_in_a_row=int(row["failures_in_a_row"]),
+            last_error=error_headline(row["last_error"], row["last_status_code"])))
+        for row in channel_health_rows(ctx.db, projects, window=HEALTH_WINDOW)]
 
 
 def _channel(session: Any, actor: Actor, channel_id: int, *, lock: bool = False
@@ -188,7 +224,7 @@ def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
                            "data": {"channel": channel.name, "project": channel.project,
                                     "requested_by": actor.username}},
                   max_attempts=DELIVERY_MAX_ATTEMPTS, timeout_seconds=30,
-                  trigger=Trigger.API.value, requested_by=actor.username)
+                  trigger=Trigger.NOTIFICATION.value, requested_by=actor.username)
         session.add(job)
         session.flush()
         session.refresh(job)

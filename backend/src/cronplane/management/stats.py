@@ -6,11 +6,12 @@ there counts jobs); this module shapes their JSON into the values the API serial
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from cronplane.domain.notifications import ChannelState
 from cronplane.domain.states import JobStatus
-from cronplane.management import scope
+from cronplane.management import notifications, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.stats_store import StatsStore
@@ -53,12 +54,29 @@ class ActiveExperiment:
 
 
 @dataclass(frozen=True)
+class FailingChannel:
+    """A notification channel whose newest delivery attempts all failed: alerts are not
+    reaching anyone. Name and counts only; its URL and errors stay on the ADMIN pages."""
+
+    id: int
+    project: str
+    name: str
+    kind: str
+    failures_in_a_row: int
+    last_success_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Stats:
     jobs_by_status: dict[str, int]
     throughput: list[ThroughputMinute]
     leader: Leader | None
     workers: list[WorkerLiveness]
     chaos: list[ActiveExperiment]
+    # Included in jobs_by_status; the console subtracts them (deliveries are not the operator's
+    # jobs, issue 45).
+    deliveries_by_status: dict[str, int] = field(default_factory=dict)
+    failing_channels: list[FailingChannel] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -76,7 +94,8 @@ def get_stats(ctx: ManagementContext, actor: Actor,
               project: list[str] | None = None) -> Stats:
     """Job counts and throughput of the caller's projects (``project`` narrows them); the
     installation-wide trigger-kept counters serve a caller who sees every project."""
-    row = StatsStore(ctx.db).dashboard(scope.readable(actor, project),
+    projects = scope.readable(actor, project)
+    row = StatsStore(ctx.db).dashboard(projects,
                                        throughput_minutes=THROUGHPUT_MINUTES,
                                        worker_liveness_seconds=WORKER_LIVENESS_SECONDS)
     return Stats(
@@ -88,7 +107,14 @@ def get_stats(ctx: ManagementContext, actor: Actor,
                                 heartbeat_at=_instant(w["heartbeat_at"]),
                                 running=int(w["running"])) for w in row["workers"]],
         chaos=[ActiveExperiment(id=int(c["id"]), kind=str(c["kind"]),
-                                expires_at=_instant(c["expires_at"])) for c in row["chaos"]])
+                                expires_at=_instant(c["expires_at"])) for c in row["chaos"]],
+        deliveries_by_status=_counts(row["deliveries"]),
+        failing_channels=[
+            FailingChannel(id=view.id, project=view.project, name=view.name, kind=view.kind,
+                           failures_in_a_row=view.health.failures_in_a_row,
+                           last_success_at=view.health.last_success_at)
+            for view in notifications.channel_health(ctx, projects)
+            if view.health.state is ChannelState.FAILING])
 
 
 def state_snapshot(ctx: ManagementContext) -> StateSnapshot:

@@ -42,6 +42,7 @@ class JobFilter:
     created_after: datetime | None = None
     created_before: datetime | None = None
     projects: Sequence[str] = field(default_factory=tuple)
+    exclude_triggers: Sequence[str] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def _conditions(flt: JobFilter) -> list[Any]:
         conds.append(Job.created_at < flt.created_before)
     if flt.projects:
         conds.append(Job.project.in_(list(flt.projects)))
+    if flt.exclude_triggers:
+        conds.append(Job.trigger.not_in(list(flt.exclude_triggers)))
     return conds
 
 

@@ -67,12 +67,14 @@ class JobListFilter:
     created_after: datetime | None = None
     created_before: datetime | None = None
     before: int | None = None  # the cursor: ids below it
+    # Jobs made by these triggers are left out (the console leaves out notification deliveries).
+    exclude_triggers: Sequence[str] = ()
 
 
 # Which filters are present, the number of statuses, the search's shape and the page size when
 # it is written into the statement (an unfiltered list; see "The page size of an unfiltered
 # list" below).
-_Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool, int | None]
+_Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool, int | None, int]
 
 
 def list_page(db: Database, flt: JobListFilter) -> list[Any]:
@@ -105,12 +107,13 @@ def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str 
     search = parse(flt.q) if flt.q else None
     unfiltered = not (flt.statuses or flt.schedule_id is not None or flt.handler or flt.queue
                       or search is not None or flt.created_after is not None
-                      or flt.created_before is not None)
+                      or flt.created_before is not None or flt.exclude_triggers)
     shape: _Shape = (flt.projects is not None, len(flt.statuses), flt.schedule_id is not None,
                      bool(flt.handler), bool(flt.queue),
                      search_shape(search) if search is not None else None,
                      flt.created_after is not None, flt.created_before is not None,
-                     flt.before is not None, flt.limit + 1 if unfiltered else None)
+                     flt.before is not None, flt.limit + 1 if unfiltered else None,
+                     len(flt.exclude_triggers))
     text, constants = _compiled(shape)
     params: dict[str, Any] = {**constants, "limit": flt.limit + 1,
                               "projects": list(flt.projects or ()),
@@ -119,6 +122,7 @@ def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str 
                               "created_before": flt.created_before, "before": flt.before}
     for index, status in enumerate(flt.statuses):
         params[f"wanted_{index}"] = status
+    params["excluded_triggers"] = list(flt.exclude_triggers)
     if search is not None:
         params.update(search_params(search, resolve, frequencies))
     return text, params
@@ -194,7 +198,7 @@ WALK_ON = 2
 
 def _statement(shape: _Shape) -> Select[Any]:
     (projects, statuses, schedule_id, handler, queue, search, created_after, created_before,
-     before, fixed_limit) = shape
+     before, fixed_limit, excluded) = shape
     narrowed = bool(statuses or schedule_id or handler or queue or created_after or created_before)
     by_status_index = bool(statuses) and search is None and not (
         schedule_id or handler or queue or created_after or created_before)
@@ -221,6 +225,11 @@ def _statement(shape: _Shape) -> Select[Any]:
             stmt = stmt.where(Job.created_at < _param("created_before"))
         if before:
             stmt = stmt.where(Job.id < _param("before"))
+        if excluded:
+            # A filter on the rows each walk reads, never an index of its own: deliveries are a
+            # minority of any list that leaves them out.
+            stmt = stmt.where(Job.trigger != _param("excluded_triggers",
+                                                    type_=ARRAY(Text)).all_())
         if by_status_index:
             return stmt.order_by(Job.status, Job.id.desc())
         return stmt.order_by(Job.id.desc())

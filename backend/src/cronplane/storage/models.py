@@ -522,6 +522,10 @@ class Job(Base):
               postgresql_where=text("status = 'RUNNING'")),
         # Keyset history listing (newest first), overall and by the common filters.
         Index("ix_jobs_status_id", "status", text("id DESC")),
+        # Deliveries by project and status: what /stats subtracts from the operator's counts
+        # (migration 0025).
+        Index("ix_jobs_notification_status", "project", "status",
+              postgresql_where=text("trigger = 'notification'")),
         # ON DELETE SET NULL of rerun_of: without it every deleted job (a purge) scanned the
         # whole table for its reruns (migration 0019).
         Index("ix_jobs_rerun_of", "rerun_of", postgresql_where=text("rerun_of IS NOT NULL")),

@@ -62,3 +62,12 @@ class NotificationStore:
                 "event_type": message.type, "job_id": job_id, "attempt": attempt,
                 "status_code": status_code, "error": None if error is None else error[:2000],
                 "duration_ms": duration_ms})
+
+
+def channel_health_rows(db: Database, projects: list[str] | None, *, window: int) -> list[Any]:
+    """One row per channel of ``projects`` (None: every project): id, project, name, kind,
+    attempts, last_success_at, last_failure_at, failures_in_a_row, last_error,
+    last_status_code; over its newest ``window`` delivery attempts."""
+    with db.autocommit() as conn:
+        return list(conn.execute(QUERIES["channel_health"],
+                                 {"projects": projects, "window": window}, prepare=True))

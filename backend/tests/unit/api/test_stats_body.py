@@ -11,6 +11,7 @@ from cronplane.api.stats import StatsSchema, stats_body
 from cronplane.domain.states import JobStatus
 from cronplane.management.stats import (
     ActiveExperiment,
+    FailingChannel,
     Leader,
     Stats,
     ThroughputMinute,
@@ -32,13 +33,20 @@ def full() -> Stats:
         workers=[WorkerLiveness(id=f"w-{i}", host="hôst", pid=100 + i,
                                 heartbeat_at=START + timedelta(microseconds=i), running=i)
                  for i in range(3)],
-        chaos=[ActiveExperiment(id=9, kind="db_latency", expires_at=START.astimezone(PARIS))])
+        chaos=[ActiveExperiment(id=9, kind="db_latency", expires_at=START.astimezone(PARIS))],
+        deliveries_by_status={"DEAD": 685, "SUCCEEDED": 3},
+        failing_channels=[FailingChannel(id=3, project="payments", name="oncall-slack",
+                                         kind="slack", failures_in_a_row=200,
+                                         last_success_at=START.astimezone(PARIS)),
+                          FailingChannel(id=4, project="default", name="hook", kind="webhook",
+                                         failures_in_a_row=3, last_success_at=None)])
 
 
 VARIANTS = {
     "full": full(),
     "no leader, nothing live": dataclasses.replace(full(), leader=None, workers=[], chaos=[],
-                                                   throughput=[]),
+                                                   throughput=[], failing_channels=[],
+                                                   deliveries_by_status={}),
     "empty counts": dataclasses.replace(full(), jobs_by_status={}),
 }
 
@@ -53,7 +61,7 @@ def test_every_schema_field_is_written() -> None:
     body = stats_body(full())
     schema = StatsSchema()
     assert set(body) == set(schema.dump_fields)
-    for name in ("throughput", "workers", "chaos"):
+    for name in ("throughput", "workers", "chaos", "failing_channels"):
         nested = schema.dump_fields[name].inner.schema  # type: ignore[attr-defined]
         assert set(body[name][0]) == set(nested.dump_fields), name
     assert set(body["leader"]) == set(schema.dump_fields["leader"].schema.dump_fields)  # type: ignore[attr-defined]

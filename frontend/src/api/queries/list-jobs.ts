@@ -11,6 +11,8 @@ export interface JobFilters {
   q?: string;
   created_after?: string;
   created_before?: string;
+  /** Leave out jobs of these triggers: the console passes `notification` (deliveries are not the operator's work). */
+  exclude_trigger?: 'notification'[];
   cursor?: string;
   limit?: number;
 }

@@ -38,6 +38,25 @@ describe('dashboard', () => {
     expect(screen.queryByTestId('running-hint')).toBeNull();
   });
 
+  it('counts notification deliveries apart, asks the failures panel without them, and names a failing channel', async () => {
+    const day = {
+      ...stats,
+      jobs_by_status: { ...stats.jobs_by_status, DEAD: 700 },
+      deliveries_by_status: { DEAD: 685 },
+      failing_channels: [{ id: 2, project: 'payments', name: 'oncall-slack', kind: 'slack', failures_in_a_row: 240, last_success_at: null }],
+    };
+    const fake = fakeApi(getStats(day), noJobs);
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    expect(await screen.findByLabelText('DEAD jobs')).toHaveTextContent('15');
+    expect(screen.getByTestId('deliveries-DEAD')).toHaveTextContent('+685 notification deliveries');
+    expect(screen.getByTestId('failing-channels')).toHaveTextContent(/oncall-slack \(slack, project payments\): 200\+ delivery attempts failed in a row,\s*last success never/);
+    expect(screen.queryByRole('link', { name: 'Check the channels' }), 'channels are ADMIN-only').toBeNull();
+    await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/jobs')).toBe(true));
+    const failures = fake.calls.map((c) => new URL(c.url)).find((u) => u.pathname === '/api/v1/jobs');
+    expect(failures?.searchParams.getAll('exclude_trigger')).toEqual(['notification']);
+  });
+
   it('explains a RUNNING count above what the live workers report (heartbeat lag, or a dead worker whose lease has not expired)', async () => {
     const idle = { ...stats, jobs_by_status: { ...stats.jobs_by_status, RUNNING: 1 }, workers: stats.workers.map((w) => ({ ...w, running: 0 })) };
     vi.stubGlobal('fetch', fakeApi(getStats(idle), noJobs).fetch);

@@ -17,6 +17,7 @@ import { useStats } from './api/get-stats';
 import { LeaderPanel, WorkersTable } from './LeaderPanel';
 import { NeedsAttention } from './NeedsAttention';
 import { StatusCounts } from './StatusCounts';
+import { FailingChannels } from './FailingChannels';
 
 // recharts is 290 KB of the dashboard's 440: loaded on its own, after the page (and its heading)
 // is on screen, so a slow network shows the numbers first (bench/RESULTS.md, issue 23).
@@ -51,7 +52,7 @@ export function DashboardPage() {
   const { can } = useSession();
   const polling = usePolling();
   const stats = useStats(polling.refetchInterval);
-  const failures = useJobs({ status: ['DEAD'], limit: 10 }, polling.refetchInterval);
+  const failures = useJobs({ status: ['DEAD'], limit: 10, exclude_trigger: ['notification'] }, polling.refetchInterval);
   const failing = stats.isError || failures.isError;
   // Numbers from before a failed poll stay visible for orientation but are dimmed and labelled.
   const staleStyle = failing ? { opacity: 0.45 } : undefined;
@@ -87,6 +88,7 @@ export function DashboardPage() {
           ))}
         </Alert>
       )}
+      {stats.data && stats.data.failing_channels.length > 0 && <FailingChannels channels={stats.data.failing_channels} canManage={can(roleFor('listNotificationChannels'))} />}
       <Section title="Needs attention">
         <NeedsAttention refetchInterval={polling.refetchInterval} />
       </Section>
@@ -94,7 +96,7 @@ export function DashboardPage() {
         {stats.data && (
           <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>
             <Stack>
-              <StatusCounts counts={stats.data.jobs_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} />
+              <StatusCounts counts={stats.data.jobs_by_status} deliveries={stats.data.deliveries_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} />
               <Grid>
                 <Grid.Col span={{ base: 12, md: 7 }}>
                   <Section title="Throughput (last hour)">

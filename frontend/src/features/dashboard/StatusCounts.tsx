@@ -6,7 +6,10 @@ import { JOB_STATUSES } from '../../api/types';
  * attempts in the database, live; a worker reports its count at each heartbeat (every 5 s by default), and one that died keeps
  * its attempt RUNNING until the lease expires and the watchdog reclaims it. So RUNNING can
  * exceed the workers' total for a while, truthfully: the card says so instead of looking wrong. */
-export function StatusCounts({ counts, heldByWorkers }: { counts: Record<string, number>; heldByWorkers?: number }) {
+/** `deliveries`: the notification deliveries among `counts` (GET /stats deliveries_by_status). They are shown apart: 685 dead
+ * deliveries to one broken webhook must not read as 685 failures of the operator's work (issue 45). */
+export function StatusCounts({ counts: all, heldByWorkers, deliveries = {} }: { counts: Record<string, number>; heldByWorkers?: number; deliveries?: Record<string, number> }) {
+  const counts = Object.fromEntries(Object.entries(all).map(([s, n]) => [s, Math.max(0, n - (deliveries[s] ?? 0))]));
   const running = counts.RUNNING ?? 0;
   const unaccounted = heldByWorkers !== undefined && running > heldByWorkers;
   return (
@@ -19,6 +22,11 @@ export function StatusCounts({ counts, heldByWorkers }: { counts: Record<string,
           <Text size="xl" fw={700} aria-label={`${s} jobs`}>
             {counts[s] ?? 0}
           </Text>
+          {(deliveries[s] ?? 0) > 0 && (
+            <Anchor component={Link} to={`/jobs?status=${s}&handler=notification.deliver`} size="xs" data-testid={`deliveries-${s}`}>
+              +{deliveries[s]} notification deliveries
+            </Anchor>
+          )}
           {s === 'RUNNING' && unaccounted && (
             <Text size="xs" c="dimmed" data-testid="running-hint">
               live workers report {heldByWorkers} (as of their last heartbeat, every few seconds; a dead worker&apos;s attempt stays RUNNING until its lease expires)

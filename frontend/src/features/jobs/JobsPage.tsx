@@ -68,7 +68,7 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
 const PAGE_SIZES = ['10', '50', '100', '200'];
 
 // Clearing the filters keeps the page size: it is how the list is read, not what it selects.
-const JOB_FILTER_PARAMS = { status: null, handler: null, queue: null, schedule_id: null, q: null, created_after: null, created_before: null };
+const JOB_FILTER_PARAMS = { status: null, handler: null, queue: null, schedule_id: null, q: null, created_after: null, created_before: null, deliveries: null };
 
 export function JobsPage() {
   const navigate = useNavigate();
@@ -86,6 +86,8 @@ export function JobsPage() {
     q: params.get('q') ?? undefined,
     created_after: params.get('created_after') ?? undefined,
     created_before: params.get('created_before') ?? undefined,
+    // Notification deliveries are cronplane's own jobs: left out unless asked for, or unless the handler filter names them.
+    exclude_trigger: params.get('deliveries') === '1' || params.get('handler') === 'notification.deliver' ? undefined : ['notification'],
     cursor: paging.cursor ?? undefined,
     limit: PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined,
   };
@@ -137,6 +139,7 @@ export function JobsPage() {
     q: filters.q,
     created_after: filters.created_after,
     created_before: filters.created_before,
+    exclude_trigger: filters.exclude_trigger,
   };
   const count = useJobCount(matchFilters, true);
   // A search the server refused (too broad to answer in time, too long) is fixed in the search
@@ -216,6 +219,13 @@ export function JobsPage() {
           onChange={(v) => set({ limit: v === '50' ? null : v })}
           allowDeselect={false}
           w={100}
+        />
+        <Checkbox
+          label="Include notification deliveries"
+          checked={!filters.exclude_trigger}
+          disabled={filters.handler === 'notification.deliver'}
+          onChange={(e) => set({ deliveries: e.currentTarget.checked ? '1' : null })}
+          mb={8}
         />
         <SearchInput initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} error={searchError} />
       </Group>

@@ -9,6 +9,7 @@ import { NotificationsPage } from './NotificationsPage';
 const channel = {
   id: 4, name: 'oncall', project: 'default', kind: 'webhook' as const, url: 'https://hooks.example.com/x', address: null,
   events: ['job.dead' as const], created_at: '2026-12-01T10:00:00Z', has_secret: true,
+  health: { state: 'ok' as const, last_success_at: '2026-12-01T10:01:00Z', last_failure_at: null, failures_in_a_row: 0, last_error: null },
 };
 const delivery = { id: 9, at: '2026-12-01T10:01:00Z', attempt: 1, duration_ms: 12, error: null, event_type: 'job.dead', job_id: 3, status_code: 200, webhook_id: 'msg_1' };
 
@@ -58,5 +59,24 @@ describe('notifications page', () => {
     const paused = reads();
     await act(() => vi.advanceTimersByTimeAsync(6000));
     expect(reads()).toBe(paused);
+  });
+
+  it('shows a broken channel as FAILING with its failures in a row, never-succeeded and the last error', async () => {
+    const broken = {
+      ...channel, id: 5, name: 'oncall-slack', kind: 'slack' as const,
+      health: { state: 'failing' as const, last_success_at: null, last_failure_at: '2026-12-01T10:01:00Z', failures_in_a_row: 37, last_error: 'could not reach hooks.slack.invalid' },
+    };
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel, broken] })),
+    ).fetch);
+    renderScreen(<NotificationsPage />, { role: 'ADMIN', path: '/notifications', route: '/notifications' });
+    const table = await screen.findByRole('table', { name: 'Notification channels' });
+    const row = within(table).getByText('oncall-slack').closest('tr') as HTMLElement;
+    expect(within(row).getByText('FAILING')).toBeInTheDocument();
+    expect(row).toHaveTextContent('37 failed in a row');
+    expect(row).toHaveTextContent('last success never');
+    expect(row).toHaveTextContent('Last error: could not reach hooks.slack.invalid');
+    const healthy = within(table).getByText('oncall').closest('tr') as HTMLElement;
+    expect(within(healthy).getByText('OK')).toBeInTheDocument();
   });
 });

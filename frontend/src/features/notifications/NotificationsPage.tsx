@@ -13,6 +13,7 @@ import { usePolling } from '../../lib/polling';
 import { useCreateChannel } from './api/create-channel';
 import { useDeleteChannel } from './api/delete-channel';
 import { useChannels } from './api/list-channels';
+import { ChannelHealthCell } from './ChannelHealth';
 import { useDeliveries } from './api/list-deliveries';
 import { useTestChannel } from './api/test-channel';
 
@@ -163,13 +164,14 @@ export function NotificationsPage() {
         )}
         <Paper withBorder p="md" component="section" aria-label="Channels">
           <QueryState isPending={channels.isPending} error={channels.data ? null : channels.error} onRetry={() => channels.refetch()} isEmpty={channels.data?.items.length === 0} empty="No channels yet.">
-            <Table.ScrollContainer minWidth={720}>
+            <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Notification channels (scrollable)">
               <Table fz="sm" aria-label="Notification channels">
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th>Name</Table.Th>
                     <Table.Th>Project</Table.Th>
                     <Table.Th>Kind</Table.Th>
+                    <Table.Th>Health</Table.Th>
                     <Table.Th>Sends to</Table.Th>
                     <Table.Th>Events</Table.Th>
                     <Table.Th>Actions</Table.Th>
@@ -181,6 +183,9 @@ export function NotificationsPage() {
                       <Table.Td>{c.name}</Table.Td>
                       <Table.Td>{c.project}</Table.Td>
                       <Table.Td>{c.kind}</Table.Td>
+                      <Table.Td maw={260}>
+                        <ChannelHealthCell health={c.health} />
+                      </Table.Td>
                       <Table.Td maw={280}>
                         <Text size="sm" truncate="end" title={c.url ?? c.address ?? ''}>
                           {c.url ?? c.address}

@@ -17,6 +17,13 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
                  WHERE %(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[])
                  GROUP BY status) c) AS counts,
+       -- Notification deliveries by status (ix_jobs_notification_status): included in counts,
+       -- which the console shows without them (migration 0025, issue 45).
+       (SELECT coalesce(json_object_agg(status, n), '{}')
+          FROM (SELECT status, count(*) AS n FROM jobs
+                 WHERE trigger = 'notification'
+                   AND (%(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[]))
+                 GROUP BY status) d) AS deliveries,
        m.minutes, m.succeeded, m.failed,
        (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
                                  'expires_at', expires_at)

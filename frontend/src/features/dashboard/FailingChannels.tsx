@@ -1,0 +1,31 @@
+import { Alert, Anchor, List, Text } from '@mantine/core';
+import { Link } from 'react-router';
+import type { FailingChannel } from '../../api/types';
+import { RelativeTime } from '../../components/RelativeTime';
+
+/** A channel whose newest deliveries all failed: every alert sent to it is lost, which the dashboard must say before anything
+ * else (a broken Slack hook was silent for a day in the review, issue 45). Names and counts only; the URL and errors are on
+ * the ADMIN-only Notifications page. */
+export function FailingChannels({ channels, canManage }: { channels: FailingChannel[]; canManage: boolean }) {
+  const title = channels.length === 1 ? 'A notification channel is failing' : `${channels.length} notification channels are failing`;
+  return (
+    <Alert color="red" title={title} role="alert" data-testid="failing-channels">
+      <Text size="sm">Alerts sent to {channels.length === 1 ? 'it' : 'them'} reach nobody.</Text>
+      <List size="sm" mt={4}>
+        {channels.map((c) => (
+          <List.Item key={c.id}>
+            <strong>{c.name}</strong> ({c.kind}, project {c.project}): {c.failures_in_a_row >= 200 ? '200+' : c.failures_in_a_row} delivery attempts failed in a row,
+            last success {c.last_success_at ? <RelativeTime iso={c.last_success_at} /> : 'never'}
+          </List.Item>
+        ))}
+      </List>
+      {canManage && (
+        <Text size="sm" mt={4}>
+          <Anchor component={Link} to="/notifications" underline="always" fw={600}>
+            Check the channels
+          </Anchor>
+        </Text>
+      )}
+    </Alert>
+  );
+}
