@@ -191,9 +191,24 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="session")
 def server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
-    workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
     worker = _worker_name(request.config)
-    log_path = artifacts / (f"server-{worker}.log" if worker else "server.log")
+    with _serve(artifacts / (f"server-{worker}.log" if worker else "server.log")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def real_day_server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+    """A server of its own on a database seeded with a real-looking day (``cronplane seed-demo
+    --day``): ~1,000 jobs, broken channels, a paused queue. Its own, because the day's counts and
+    failures would change what the other flows see; its tests share one xdist group."""
+    worker = _worker_name(request.config)
+    with _serve(artifacts / f"server-real-day-{worker or 'main'}.log", seed_day=True) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
+    workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
     admin_password = "e2e-" + secrets.token_urlsafe(12)
     port = _free_port()
     env = _clean_environment()
@@ -238,6 +253,12 @@ def server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
         if migrate.returncode != 0:
             _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
                           f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
+        if seed_day:
+            seeded = subprocess.run(_cronplane("seed-demo", "--day"), env=env, cwd=workdir,
+                                    capture_output=True, text=True, timeout=180, check=False)
+            if seeded.returncode != 0 or "seeded a day" not in seeded.stdout:
+                _fail_session(f"`cronplane seed-demo --day` failed ({seeded.returncode}): "
+                              f"{(seeded.stderr or seeded.stdout).strip()[-2000:]}")
         process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         running = Server(f"http://127.0.0.1:{port}", ADMIN_USERNAME, admin_password, log_path,

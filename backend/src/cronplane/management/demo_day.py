@@ -131,8 +131,8 @@ CHANNELS: tuple[dict[str, Any], ...] = (
      "events": ["job.dead", "job.succeeded", "schedule.failing"]},
 )
 DELIVERY_ERROR = {
-    "webhook": "could not reach hooks.ops.invalid: Name or service not known",
-    "slack": "could not reach hooks.slack.invalid: Name or service not known",
+    "webhook": "cannot resolve hooks.ops.invalid: Name or service not known",
+    "slack": "cannot resolve hooks.slack.invalid: Name or service not known",
 }
 
 

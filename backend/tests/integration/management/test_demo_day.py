@@ -75,7 +75,7 @@ def test_channel_health_names_the_broken_channels(day) -> None:
         health = channel.health  # type: ignore[attr-defined]
         assert health.state is ChannelState.FAILING
         assert health.failures_in_a_row >= 5 and health.last_success_at is None
-        assert "could not reach" in health.last_error
+        assert "cannot resolve" in health.last_error
 
 
 def test_a_failing_schedules_fire_ledger_is_its_dead_runs(day) -> None:

@@ -38,7 +38,7 @@ describe('jobs page', () => {
     expect(await screen.findByRole('link', { name: '#12' })).toHaveAttribute('href', '/jobs/12');
     const query = new URL(fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/jobs')?.url ?? '').searchParams;
     expect(query.getAll('status')).toEqual(['DEAD', 'CANCELLED']);
-    expect(Object.fromEntries([...query].filter(([k]) => k !== 'status'))).toEqual({ handler: 'sleep', schedule_id: '3', q: 'boom' });
+    expect(Object.fromEntries([...query].filter(([k]) => k !== 'status'))).toEqual({ handler: 'sleep', schedule_id: '3', q: 'boom', exclude_trigger: 'notification' });
     expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('boom');
     expect(screen.getAllByTitle('2026-11-29 08:00:00 UTC').length).toBeGreaterThan(0);
   });

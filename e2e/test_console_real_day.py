@@ -1,0 +1,90 @@
+"""The console on a seeded real day (``cronplane seed-demo --day``, issue 45): what an operator
+sees when something is actually wrong. Deliveries stay out of the failures, broken channels say
+so, and the screenshots for docs/console.md are taken here (``CRONPLANE_E2E_DOCS_SHOTS=1`` writes
+them to docs/console/)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, Server
+from playwright.sync_api import BrowserContext, Page, expect
+
+pytestmark = pytest.mark.xdist_group("real_day")
+
+DOCS_SHOTS = REPO_ROOT / "docs" / "console"
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def _signed_in(new_browser_context: Callable[..., BrowserContext], server: Server, label: str,
+               **overrides: object) -> Page:
+    context = new_browser_context(label, base_url=server.base_url, **overrides)
+    page = context.new_page()
+    answer = page.request.post("/api/v1/auth/login", headers={"X-Cronplane-Client": "spa"},
+                               data={"username": server.admin_username,
+                                     "password": server.admin_password})
+    assert answer.ok, answer.text()
+    return page
+
+
+def _shot(page: Page, name: str, screenshot: Callable[[Page, str], Path]) -> None:
+    """Always into e2e/artifacts; into docs/console/ when asked (the committed README shots)."""
+    screenshot(page, name)
+    if os.environ.get("CRONPLANE_E2E_DOCS_SHOTS"):
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(DOCS_SHOTS / f"{name}.png"))
+
+
+def test_the_dashboard_counts_the_operators_failures_and_names_the_broken_channels(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    page = _signed_in(new_browser_context, real_day_server, "dashboard", viewport=DESKTOP)
+    page.goto("/")
+    banner = page.get_by_test_id("failing-channels")
+    expect(banner).to_contain_text("2 notification channels are failing")
+    expect(banner).to_contain_text("oncall-slack")
+    expect(banner).to_contain_text("ops-webhook")
+    expect(banner.get_by_role("link", name="Check the channels")).to_be_visible()
+    deliveries = page.get_by_test_id("deliveries-DEAD")
+    expect(deliveries).to_contain_text(re.compile(r"\+\d+ notification deliveries"))
+    dead_card = int(page.get_by_label("DEAD jobs", exact=True).inner_text())
+    delivery_count = int(re.search(r"\+(\d+)", deliveries.inner_text()).group(1))  # type: ignore[union-attr]
+    assert 60 <= dead_card and delivery_count >= 60, (dead_card, delivery_count)
+    failures = page.get_by_role("table", name="Dead jobs")
+    expect(failures.locator("tbody tr")).to_have_count(10)
+    expect(failures).not_to_contain_text("notification.deliver")
+    _shot(page, "dashboard-real-day", screenshot)
+
+
+def test_the_notifications_page_shows_each_broken_channel_as_failing(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    page = _signed_in(new_browser_context, real_day_server, "notifications", viewport=DESKTOP)
+    page.goto("/notifications")
+    table = page.get_by_role("table", name="Notification channels")
+    for name in ("oncall-slack", "ops-webhook"):
+        row = table.locator("tr", has_text=name)
+        expect(row.get_by_text("FAILING", exact=True)).to_be_visible()
+        expect(row).to_contain_text("last success never")
+        expect(row).to_contain_text("Last error: cannot resolve")
+    _shot(page, "notifications-channel-health", screenshot)
+
+
+def test_the_jobs_list_leaves_deliveries_out_until_asked(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server) -> None:
+    page = _signed_in(new_browser_context, real_day_server, "jobs", viewport=DESKTOP)
+    page.goto("/jobs?status=DEAD&limit=100")
+    table = page.get_by_role("table", name="Jobs")
+    expect(table.locator("tbody tr")).to_have_count(100)
+    expect(table).not_to_contain_text("notification.deliver")
+    # A click, not check(): the box follows the URL, which the router updates in a transition.
+    include = page.get_by_label("Include notification deliveries")
+    include.click()
+    expect(include).to_be_checked()
+    expect(page).to_have_url(re.compile(r"deliveries=1"))
+    expect(table.get_by_text("notification.deliver").first).to_be_visible()
