@@ -1301,21 +1301,6 @@ export interface components {
             id: number;
             reason: string;
         };
-        Channel: {
-            address: string | null;
-            /** Format: date-time */
-            created_at: string;
-            events: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
-            /** @description Webhooks are signed with it */
-            readonly has_secret: unknown;
-            id: number;
-            /** @enum {string} */
-            kind: "webhook" | "slack" | "email";
-            name: string;
-            project: string;
-            /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
-            readonly url: string | null;
-        };
         ChannelCreate: {
             /** @description email: the recipient */
             address?: string;
@@ -1349,8 +1334,39 @@ export interface components {
             /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
             readonly url: string | null;
         };
+        ChannelHealth: {
+            /** @description Failed attempts since the last success (of the newest 200) */
+            failures_in_a_row: number;
+            /** @description The newest failure's first line */
+            last_error: string | null;
+            /** Format: date-time */
+            last_failure_at: string | null;
+            /** Format: date-time */
+            last_success_at: string | null;
+            /**
+             * @description failing: the newest 3+ delivery attempts failed; unused: no attempt among the newest 200
+             * @enum {string}
+             */
+            state: "ok" | "failing" | "unused";
+        };
         ChannelList: {
-            items: components["schemas"]["Channel"][];
+            items: components["schemas"]["ChannelWithHealth"][];
+        };
+        ChannelWithHealth: {
+            address: string | null;
+            /** Format: date-time */
+            created_at: string;
+            events: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
+            /** @description Webhooks are signed with it */
+            readonly has_secret: unknown;
+            health: components["schemas"]["ChannelHealth"];
+            id: number;
+            /** @enum {string} */
+            kind: "webhook" | "slack" | "email";
+            name: string;
+            project: string;
+            /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
+            readonly url: string | null;
         };
         ChaosCreate: {
             duration_seconds: number;
@@ -1453,6 +1469,15 @@ export interface components {
             title: string;
             /** @description URI naming the problem type */
             type: string;
+        };
+        FailingChannel: {
+            failures_in_a_row: number;
+            id: number;
+            kind: string;
+            /** Format: date-time */
+            last_success_at: string | null;
+            name: string;
+            project: string;
         };
         FireEntry: {
             /** Format: date-time */
@@ -1560,7 +1585,7 @@ export interface components {
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
             /** @enum {string} */
-            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
+            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification";
         };
         JobCount: {
             /** @description Counted up to limit + 1 */
@@ -1670,7 +1695,7 @@ export interface components {
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
             /** @enum {string} */
-            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill";
+            trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification";
         };
         JobFilter: {
             /**
@@ -1683,6 +1708,8 @@ export interface components {
              * @default null
              */
             created_before?: string | null;
+            /** @description Repeatable: leave out jobs made by this trigger (the console passes `notification`: deliveries are not the operator's work) */
+            exclude_trigger?: ("schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification")[];
             /** @default null */
             handler?: string | null;
             /** @description Repeatable; default: all of yours */
@@ -2024,6 +2051,13 @@ export interface components {
         Stats: {
             /** @description Chaos experiments running now (any role may know that one runs; details are ADMIN-only) */
             chaos: components["schemas"]["ActiveExperiment"][];
+            /** @description The notification deliveries among jobs_by_status (trigger `notification`): subtract them for the operator's own jobs */
+            deliveries_by_status: {
+                [key: string]: number;
+            };
+            /** @description Channels whose newest 3+ delivery attempts failed */
+            failing_channels: components["schemas"]["FailingChannel"][];
+            /** @description Every job, notification deliveries included */
             jobs_by_status: {
                 [key: string]: number;
             };
@@ -2813,6 +2847,8 @@ export interface operations {
                 q?: string | null;
                 created_after?: string | null;
                 created_before?: string | null;
+                /** @description Repeatable: leave out jobs made by this trigger (the console passes `notification`: deliveries are not the operator's work) */
+                exclude_trigger?: ("schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification")[];
             };
             header?: never;
             path?: never;
@@ -2952,6 +2988,8 @@ export interface operations {
                 q?: string | null;
                 created_after?: string | null;
                 created_before?: string | null;
+                /** @description Repeatable: leave out jobs made by this trigger (the console passes `notification`: deliveries are not the operator's work) */
+                exclude_trigger?: ("schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification")[];
             };
             header?: never;
             path?: never;

@@ -35,10 +35,10 @@ from cronplane.domain.notifications import (
     TEST_EVENT,
     ChannelHealth,
     ChannelKind,
-    shown_url,
-    url_digest,
     channel_state,
     error_headline,
+    shown_url,
+    url_digest,
 )
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger

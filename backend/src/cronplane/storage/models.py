@@ -523,7 +523,7 @@ class Job(Base):
         # Keyset history listing (newest first), overall and by the common filters.
         Index("ix_jobs_status_id", "status", text("id DESC")),
         # Deliveries by project and status: what /stats subtracts from the operator's counts
-        # (migration 0027).
+        # (migration 0029).
         Index("ix_jobs_notification_status", "project", "status",
               postgresql_where=text("trigger = 'notification'")),
         # ON DELETE SET NULL of rerun_of: without it every deleted job (a purge) scanned the

@@ -18,7 +18,7 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
                  WHERE %(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[])
                  GROUP BY status) c) AS counts,
        -- Notification deliveries by status (ix_jobs_notification_status): included in counts,
-       -- which the console shows without them (migration 0027, issue 45).
+       -- which the console shows without them (migration 0029, issue 45).
        (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM (SELECT status, count(*) AS n FROM jobs
                  WHERE trigger = 'notification'

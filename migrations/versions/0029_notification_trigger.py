@@ -1,7 +1,7 @@
 """jobs: notification deliveries get their own trigger, ``notification``
 
-Revision ID: 0027
-Revises: 0026
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-12-05 14:30:00
 
 Deliveries were enqueued as ``trigger = 'api'`` by ``system``, so a broken channel's dead
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0027"
-down_revision: str | None = "0026"
+revision: str = "0029"
+down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
