@@ -311,39 +311,38 @@ CREATE FUNCTION public.jobs_search_vector(handler text, idempotency_key text, er
 CREATE FUNCTION public.jobs_terminal_events() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-    BEGIN
-      IF NOT EXISTS (SELECT 1 FROM notification_channels) THEN
-        RETURN NULL;
-      END IF;
-      INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds,
-                        trigger, requested_by)
-      SELECT c.project, 'notification.deliver',
-             jsonb_build_object(
-               'channel_id', c.id,
-               'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
-               'type', e.type,
-               'timestamp', to_char(statement_timestamp() AT TIME ZONE 'UTC',
-                                    'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-               'data', jsonb_build_object('job', jsonb_build_object(
-                 'id', n.id, 'project', n.project, 'handler', n.handler, 'queue', n.queue,
-                 'status', n.status, 'attempts', n.attempt_count, 'error', left(split_part(n.error, E'
-', 1), 2000),
-                 'schedule_id', n.schedule_id, 'fire_time', n.fire_time,
-                 'finished_at', n.finished_at))),
-             'notifications', 5, 30, 'api', 'system'
-        FROM new_rows n
-        JOIN old_rows o ON o.id = n.id
-        CROSS JOIN LATERAL (SELECT CASE n.status WHEN 'DEAD' THEN 'job.dead'
-                                                 ELSE 'job.succeeded' END AS type) e
-        JOIN notification_channels c ON c.project = n.project AND c.events ? e.type
-       WHERE n.status IN ('DEAD', 'SUCCEEDED') AND o.status <> n.status
-         AND n.handler <> 'notification.deliver'
-       ORDER BY n.id, c.id;
-      IF FOUND THEN
-        PERFORM pg_notify('cronplane_jobs', '');
-      END IF;
-      RETURN NULL;
-    END $$;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM notification_channels) THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds,
+                    trigger, requested_by)
+  SELECT c.project, 'notification.deliver',
+         jsonb_build_object(
+           'channel_id', c.id,
+           'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+           'type', e.type,
+           'timestamp', to_char(statement_timestamp() AT TIME ZONE 'UTC',
+                                'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+           'data', jsonb_build_object('job', jsonb_build_object(
+             'id', n.id, 'project', n.project, 'handler', n.handler, 'queue', n.queue,
+             'status', n.status, 'attempts', n.attempt_count, 'error', left(split_part(n.error, E'\n', 1), 2000),
+             'schedule_id', n.schedule_id, 'fire_time', n.fire_time,
+             'finished_at', n.finished_at))),
+         'notifications', 5, 30, 'notification', 'system'
+    FROM new_rows n
+    JOIN old_rows o ON o.id = n.id
+    CROSS JOIN LATERAL (SELECT CASE n.status WHEN 'DEAD' THEN 'job.dead'
+                                             ELSE 'job.succeeded' END AS type) e
+    JOIN notification_channels c ON c.project = n.project AND c.events ? e.type
+   WHERE n.status IN ('DEAD', 'SUCCEEDED') AND o.status <> n.status
+     AND n.handler <> 'notification.deliver'
+   ORDER BY n.id, c.id;
+  IF FOUND THEN
+    PERFORM pg_notify('cronplane_jobs', '');
+  END IF;
+  RETURN NULL;
+END $$;
 
 CREATE FUNCTION public.key_room(p text, q text, k text, lim integer) RETURNS integer
     LANGUAGE sql
@@ -696,7 +695,7 @@ CREATE TABLE public.jobs (
     CONSTRAINT ck_jobs_queue CHECK ((queue ~ '^[a-z0-9_.-]{1,64}$'::text)),
     CONSTRAINT ck_jobs_run_when CHECK ((run_when = ANY (ARRAY['succeeded'::text, 'finished'::text]))),
     CONSTRAINT ck_jobs_status CHECK ((status = ANY (ARRAY['PENDING'::text, 'RUNNING'::text, 'SUCCEEDED'::text, 'DEAD'::text, 'CANCELLED'::text, 'WAITING'::text]))),
-    CONSTRAINT ck_jobs_trigger CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text, 'api'::text, 'retry'::text, 'rerun'::text, 'backfill'::text])))
+    CONSTRAINT ck_jobs_trigger CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text, 'api'::text, 'retry'::text, 'rerun'::text, 'backfill'::text, 'notification'::text])))
 )
 WITH (autovacuum_analyze_scale_factor='0', autovacuum_analyze_threshold='50000');
 
@@ -1145,6 +1144,8 @@ CREATE INDEX ix_jobs_created_at_id ON public.jobs USING btree (created_at, id);
 CREATE INDEX ix_jobs_finished_at ON public.jobs USING btree (finished_at) WHERE (finished_at IS NOT NULL);
 
 CREATE INDEX ix_jobs_handler_id ON public.jobs USING btree (handler, id DESC);
+
+CREATE INDEX ix_jobs_notification_status ON public.jobs USING btree (project, status) WHERE (trigger = 'notification'::text);
 
 CREATE INDEX ix_jobs_queue_id ON public.jobs USING btree (queue, id DESC);
 
