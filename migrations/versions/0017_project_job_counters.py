@@ -1,3 +1,4 @@
+# ruff: noqa: S608 - fixed SQL text of a migration, no input
 """stats: job counters and throughput per project, so /stats never counts history for anyone
 
 Revision ID: 0017

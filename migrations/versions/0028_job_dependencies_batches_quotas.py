@@ -1,3 +1,4 @@
+# ruff: noqa: S608 - fixed SQL text of a migration, no input
 """jobs: dependencies (WAITING), batches, per-project idempotency keys, quotas on scheduled fires
 
 Revision ID: 0028

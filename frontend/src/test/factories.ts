@@ -31,7 +31,7 @@ export function anAttempt(overrides: Partial<Attempt> = {}): Attempt {
 }
 
 export function aJobDetail(overrides: Partial<JobDetail> = {}): JobDetail {
-  return { ...aJob(), attempts: [], ...overrides };
+  return { ...aJob(), attempts: [], depends_on: [], dependents: [], ...overrides };
 }
 
 export function aSchedule(overrides: Partial<Schedule> = {}): Schedule {
@@ -54,7 +54,7 @@ export function aUser(overrides: Partial<User> = {}): User {
 }
 
 export function aHandler(overrides: Partial<Handler> = {}): Handler {
-  return { name: 'noop', description: '', payload_schema: {}, default_timeout_seconds: 60, ...overrides };
+  return { name: 'noop', description: '', payload_schema: {}, default_timeout_seconds: 60, scope: 'project', ...overrides };
 }
 
 export function aChaosExperiment(overrides: Partial<ChaosExperiment> = {}): ChaosExperiment {

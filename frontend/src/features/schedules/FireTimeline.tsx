@@ -12,6 +12,7 @@ const OUTCOMES: Record<FireOutcome, { color: string; label: string }> = {
   skipped_paused: { color: 'yellow', label: 'skipped: paused' },
   skipped_overlap: { color: 'orange', label: 'skipped: previous run still going' },
   skipped_misfire: { color: 'red', label: 'skipped: scheduler was down (misfire)' },
+  skipped_quota: { color: 'orange', label: 'skipped: project over its pending-job quota' },
   deleted: { color: 'gray', label: 'schedule deleted' },
   missing: { color: 'grape', label: 'unexplained (a bug: please report)' },
 };
