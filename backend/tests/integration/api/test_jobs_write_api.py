@@ -80,6 +80,7 @@ def test_handlers_catalogue(clients) -> None:
     handlers = {h["name"]: h for h in response.json}
     assert {"noop", "sleep", "fail", "http.request"} <= set(handlers)
     assert set(handlers["sleep"]) == {"name", "description", "payload_schema",
-                                      "default_timeout_seconds"}
+                                      "default_timeout_seconds", "scope"}
+    assert handlers["sleep"]["scope"] == "project"
     assert handlers["sleep"]["payload_schema"]["type"] == "object"
     assert clients.anonymous.get("/api/v1/handlers").status_code == 401

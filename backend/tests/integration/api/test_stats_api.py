@@ -20,7 +20,7 @@ def test_empty_cluster(setup) -> None:
     assert response.status_code == 200
     body = response.json
     assert body["jobs_by_status"] == {"PENDING": 0, "RUNNING": 0, "SUCCEEDED": 0, "DEAD": 0,
-                                      "CANCELLED": 0}
+                                      "CANCELLED": 0, "WAITING": 0}
     assert body["leader"] is None and body["workers"] == [] and body["chaos"] == []
     assert len(body["throughput"]) == 60, "one point per minute of the last hour"
     minutes = [p["minute"] for p in body["throughput"]]

@@ -31,7 +31,8 @@ def test_attempts_are_final_once_ended() -> None:
 
 
 def test_cancel_and_retry_rules() -> None:
-    assert [s for s in JobStatus if can_cancel(s)] == [JobStatus.PENDING, JobStatus.RUNNING]
+    assert [s for s in JobStatus if can_cancel(s)] == [JobStatus.PENDING, JobStatus.RUNNING,
+                                                          JobStatus.WAITING]
     assert [s for s in JobStatus if can_retry(s)] == [JobStatus.DEAD, JobStatus.CANCELLED]
     assert [s for s in JobStatus if is_finished(s)] == [
         JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]
