@@ -7,20 +7,26 @@ from __future__ import annotations
 import re
 
 from api_client import ApiClient
-from conftest import E2E_SECRET_VALUE
+from conftest import E2E_SECRET_VALUE, Server
 from console_pages import (
     choose,
     field_row,
     go_via_nav,
     header_button,
-    sign_in_as_persona,
+    sign_in,
 )
 from playwright.sync_api import Page, expect
 
 
-def test_operator_inserts_a_secret_reference_and_sees_it_as_a_chip(
-        page: Page, operator_api: ApiClient) -> None:
-    sign_in_as_persona(page, "OPERATOR")
+def test_an_admin_inserts_a_secret_reference_and_sees_it_as_a_chip(
+        page: Page, server: Server, operator_api: ApiClient) -> None:
+    # Version 3: only a project ADMIN writes a payload that references a secret; an OPERATOR is
+    # refused (403) and nothing is created.
+    before = len(operator_api.items("/jobs", limit=200))
+    assert operator_api.status("POST", "/jobs", json={
+        "handler": "noop", "payload": {"token": {"$secret": "E2E_TOKEN"}}}) == 403
+    assert len(operator_api.items("/jobs", limit=200)) == before
+    sign_in(page, server.admin_username, server.admin_password)
     go_via_nav(page, "Jobs")
     header_button(page, "New ad-hoc job").click()
     form = page.get_by_role("form", name="New ad-hoc job")
@@ -38,7 +44,7 @@ def test_operator_inserts_a_secret_reference_and_sees_it_as_a_chip(
     with page.expect_response(lambda r: r.request.method == "POST"
                               and r.url.endswith("/api/v1/jobs")) as submitted:
         form.get_by_role("button", name="Create job").click()
-    assert submitted.value.status in (200, 201, 202), submitted.value.text()
+    assert submitted.value.status == 202, submitted.value.text()
     job_id = submitted.value.json()["id"]
     expect(page).to_have_url(re.compile(rf"/jobs/{job_id}$"))
     expect(field_row(page, "Job fields", "Status")).to_contain_text("SUCCEEDED", timeout=20_000)

@@ -182,6 +182,10 @@ class StreamMask:
     def feed(self, text: str) -> str:
         raw = self._held + text
         cut = max(0, len(raw) - (self._masker.longest - 1))
+        # No derived form spans a line break (a multi-line value is masked line by line), so
+        # whatever ends with one is decided now: a command that printed a line and then waits
+        # shows that line at once instead of holding back the form's length of its output.
+        cut = max(cut, raw.rfind("\n") + 1)
         out: list[str] = []
         position = 0
         # A match starting before ``cut`` is complete already (no form is longer than what

@@ -26,7 +26,8 @@ def test_secret_values_are_masked_when_written_even_if_known_only_after_the_cont
         "a secret value must never be buffered unmasked"
     ctx.output.close()
     rest = ctx.output.take()
-    assert rest is not None and (first[1] + rest[1]).endswith(b"released\n"), \
+    # A finished line is decided at once (no form spans a line break); closing gives up the rest.
+    assert (first[1] + (rest[1] if rest else b"")).endswith(b"released\n"), \
         "closing gives up the held-back tail"
 
 
@@ -84,3 +85,12 @@ def test_nothing_written_registers_nothing() -> None:
     out = Output(on_first_pending=calls.append)
     out.write("")
     assert calls == [] and out.take() is None
+
+
+def test_a_finished_line_is_not_held_back_while_the_command_waits() -> None:
+    ctx = _ctx()
+    ctx.use_secrets(("a-secret-long-enough-to-hold-back-a-lot-of-output" * 4,))
+    ctx.output.write("".join(f"line {i}\n" for i in range(1, 121)))
+    shown = ctx.output.take()
+    assert shown is not None and shown[1].endswith(b"line 120\n"), \
+        "a live tail must show every finished line while the command still runs"
