@@ -214,6 +214,30 @@ def sketch_drain(url: str, jobs: int, claim: int) -> dict[str, Any]:
     return {"jobs": jobs, "claim": claim, "seconds": seconds, "jobs_per_s": jobs / seconds}
 
 
+def _trace_to_local_receiver() -> None:
+    """Tracing on, exporting to a receiver in this process that accepts and drops every export
+    (what a collector on the same host costs the sender: encoding and one local POST a batch)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cronplane.observability import tracing
+
+    class Sink(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_address[1]}"
+    assert tracing.configure()
+    print(f"tracing: on, to {os.environ['OTEL_EXPORTER_OTLP_ENDPOINT']}", flush=True)
+
+
 def pickup_latency(url: str, count: int) -> dict[str, float]:
     from cronplane.config import Settings
     from cronplane.execution.queue_plane import build_queue_services
@@ -384,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", default="1,2,4,8,16,32")
     parser.add_argument("--scaling-jobs", type=int, default=10_000)
     parser.add_argument("--skip-others", action="store_true", help="skip PgQueuer/Procrastinate")
+    parser.add_argument("--otlp", action="store_true",
+                        help="trace to a local OTLP/HTTP receiver (issue 46: cost of tracing on)")
     parser.add_argument("--queue-limit", type=int, default=None,
                         help="drain with this concurrency_limit (and per_key_limit) on the queue")
     parser.add_argument("--only", choices=["drain", "pickup", "bulk", "scaling", "others",
@@ -393,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = BenchServer(args.database_url, prefix="bench_queue")
     results: dict[str, Any] = {}
+    if args.otlp:
+        _trace_to_local_receiver()
     print(f"cpus: {os.cpu_count()}  server version: "
           f"{scalar(server.admin_url, 'SHOW server_version')}", flush=True)
 

@@ -175,6 +175,9 @@ def worker() -> None:
     db = Database(url, application_name="cronplane-worker",
                   pool_size=max(4, settings.worker_concurrency + 4),
                   direct_url=settings.direct_database_url)
+    from cronplane.observability import tracing
+
+    tracing.configure()
     runner = ExecutionRunner(settings, db, kind="worker")
     from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
 
@@ -196,6 +199,7 @@ def worker() -> None:
     click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
     shutdown.drained.wait()
     runner.stop(timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)  # a signal before start
+    tracing.shutdown()
     probe.stop()
     db.close()
 

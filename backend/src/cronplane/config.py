@@ -61,6 +61,8 @@ class Settings:
     http_threads: int = 8
     log_level: str = "INFO"
     log_format: str = "auto"  # auto: coloured lines on a terminal, JSON otherwise
+    # CRONPLANE_TRACE_URL: a trace viewer's URL with {trace_id} (Jaeger, Tempo): jobs link to it.
+    trace_url: str | None = None
     access_token_minutes: int = 15
     refresh_token_days: int = 7
     trusted_proxies: int = 0
@@ -157,6 +159,7 @@ class Settings:
             log_level=reader.choice("CRONPLANE_LOG_LEVEL",
                                     ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO"),
             log_format=reader.choice("CRONPLANE_LOG_FORMAT", ("auto", "console", "json"), "auto"),
+            trace_url=reader.optional("CRONPLANE_TRACE_URL"),
             access_token_minutes=reader.integer("CRONPLANE_ACCESS_TOKEN_MINUTES", 15,
                                                 low=1, high=24 * 60),
             refresh_token_days=reader.integer("CRONPLANE_REFRESH_TOKEN_DAYS", 7, low=1, high=365),

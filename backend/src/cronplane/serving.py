@@ -141,6 +141,9 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         from cronplane.observability.logging import configure_logging
 
         configure_logging(self.settings.log_level, self.settings.log_format)
+        from cronplane.observability import tracing
+
+        tracing.configure()  # after the fork: the exporter's thread lives in the worker
         if not self.settings.execution:
             return
         from cronplane.execution.runner import ExecutionRunner
@@ -164,6 +167,9 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         # restart, a worker that died).
         if self.runner is not None:
             self.runner.stop(timeout=self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)
+        from cronplane.observability import tracing
+
+        tracing.shutdown()
 
     def load(self) -> Any:
         from cronplane.api.app import create_app

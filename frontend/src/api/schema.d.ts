@@ -1584,6 +1584,10 @@ export interface components {
             /** @enum {string} */
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
+            /** @description The trace of its create span (OpenTelemetry), null when not traced */
+            readonly trace_id?: string | null;
+            /** @description That trace in the viewer CRONPLANE_TRACE_URL names, else null */
+            readonly trace_url?: string | null;
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification";
         };
@@ -1694,6 +1698,10 @@ export interface components {
             /** @enum {string} */
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
             timeout_seconds: number | null;
+            /** @description The trace of its create span (OpenTelemetry), null when not traced */
+            readonly trace_id?: string | null;
+            /** @description That trace in the viewer CRONPLANE_TRACE_URL names, else null */
+            readonly trace_url?: string | null;
             /** @enum {string} */
             trigger: "schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification";
         };

@@ -43,6 +43,7 @@ from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, RunWhen, Trigger
 from cronplane.management import bulk, history, jobs, output
 from cronplane.management.failure_text import failure_text_for, lost_reason
+from cronplane.observability import tracing
 
 blp = ApiBlueprint("jobs", __name__, description="Jobs (executions) and their attempts")
 
@@ -58,7 +59,8 @@ JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
               "finished_at", "rerun_of", "queue", "concurrency_key",
-              "schedule_version", "schedule_name", "schedule_deleted", "run_when", "batch_id")
+              "schedule_version", "schedule_name", "schedule_deleted", "run_when", "batch_id",
+              "trace_context")
 RUN_WHEN = [value.value for value in RunWhen]
 
 
@@ -70,6 +72,22 @@ class FailureText(fields.String):
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
         return failure_text_for(current_actor().role, value)
+
+
+class TraceId(fields.String):
+    """The trace id of the job's create span, from its stored traceparent."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        return tracing.trace_id_of(value)
+
+
+class TraceUrl(fields.String):
+    """CRONPLANE_TRACE_URL with the job's trace id in place of ``{trace_id}``."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        trace_id = tracing.trace_id_of(value)
+        template = management_context().settings.trace_url if trace_id else None
+        return template.replace("{trace_id}", trace_id) if template and trace_id else None
 
 
 class JobSchema(ma.Schema):
@@ -111,6 +129,10 @@ class JobSchema(ma.Schema):
         allow_none=True, validate=validate.OneOf(RUN_WHEN),
         metadata={"description": "With depends_on: when its dependencies let it run"})
     batch_id = fields.Integer(allow_none=True, metadata={"description": "The batch it belongs to"})
+    trace_id = TraceId(attribute="trace_context", allow_none=True, dump_only=True, metadata={
+        "description": "The trace of its create span (OpenTelemetry), null when not traced"})
+    trace_url = TraceUrl(attribute="trace_context", allow_none=True, dump_only=True, metadata={
+        "description": "That trace in the viewer CRONPLANE_TRACE_URL names, else null"})
 
 
 class AttemptSchema(ma.Schema):

@@ -59,6 +59,7 @@ from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
 from cronplane.handlers.output import Output
 from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
+from cronplane.observability import tracing
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
 from cronplane.storage import notify
 from cronplane.storage.database import Database
@@ -304,6 +305,12 @@ class Worker(LoopService):
     def _run_handler(self, task: Task) -> RunResult:
         handler = task.claim.handler
         status, result, error = AttemptStatus.SUCCEEDED, None, None
+        claim = task.claim
+        # Tracing off: start_process is one global check and returns None.
+        span = tracing.start_process(
+            job_id=claim.job_id, attempt=claim.number, project=claim.project, queue=claim.queue,
+            handler=handler, trace_context=claim.trace_context, schedule_id=claim.schedule_id,
+            schedule_version=claim.schedule_version, fire_at=claim.fire_time)
         try:
             # A job cancelled while it waited in the buffer ends CANCELLED without running.
             task.ctx.raise_if_cancelled()
@@ -319,7 +326,12 @@ class Worker(LoopService):
                 self.settings, task.claim.project).resolve_payload(task.ctx.payload)
             task.ctx.payload = resolved.payload
             task.ctx.use_secrets(resolved.values, resolved.origins)
-            result = task.spec.fn(task.ctx)
+            if span is None:
+                result = task.spec.fn(task.ctx)
+            else:
+                task.ctx.traceparent = tracing.traceparent_of(span)
+                with tracing.use_span(span):
+                    result = task.spec.fn(task.ctx)
         except Cancelled as exc:
             status, error = AttemptStatus.CANCELLED, str(exc) or "cancelled"
         except BaseException as exc:  # noqa: BLE001 - a handler's failure is data, not our crash
@@ -328,6 +340,7 @@ class Worker(LoopService):
             if task.ctx.cancelled.is_set() and task.ctx.cancel_reason is CancelReason.REQUESTED:
                 status = AttemptStatus.CANCELLED
         runtime = self.clock.monotonic() - task.started
+        tracing.end_process(span, status, error)
         observe_handler_duration(handler, runtime)
         self.prefetch.observe(runtime)
         return RunResult(status, result, error)

@@ -100,6 +100,9 @@ class HandlerContext:
     # Makes the attempt's output stream (``GET /jobs/{id}/attempts/{n}/output``) on first use:
     # most handlers never write, and then the worker spends nothing on output.
     open_output: Callable[[], Output] = Output
+    # The W3C traceparent of this attempt's process span (None when tracing is off): outbound
+    # calls (http.request, webhook deliveries) send it so the receiver joins the trace.
+    traceparent: str | None = None
     _output: Output | None = field(default=None, init=False, repr=False)
 
     @property

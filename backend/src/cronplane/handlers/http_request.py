@@ -68,6 +68,8 @@ def http_request(ctx: HandlerContext) -> dict[str, Any]:
     elif body is not None:
         data = json.dumps(body).encode()
         headers.setdefault("Content-Type", "application/json")
+    if ctx.traceparent and not any(name.lower() == "traceparent" for name in headers):
+        headers["traceparent"] = ctx.traceparent  # the receiver joins the attempt's trace
     started = time.perf_counter()
     # EgressError ("egress denied: …") propagates: the attempt fails before anything is sent.
     response = client_for(ctx.settings).request(payload["method"], payload["url"],

@@ -66,6 +66,8 @@ def _http(ctx: HandlerContext, target: DeliveryTarget, message: Message) -> int:
     else:
         headers = {"Content-Type": "application/json"}
         body = json.dumps({"text": message.slack_text()}).encode()
+    if ctx.traceparent:
+        headers = {**headers, "traceparent": ctx.traceparent}
     response = client_for(ctx.settings).request("POST", str(target.url), headers=headers,
                                                 body=body, timeout=max(0.1, min(10.0,
                                                                                 ctx.remaining)))

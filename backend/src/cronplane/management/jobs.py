@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +37,7 @@ from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
+from cronplane.observability import tracing
 from cronplane.storage import bulk_jobs, job_insert, notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_insert import AuditedEvent, NewJob
@@ -228,26 +229,42 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
     this process in flight (``job_insert.insert_grouped``, a group commit). Otherwise the same
     statement runs in ``enqueue_in_session``, after the project's lock and quota check."""
     scope.writable(actor, request.project, Role.OPERATOR)
+    span = _create_span(request)
     if not request.depends_on:
-        job = build(actor, request, idempotency_key=idempotency_key, settings=ctx.settings,
-                    event=AuditedEvent(
-                        actor=actor.username, actor_role=actor.role.name, action="job.create",
-                        details=audit.with_token(actor, {"handler": request.handler,
-                                                         "schedule_id": request.schedule_id,
-                                                         "idempotency_key": idempotency_key}),
-                        request_id=actor.request_id, ip=actor.ip))
-        row = job_insert.insert_grouped(ctx.db, job)
-        if row["eligible"]:
-            if row["id"] is not None:
-                return EnqueueResult(job=JobRow(row), created=True)
-            assert idempotency_key is not None  # only a taken key inserts nothing
-            existing = job_insert.by_idempotency_key(ctx.db, request.project, idempotency_key)
-            assert existing is not None
-            _check_replay(JobRow(existing), request, job.request_fingerprint)
-            return EnqueueResult(job=JobRow(existing), created=False)
+        try:
+            job = replace(build(
+                actor, request, idempotency_key=idempotency_key, settings=ctx.settings,
+                event=AuditedEvent(
+                    actor=actor.username, actor_role=actor.role.name, action="job.create",
+                    details=audit.with_token(actor, {"handler": request.handler,
+                                                     "schedule_id": request.schedule_id,
+                                                     "idempotency_key": idempotency_key}),
+                    request_id=actor.request_id, ip=actor.ip)),
+                trace_context=span.traceparent)
+            row = job_insert.insert_grouped(ctx.db, job)
+            if row["eligible"]:
+                if row["id"] is not None:
+                    span.finish(row["id"])
+                    return EnqueueResult(job=JobRow(row), created=True)
+                assert idempotency_key is not None  # only a taken key inserts nothing
+                existing = job_insert.by_idempotency_key(ctx.db, request.project, idempotency_key)
+                assert existing is not None
+                _check_replay(JobRow(existing), request, job.request_fingerprint)
+                span.finish(None)
+                return EnqueueResult(job=JobRow(existing), created=False)
+        except BaseException:
+            span.finish(None)
+            raise
     with ctx.db.transaction() as session:
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
-                                  settings=ctx.settings)
+                                  settings=ctx.settings, create_span=span)
+
+
+def _create_span(request: JobRequest) -> tracing.CreateSpan:
+    """The job's ``create`` span, started before its insert so the row stores its context."""
+    return tracing.start_create(request.project, request.queue, trigger=request.trigger,
+                                schedule_id=request.schedule_id,
+                                schedule_version=request.schedule_version)
 
 
 _JOB_COLUMNS = frozenset(column.key for column in Job.__table__.columns)
@@ -330,20 +347,41 @@ def enqueue_in_session(session: Session, actor: Actor, request: JobRequest, *,
                        idempotency_key: str | None = None, audit_action: str = "job.create",
                        settings: Any = None, allow_reserved_key: bool = False,
                        audit_target: tuple[str, int] | None = None,
-                       extra_details: dict[str, Any] | None = None) -> EnqueueResult:
+                       extra_details: dict[str, Any] | None = None,
+                       create_span: tracing.CreateSpan | None = None) -> EnqueueResult:
     """Enqueue inside the caller's transaction (audit event and NOTIFY included), under the
     project's lock and quotas.
 
     ``audit_target`` names what the event is about when that is not the job itself (a schedule's
     "Run now" is an action on the schedule; the job id goes into the event's details)."""
+    span = create_span or _create_span(request)
+    try:
+        result = _insert_in_session(session, actor, request, idempotency_key=idempotency_key,
+                                    audit_action=audit_action, settings=settings,
+                                    allow_reserved_key=allow_reserved_key,
+                                    audit_target=audit_target, extra_details=extra_details,
+                                    trace_context=span.traceparent)
+    except BaseException:
+        span.finish(None)
+        raise
+    span.finish(result.job.id if result.created else None)
+    return result
+
+
+def _insert_in_session(session: Session, actor: Actor, request: JobRequest, *,
+                       idempotency_key: str | None, audit_action: str, settings: Any,
+                       allow_reserved_key: bool, audit_target: tuple[str, int] | None,
+                       extra_details: dict[str, Any] | None,
+                       trace_context: str | None) -> EnqueueResult:
     event = AuditedEvent(actor=actor.username, actor_role=actor.role.name,
                          action=audit_action,
                          details=audit.with_token(actor, {
                              "handler": request.handler, "schedule_id": request.schedule_id,
                              "idempotency_key": idempotency_key, **(extra_details or {})}),
                          request_id=actor.request_id, ip=actor.ip, target=audit_target)
-    job = build(actor, request, idempotency_key=idempotency_key, settings=settings,
-                allow_reserved_key=allow_reserved_key, event=event)
+    job = replace(build(actor, request, idempotency_key=idempotency_key, settings=settings,
+                        allow_reserved_key=allow_reserved_key, event=event),
+                  trace_context=trace_context)
     # Under the project's lock when it has a pending-jobs quota (race-free count).
     projects.check_pending_quota(session, request.project)
     check_dependencies(session, request)
@@ -370,6 +408,7 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
     options): bulk loads repeat a few shapes many times, and the outcome of validation depends
     on nothing else."""
     rows: list[NewJob] = []
+    spans: list[tracing.CreateSpan] = []
     resolved: dict[tuple[Any, ...], tuple[int, int]] = {}
     for index, request in enumerate(requests):
         try:
@@ -391,14 +430,27 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
                 raise InvalidInput(f"request {index}: {exc.detail}", errors=exc.errors) from None
             options = resolved[key] = (max_attempts, timeout)
         max_attempts, timeout = options
+        # Tracing off: one global check per row, no span and no context.
+        span = _create_span(request) if tracing.enabled() else None
+        if span is not None:
+            spans.append(span)
         rows.append(NewJob(handler=request.handler, payload=request.payload,
                            priority=request.priority, run_at=request.run_at,
                            max_attempts=max_attempts, timeout_seconds=timeout,
                            trigger=request.trigger, schedule_id=request.schedule_id,
                            exclusive=request.exclusive, requested_by=requested_by,
                            project=request.project, queue=request.queue,
-                           concurrency_key=request.concurrency_key))
-    return JobStore(db).insert_many(rows)
+                           concurrency_key=request.concurrency_key,
+                           trace_context=span.traceparent if span is not None else None))
+    try:
+        ids = JobStore(db).insert_many(rows)
+    except BaseException:
+        for span in spans:
+            span.finish(None)
+        raise
+    for span, job_id in zip(spans, ids, strict=False):
+        span.finish(job_id)
+    return ids
 
 
 # -- cancel and retry ------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from cronplane.observability import tracing
+
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "cronplane_request_id", default=None)
 
@@ -27,6 +29,10 @@ def _context(record: logging.LogRecord) -> dict[str, Any]:
     request_id = request_id_var.get()
     if request_id:
         found["request_id"] = request_id
+    # The span current in this thread (a request's, an attempt's): its logs find its trace.
+    trace_id = tracing.current_trace_id()
+    if trace_id:
+        found["trace_id"] = trace_id
     for key in CONTEXT_KEYS:
         value = record.__dict__.get(key)
         if value is not None:

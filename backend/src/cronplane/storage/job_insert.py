@@ -63,6 +63,7 @@ class NewJob:
     depends_on: tuple[int, ...] = ()
     run_when: str | None = None
     batch_id: int | None = None
+    trace_context: str | None = None  # the create span's traceparent (observability/tracing.py)
     event: AuditedEvent | None = None
 
 
@@ -74,7 +75,7 @@ def row_of(job: NewJob, n: int) -> dict[str, Any]:
         "payload": job.payload}
     for name in ("run_at", "timeout_seconds", "schedule_id", "fire_time", "idempotency_key",
                  "request_fingerprint", "requested_by", "concurrency_key", "rerun_of",
-                 "schedule_version", "run_when", "batch_id"):
+                 "schedule_version", "run_when", "batch_id", "trace_context"):
         value = getattr(job, name)
         if value is not None:
             row[name] = value

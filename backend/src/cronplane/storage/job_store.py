@@ -49,6 +49,11 @@ class ClaimedAttempt:
     claim_lag_seconds: float = 0.0  # due (run_at) → claimed, by the database clock
     project: str = "default"
     queue: str = "default"
+    # The job's create span (W3C traceparent) and what the attempt's process span names.
+    trace_context: str | None = None
+    schedule_id: int | None = None
+    schedule_version: int | None = None
+    fire_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,11 @@ class JobStore:
                                    timeout_seconds=r["timeout_seconds"],
                                    cancel_requested=r["cancel_requested"],
                                    claim_lag_seconds=r["claim_lag_seconds"],
-                                   project=r["project"], queue=r["queue"]) for r in rows]
+                                   project=r["project"], queue=r["queue"],
+                                   trace_context=r["trace_context"],
+                                   schedule_id=r["schedule_id"],
+                                   schedule_version=r["schedule_version"],
+                                   fire_time=r["fire_time"]) for r in rows]
         return []
 
     # -- complete ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import DEFAULT_GRACE, FirePlan, plan_fires
 from cronplane.domain.keys import format_fire_time as format_instant
 from cronplane.domain.keys import schedule_fire_key
+from cronplane.observability import tracing
 from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LEADER_LEASE
@@ -103,7 +104,9 @@ class ScheduleStore:
                 return result
             batch: dict[str, list[Any]] = {
                 "schedule_ids": [], "fire_times": [], "keys": [], "ids": [], "next_run_ats": [],
-                "last_run_ats": [], "missed": [], "overlap_skipped": []}
+                "last_run_ats": [], "missed": [], "overlap_skipped": [], "trace_contexts": []}
+            traced = tracing.enabled()
+            spans: dict[tuple[int, datetime], tuple[Any, tracing.CreateSpan]] = {}
             skips: dict[str, list[Any]] = {"schedule_ids": [], "kinds": [], "starts": [],
                                            "ends": [], "reasons": []}
             for row in rows:
@@ -122,6 +125,16 @@ class ScheduleStore:
                     batch["schedule_ids"].append(row["id"])
                     batch["fire_times"].append(fire_time)
                     batch["keys"].append(schedule_fire_key(row["id"], fire_time))
+                    if traced:
+                        fire = tracing.start_fire(row["id"], row["version"], fire_time,
+                                                  fencing_token, row["project"])
+                        create = tracing.start_create(
+                            row["project"], row["queue"], trigger="schedule",
+                            schedule_id=row["id"], schedule_version=row["version"],
+                            fire_at=fire_time, parent=fire)
+                        spans[(row["id"], fire_time)] = (fire, create)
+                    batch["trace_contexts"].append(
+                        spans[(row["id"], fire_time)][1].traceparent if traced else None)
             if skips["schedule_ids"]:
                 # Before schedule_fire: the overlap extension reads the old last_run_at.
                 conn.execute(QUERIES["fire_skips_record"], skips)
@@ -129,6 +142,11 @@ class ScheduleStore:
             inserted = conn.execute(QUERIES["schedule_fire"],
                                     {**batch, "channel": notify.JOBS}).fetchall()
             result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
+            if traced:
+                made = {(r["schedule_id"], r["fire_time"]): r["id"] for r in inserted}
+                for key, (fire, create) in spans.items():
+                    create.finish(made.get(key))  # None: a duplicate fire, nothing created
+                    tracing.end_span(fire)
             result.enqueued = len(inserted)
             result.duplicates = len(batch["keys"]) - len(inserted)
         return result

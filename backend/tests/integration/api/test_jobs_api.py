@@ -54,7 +54,8 @@ def test_job_fields_are_the_contract_with_utc_times(clients, seeded) -> None:
             "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
             "finished_at", "attempts", "rerun_of", "queue", "concurrency_key",
             "schedule_version", "schedule_name", "schedule_deleted", "run_when", "batch_id",
-            "depends_on", "dependents"} == set(job)
+            "depends_on", "dependents", "trace_id", "trace_url"} == set(job)
+    assert job["trace_id"] is None and job["trace_url"] is None, "not traced: tracing is off"
     assert job["created_at"].endswith("Z") and job["finished_at"].endswith("Z")
     assert [a["number"] for a in job["attempts"]] == [1, 2, 3]
     assert [a["status"] for a in job["attempts"]] == ["FAILED", "TIMED_OUT", "LOST"]

@@ -24,4 +24,11 @@ describe('job detail page', () => {
     expect(await screen.findByRole('heading', { name: 'Result' })).toBeInTheDocument();
     expect(screen.queryByRole('heading', { name: 'Error' })).toBeNull();
   });
+
+  it('links its trace to the viewer CRONPLANE_TRACE_URL names', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    show(aJobDetail({ id: 9, status: 'SUCCEEDED', trace_id: traceId, trace_url: `https://tempo.example/trace/${traceId}` }));
+    const link = await screen.findByRole('link', { name: traceId });
+    expect(link).toHaveAttribute('href', `https://tempo.example/trace/${traceId}`);
+  });
 });

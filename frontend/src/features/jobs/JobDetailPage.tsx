@@ -93,6 +93,17 @@ export function JobDetailPage() {
                     <Row label="Timeout">{j.timeout_seconds ? `${j.timeout_seconds} s` : 'handler default'}</Row>
                     <Row label="Requested by">{j.requested_by ?? '—'}</Row>
                     <Row label="Idempotency key">{j.idempotency_key ? <Code>{j.idempotency_key}</Code> : '—'}</Row>
+                    <Row label="Trace">
+                      {j.trace_id && j.trace_url ? (
+                        <Anchor href={j.trace_url} target="_blank" rel="noreferrer" ff="monospace">
+                          {j.trace_id}
+                        </Anchor>
+                      ) : j.trace_id ? (
+                        <Code>{j.trace_id}</Code>
+                      ) : (
+                        '—'
+                      )}
+                    </Row>
                     <Row label="Created">
                       <RelativeTime iso={j.created_at} /> <Text span size="xs" c="dimmed">{formatUtc(j.created_at)}</Text>
                     </Row>

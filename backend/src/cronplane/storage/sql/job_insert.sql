@@ -30,7 +30,7 @@ WITH input AS MATERIALIZED (
               schedule_id bigint, fire_time timestamptz, exclusive bool, idempotency_key text,
               request_fingerprint text, requested_by text, queue text, concurrency_key text,
               rerun_of bigint, schedule_version int, depends_on bigint[], run_when text,
-              batch_id bigint, actor text, actor_role text, action text, details jsonb,
+              batch_id bigint, trace_context text, actor text, actor_role text, action text, details jsonb,
               request_id text, ip text, target_type text, target_id text)
     LEFT JOIN projects p
       ON p.slug = coalesce(t.project, 'default') AND p.archived_at IS NULL
@@ -55,14 +55,15 @@ WITH input AS MATERIALIZED (
   INSERT INTO jobs (id, project, handler, payload, priority, run_at, max_attempts,
                     timeout_seconds, trigger, schedule_id, fire_time, exclusive, idempotency_key,
                     request_fingerprint, requested_by, queue, concurrency_key, rerun_of,
-                    schedule_version, run_when, waiting_on, batch_id, status, error, finished_at)
+                    schedule_version, run_when, waiting_on, batch_id, trace_context, status, error,
+                    finished_at)
   SELECT i.new_id, coalesce(i.project, 'default'), i.handler, coalesce(i.payload, '{}'),
          coalesce(i.priority, 0), coalesce(i.run_at, now()), i.max_attempts, i.timeout_seconds,
          coalesce(i.trigger, 'api'), i.schedule_id, i.fire_time, coalesce(i.exclusive, false),
          i.idempotency_key, i.request_fingerprint, i.requested_by, coalesce(i.queue, 'default'),
          i.concurrency_key, i.rerun_of, i.schedule_version,
          CASE WHEN s.job_id IS NOT NULL THEN coalesce(i.run_when, 'succeeded') END,
-         coalesce(s.open, 0), i.batch_id,
+         coalesce(s.open, 0), i.batch_id, i.trace_context,
          CASE WHEN s.failed IS NOT NULL AND coalesce(i.run_when, 'succeeded') = 'succeeded'
                 THEN 'CANCELLED'
               WHEN s.open > 0 THEN 'WAITING' ELSE 'PENDING' END,

@@ -33,6 +33,7 @@ SELECT l.fencing_token,
 -- a schedule being edited right now is fired on the next tick with its new definition instead
 -- of making the leader wait. `running` feeds overlap=forbid (ix_jobs_running_schedule).
 SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
+       s.project, s.queue, s.version, -- what a fire's span names (observability/tracing.py)
        statement_timestamp() AS db_now,
        EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id AND j.status = 'RUNNING')
          AS running
@@ -55,12 +56,13 @@ SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
 WITH fired AS (
   INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds,
                     schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive,
-                    project, queue, schedule_version)
+                    project, queue, schedule_version, trace_context)
   SELECT s.handler, s.payload, s.priority, v.fire_time, s.max_attempts, s.timeout_seconds,
          s.id, v.fire_time, 'schedule', v.key, 'system', s.overlap = 'forbid',
-         s.project, s.queue, s.version
-    FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[], %(keys)s::text[])
-         AS v(schedule_id, fire_time, key)
+         s.project, s.queue, s.version, v.trace_context
+    FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[], %(keys)s::text[],
+                %(trace_contexts)s::text[])
+         AS v(schedule_id, fire_time, key, trace_context)
     JOIN schedules s ON s.id = v.schedule_id
    ORDER BY v.fire_time, v.schedule_id
       ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
