@@ -393,6 +393,8 @@ class Job(TypedDict):
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
+    trace_id: NotRequired[str | None]
+    trace_url: NotRequired[str | None]
     trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill", "notification"]
 
 
@@ -446,6 +448,8 @@ class JobDetail(TypedDict):
     started_at: str | None
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
     timeout_seconds: int | None
+    trace_id: NotRequired[str | None]
+    trace_url: NotRequired[str | None]
     trigger: Literal["schedule", "manual", "api", "retry", "rerun", "backfill", "notification"]
 
 
