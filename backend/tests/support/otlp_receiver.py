@@ -8,7 +8,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -16,6 +15,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanProto
+
+from tests.support.receivers import QuietHandler, serving
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class OtlpReceiver:
 def otlp_receiver() -> Iterator[OtlpReceiver]:
     receiver = OtlpReceiver()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.headers.get("Content-Encoding") == "gzip":
@@ -82,15 +83,6 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as origin:
+        receiver.endpoint = origin
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()

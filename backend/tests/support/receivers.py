@@ -14,6 +14,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that keeps the test's output free of access log lines."""
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port from a thread; yields the origin
+    (``http://127.0.0.1:PORT``) and stops the server when the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @dataclass
 class Received:
     path: str
@@ -42,7 +63,7 @@ class HttpReceiver:
 def http_receiver(script: list[int] | None = None) -> Iterator[HttpReceiver]:
     receiver = HttpReceiver(url="", script=list(script or []))
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
@@ -54,18 +75,9 @@ def http_receiver(script: list[int] | None = None) -> Iterator[HttpReceiver]:
             self.end_headers()
             self.wfile.write(b"ok")
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as origin:
+        receiver.url = origin + "/hook"
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @dataclass
@@ -131,7 +143,7 @@ def echo_receiver() -> Iterator[EchoReceiver]:
 
     receiver = EchoReceiver(origin="")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
@@ -162,15 +174,6 @@ def echo_receiver() -> Iterator[EchoReceiver]:
         def do_POST(self) -> None:
             self._answer()
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.origin = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as origin:
+        receiver.origin = origin
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()

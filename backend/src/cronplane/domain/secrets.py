@@ -171,7 +171,8 @@ class Masker:
 class StreamMask:
     """Masks text that arrives in pieces (a program's output): a form split between two writes is
     still found, because the last ``longest - 1`` characters wait for the next piece (or for
-    ``flush``) unless a match already ends past them. Not thread-safe: the caller holds a lock."""
+    ``flush``) unless a match already ends past them or a line break closes them. Not
+    thread-safe: the caller holds a lock."""
 
     __slots__ = ("_held", "_masker")
 
