@@ -232,15 +232,10 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
     span = _create_span(request)
     if not request.depends_on:
         try:
-            job = replace(build(
-                actor, request, idempotency_key=idempotency_key, settings=ctx.settings,
-                event=AuditedEvent(
-                    actor=actor.username, actor_role=actor.role.name, action="job.create",
-                    details=audit.with_token(actor, {"handler": request.handler,
-                                                     "schedule_id": request.schedule_id,
-                                                     "idempotency_key": idempotency_key}),
-                    request_id=actor.request_id, ip=actor.ip)),
-                trace_context=span.traceparent)
+            job = replace(build(actor, request, idempotency_key=idempotency_key,
+                                settings=ctx.settings,
+                                event=_create_event(actor, request, idempotency_key)),
+                          trace_context=span.traceparent)
             row = job_insert.insert_grouped(ctx.db, job)
             if row["eligible"]:
                 if row["id"] is not None:
@@ -258,6 +253,17 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
     with ctx.db.transaction() as session:
         return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
                                   settings=ctx.settings, create_span=span)
+
+
+def _create_event(actor: Actor, request: JobRequest, idempotency_key: str | None, *,
+                  action: str = "job.create", target: tuple[str, int] | None = None,
+                  extra_details: dict[str, Any] | None = None) -> AuditedEvent:
+    """The audit event written with the job by the one insert statement (both enqueue paths)."""
+    return AuditedEvent(actor=actor.username, actor_role=actor.role.name, action=action,
+                        details=audit.with_token(actor, {
+                            "handler": request.handler, "schedule_id": request.schedule_id,
+                            "idempotency_key": idempotency_key, **(extra_details or {})}),
+                        request_id=actor.request_id, ip=actor.ip, target=target)
 
 
 def _create_span(request: JobRequest) -> tracing.CreateSpan:
@@ -373,12 +379,8 @@ def _insert_in_session(session: Session, actor: Actor, request: JobRequest, *,
                        allow_reserved_key: bool, audit_target: tuple[str, int] | None,
                        extra_details: dict[str, Any] | None,
                        trace_context: str | None) -> EnqueueResult:
-    event = AuditedEvent(actor=actor.username, actor_role=actor.role.name,
-                         action=audit_action,
-                         details=audit.with_token(actor, {
-                             "handler": request.handler, "schedule_id": request.schedule_id,
-                             "idempotency_key": idempotency_key, **(extra_details or {})}),
-                         request_id=actor.request_id, ip=actor.ip, target=audit_target)
+    event = _create_event(actor, request, idempotency_key, action=audit_action,
+                          target=audit_target, extra_details=extra_details)
     job = replace(build(actor, request, idempotency_key=idempotency_key, settings=settings,
                         allow_reserved_key=allow_reserved_key, event=event),
                   trace_context=trace_context)
