@@ -124,15 +124,18 @@ def test_audit_api_reads_and_verifies(app) -> None:
     client = app.test_client(use_cookies=False)
     op_token = tokens_for(client, operator)["access_token"]
     admin_token = tokens_for(client, admin)["access_token"]
+    tokens_for(client, admin)  # a third sign-in, so a page of two has a next page of its own
     # Sign-ins are installation events: instance ADMINs read them, an OPERATOR of default not.
     hidden = client.get("/api/v1/audit?action=auth.login&limit=2", headers=bearer(op_token))
     assert hidden.status_code == 200 and hidden.json["items"] == [], hidden.json
     page = client.get("/api/v1/audit?action=auth.login&limit=2", headers=bearer(admin_token))
     assert page.status_code == 200 and len(page.json["items"]) == 2
     assert all(e["action"] == "auth.login" and e["project"] is None for e in page.json["items"])
+    assert page.json["next_cursor"] is not None, page.json
     following = client.get(f"/api/v1/audit?action=auth.login&limit=2&cursor="
-                           f"{page.json['next_cursor']}", headers=bearer(admin_token)).json
-    assert following["items"][0]["id"] < page.json["items"][-1]["id"]
+                           f"{page.json['next_cursor']}", headers=bearer(admin_token))
+    assert following.status_code == 200, following.json
+    assert following.json["items"][0]["id"] < page.json["items"][-1]["id"]
     verdict = client.get("/api/v1/audit/verify", headers=bearer(admin_token))
     assert verdict.status_code == 200 and verdict.json["ok"] is True
     assert verdict.json["checked"] > 0 and verdict.json["first_bad_id"] is None
