@@ -186,7 +186,8 @@ def worker() -> None:
     shutdown.install()
     from cronplane.observability.probe_server import ProbeServer
 
-    probe = ProbeServer(settings.host, settings.port)
+    probe = ProbeServer(settings.host, settings.port, metrics_token=settings.metrics_token,
+                        production=settings.production)
     try:
         probe.start()
         where = f"/healthz and /metrics on http://{settings.host}:{settings.port}/"

@@ -96,6 +96,13 @@ class Settings:
     audit_seal_seconds: float = 2.0
     # CRONPLANE_SEARCH_TIMEOUT_SECONDS: how long one job search may run (storage.search_budget).
     search_timeout_seconds: float = 5.0
+    # CRONPLANE_SEARCH_CONCURRENCY: how many searches of one user may run at once (429 beyond).
+    search_concurrency: int = 2
+    # CRONPLANE_METRICS_TOKEN: the bearer token a scrape of /metrics must carry (unset: open
+    # outside production, 404 in production).
+    metrics_token: str | None = field(default=None, repr=False)
+    # CRONPLANE_NOTIFY_PER_MINUTE: deliveries per channel per UTC minute; the rest becomes a digest.
+    notify_per_minute: int = 10
 
     @property
     def oidc_enabled(self) -> bool:
@@ -193,6 +200,10 @@ class Settings:
                                              low=0.1, high=3600),
             search_timeout_seconds=reader.number("CRONPLANE_SEARCH_TIMEOUT_SECONDS", 5.0,
                                                  low=0.001, high=3600),
+            search_concurrency=reader.integer("CRONPLANE_SEARCH_CONCURRENCY", 2, low=1, high=64),
+            metrics_token=reader.optional("CRONPLANE_METRICS_TOKEN"),
+            notify_per_minute=reader.integer("CRONPLANE_NOTIFY_PER_MINUTE", 10,
+                                             low=1, high=10000),
         )
         if settings.oidc_issuer:
             for name, value in (("CRONPLANE_OIDC_CLIENT_ID", settings.oidc_client_id),
@@ -223,6 +234,11 @@ class Settings:
                 "database")
         if settings.production and settings.audit_key == settings.secret_key:
             raise ConfigError("CRONPLANE_AUDIT_KEY: must differ from CRONPLANE_SECRET_KEY")
+        if settings.production and settings.metrics_token is not None and (
+                len(settings.metrics_token) < 32 or _placeholder_key(settings.metrics_token)):
+            raise ConfigError(
+                "CRONPLANE_METRICS_TOKEN: at least 32 characters, not the example value, when "
+                "CRONPLANE_ENV=production (`openssl rand -hex 32`)")
         if settings.attempt_lease_seconds < 2:
             raise ConfigError("CRONPLANE_ATTEMPT_LEASE_SECONDS: must be at least 2")
         return settings

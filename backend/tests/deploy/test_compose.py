@@ -78,7 +78,7 @@ def test_production_stack_runs_caddy_on_80_and_443_with_persistent_certificates(
 def test_production_stack_takes_its_secrets_from_env_and_refuses_to_start_without_them() -> None:
     text = (REPO / "docker-compose.yml").read_text()
     for name in ("POSTGRES_PASSWORD", "CRONPLANE_DB_PASSWORD", "CRONPLANE_DB_OWNER_PASSWORD",
-                 "CRONPLANE_SECRET_KEY", "CRONPLANE_AUDIT_KEY",
+                 "CRONPLANE_SECRET_KEY", "CRONPLANE_AUDIT_KEY", "CRONPLANE_METRICS_TOKEN",
                  "CRONPLANE_DOMAIN"):
         assert re.search(r"\$\{" + name + r":\?", text), f"{name} should be required (${{{name}:?…}})"
     api = load_yaml("docker-compose.yml")["services"]["api"]

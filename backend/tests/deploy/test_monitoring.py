@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from tests.deploy.harness import (
     PIP_HINT,
     REPO,
+    assert_ok,
     load_yaml,
+    require_tool,
+    run,
 )
 
 DASHBOARD = REPO / "deploy/monitoring/grafana/dashboards/cronplane.json"
@@ -42,6 +46,31 @@ def test_monitoring_profile_scrapes_api_and_workers_inside_the_network() -> None
     targets = {sd["names"][0]: sd["port"] for job in config["scrape_configs"]
                for sd in job["dns_sd_configs"]}
     assert targets == {"api": 8080, "worker": 8080}
+
+
+def test_every_scrape_carries_the_metrics_token_compose_mounts_into_prometheus() -> None:
+    # /metrics answers 401 without the token and 404 in production when none is configured
+    # (docs/security-model.md), so a scrape job without it would chart nothing.
+    compose = load_yaml("docker-compose.yml")
+    prometheus = compose["services"]["prometheus"]
+    [secret] = prometheus["secrets"]
+    assert compose["secrets"][secret] == {"environment": "CRONPLANE_METRICS_TOKEN"}
+    for name in ("api", "worker"):
+        assert "CRONPLANE_METRICS_TOKEN" in compose["services"][name]["environment"], name
+    for job in load_yaml("deploy/monitoring/prometheus.yml")["scrape_configs"]:
+        assert job["authorization"] == {"type": "Bearer",
+                                        "credentials_file": f"/run/secrets/{secret}"}, job
+
+
+def test_prometheus_config_passes_promtool(tmp_path: Path) -> None:
+    promtool = require_tool("promtool", "make system-deps (Debian: apt-get install prometheus)")
+    # promtool opens the credentials file, which exists only inside the container.
+    token = tmp_path / "token"
+    token.write_text("t" * 64)
+    config = tmp_path / "prometheus.yml"
+    config.write_text((REPO / "deploy/monitoring/prometheus.yml").read_text()
+                      .replace("/run/secrets/cronplane_metrics_token", str(token)))
+    assert_ok(run([promtool, "check", "config", str(config)]), "promtool check config")
 
 
 def test_grafana_dashboard_covers_every_cronplane_metric() -> None:

@@ -60,3 +60,20 @@ def test_a_database_url_libpq_cannot_read_is_one_line_and_both_host_lists_are_re
     assert settings.database_url is not None
     settings = Settings.from_env({"DATABASE_URL": "postgresql://u@/db?host=h1,h2&port=5432,5433"})
     assert settings.database_url is not None
+
+
+def test_metrics_search_and_notify_bounds_have_the_contracts_defaults() -> None:
+    s = Settings.from_env({})
+    assert s.metrics_token is None
+    assert s.search_concurrency == 2 and s.notify_per_minute == 10
+    assert Settings.from_env({"CRONPLANE_METRICS_TOKEN": "tok"}).metrics_token == "tok"
+
+
+def test_a_production_metrics_token_must_be_long_and_not_the_example() -> None:
+    production = {"CRONPLANE_ENV": "production", "CRONPLANE_SECRET_KEY": "a1b2c3d4e5f6" * 4,
+                  "CRONPLANE_AUDIT_KEY": "f6e5d4c3b2a1" * 4}
+    for token in ("short-token", "change-me-to-a-third-output-of-openssl-rand-hex-32"):
+        with pytest.raises(ConfigError, match=r"^CRONPLANE_METRICS_TOKEN:"):
+            Settings.from_env({**production, "CRONPLANE_METRICS_TOKEN": token})
+    assert Settings.from_env({**production, "CRONPLANE_METRICS_TOKEN": "0123456789abcdef" * 3}
+                             ).metrics_token == "0123456789abcdef" * 3

@@ -9,10 +9,17 @@ from typing import Any
 from flask import Blueprint, Flask, Response, g, request
 
 from cronplane.api.context import management_context
+from cronplane.api.problems import problem
 from cronplane.management import queues, usage
 from cronplane.management.actor import Actor
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
+from cronplane.observability.metrics_access import (
+    HIDDEN_DETAIL,
+    UNAUTHORIZED_DETAIL,
+    ScrapeAccess,
+    scrape_access,
+)
 
 
 def _cluster_state() -> ClusterState:
@@ -35,6 +42,13 @@ def init_app(app: Flask, api: Any) -> None:
 
     @blueprint.get("/metrics")
     def metrics() -> Response:
+        settings = management_context().settings
+        access = scrape_access(settings.metrics_token, production=settings.production,
+                               authorization=request.headers.get("Authorization"))
+        if access is ScrapeAccess.UNAUTHORIZED:
+            return problem(401, UNAUTHORIZED_DETAIL, headers={"WWW-Authenticate": "Bearer"})
+        if access is ScrapeAccess.HIDDEN:
+            return problem(404, HIDDEN_DETAIL)
         body, content_type = render(_cluster_state)
         return Response(body, content_type=content_type)
 

@@ -15,6 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from cronplane.observability.metrics import render
+from cronplane.observability.metrics_access import (
+    HIDDEN_DETAIL,
+    UNAUTHORIZED_DETAIL,
+    ScrapeAccess,
+    scrape_access,
+)
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +32,30 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/healthz":
             self._send(200, "application/json", json.dumps({"status": "ok"}).encode())
         elif self.path == "/metrics":
-            body, content_type = render(None)
-            self._send(200, content_type, body)
+            server: _ProbeHTTPServer = self.server  # type: ignore[assignment]
+            access = scrape_access(server.metrics_token, production=server.production,
+                                   authorization=self.headers.get("Authorization"))
+            if access is ScrapeAccess.UNAUTHORIZED:
+                self._problem(401, "Unauthorized", UNAUTHORIZED_DETAIL,
+                              {"WWW-Authenticate": "Bearer"})
+            elif access is ScrapeAccess.HIDDEN:
+                self._problem(404, "Not Found", HIDDEN_DETAIL)
+            else:
+                body, content_type = render(None)
+                self._send(200, content_type, body)
         else:
-            problem = {"type": "about:blank", "title": "Not Found", "status": 404,
-                       "detail": "A worker serves only /healthz and /metrics."}
-            self._send(404, "application/problem+json", json.dumps(problem).encode())
+            self._problem(404, "Not Found", "A worker serves only /healthz and /metrics.")
 
-    def _send(self, status: int, content_type: str, body: bytes) -> None:
+    def _problem(self, status: int, title: str, detail: str,
+                 headers: dict[str, str] | None = None) -> None:
+        problem = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+        self._send(status, "application/problem+json", json.dumps(problem).encode(), headers)
+
+    def _send(self, status: int, content_type: str, body: bytes,
+              headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -45,13 +66,21 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("probe %s", format % args)
 
 
+class _ProbeHTTPServer(ThreadingHTTPServer):
+    metrics_token: str | None = None
+    production: bool = False
+
+
 class ProbeServer:
     name = "probe-server"
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, metrics_token: str | None = None,
+                 production: bool = False) -> None:
         self.host = host
         self.port = port
-        self._server: ThreadingHTTPServer | None = None
+        self.metrics_token = metrics_token
+        self.production = production
+        self._server: _ProbeHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -65,8 +94,10 @@ class ProbeServer:
         with self._lock:
             if self._server is not None:
                 return
-            server = ThreadingHTTPServer((self.host, self.port), _Handler)
+            server = _ProbeHTTPServer((self.host, self.port), _Handler)
             server.daemon_threads = True
+            server.metrics_token = self.metrics_token
+            server.production = self.production
             self._server = server
             self._thread = threading.Thread(target=server.serve_forever, name="cronplane-probe",
                                             daemon=True)
