@@ -1,8 +1,11 @@
 """The ``cronplane`` command: serve, worker, migrate, create-user, openapi; and against a running
-server (``--url``/``--token``): apply and export (schedules as code).
+server (``--url``/``--token``): apply and export (schedules as code), jobs, schedules, usage.
 
 Every failure a person can fix (bad configuration, unreachable database, migrations behind) is
-one line on stderr and a non-zero exit code, never a traceback.
+one line on stderr and an exit code from ``cli_output`` (2 usage or configuration, 3 the database
+or server unreachable or not ready, 1 refused), never a traceback. Every command takes
+``--output table|json`` (``cli_output``); ``export`` and ``openapi`` write documents: their
+``-o/--output`` is the FILE and ``--format`` chooses the document.
 """
 
 from __future__ import annotations
@@ -11,22 +14,29 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
+from cronplane.cli_output import (
+    EXIT_REFUSED,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    JSON,
+    emit,
+    fail,
+    fail_api,
+    output_option,
+    timeout_option,
+)
 from cronplane.config import ConfigError, Settings
 
 log = logging.getLogger("cronplane.cli")
 
-EXIT_CONFIG = 2
-EXIT_DATABASE = 3
-EXIT_SCHEMA = 4
-
-
-def fail(message: str, code: int) -> NoReturn:
-    click.echo(f"cronplane: {message}", err=True)
-    sys.exit(code)
+EXIT_CONFIG = EXIT_USAGE
+EXIT_DATABASE = EXIT_UNAVAILABLE
+# A schema missing or behind: the database cannot serve this version (3, as unreachable).
+EXIT_SCHEMA = EXIT_UNAVAILABLE
 
 
 def load_settings() -> Settings:
@@ -132,7 +142,8 @@ def main() -> None:
 
 
 @main.command()
-def migrate() -> None:
+@output_option
+def migrate(output: str) -> None:
     """Apply database migrations up to this version's head."""
     settings = load_settings()
     owner_url, runtime_url = resolve_migration_database(settings)
@@ -147,14 +158,27 @@ def migrate() -> None:
         fail(f"migration failed as {_redact(owner_url)}: {reason} (migrations run as the schema "
              "owner: CRONPLANE_MIGRATION_DATABASE_URL)", EXIT_DATABASE)
     state = migrator.schema_state(owner_url)
-    click.echo(f"cronplane: database at migration {state.current} (owner "
-               f"{migrator.current_role(owner_url)}, runtime role {runtime_role})")
+    owner = migrator.current_role(owner_url)
+    emit({"revision": state.current, "owner_role": owner, "runtime_role": runtime_role},
+         f"cronplane: database at migration {state.current} (owner {owner}, runtime role "
+         f"{runtime_role})")
+
+
+def _json_logs(settings: Settings, output: str) -> None:
+    """``--output json`` on a long-running process: its log lines are JSON objects."""
+    if output == JSON:
+        from cronplane.observability.logging import configure_logging
+
+        configure_logging(settings.log_level, "json")
 
 
 @main.command()
-def serve() -> None:
-    """HTTP API and console (gunicorn), plus the execution plane unless CRONPLANE_EXECUTION=off."""
+@output_option
+def serve(output: str) -> None:
+    """HTTP API and console (gunicorn), plus the execution plane unless CRONPLANE_EXECUTION=off.
+    --output json: log lines as JSON (as CRONPLANE_LOG_FORMAT=json)."""
     settings = load_settings().with_secret().with_audit_key()
+    _json_logs(settings, output)
     url = resolve_database(settings)
     check_database(url, require_current_schema=True, wait_seconds=settings.startup_wait_seconds)
     first_run = bootstrap(settings, url)
@@ -164,9 +188,12 @@ def serve() -> None:
 
 
 @main.command()
-def worker() -> None:
-    """The execution plane alone (no API): worker, watchdog, scheduler when elected leader."""
+@output_option
+def worker(output: str) -> None:
+    """The execution plane alone (no API): worker, watchdog, scheduler when elected leader.
+    --output json: log lines as JSON (as CRONPLANE_LOG_FORMAT=json)."""
     settings = load_settings().with_audit_key()
+    _json_logs(settings, output)
     url = resolve_database(settings)
     check_database(url, require_current_schema=True, wait_seconds=settings.startup_wait_seconds)
     from cronplane.execution.runner import ExecutionRunner
@@ -197,7 +224,13 @@ def worker() -> None:
         where = (f"no /healthz or /metrics: {settings.host}:{settings.port} is taken "
                  f"({exc.strerror or exc}; set CRONPLANE_PORT)")
     runner.start()
-    click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
+    if output == JSON:
+        import json
+
+        click.echo(json.dumps({"event": "worker running", "worker_id": runner.identity.id,
+                               "probe": where}), err=True)
+    else:
+        click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
     shutdown.drained.wait()
     runner.stop(timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)  # a signal before start
     tracing.shutdown()
@@ -210,7 +243,8 @@ def worker() -> None:
 @click.option("--role", required=True, type=click.Choice(["VIEWER", "OPERATOR", "ADMIN"],
                                                          case_sensitive=False))
 @click.option("--password-file", type=click.File("r"), help="Read the password from this file.")
-def create_user(username: str, role: str, password_file: Any) -> None:
+@output_option
+def create_user(username: str, role: str, password_file: Any, output: str) -> None:
     """Create a user; the password comes from stdin or --password-file."""
     settings = load_settings()
     url = resolve_database(settings)
@@ -228,15 +262,17 @@ def create_user(username: str, role: str, password_file: Any) -> None:
     try:
         user = create_user_cli(ctx, username=username, password=password, role=role.upper())
     except ManagementError as exc:
-        fail(exc.detail, 1)
-    click.echo(f"cronplane: created user {user.username} ({user.role})")
+        fail(exc.detail, EXIT_REFUSED)
+    emit({"id": user.id, "username": user.username, "role": str(user.role)},
+         f"cronplane: created user {user.username} ({user.role})")
 
 
 @main.command("seed-demo")
 @click.option("--day", is_flag=True, required=True,
               help="A real-looking day: 3 projects, 13 schedules, ~1,000 jobs with failures, "
                    "broken channels, a paused queue.")
-def seed_demo(day: bool) -> None:
+@output_option
+def seed_demo(day: bool, output: str) -> None:
     """Fill this installation's database with demo data (once; refuses a seeded database)."""
     settings = load_settings()
     url = resolve_database(settings)
@@ -248,19 +284,40 @@ def seed_demo(day: bool) -> None:
     try:
         report = seed_day(ctx)
     except AlreadySeeded as exc:
-        click.echo(f"cronplane: {exc.detail}; nothing changed")
+        emit({"seeded": False, "detail": exc.detail}, f"cronplane: {exc.detail}; nothing changed")
         return
     finally:
         ctx.db.close()
-    click.echo(f"cronplane: seeded a day: {report.projects} projects added, {report.schedules} "
-               f"schedules, {report.channels} unreachable channels, {report.jobs} jobs "
-               f"({report.failed_jobs} failed, {report.deliveries} notification deliveries), "
-               "queue default/webhooks paused")
+    import dataclasses
+
+    emit({"seeded": True, **dataclasses.asdict(report)},
+         f"cronplane: seeded a day: {report.projects} projects added, {report.schedules} "
+         f"schedules, {report.channels} unreachable channels, {report.jobs} jobs "
+         f"({report.failed_jobs} failed, {report.deliveries} notification deliveries), "
+         "queue default/webhooks paused")
+
+
+def write_document(text: str, path: str | None) -> None:
+    """A document command's result: to FILE, or stdout."""
+    if not path:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+DOCUMENT_FILE_HELP = ("Write the document to this FILE (a document command: its -o/--output "
+                      "names a file, --format chooses the document).")
 
 
 @main.command()
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
-def openapi(output: str | None) -> None:
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help=DOCUMENT_FILE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["json", "yaml"]), default="json",
+              show_default=True, help="The document's format.")
+def openapi(output: str | None, fmt: str) -> None:
     """Print the OpenAPI document (no database needed)."""
     import json
 
@@ -271,11 +328,11 @@ def openapi(output: str | None) -> None:
     with app.app_context():
         spec = app.extensions["cronplane.api"].spec.to_dict()
     text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
-    if output:
-        with open(output, "w") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
+    if fmt == "yaml":
+        import yaml
+
+        text = yaml.safe_dump(spec, sort_keys=True, allow_unicode=True)
+    write_document(text, output)
 
 
 @main.group()
@@ -291,13 +348,15 @@ EXIT_TAMPERED = 1
               type=click.Path(exists=True, dir_okay=False),
               help="A checkpoint the trail must still reach: another host's audit-anchor.json, "
                    "or log lines (JSON) with audit_checkpoint. Repeatable.")
-@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
-def audit_verify(anchor_files: tuple[str, ...], as_json: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The same as --output json (version 2).")
+@output_option
+def audit_verify(anchor_files: tuple[str, ...], as_json: bool, output: str) -> None:
     """Check the audit trail against its HMAC chain and checkpoints, offline.
 
     Exit 0: intact. 1: tampering found (first bad event, or the newest events deleted).
-    2: configuration (no audit key, unreadable anchor). 3: database unreachable. 4: schema behind.
+    2: configuration (no audit key, unreadable anchor). 3: database unreachable or schema behind.
     """
+    as_json = as_json or output == JSON
     settings = load_settings()
     if not settings.production:
         settings = settings.with_audit_key()
@@ -343,20 +402,20 @@ def audit_verify(anchor_files: tuple[str, ...], as_json: bool) -> None:
                    f"{anchored})")
 
 
-EXIT_API = 1
-EXIT_FILE = 2
+EXIT_FILE = EXIT_USAGE
 
 
-def _remote(url: str | None, token: str | None) -> Any:
-    from cronplane.client.commands import client_from
+def _remote(url: str | None, token: str | None, timeout: float) -> Any:
+    from cronplane.cli_output import client_from
 
-    return client_from(url, token)
+    return client_from(url, token, timeout)
 
 
 REMOTE_OPTIONS = [
     click.option("--url", envvar="CRONPLANE_URL", help="Server URL (CRONPLANE_URL)."),
     click.option("--token", envvar="CRONPLANE_TOKEN", help="API token (CRONPLANE_TOKEN)."),
     click.option("--project", default=None, help="Project slug (default: the file's, or default)."),
+    timeout_option,
 ]
 
 
@@ -372,9 +431,13 @@ def remote_options(func: Any) -> Any:
 @click.option("--prune", is_flag=True, help="Delete schedules of the project the file does not name.")
 @click.option("--dry-run", is_flag=True, help="Print the diff, change nothing.")
 @remote_options
+@output_option
 def apply(path: str, *, prune: bool, dry_run: bool, url: str | None, token: str | None,
-          project: str | None) -> None:
-    """Make the server's schedules match FILE: create, update (and with --prune delete)."""
+          project: str | None, timeout: float, output: str) -> None:
+    """Make the server's schedules match FILE: create, update (and with --prune delete).
+
+    --output json: {project, file, dry_run, applied, counts, changes: [{kind, name,
+    schedule_id, changes?: {field: [now, wanted]}, schedule?}]}."""
     from cronplane.client import schedules_as_code as sac
     from cronplane.client.http import ApiError
 
@@ -384,46 +447,52 @@ def apply(path: str, *, prune: bool, dry_run: bool, url: str | None, token: str 
         desired = sac.load(text, path, project)
     except sac.FileError as exc:
         fail(str(exc), EXIT_FILE)
-    client = _remote(url, token)
+    client = _remote(url, token, timeout)
     try:
         changes = sac.plan(desired, client.get_all("/schedules"), prune=prune)
-        if not changes:
-            click.echo(f"no changes: {len(desired.schedules)} schedule(s) in project "
-                       f"{desired.project} already match {path}")
-            return
-        for line in sac.render(changes):
-            click.echo(line)
         counts = {kind: sum(1 for c in changes if c.kind == kind)
                   for kind in ("create", "update", "delete")}
+        result: dict[str, Any] = {"project": desired.project, "file": path, "dry_run": dry_run,
+                                  "applied": False, "counts": counts,
+                                  "changes": [sac.change_json(c) for c in changes]}
+        if not changes:
+            emit(result, f"no changes: {len(desired.schedules)} schedule(s) in project "
+                         f"{desired.project} already match {path}")
+            return
+        lines = sac.render(changes)
         summary = ", ".join(f"{n} to {kind}" for kind, n in counts.items() if n)
         if dry_run:
-            click.echo(f"dry run: {summary}; nothing changed")
+            emit(result, "\n".join([*lines, f"dry run: {summary}; nothing changed"]))
             return
+        if output != JSON:
+            # The diff first: a refusal half-way leaves it on screen above the reason.
+            click.echo("\n".join(lines))
         sac.execute(client, changes)
     except ApiError as exc:
-        fail(str(exc), EXIT_API)
+        fail_api(exc)
     done = ", ".join(f"{n} {kind}d" for kind, n in counts.items() if n)
-    click.echo(f"applied: {done}")
+    emit({**result, "applied": True}, f"applied: {done}")
 
 
 @main.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help=DOCUMENT_FILE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True,
+              help="yaml: the file `apply` reads; json: the same document as JSON (for scripts; "
+                   "`apply` reads it too).")
 @remote_options
-def export(output: str | None, *, url: str | None, token: str | None, project: str | None) -> None:
+def export(output: str | None, *, fmt: str, url: str | None, token: str | None,
+           project: str | None, timeout: float) -> None:
     """Write the project's schedules in the format `cronplane apply` reads."""
     from cronplane.client import schedules_as_code as sac
     from cronplane.client.http import ApiError
 
-    client = _remote(url, token)
+    client = _remote(url, token, timeout)
     try:
-        text = sac.export(client.get_all("/schedules"), project)
+        text = sac.export(client.get_all("/schedules"), project, fmt)
     except ApiError as exc:
-        fail(str(exc), EXIT_API)
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
+        fail_api(exc)
+    write_document(text, output)
 
 
 def bootstrap(settings: Settings, url: str) -> Any:

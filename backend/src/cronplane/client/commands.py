@@ -1,10 +1,11 @@
-"""``cronplane jobs …`` and ``cronplane schedules …``: the API from a shell or a script.
+"""``cronplane jobs …``, ``cronplane schedules …`` and ``cronplane usage``: the API from a shell
+or a script.
 
-Every command takes ``--url``/``CRONPLANE_URL`` and ``--token``/``CRONPLANE_TOKEN`` and
-``--output text|json`` (json: the API's own objects, one document on stdout). Exit codes scripts
-can rely on: 0 done, 1 the server refused (the reason on stderr), 2 bad usage or configuration,
-5 the server could not be reached. ``jobs submit --wait`` and ``jobs logs -f`` exit 0 only if
-the job SUCCEEDED.
+Every command takes ``--url``/``CRONPLANE_URL``, ``--token``/``CRONPLANE_TOKEN`` and
+``--output table|json`` (json: the API's own objects, one document on stdout), and exits as
+``cronplane.cli_output`` says: 0 done, 1 the server refused (the reason on stderr), 2 usage,
+3 the server could not be reached or failed. ``jobs submit --wait`` and ``jobs logs -f`` exit 0
+only if the job SUCCEEDED (1 otherwise).
 """
 
 from __future__ import annotations
@@ -12,78 +13,51 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, NoReturn, cast
+from typing import Any, cast
 
 import click
 
+from cronplane.cli_output import (
+    EXIT_REFUSED,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    JSON,
+    client_from,
+    current_output,
+    fail,
+    remote,
+    render_detail,
+    render_table,
+)
 from cronplane.client.api import Cronplane, JobNotFinished
-from cronplane.client.http import ApiClient, ApiError
+from cronplane.client.http import ApiClient
 from cronplane.client.models import JobCreate
 from cronplane.domain.states import FINISHED_JOB_STATUSES, AttemptStatus, JobStatus
 
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 5
+__all__ = ["EXIT_REFUSED", "EXIT_UNAVAILABLE", "EXIT_USAGE", "client_from", "jobs", "remote",
+           "schedules", "usage"]
+
 FOLLOW_POLL = 0.5  # seconds between reads of a running attempt's output
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"cronplane: {message}", err=True)
-    sys.exit(code)
-
-
-def client_from(url: str | None, token: str | None) -> ApiClient:
-    if not url:
-        _fail("--url or CRONPLANE_URL is required (e.g. http://127.0.0.1:8080)", EXIT_USAGE)
-    if not token:
-        _fail("--token or CRONPLANE_TOKEN is required (an API token, console → API tokens)",
-              EXIT_USAGE)
-    return ApiClient(url, token)
-
-
-def remote(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Adds --url, --token and --output, and turns API errors into one line and an exit code."""
-
-    @click.option("--url", envvar="CRONPLANE_URL", help="Server URL (CRONPLANE_URL).")
-    @click.option("--token", envvar="CRONPLANE_TOKEN", help="API token (CRONPLANE_TOKEN).")
-    # "text" is the name of version 2 for "table", still accepted.
-    @click.option("--output", "-o", type=click.Choice(["table", "json", "text"]),
-                  default="table", show_default=True)
-    @click.pass_context
-    def wrapper(ctx: click.Context, /, url: str | None, token: str | None, output: str,
-                **kwargs: Any) -> None:
-        api = client_from(url, token)
-        try:
-            result = ctx.invoke(func, api, **kwargs)
-        except ApiError as exc:
-            _fail(str(exc), EXIT_UNREACHABLE if exc.status is None else EXIT_REFUSED)
-        if result is None:
-            return
-        value, text, *code = result
-        click.echo(json.dumps(value, indent=2, sort_keys=True) if output == "json" else text)
-        if code and code[0]:
-            sys.exit(code[0])
-
-    wrapper.__name__ = func.__name__
-    wrapper.__doc__ = func.__doc__
-    return wrapper
-
-
-def _job_line(job: dict[str, Any]) -> str:
-    schedule = f" schedule {job['schedule_id']}" if job.get("schedule_id") else ""
-    return (f"#{job['id']:<8} {job['status']:<10} {job['handler']:<28} "
-            f"attempts {job['attempt_count']}/{job['max_attempts']}{schedule}")
-
-
-def _schedule_line(s: dict[str, Any]) -> str:
-    state = "paused" if s["paused"] else "active"
-    return f"#{s['id']:<6} {s['name']:<32} {s['cron']:<20} {s['timezone']:<16} {state}"
-
-
-def _detail(obj: dict[str, Any]) -> str:
-    return "\n".join(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}"
-                     for key, value in obj.items())
+JOB_COLUMNS = [
+    ("id", lambda j: j["id"]),
+    ("status", lambda j: j["status"]),
+    ("handler", lambda j: j["handler"]),
+    ("queue", lambda j: j.get("queue")),
+    ("attempts", lambda j: f"{j['attempt_count']}/{j['max_attempts']}"),
+    ("schedule", lambda j: j.get("schedule_id")),
+    ("created_at", lambda j: j.get("created_at")),
+]
+SCHEDULE_COLUMNS = [
+    ("id", lambda s: s["id"]),
+    ("name", lambda s: s["name"]),
+    ("cron", lambda s: s["cron"]),
+    ("timezone", lambda s: s["timezone"]),
+    ("state", lambda s: "paused" if s["paused"] else "active"),
+    ("next_run_at", lambda s: s.get("next_run_at")),
+]
+_detail = render_detail
 
 
 @click.group()
@@ -108,7 +82,7 @@ def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | N
     try:
         body_payload = json.loads(text)
     except ValueError as exc:
-        _fail(f"--payload: not JSON: {exc}", EXIT_USAGE)
+        fail(f"--payload: not JSON: {exc}", EXIT_USAGE)
     body: dict[str, Any] = {"handler": handler, "payload": body_payload}
     if priority is not None:
         body["priority"] = priority
@@ -121,7 +95,7 @@ def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | N
     try:
         done = client.wait_for_job(job["id"], timeout=wait_timeout)
     except JobNotFinished as exc:
-        _fail(str(exc), EXIT_REFUSED)
+        fail(str(exc), EXIT_REFUSED)
     return (done, f"job #{done['id']} {done['status']}",
             0 if done["status"] == JobStatus.SUCCEEDED else EXIT_REFUSED)
 
@@ -135,7 +109,7 @@ def jobs_ls(api: ApiClient, *, status: tuple[str, ...], schedule_id: int | None,
     """List jobs, newest first."""
     query = {"limit": limit, "schedule_id": schedule_id, "status": [s.upper() for s in status]}
     items = api.request("GET", "/jobs", query=query).body["items"]
-    return items, "\n".join(_job_line(j) for j in items) or "no jobs"
+    return items, render_table(items, JOB_COLUMNS, empty="no jobs")
 
 
 @jobs.command("show")
@@ -156,13 +130,16 @@ def jobs_show(api: ApiClient, job_id: int) -> Any:
 @remote
 def jobs_logs(api: ApiClient, job_id: int, *, number: int | None, follow: bool) -> Any:
     """Print what a job's attempt wrote (stdout/stderr of shell.command, HTTP status and
-    headers of http.request, anything a handler writes to ctx.output)."""
+    headers of http.request, anything a handler writes to ctx.output).
+
+    With --output json: one JSON object per piece read, {job_id, attempt, offset, text} (one line
+    each with -f, then {job_id, status}), for scripts."""
     job = api.request("GET", f"/jobs/{job_id}").body
     attempts = job["attempts"]
     current = number or (attempts[-1]["number"] if attempts else 1)
     if not follow:
         if not any(a["number"] == current for a in attempts):
-            _fail(f"job #{job_id} has no attempt {current} yet ({job['status']})", EXIT_REFUSED)
+            fail(f"job #{job_id} has no attempt {current} yet ({job['status']})", EXIT_REFUSED)
         _print_output(api, job_id, current, 0)
         return None
     while True:
@@ -179,6 +156,8 @@ def jobs_logs(api: ApiClient, job_id: int, *, number: int | None, follow: bool) 
             time.sleep(FOLLOW_POLL)  # waiting for the next attempt (a retry's back-off)
             job = api.request("GET", f"/jobs/{job_id}").body
     click.echo(f"job #{job_id} {job['status']}", err=True)
+    if current_output() == JSON:
+        click.echo(json.dumps({"job_id": job_id, "status": job["status"]}, sort_keys=True))
     sys.exit(0 if job["status"] == JobStatus.SUCCEEDED else EXIT_REFUSED)
 
 
@@ -188,7 +167,11 @@ def _print_output(api: ApiClient, job_id: int, number: int, offset: int) -> tupl
     start = int(headers.get("x-output-offset", offset))
     if start > offset:
         click.echo(f"[{start - offset} earlier bytes not kept]", err=True)
-    if data:
+    if current_output() == JSON:
+        if data or offset == 0:  # a follow's empty polls print nothing
+            click.echo(json.dumps({"job_id": job_id, "attempt": number, "offset": start,
+                                   "text": data.decode("utf-8", "replace")}, sort_keys=True))
+    elif data:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     return int(headers.get("x-output-next-offset", start + len(data))), \
@@ -233,7 +216,7 @@ def schedules() -> None:
 def schedules_ls(api: ApiClient) -> Any:
     """List live schedules."""
     items = api.get_all("/schedules")
-    return items, "\n".join(_schedule_line(s) for s in items) or "no schedules"
+    return items, render_table(items, SCHEDULE_COLUMNS, empty="no schedules")
 
 
 @schedules.command("show")
@@ -286,9 +269,6 @@ def usage(api: ApiClient, *, project: str, start: str | None, end: str | None,
     deliveries (for chargeback; `--output json` for scripts)."""
     query = {"from": start, "to": end, "granularity": granularity}
     items = api.request("GET", f"/projects/{project}/usage", query=query).body["items"]
-    header = (f"{'t':<21} {'jobs_created':>12} {'attempts':>9} {'attempt_seconds':>16} "
-              f"{'succeeded':>10} {'dead':>6} {'deliveries':>10}")
-    lines = [f"{i['t']:<21} {i['jobs_created']:>12} {i['attempts']:>9} "
-             f"{i['attempt_seconds']:>16.3f} {i['succeeded']:>10} {i['dead']:>6} "
-             f"{i['deliveries']:>10}" for i in items]
-    return {"items": items}, "\n".join([header, *lines])
+    columns = [("t", lambda i: i["t"]), *((name, lambda i, n=name: i[n]) for name in (
+        "jobs_created", "attempts", "attempt_seconds", "succeeded", "dead", "deliveries"))]
+    return {"items": items}, render_table(items, columns, empty="no usage in this window")

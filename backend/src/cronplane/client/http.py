@@ -16,9 +16,10 @@ API_PREFIX = "/api/v1"
 class ApiError(Exception):
     """The server refused or could not be reached; ``str()`` is one line for the operator."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, problem: Any = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = status  # None: no answer (refused, timed out, not the API's JSON)
+        self.problem = problem  # the server's problem+json document, when it sent one
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,19 @@ class ApiClient:
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as raw:  # noqa: S310
                 text = raw.read().decode() or "null"
-                return Response(raw.status, dict(raw.headers.items()), json.loads(text))
+                status, answer_headers = raw.status, dict(raw.headers.items())
         except urllib.error.HTTPError as exc:
-            raise ApiError(f"{method} {path}: {exc.code} {_problem(exc)}", exc.code) from None
+            line, problem = _problem(exc)
+            raise ApiError(f"{method} {path}: {exc.code} {line}", exc.code, problem) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ApiError(f"cannot reach {self.base_url}: {reason}") from None
+        try:
+            return Response(status, answer_headers, json.loads(text))
+        except ValueError:
+            # A proxy's page or the console's HTML: whatever answered is not the API.
+            raise ApiError(f"{method} {path}: {status} but the answer is not JSON "
+                           f"(is {self.base_url} a cronplane server?)") from None
 
     def text(self, path: str, query: dict[str, Any] | None = None) -> tuple[bytes, dict[str, str]]:
         """A text/plain resource (an attempt's output): its bytes and headers, errors as in
@@ -67,7 +75,8 @@ class ApiClient:
             with urllib.request.urlopen(req, timeout=self.timeout) as raw:  # noqa: S310
                 return raw.read(), {k.lower(): v for k, v in raw.headers.items()}
         except urllib.error.HTTPError as exc:
-            raise ApiError(f"GET {path}: {exc.code} {_problem(exc)}", exc.code) from None
+            line, problem = _problem(exc)
+            raise ApiError(f"GET {path}: {exc.code} {line}", exc.code, problem) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ApiError(f"cannot reach {self.base_url}: {reason}") from None
@@ -84,15 +93,16 @@ class ApiClient:
                 return items
 
 
-def _problem(exc: urllib.error.HTTPError) -> str:
+def _problem(exc: urllib.error.HTTPError) -> tuple[str, Any]:
+    """(one readable line, the problem document or None)."""
     try:
         problem = json.loads(exc.read().decode())
     except (ValueError, OSError):
-        return exc.reason or ""
+        return str(exc.reason or ""), None
     if not isinstance(problem, dict):
-        return str(problem)
+        return str(problem), None
     detail = problem.get("detail") or problem.get("title") or ""
     errors = problem.get("errors")
     if errors and not all(str(name) in str(detail) for name in errors):
-        return f"{detail} {json.dumps(errors)}"
-    return str(detail)
+        return f"{detail} {json.dumps(errors)}", problem
+    return str(detail), problem

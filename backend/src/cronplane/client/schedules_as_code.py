@@ -177,8 +177,18 @@ def execute(client: ApiClient, changes: list[Change]) -> None:
             client.request("DELETE", f"/schedules/{change.schedule_id}")
 
 
-def export(current: Iterable[dict[str, Any]], project: str | None) -> str:
-    """The same format ``load`` reads; fields equal to the defaults are left out."""
+def export(current: Iterable[dict[str, Any]], project: str | None, fmt: str = "yaml") -> str:
+    """The same format ``load`` reads (YAML, or the same document as JSON, which YAML reads
+    too); fields equal to the defaults are left out."""
+    document = export_document(current, project)
+    if fmt == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return str(yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
+                              default_flow_style=False))
+
+
+def export_document(current: Iterable[dict[str, Any]], project: str | None) -> dict[str, Any]:
+    """``{project?, schedules: [...]}`` as ``export`` writes it."""
     wanted = project or DEFAULT_PROJECT
     schedules = []
     for s in sorted(current, key=lambda s: s["name"]):
@@ -192,5 +202,15 @@ def export(current: Iterable[dict[str, Any]], project: str | None) -> str:
     if project:
         document["project"] = project
     document["schedules"] = schedules
-    return str(yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
-                              default_flow_style=False))
+    return document
+
+
+def change_json(change: Change) -> dict[str, Any]:
+    """A planned change as ``apply --output json`` prints it."""
+    out: dict[str, Any] = {"kind": change.kind, "name": change.name,
+                           "schedule_id": change.schedule_id}
+    if change.kind == "update":
+        out["changes"] = {key: [now, wanted] for key, (now, wanted) in change.fields.items()}
+    if change.kind == "create":
+        out["schedule"] = change.body
+    return out
