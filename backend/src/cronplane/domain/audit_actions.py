@@ -20,6 +20,7 @@ AUDIT_ACTIONS: tuple[str, ...] = (
     "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill",
     *(f"schedule.alert.{state}" for state in AlertState),
     "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry",
+    "batch.create", "batch.add_jobs",
     "attempt.reclaim",
     "queue.pause", "queue.resume", "queue.update",
     "notification_channel.create", "notification_channel.delete", "notification_channel.test",
@@ -30,5 +31,5 @@ AUDIT_ACTIONS: tuple[str, ...] = (
 # What an event can be about; the console links those it has a page for.
 AUDIT_TARGET_TYPES: tuple[str, ...] = (
     "job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment",
-    "token", "session", "lease",
+    "token", "session", "lease", "batch",
 )

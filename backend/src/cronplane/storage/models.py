@@ -664,6 +664,20 @@ class Batch(Base):
     )
 
 
+class JobToken(Base):
+    """The sha256 of a ``CRONPLANE_JOB_TOKEN`` and the attempt it was handed to (migration 0030):
+    accepted while that attempt runs, so it dies with the attempt without being deleted."""
+
+    __tablename__ = "job_tokens"
+
+    token_hash: Mapped[str] = mapped_column(Text, primary_key=True)
+    attempt_id: Mapped[int] = mapped_column(BigInteger,
+                                            ForeignKey("attempts.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+
+    __table_args__ = (Index("ix_job_tokens_attempt_id", "attempt_id"),)
+
+
 class ScheduleSkip(Base):
     """An interval of fire times of one schedule that produced no job, and why (the fire
     ledger's stored part: everything else in the ledger is computed from the cron and jobs).

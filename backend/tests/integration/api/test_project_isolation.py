@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from cronplane.management import jobs, notifications, projects, queues, schedules
+from cronplane.management import batches, jobs, notifications, projects, queues, schedules
 from cronplane.management.actor import Actor
 from tests.integration.api.test_role_matrix import _operations, _spec
 from tests.support.accounts import add_user, mint_session
@@ -41,6 +41,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("patch", "/api/v1/schedules/{schedule_id}"): {"description": "changed by an outsider"},
     ("put", "/api/v1/projects/{slug}/members/{user_id}"): {"role": "ADMIN"},
     ("patch", "/api/v1/projects/{slug}"): {"name": "taken over"},
+    ("post", "/api/v1/batches/{batch_id}/jobs"): {"jobs": [{"handler": "noop"}]},
 }
 
 
@@ -63,6 +64,8 @@ def world(database_url):
         session.execute(text("INSERT INTO attempts (job_id, number, status, worker_id, "
                              "lease_expires_at, finished_at) VALUES (:j, 1, 'FAILED', 'w', "
                              "now(), now())"), {"j": job.id})
+    batch = batches.create(ctx, system, project=None,
+                           jobs_=[{"handler": "noop", "payload": {"m": MARKER}}])
     queues.update(ctx, system, "default", MARKER + "-queue", {"paused": True})
     with ctx.db.read_session() as session:
         event = session.execute(text(
@@ -81,13 +84,14 @@ def world(database_url):
            "foreign": {"schedule_id": foreign.id, "job_id": job.id, "slug": "default",
                        "project": "default", "user_id": owner.id, "token_id": token,
                        "number": 1, "name": "default", "channel_id": channel.id,
-                       "event_id": event,
+                       "event_id": event, "batch_id": batch.id,
                        # Installation-level (instance ADMIN only): 403 either way.
                        "experiment_id": 1},
            "missing": {"schedule_id": 999_999_001, "job_id": 999_999_002, "slug": "no-such",
                        "project": "no-such", "user_id": 999_999_003, "token_id": 999_999_004,
                        "number": 99, "name": "no-such", "experiment_id": 999_999_005,
-                       "channel_id": 999_999_006, "event_id": 999_999_007},
+                       "channel_id": 999_999_006, "event_id": 999_999_007,
+                       "batch_id": 999_999_008},
            "mine": {"schedule": mine.id, "job": mine_job.id}}
     ctx.db.close()
 

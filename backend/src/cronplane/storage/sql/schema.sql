@@ -654,6 +654,12 @@ CREATE TABLE public.job_throughput (
     project text DEFAULT 'default'::text NOT NULL
 );
 
+CREATE TABLE public.job_tokens (
+    token_hash text NOT NULL,
+    attempt_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE TABLE public.jobs (
     id bigint NOT NULL,
     handler text NOT NULL,
@@ -1054,6 +1060,9 @@ ALTER TABLE ONLY public.job_status_counts
 ALTER TABLE ONLY public.job_throughput
     ADD CONSTRAINT pk_job_throughput PRIMARY KEY (project, minute, slot);
 
+ALTER TABLE ONLY public.job_tokens
+    ADD CONSTRAINT pk_job_tokens PRIMARY KEY (token_hash);
+
 ALTER TABLE ONLY public.jobs
     ADD CONSTRAINT pk_jobs PRIMARY KEY (id);
 
@@ -1136,6 +1145,8 @@ CREATE INDEX ix_batches_project_id ON public.batches USING btree (project, id DE
 CREATE INDEX ix_chaos_experiments_active ON public.chaos_experiments USING btree (expires_at) WHERE (ended_at IS NULL);
 
 CREATE INDEX ix_job_dependencies_job_id ON public.job_dependencies USING btree (job_id);
+
+CREATE INDEX ix_job_tokens_attempt_id ON public.job_tokens USING btree (attempt_id);
 
 CREATE INDEX ix_jobs_batch_id ON public.jobs USING btree (batch_id, id) WHERE (batch_id IS NOT NULL);
 
@@ -1284,6 +1295,9 @@ ALTER TABLE ONLY public.job_dependencies
 
 ALTER TABLE ONLY public.job_dependencies
     ADD CONSTRAINT fk_job_dependencies_upstream_id_jobs FOREIGN KEY (upstream_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.job_tokens
+    ADD CONSTRAINT fk_job_tokens_attempt_id_attempts FOREIGN KEY (attempt_id) REFERENCES public.attempts(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.jobs
     ADD CONSTRAINT fk_jobs_project_projects FOREIGN KEY (project) REFERENCES public.projects(slug);
