@@ -28,6 +28,7 @@ def _gated_job(admin_api: ApiClient, gate: Path, unique: str) -> int:
 def test_the_job_page_tails_a_running_commands_output_live(
         page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp).chmod(0o777)  # a root worker runs the command as nobody
         gate = Path(tmp) / "gate"
         job_id = _gated_job(admin_api, gate, unique)
         sign_in(page, server.admin_username, server.admin_password)

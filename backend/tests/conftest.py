@@ -37,6 +37,7 @@ from psycopg import sql
 
 from tests.support.examples import DEV
 from tests.support.fixtures import app, clients, fresh_app, fresh_clients  # noqa: F401 - shared fixtures
+from tests.support.shared_dir import shared_dir  # noqa: F401 - shared fixture
 
 # The default Hypothesis profile; ``--hypothesis-profile=ci-full`` (make chaos) replaces it.
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEV))

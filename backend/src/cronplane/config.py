@@ -55,6 +55,9 @@ class Settings:
     execution: bool = True
     # CRONPLANE_SHELL_COMMANDS: absolute paths shell.command may run; empty = handler off.
     shell_commands: tuple[str, ...] = ()
+    # Who shell.command's programs run as; empty: `nobody` when the worker is root, else the
+    # worker's own user (handlers/shell_command.py).
+    shell_user: str = ""
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     static_dir: Path | None = None
     http_workers: int = 2
@@ -159,6 +162,7 @@ class Settings:
                                                  low=0, high=3600),
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
             shell_commands=reader.absolute_paths("CRONPLANE_SHELL_COMMANDS"),
+            shell_user=reader.text("CRONPLANE_SHELL_USER", ""),
             data_dir=data_dir,
             static_dir=reader.path("CRONPLANE_STATIC_DIR"),
             http_workers=reader.integer("CRONPLANE_HTTP_WORKERS", 2, low=1, high=64),

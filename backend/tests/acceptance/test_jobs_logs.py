@@ -52,8 +52,8 @@ def _follow(server, token, job_id: int) -> subprocess.Popen[str]:
 
 
 def test_follow_prints_lines_while_the_job_runs_and_exits_0_when_it_succeeds(
-        server, token, tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
+        server, token, shared_dir: Path) -> None:
+    gate = shared_dir / "gate"
     job_id = _submit(server, token, f"echo first; while [ ! -e {gate} ]; do sleep 0.05; done; "
                                     "echo second >&2; echo third")
     follower = _follow(server, token, job_id)
@@ -75,8 +75,8 @@ def test_follow_prints_lines_while_the_job_runs_and_exits_0_when_it_succeeds(
 
 
 def test_follow_goes_through_every_attempt_and_exits_1_when_the_job_dies(
-        server, token, tmp_path: Path) -> None:
-    gate = tmp_path / "gate"  # the first attempt waits for it: the follower starts during it
+        server, token, shared_dir: Path) -> None:
+    gate = shared_dir / "gate"  # the first attempt waits for it: the follower starts during it
     job_id = _submit(server, token, 'echo "try $CRONPLANE_ATTEMPT"; '
                                     f'if [ "$CRONPLANE_ATTEMPT" = 1 ]; then '
                                     f'while [ ! -e {gate} ]; do sleep 0.05; done; fi; exit 3',

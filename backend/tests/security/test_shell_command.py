@@ -1,11 +1,15 @@
 """``shell.command`` with real processes: only allow-listed programs run, the whole process group
 dies at the deadline and on cancel (a grandchild too), the child sees none of the product's
-environment, and ad-hoc submission needs ADMIN while an OPERATOR may trigger an ADMIN's schedule."""
+environment and — from a root worker — runs as an unprivileged user that reads neither the
+signing key nor the secret files, and ad-hoc submission needs ADMIN while an OPERATOR may trigger
+an ADMIN's schedule."""
 
 from __future__ import annotations
 
 import logging
 import os
+import pwd
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -44,17 +48,17 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _family(tmp_path: Path) -> list[str]:
+def _family(directory: Path) -> list[str]:
     # The child starts a grandchild in the background, records both pids, then waits forever.
-    script = f'sleep 300 & echo $! > {tmp_path}/grandchild; echo $$ > {tmp_path}/child; wait'
+    script = f'sleep 300 & echo $! > {directory}/grandchild; echo $$ > {directory}/child; wait'
     return [SH, "-c", script]
 
 
-def _pids(tmp_path: Path) -> list[int]:
+def _pids(directory: Path) -> list[int]:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            return [int((tmp_path / n).read_text()) for n in ("child", "grandchild")]
+            return [int((directory / n).read_text()) for n in ("child", "grandchild")]
         except (FileNotFoundError, ValueError):
             time.sleep(0.02)
     raise AssertionError("the child never started")
@@ -67,14 +71,14 @@ def _wait_dead(pids: list[int]) -> None:
     assert not any(_alive(p) for p in pids), "a process of the group survived"
 
 
-def test_the_whole_group_dies_at_the_deadline(tmp_path: Path) -> None:
+def test_the_whole_group_dies_at_the_deadline(shared_dir: Path) -> None:
     with pytest.raises(Exception, match="killed at its deadline"):
-        _run(_ctx(_family(tmp_path), seconds=1.5))
-    _wait_dead(_pids(tmp_path))
+        _run(_ctx(_family(shared_dir), seconds=1.5))
+    _wait_dead(_pids(shared_dir))
 
 
-def test_the_whole_group_dies_on_cancel(tmp_path: Path) -> None:
-    ctx = _ctx(_family(tmp_path))
+def test_the_whole_group_dies_on_cancel(shared_dir: Path) -> None:
+    ctx = _ctx(_family(shared_dir))
     outcome: list[BaseException] = []
 
     def run() -> None:
@@ -85,7 +89,7 @@ def test_the_whole_group_dies_on_cancel(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=run)
     thread.start()
-    pids = _pids(tmp_path)
+    pids = _pids(shared_dir)
     assert all(_alive(p) for p in pids)
     ctx.cancel("cancel requested")
     thread.join(10)
@@ -93,10 +97,10 @@ def test_the_whole_group_dies_on_cancel(tmp_path: Path) -> None:
     _wait_dead(pids)
 
 
-def test_a_background_grandchild_does_not_outlive_a_finished_command(tmp_path: Path) -> None:
-    result = _run(_ctx([SH, "-c", f"sleep 300 >/dev/null 2>&1 & echo $! > {tmp_path}/g"]))
+def test_a_background_grandchild_does_not_outlive_a_finished_command(shared_dir: Path) -> None:
+    result = _run(_ctx([SH, "-c", f"sleep 300 >/dev/null 2>&1 & echo $! > {shared_dir}/g"]))
     assert isinstance(result, dict) and result["exit_code"] == 0
-    _wait_dead([int((tmp_path / "g").read_text())])
+    _wait_dead([int((shared_dir / "g").read_text())])
 
 
 def test_the_child_sees_only_path_home_lang_and_the_job(monkeypatch) -> None:
@@ -108,6 +112,67 @@ def test_the_child_sees_only_path_home_lang_and_the_job(monkeypatch) -> None:
     assert names <= {"PATH", "HOME", "LANG", "CRONPLANE_JOB_ID", "CRONPLANE_ATTEMPT"}
     assert "CRONPLANE_JOB_ID=41" in result["stdout"] and "CRONPLANE_ATTEMPT=2" in result["stdout"]
     assert "hunter2" not in result["stdout"]
+
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="only a root worker can change user")
+
+
+@root_only
+def test_a_root_worker_runs_the_program_as_nobody_in_a_private_home(shared_dir: Path) -> None:
+    result = _run(_ctx([SH, "-c", f"id -u; id -G; echo $HOME; pwd; echo made > {shared_dir}/w"]))
+    assert isinstance(result, dict), result
+    uid, groups, home, cwd = result["stdout"].splitlines()
+    nobody = pwd.getpwnam("nobody")
+    assert int(uid) == nobody.pw_uid and groups.split() == [str(nobody.pw_gid)], groups
+    assert home == cwd and home.startswith(tempfile.gettempdir()), home
+    assert not Path(home).exists(), "the private home is removed with the attempt"
+    assert (shared_dir / "w").stat().st_uid == nobody.pw_uid
+
+
+@root_only
+def test_the_program_reads_neither_the_signing_key_nor_a_secret(shared_dir: Path) -> None:
+    # As the product lays them out: the data directory's keys 0600, secrets in a 0700 directory.
+    data = shared_dir / "data"
+    data.mkdir()
+    key = data / "secret_key"
+    key.write_text("k" * 64)
+    key.chmod(0o600)
+    secrets = shared_dir / "secrets" / "default"
+    secrets.mkdir(parents=True)
+    (secrets / "PROD_TOKEN").write_text("S3cr3t-Value-Prod-Token")
+    (shared_dir / "secrets").chmod(0o700)
+
+    class Settings(Allowed):
+        data_dir = data
+        secrets_dir = shared_dir / "secrets"
+
+    with pytest.raises(Exception, match="exited with 1") as failed:
+        _run(_ctx(["/bin/sh", "-c", f"cat {key} {secrets}/PROD_TOKEN"], settings=Settings()))
+    assert "Permission denied" in str(failed.value)
+    assert "S3cr3t" not in str(failed.value) and "kkkk" not in str(failed.value)
+
+
+@root_only
+@pytest.mark.parametrize(("user", "reason"), [("root", "never runs as root"),
+                                              ("no-such-user-x", "is not a user")])
+def test_root_or_an_unknown_user_fails_closed(user: str, reason: str, shared_dir: Path) -> None:
+    class Settings(Allowed):
+        shell_user = user
+
+    with pytest.raises(Exception, match=reason):
+        _run(_ctx([SH, "-c", f"touch {shared_dir}/ran"], settings=Settings()))
+    assert not (shared_dir / "ran").exists(), "nothing ran"
+
+
+@root_only
+def test_an_open_secrets_directory_is_named_in_a_warning(shared_dir: Path, caplog) -> None:
+    class Settings(Allowed):
+        secrets_dir = shared_dir  # 0777: any user may read what it holds
+
+    with caplog.at_level(logging.WARNING, logger="cronplane.handlers.shell_command"):
+        _run(_ctx([SH, "-c", "true"], settings=Settings()))
+    assert any("secrets_dir" in r.getMessage() and "chmod 700" in r.getMessage()
+               for r in caplog.records), caplog.text
 
 
 def test_stdout_and_stderr_lines_are_the_attempts_output_with_secrets_masked() -> None:
@@ -123,8 +188,8 @@ def test_stdout_and_stderr_lines_are_the_attempts_output_with_secrets_masked() -
     assert isinstance(result, dict) and "err one" in result["stderr"]
 
 
-def test_output_streams_while_the_command_still_runs(tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
+def test_output_streams_while_the_command_still_runs(shared_dir: Path) -> None:
+    gate = shared_dir / "gate"
     ctx = _ctx([SH, "-c", f"echo first; while [ ! -e {gate} ]; do sleep 0.05; done; echo last"])
     thread = threading.Thread(target=_run, args=(ctx,))
     thread.start()

@@ -6,7 +6,14 @@ An argv list only, executed without a shell, so a payload can never inject shell
 worker, which fails closed without settings). The program runs in its own session and process
 group, so at its deadline or on cancel the whole group — grandchildren included — is killed. Its
 environment is PATH, HOME, LANG and the job's id and attempt only: never the product's own
-variables (database URL, signing key, admin password). An instance handler: only an instance
+variables (database URL, signing key, admin password).
+
+The program never runs with the worker's privileges when the worker has any to give away: a
+worker running as root starts it as ``CRONPLANE_SHELL_USER`` (default ``nobody``; root itself is
+refused), in a fresh private working directory that is also its HOME, so it cannot read the data
+directory (signing keys are 0600) or the secret files. A worker that is not root cannot change
+user: the program then runs as the worker's user, and naming another user fails closed. An
+instance handler: only an instance
 ADMIN defines a schedule with it or submits it (``scope="instance"``, management/scope.py); an
 OPERATOR may still trigger such a schedule.
 """
@@ -14,10 +21,17 @@ OPERATOR may still trigger such a schedule.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import pwd
+import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 import threading
+from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from cronplane.handlers.context import HandlerContext
@@ -55,10 +69,79 @@ def check_command(payload: dict[str, Any], settings: Any) -> list[str]:
     return []
 
 
-def child_environment(ctx: HandlerContext) -> dict[str, str]:
-    return {"PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/"),
+@dataclass(frozen=True)
+class ChildUser:
+    """Who the program runs as: ``None`` ids keep the worker's own user."""
+
+    name: str
+    uid: int | None
+    gid: int | None
+
+
+_log = logging.getLogger(__name__)
+_warned_exposed: set[str] = set()
+
+
+def child_user(settings: Any) -> ChildUser:
+    """Root never runs a payload's program itself; a non-root worker cannot switch user, so it
+    runs the program as itself unless told to switch, which then fails closed."""
+    named = str(getattr(settings, "shell_user", "") or "")
+    euid = os.geteuid()
+    if euid != 0:
+        own = pwd.getpwuid(euid).pw_name if _has_entry(euid) else str(euid)
+        if named and named != own:
+            raise CommandFailed(f"cannot run as CRONPLANE_SHELL_USER={named}: the worker runs as "
+                                f"{own}, not root")
+        return ChildUser(own, None, None)
+    name = named or "nobody"
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise CommandFailed(f"CRONPLANE_SHELL_USER={name} is not a user on this machine") from None
+    if entry.pw_uid == 0:
+        raise CommandFailed(f"CRONPLANE_SHELL_USER={name} is root; shell.command never runs as root")
+    return ChildUser(name, entry.pw_uid, entry.pw_gid)
+
+
+def _has_entry(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
+
+
+def warn_if_exposed(settings: Any, user: ChildUser) -> None:
+    """Once per directory and process: a secrets or data directory that other users may enter
+    hands its files to a program running as another user."""
+    if user.uid is None:
+        return
+    for label in ("secrets_dir", "data_dir"):
+        directory = getattr(settings, label, None)
+        if directory is None or str(directory) in _warned_exposed:
+            continue
+        try:
+            mode = Path(directory).stat().st_mode
+        except OSError:
+            continue
+        if mode & (stat.S_IROTH | stat.S_IXOTH):
+            _warned_exposed.add(str(directory))
+            _log.warning("%s %s is open to other users (mode %o): shell.command runs as %s and "
+                         "can read what it holds; chmod 700 it", label, directory,
+                         stat.S_IMODE(mode), user.name)
+
+
+def child_environment(ctx: HandlerContext, home: str) -> dict[str, str]:
+    return {"PATH": SAFE_PATH, "HOME": home,
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "CRONPLANE_JOB_ID": str(ctx.job_id), "CRONPLANE_ATTEMPT": str(ctx.attempt)}
+
+
+def _workdir(user: ChildUser) -> str:
+    path = tempfile.mkdtemp(prefix="cronplane-shell-")
+    if user.uid is not None and user.gid is not None:
+        os.chown(path, user.uid, user.gid)
+    return path
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
@@ -100,10 +183,23 @@ def shell_command(ctx: HandlerContext) -> dict[str, Any]:
     argv = [str(a) for a in ctx.payload["argv"]]
     if argv[0] not in allowed:
         raise CommandFailed(f"{argv[0]!r} is not in CRONPLANE_SHELL_COMMANDS")
+    user = child_user(ctx.settings)
+    warn_if_exposed(ctx.settings, user)
+    home = _workdir(user)
+    try:
+        return _run_as(ctx, argv, user, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _run_as(ctx: HandlerContext, argv: list[str], user: ChildUser, home: str) -> dict[str, Any]:
+    switch: dict[str, Any] = {}
+    if user.uid is not None:
+        switch = {"user": user.uid, "group": user.gid, "extra_groups": []}
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, errors="replace",
-                               env=child_environment(ctx), start_new_session=True,
-                               close_fds=True)
+                               env=child_environment(ctx, home), cwd=home,
+                               start_new_session=True, close_fds=True, **switch)
     assert process.stdout is not None and process.stderr is not None
     stdout, stderr = _Tail(process.stdout, ctx), _Tail(process.stderr, ctx)
     try:
