@@ -28,7 +28,7 @@ from cronplane.execution.fire_checker import FireChecker
 from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.listener import Listener
 from cronplane.execution.scheduler import Scheduler
-from cronplane.execution.service import LoopService, Service
+from cronplane.execution.service import LoopService, Service, log_failure
 from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.fire_check_store import FireCheckStore
@@ -123,8 +123,8 @@ class Elector(LoopService):
             held = self._grant
             outcome = self.leases.heartbeat(self.lease_name, self.owner, self.ttl,
                                             held_token=None if held is None else held.fencing_token)
-        except Exception:
-            self.log.exception("lease heartbeat failed")
+        except Exception as error:  # noqa: BLE001 - logged by log_failure; retried
+            log_failure(self.log, error, "lease heartbeat failed")
             if self._grant is None:
                 return interval
             # Retry soon while the deadline still allows it; is_leader already turns false

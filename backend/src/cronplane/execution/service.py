@@ -12,6 +12,18 @@ import threading
 from typing import Protocol
 
 from cronplane.domain.clock import Clock, SystemClock
+from cronplane.storage.database import unreachable
+
+
+def log_failure(log: logging.Logger, error: BaseException, message: str, *args: object) -> None:
+    """Log a failed step of a background loop: one WARNING line when the database could not be
+    used (a restart or a failover: expected, and retried), the traceback when it is anything else
+    (a bug). A failover otherwise filled the log with a traceback per thread and per retry."""
+    if unreachable(error):
+        log.warning(message + " (database unreachable: %s: %s)", *args, type(error).__name__,
+                    str(error).strip().splitlines()[0] if str(error).strip() else "")
+    else:
+        log.error(message, *args, exc_info=error)
 
 
 class Service(Protocol):
@@ -110,10 +122,10 @@ class LoopService:
         while not self._stop.is_set():
             try:
                 delay = self.tick()
-            except Exception:
+            except Exception as error:  # noqa: BLE001 - logged by log_failure; the loop must live
                 self.errors += 1
-                self.log.exception("%s tick failed; retrying in %.1fs", self.name,
-                                   self.error_backoff)
+                log_failure(self.log, error, "%s tick failed; retrying in %.1fs", self.name,
+                            self.error_backoff)
                 delay = self.error_backoff
             with self.ticked:
                 self.ticks += 1

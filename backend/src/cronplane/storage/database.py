@@ -27,9 +27,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool.base import AttemptWithBackoff
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -48,6 +49,14 @@ UNREACHABLE: tuple[type[BaseException], ...] = (
 # checkout was a fifth of a small request. A connection that died within this window (a database restart)
 # fails one statement, and the pool then drops every connection older than the failure.
 PING_IDLE_SECONDS = 2.0
+
+# A primary whose machine died answers nothing (no RST): without these a statement waits on its
+# socket for the kernel's retransmission timeout (~15 min). With them a dead peer is noticed in
+# ~10 s, so no request hangs past the 15 s the contract allows and the pool reconnects to the
+# new primary. Defaults only: a URL that sets any of them keeps its own. (Ignored by libpq on
+# Unix sockets.)
+TCP_DEFAULTS = {"keepalives": "1", "keepalives_idle": "5", "keepalives_interval": "2",
+                "keepalives_count": "2", "tcp_user_timeout": "10000"}
 
 
 def _writes_to(tables: Iterable[str]) -> re.Pattern[str]:
@@ -77,9 +86,12 @@ def libpq_url(url: str) -> str:
 
 
 def conninfo(url: str) -> str:
-    """``url`` (any form libpq reads, several hosts included) as a libpq ``key=value`` string.
-    Raises ``psycopg.ProgrammingError`` when libpq cannot read it."""
-    return make_conninfo(libpq_url(url))
+    """``url`` (any form libpq reads, several hosts included) as a libpq ``key=value`` string,
+    with the TCP keepalive defaults it does not set itself. Raises ``psycopg.ProgrammingError``
+    when libpq cannot read it."""
+    given = make_conninfo(libpq_url(url))
+    missing = {k: v for k, v in TCP_DEFAULTS.items() if k not in conninfo_to_dict(given)}
+    return make_conninfo(given, **missing)
 
 
 def connect(url: str, *, autocommit: bool = False, prepared: bool = True,
@@ -351,6 +363,28 @@ class _Pool(ConnectionPool[Any]):
     def putconn(self, conn: Any) -> None:
         _RETURNED[conn] = time.monotonic()
         super().putconn(conn)
+
+    def _add_connection(self, attempt: AttemptWithBackoff | None,
+                        growing: bool = False) -> None:
+        super()._add_connection(attempt or ReconnectBackoff(timeout=self.reconnect_timeout),
+                                growing)
+
+
+# The longest pause between two attempts of the pool to replace a lost connection.
+RECONNECT_MAX_DELAY_SECONDS = 1.0
+
+
+class ReconnectBackoff(AttemptWithBackoff):
+    """psycopg_pool's reconnection backoff, capped. Its own doubles without a cap (1, 2, 4, 8,
+    16 s…): while Patroni takes its TTL to notice a dead primary the pause grew past 8 s, and
+    every process came back that long after the new primary took writes, its callers waiting
+    on an empty pool. One attempt per lost connection per second costs nothing."""
+
+    INITIAL_DELAY = 0.25
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, RECONNECT_MAX_DELAY_SECONDS)
 
 
 def _check_when_idle(conn: psycopg.Connection[Any]) -> None:
