@@ -1,15 +1,22 @@
-"""The README's and the operations guide's code blocks, run as written against a real
-``cronplane serve`` (execution on).
+"""The README's and the docs' code blocks, run as written against a real ``cronplane serve``
+(execution on), and the documentation's structure checked without one.
 
-Every ```` ```sh ```` and ```` ```python ```` block runs, in document order, each in a fresh shell or
-interpreter whose working directory holds ``examples/`` and a ``.cronplane`` that is the server's
-data directory (as after ``make run``). ``127.0.0.1:8080`` and ``localhost:8080`` are the test
-server's address; ``CRONPLANE_URL``/``URL`` and ``CRONPLANE_TOKEN``/``TOKEN`` (an ADMIN API token)
-are set, and so are ``DATABASE_URL`` (the server's database), ``RESTORE_URL`` (an empty database)
-and a ``PATH`` whose ``pg_dump``/``pg_restore`` match the server; so an ``export`` line naming a
-placeholder (``…``) is the reader's own step and is left out. A ``# → "…"`` comment is output that line must print (``…`` inside it: anything). A block
-that needs what a test machine lacks is preceded by ``<!-- docs-test: skip — REASON -->`` and
-REASON must name the test that covers it instead.
+Every ```` ```sh ```` and ```` ```python ```` block of the pages in ``DOCUMENTS`` runs, in that order
+(a later page may use what an earlier one made: the CLI page triggers a schedule that Schedules as
+code applied), each in a fresh shell or interpreter whose working directory holds ``examples/`` and
+a ``.cronplane`` that is the server's data directory (as after ``make run``). ``127.0.0.1:8080`` and
+``localhost:8080`` are the test server's address; ``CRONPLANE_URL``/``URL`` and
+``CRONPLANE_TOKEN``/``TOKEN`` (an ADMIN API token) are set, and so are ``DATABASE_URL`` (the
+server's database), ``RESTORE_URL`` (an empty database) and a ``PATH`` whose
+``pg_dump``/``pg_restore`` match the server; so an ``export`` line naming a placeholder (``…``) is
+the reader's own step and is left out. A ``# → "…"`` comment is output that line must print (``…``
+inside it: anything). A block that needs what a test machine lacks is preceded by
+``<!-- docs-test: skip — REASON -->`` and REASON must name the test that covers it instead.
+
+Without a server: a page of ``docs/`` with a runnable block must be in ``DOCUMENTS``; every
+relative link of the README and ``docs/`` resolves to a file (and its ``#anchor`` to a heading);
+the README stays under 15 KB; ``docs/README.md`` lists every page; and the environment variables
+the code reads are exactly the ones in the table of ``docs/configuration.md``.
 """
 
 from __future__ import annotations
@@ -28,7 +35,12 @@ import pytest
 from tests.acceptance.serve_process import Serve, admin_token
 
 REPO = Path(__file__).resolve().parents[3]
-DOCUMENTS = (REPO / "README.md", REPO / "docs" / "operations.md")
+DOCS = REPO / "docs"
+# The pages whose blocks run, in the order they run.
+DOCUMENTS = (REPO / "README.md", DOCS / "schedules-as-code.md", DOCS / "cli.md",
+             DOCS / "notifications.md", DOCS / "operations.md")
+# Every page the link, index and skip checks read (the design records included).
+PAGES = (REPO / "README.md", *sorted(DOCS.rglob("*.md")))
 FENCE = re.compile(r"^```(sh|python)\n(.*?)^```$", re.S | re.M)
 SKIP = re.compile(r"<!-- docs-test: skip — (.+?) -->\s*$")
 EXPECT = re.compile(r'# → "(.*)"\s*$')
@@ -45,9 +57,9 @@ class Block:
     skip: str | None
 
 
-def readme_blocks() -> list[Block]:
+def readme_blocks(documents: tuple[Path, ...] = DOCUMENTS) -> list[Block]:
     blocks = []
-    for document in DOCUMENTS:
+    for document in documents:
         text = document.read_text()
         for match in FENCE.finditer(text):
             before = text[: match.start()].rstrip("\n").splitlines()
@@ -89,14 +101,94 @@ def expected_in(output: str, comment_line: str) -> str | None:
 
 
 def test_the_readme_has_blocks_and_every_skip_names_its_covering_test() -> None:
-    blocks = readme_blocks()
-    assert sum(1 for b in blocks if b.skip is None) >= 5, [b.section for b in blocks]
-    for block in blocks:
+    assert sum(1 for b in readme_blocks() if b.skip is None) >= 5, \
+        [b.section for b in readme_blocks()]
+    for block in readme_blocks(PAGES):
         if block.skip is not None:
             named = re.findall(r"`?((?:backend/)?(?:tests|e2e)/[\w/]+\.py)`?", block.skip)
             assert named, f"{block.document}:{block.line}: the skip reason names no covering test"
             for path in named:
                 assert (REPO / path).is_file() or (REPO / "backend" / path).is_file(), path
+
+
+def test_every_page_with_a_runnable_block_is_run() -> None:
+    runnable = {b.document for b in readme_blocks(PAGES) if b.skip is None}
+    listed = {d.relative_to(REPO).as_posix() for d in DOCUMENTS}
+    assert runnable <= listed, (f"{sorted(runnable - listed)} carry sh/python blocks that no test "
+                                "runs: add them to DOCUMENTS (in the order they may run) or mark a "
+                                "block with its docs-test skip")
+
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+FENCED = re.compile(r"^```.*?^```$", re.S | re.M)
+CODE = re.compile(rf"{FENCED.pattern}|`[^`\n]*`", re.S | re.M)
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, repeats -1, -2."""
+    seen: dict[str, int] = {}
+    found = set()
+    for heading in re.findall(r"^#+ (.+?)\s*$", FENCED.sub("", page.read_text()), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def test_every_relative_link_resolves_to_a_file_and_its_heading() -> None:
+    broken = []
+    for page in PAGES:
+        for match in LINK.finditer(CODE.sub("", page.read_text())):
+            target = match.group(1) or match.group(2)
+            if re.match(r"^[a-z][a-z+.-]*:", target):
+                continue  # https:, mailto: — not ours to check
+            path, _, fragment = target.partition("#")
+            resolved = (page.parent / path).resolve() if path else page
+            where = f"{page.relative_to(REPO)}: {target}"
+            if not resolved.exists():
+                broken.append(f"{where} (no such file)")
+            elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+                broken.append(f"{where} (no heading #{fragment})")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_readme_stays_a_readme() -> None:
+    size = len((REPO / "README.md").read_bytes())
+    assert size <= 15_000, (f"README.md is {size} bytes; keep it under 15 KB (first run, quick "
+                            "start, the design, links) and move the rest into a page of docs/")
+
+
+def test_the_docs_index_lists_every_page() -> None:
+    index = (DOCS / "README.md").read_text()
+    listed = {m.split("#")[0] for m in re.findall(r"\]\(([^)\s]+)\)", index)}
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.md")} - {"README.md"}
+    assert not pages - listed, f"docs/README.md does not list {sorted(pages - listed)}"
+    assert "docs/README.md" in (REPO / "README.md").read_text(), "the README links the index"
+
+
+# What the code reads: a full name (a name ending in _ is a prefix, e.g. CRONPLANE_SECRET_<NAME>).
+READ = re.compile(r"\b(CRONPLANE_[A-Z0-9_]*[A-Z0-9])\b")
+SOURCES = (*sorted((REPO / "backend" / "src").rglob("*.py")), REPO / "backend" / "hatch_build.py")
+
+
+def documented_variables() -> set[str]:
+    text = (DOCS / "configuration.md").read_text()
+    table = text.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    names = [name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])]
+    assert len(names) == len(set(names)), "a variable has two rows in docs/configuration.md"
+    return set(names)
+
+
+def test_every_environment_variable_is_in_the_one_table_and_every_row_is_read() -> None:
+    source = "\n".join(path.read_text() for path in SOURCES)
+    read = set(READ.findall(source))
+    documented = documented_variables()
+    missing = read - documented
+    assert not missing, (f"read in backend/src but not in docs/configuration.md's table: "
+                         f"{sorted(missing)}: add a row (meaning, default)")
+    unread = {name for name in documented if not re.search(rf"\b{name}\b", source)}
+    assert not unread, f"docs/configuration.md documents variables nothing reads: {sorted(unread)}"
 
 
 @pytest.fixture(scope="module")

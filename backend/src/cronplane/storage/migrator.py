@@ -94,7 +94,7 @@ def grant_runtime_role(owner_url: str, runtime_role: str) -> bool:
         if row is not None and row[0] == runtime_role:
             log.warning("migrations and processes use the same database role %s: the audit trail "
                         "is not protected from it (set CRONPLANE_MIGRATION_DATABASE_URL to the "
-                        "owner role; README, Security model)", runtime_role)
+                        "owner role; docs/security.md, Database roles)", runtime_role)
             return False
         role = sql.Identifier(runtime_role)
         for statement in (

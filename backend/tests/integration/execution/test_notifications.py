@@ -78,7 +78,7 @@ def _channel(clients: RoleClient, **fields: Any) -> dict[str, Any]:
 
 
 def _verified(secret: str, request: Any) -> dict[str, Any]:
-    """What a receiver does (README): verify with the channel secret, or reject."""
+    """What a receiver does (docs/notifications.md): verify with the channel secret, or reject."""
     return Webhook(secret).verify(request.body, request.headers)  # type: ignore[no-any-return]
 
 

@@ -158,7 +158,7 @@ export function NotificationsPage() {
         </Text>
         {created?.secret && (
           <Alert color="blue" title={`Signing secret of ${created.name}`} withCloseButton onClose={() => setCreated(null)}>
-            <Text size="sm">Shown once. Receivers verify the webhook-signature header with it (see the README).</Text>
+            <Text size="sm">Shown once. Receivers verify the webhook-signature header with it (see docs/notifications.md).</Text>
             <Code block>{created.secret}</Code>
           </Alert>
         )}
