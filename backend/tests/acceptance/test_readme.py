@@ -164,6 +164,11 @@ def test_the_docs_index_lists_every_page() -> None:
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.md")} - {"README.md"}
     assert not pages - listed, f"docs/README.md does not list {sorted(pages - listed)}"
     assert "docs/README.md" in (REPO / "README.md").read_text(), "the README links the index"
+    records = (DOCS / "adr" / "README.md").read_text()
+    rows = set(re.findall(r"^\| \[\d{4}\]\(([^)]+)\)", records, re.M))
+    files = {p.name for p in (DOCS / "adr").glob("[0-9][0-9][0-9][0-9]-*.md")}
+    assert files == rows, (f"docs/adr/README.md: one row per record, first column the link; "
+                           f"missing {sorted(files - rows)}, no such file {sorted(rows - files)}")
 
 
 # What the code reads: a full name (a name ending in _ is a prefix, e.g. CRONPLANE_SECRET_<NAME>).
