@@ -112,3 +112,19 @@ def test_a_scheduled_fire_carries_its_schedule_version_and_fire_time(traced) -> 
     job = requests.get(f"{serve.base}/api/v1/jobs/{create.attributes['messaging.message.id']}",
                        headers=auth, timeout=10).json()
     assert job["trace_id"] == fire.trace_id and job["schedule_id"] == sid
+
+
+def test_every_job_of_a_batch_and_its_callback_get_a_create_span(traced) -> None:
+    serve, otlp, token = traced
+    auth = {"Authorization": f"Bearer {token}"}
+    created = requests.post(serve.base + "/api/v1/batches", headers=auth, timeout=10, json={
+        "jobs": [{"handler": "noop"}] * 3, "on_complete": {"handler": "noop"}}).json()
+    ids = {str(i) for i in [*created["job_ids"], created["callback_job_id"]]}
+    spans = _spans(otlp, lambda s: s.name.startswith("create")
+                   and s.attributes.get("messaging.message.id") in ids, 4)
+    assert {s.attributes["messaging.message.id"] for s in spans} == ids
+    assert all(s.kind == "PRODUCER" and s.attributes["cronplane.trigger"] == "batch"
+               for s in spans), spans
+    for job_id in ids:
+        job = requests.get(f"{serve.base}/api/v1/jobs/{job_id}", headers=auth, timeout=10).json()
+        assert job["trace_id"] in {s.trace_id for s in spans}, job

@@ -175,6 +175,31 @@ def test_an_open_secrets_directory_is_named_in_a_warning(shared_dir: Path, caplo
                for r in caplog.records), caplog.text
 
 
+def test_a_batch_job_gets_its_job_token_batch_and_api_url_and_nothing_more() -> None:
+    class WithUrl(Allowed):
+        public_url = "https://cron.example.com"
+
+    issued: list[int] = []
+
+    def issue() -> str:
+        issued.append(1)
+        return "cpj_" + "t" * 43
+
+    ctx = _ctx(["/usr/bin/env"], settings=WithUrl())
+    ctx.batch_id, ctx.issue_job_token = 7, issue
+    result = _run(ctx)
+    assert isinstance(result, dict)
+    env = dict(line.split("=", 1) for line in result["stdout"].splitlines() if "=" in line)
+    assert set(env) <= {"PATH", "HOME", "LANG", "CRONPLANE_JOB_ID", "CRONPLANE_ATTEMPT",
+                        "CRONPLANE_JOB_TOKEN", "CRONPLANE_BATCH_ID", "CRONPLANE_API_URL"}
+    assert env["CRONPLANE_JOB_TOKEN"] == "cpj_" + "t" * 43 and env["CRONPLANE_BATCH_ID"] == "7"
+    assert env["CRONPLANE_API_URL"] == "https://cron.example.com/api/v1"
+    assert ctx.job_token == env["CRONPLANE_JOB_TOKEN"] and issued == [1], "issued once"
+    unbatched = _ctx(["/usr/bin/env"])
+    unbatched.issue_job_token = issue
+    assert "CRONPLANE_JOB_TOKEN" not in str(_run(unbatched)), "a job in no batch gets no token"
+
+
 def test_stdout_and_stderr_lines_are_the_attempts_output_with_secrets_masked() -> None:
     ctx = _ctx([SH, "-c", "echo out one; echo err one >&2; echo token=s3cr3t-v4lue; "
                           "printf 'no newline'"])

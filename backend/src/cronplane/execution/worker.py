@@ -61,7 +61,8 @@ from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability import tracing
 from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
-from cronplane.storage import notify
+from cronplane.security import job_tokens
+from cronplane.storage import batch_store, notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
 from cronplane.storage.notification_store import NotificationStore
@@ -277,11 +278,20 @@ class Worker(LoopService):
                 maintenance=self.store if self.db is not None else None,
                 notifications=self.notifications, monotonic=self.clock.monotonic,
                 open_output=partial(self.output.output, claim.attempt_id) if self.output
-                else Output)
+                else Output, batch_id=claim.batch_id,
+                issue_job_token=partial(self._issue_job_token, claim.attempt_id)
+                if self.db is not None and claim.batch_id is not None else None)
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
         self.pool.submit(tasks)
+
+    def _issue_job_token(self, attempt_id: int) -> str:
+        # In the handler's thread, when it first asks: only the hash is stored, with the attempt.
+        assert self.db is not None
+        token = job_tokens.generate()
+        batch_store.issue_job_token(self.db, attempt_id, token.token_hash)
+        return token.token
 
     def _expire_timeouts(self, now: float) -> float | None:
         expired, next_deadline = self.pool.expire(now)

@@ -103,7 +103,22 @@ class HandlerContext:
     # The W3C traceparent of this attempt's process span (None when tracing is off): outbound
     # calls (http.request, webhook deliveries) send it so the receiver joins the trace.
     traceparent: str | None = None
+    # The job's batch, and how to get the attempt's job token (the worker's; None without a
+    # database): ``job_token`` makes it on first use, so attempts that never ask cost nothing.
+    batch_id: int | None = None
+    issue_job_token: Callable[[], str] | None = field(default=None, repr=False)
     _output: Output | None = field(default=None, init=False, repr=False)
+    _job_token: str | None = field(default=None, init=False, repr=False)
+
+    @property
+    def job_token(self) -> str | None:
+        """``CRONPLANE_JOB_TOKEN``: lets this attempt add jobs to its own batch
+        (``POST /batches/{batch_id}/jobs``), and nothing else; it dies when the attempt ends.
+        None for a job that is in no batch."""
+        if self._job_token is None and self.batch_id is not None \
+                and self.issue_job_token is not None:
+            self._job_token = self.issue_job_token()
+        return self._job_token
 
     @property
     def output(self) -> Output:

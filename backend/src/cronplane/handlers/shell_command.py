@@ -6,7 +6,9 @@ An argv list only, executed without a shell, so a payload can never inject shell
 worker, which fails closed without settings). The program runs in its own session and process
 group, so at its deadline or on cancel the whole group — grandchildren included — is killed. Its
 environment is PATH, HOME, LANG and the job's id and attempt only: never the product's own
-variables (database URL, signing key, admin password).
+variables (database URL, signing key, admin password); a batch job also gets its attempt's
+``CRONPLANE_JOB_TOKEN`` (with ``CRONPLANE_BATCH_ID``, and ``CRONPLANE_API_URL`` when the public
+URL is configured), which can add jobs to its own batch and nothing else.
 
 The program never runs with the worker's privileges when the worker has any to give away: a
 worker running as root starts it as ``CRONPLANE_SHELL_USER`` (default ``nobody``; root itself is
@@ -39,6 +41,7 @@ from cronplane.handlers.registry import handler
 
 MAX_OUTPUT_CHARS = 4000
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+JOB_TOKEN_ENV = "CRONPLANE_JOB_TOKEN"  # noqa: S105 - the variable's name
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -132,9 +135,19 @@ def warn_if_exposed(settings: Any, user: ChildUser) -> None:
 
 
 def child_environment(ctx: HandlerContext, home: str) -> dict[str, str]:
-    return {"PATH": SAFE_PATH, "HOME": home,
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
-            "CRONPLANE_JOB_ID": str(ctx.job_id), "CRONPLANE_ATTEMPT": str(ctx.attempt)}
+    env = {"PATH": SAFE_PATH, "HOME": home,
+           "LANG": os.environ.get("LANG", "C.UTF-8"),
+           "CRONPLANE_JOB_ID": str(ctx.job_id), "CRONPLANE_ATTEMPT": str(ctx.attempt)}
+    # A batch job may add jobs to its own batch: its attempt's token (good for that alone, dead
+    # when the attempt ends), the batch and, when CRONPLANE_PUBLIC_URL is set, where to send it.
+    token = ctx.job_token
+    if token is not None:
+        env[JOB_TOKEN_ENV] = token
+        env["CRONPLANE_BATCH_ID"] = str(ctx.batch_id)
+        public_url = getattr(ctx.settings, "public_url", None)
+        if isinstance(public_url, str) and public_url:
+            env["CRONPLANE_API_URL"] = f"{public_url}/api/v1"
+    return env
 
 
 def _workdir(user: ChildUser) -> str:

@@ -54,6 +54,7 @@ class ClaimedAttempt:
     schedule_id: int | None = None
     schedule_version: int | None = None
     fire_time: datetime | None = None
+    batch_id: int | None = None  # its attempt may ask for a job token (security/job_tokens.py)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ class JobStore:
                                    trace_context=r["trace_context"],
                                    schedule_id=r["schedule_id"],
                                    schedule_version=r["schedule_version"],
-                                   fire_time=r["fire_time"]) for r in rows]
+                                   fire_time=r["fire_time"],
+                                   batch_id=r["batch_id"]) for r in rows]
         return []
 
     # -- complete ----------------------------------------------------------------------------
