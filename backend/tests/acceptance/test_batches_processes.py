@@ -6,7 +6,6 @@ elsewhere and dies with its attempt."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import requests
@@ -80,33 +79,27 @@ def test_a_batch_of_1000_fires_its_callback_once_with_exact_counts_despite_kill_
     report("batch of 1000 with kill -9", finished_at_kill=at_kill, lost_attempts=lost)
 
 
-# A handler script run by shell.command: adds 100 children to its own batch with its token, tries
-# the token where it must be refused, and leaves the token in a file for the test.
-FAN_OUT = """
-import json, os, sys, urllib.request, urllib.error
-api, token, batch = (os.environ["CRONPLANE_API_URL"], os.environ["CRONPLANE_JOB_TOKEN"],
-                     os.environ["CRONPLANE_BATCH_ID"])
-def call(method, path, body=None):
-    request = urllib.request.Request(api + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Authorization": "Bearer " + token,
-                                              "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, None
-status, body = call("POST", "/batches/" + batch + "/jobs", {"jobs": [{"handler": "noop"}] * 100})
-refused = {"list jobs": call("GET", "/jobs")[0],
-           "create job": call("POST", "/jobs", {"handler": "noop"})[0],
-           "new batch": call("POST", "/batches", {"jobs": [{"handler": "noop"}]})[0],
-           "other batch": call("POST", "/batches/" + sys.argv[2] + "/jobs",
-                               {"jobs": [{"handler": "noop"}]})[0]}
-with open(sys.argv[1], "w") as out:
-    json.dump({"token": token, "status": status, "children": (body or {}).get("job_ids"),
-               "refused": refused}, out)
-sys.exit(0 if status == 202 else 1)
+# A handler script run by shell.command (as the unprivileged CRONPLANE_SHELL_USER when the worker is
+# root): adds 100 children to its own batch with its token, tries the token where it must be
+# refused, and leaves what it saw (and the token) in a file for the test.
+FAN_OUT = r"""
+set -u
+auth="Authorization: Bearer $CRONPLANE_JOB_TOKEN"
+jobs='{"handler":"noop"}'
+i=1; while [ $i -lt 100 ]; do jobs="$jobs,{\"handler\":\"noop\"}"; i=$((i+1)); done
+call() { curl -s -o /dev/null -w '%{http_code}' -H "$auth" -H 'Content-Type: application/json' "$@"; }
+status=$(curl -s -o "$1.children" -w '%{http_code}' -H "$auth" \
+  -H 'Content-Type: application/json' -X POST -d "{\"jobs\":[$jobs]}" \
+  "$CRONPLANE_API_URL/batches/$CRONPLANE_BATCH_ID/jobs")
+list=$(call "$CRONPLANE_API_URL/jobs")
+create=$(call -X POST -d '{"handler":"noop"}' "$CRONPLANE_API_URL/jobs")
+batch=$(call -X POST -d '{"jobs":[{"handler":"noop"}]}' "$CRONPLANE_API_URL/batches")
+other=$(call -X POST -d '{"jobs":[{"handler":"noop"}]}' "$CRONPLANE_API_URL/batches/$2/jobs")
+printf '{"token":"%s","status":%s,"children":%s,"refused":{"list jobs":%s,"create job":%s,"new batch":%s,"other batch":%s}}' \
+  "$CRONPLANE_JOB_TOKEN" "$status" "$(cat "$1.children")" "$list" "$create" "$batch" "$other" > "$1"
+[ "$status" = 202 ]
 """
+SH = "/bin/sh"
 
 
 def _serve_with_public_url(database_url: str, data_dir: Path) -> Serve:
@@ -115,14 +108,14 @@ def _serve_with_public_url(database_url: str, data_dir: Path) -> Serve:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     serve = Serve(database_url, data_dir, CRONPLANE_EXECUTION="on", CRONPLANE_PORT=str(port),
-                  CRONPLANE_PUBLIC_URL=base, CRONPLANE_SHELL_COMMANDS=sys.executable,
+                  CRONPLANE_PUBLIC_URL=base, CRONPLANE_SHELL_COMMANDS=SH,
                   CRONPLANE_ADMIN_USERNAME="root", CRONPLANE_ADMIN_PASSWORD=ADMIN_PASSWORD)
     serve.port, serve.base = port, base
     return serve
 
 
 def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token(
-        make_database, tmp_path: Path) -> None:
+        make_database, tmp_path: Path, shared_dir: Path) -> None:
     serve = _serve_with_public_url(make_database(), tmp_path / "data")
     try:
         serve.wait_ready()
@@ -131,10 +124,10 @@ def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token
         other = requests.post(serve.base + "/api/v1/batches", headers=auth, timeout=30,
                               json={"jobs": [{"handler": "sleep", "payload": {"seconds": 60}}]})
         assert other.status_code == 202, other.text
-        out = tmp_path / "fan-out.json"
+        out = shared_dir / "fan-out.json"
         created = requests.post(serve.base + "/api/v1/batches", headers=auth, timeout=30, json={
             "jobs": [{"handler": "shell.command", "payload": {"argv": [
-                sys.executable, "-c", FAN_OUT, str(out), str(other.json()["id"])]}}],
+                SH, "-c", FAN_OUT, "fan-out", str(out), str(other.json()["id"])]}}],
             "on_complete": {"handler": "noop"}})
         assert created.status_code == 202, created.text
         batch = created.json()
@@ -147,7 +140,7 @@ def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token
         wait_until(lambda: callback_status() == "SUCCEEDED", 120,
                    lambda: f"callback {callback} {callback_status()}; {serve.output()[-2000:]}")
         result = json.loads(out.read_text())
-        assert result["status"] == 202 and len(result["children"]) == 100, result
+        assert result["status"] == 202 and len(result["children"]["job_ids"]) == 100, result
         assert result["refused"] == {"list jobs": 401, "create job": 401, "new batch": 401,
                                      "other batch": 403}, result["refused"]
         shown = requests.get(f"{serve.base}/api/v1/batches/{batch['id']}", headers=auth,
