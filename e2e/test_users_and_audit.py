@@ -1,5 +1,6 @@
-"""User admin: locking a user ends that user's open session at its next request. Audit view:
-the trail shows who did what, the same as the API's."""
+"""User admin: an instance ADMIN sees a user's API tokens and revokes one; locking a user ends
+that user's open session at its next request. Audit view: the trail shows who did what, the same
+as the API's."""
 
 from __future__ import annotations
 
@@ -61,6 +62,25 @@ def test_locking_a_user_ends_their_open_session(
     sign_in(theirs, username, password)
     user_api = login(server.base_url, username, password)
     assert user_api.get("/auth/me")["username"] == username
+
+    # Their script token: the admin finds it on the Users page and revokes it; it stops at once.
+    script = user_api.post("/tokens", json={"name": "nightly-ci", "role": "VIEWER"}, expect=201)
+    script_api = ApiClient(server.base_url, script["token"])
+    assert script_api.get("/auth/me")["username"] == username
+    row.get_by_role("button", name=f"API tokens of {username}").click()
+    tokens = page.get_by_role("table", name=f"API tokens of {username}")
+    expect(tokens.get_by_role("row").filter(has_text="nightly-ci")).to_have_count(1)
+    expect(tokens).to_contain_text(f"cp_{script['prefix']}_")
+    tokens.get_by_role("button", name=f"Revoke token nightly-ci of {username}").click()
+    expect(dialog(page)).to_contain_text(f"Revoke {username}'s token nightly-ci?")
+    confirm(page, "Revoke token")
+    expect(page.get_by_text(f"{username} has no API tokens.")).to_be_visible()
+    assert script_api.status("GET", "/auth/me") == 401, "the revoked token still works"
+    assert user_api.get("/auth/me")["username"] == username, "revoking a token ended a session"
+    assert admin_api.get("/tokens", user_id=created[0]["id"])["items"] == []
+    revoked = admin_api.items("/audit", target_type="token", target_id=script["id"])
+    assert [(e["action"], e["actor"], e["project"]) for e in revoked
+            if e["action"] != "token.create"] == [("token.revoke", server.admin_username, None)]
 
     row.get_by_role("button", name=f"Lock {username}").click()
     expect(dialog(page)).to_contain_text(f"Lock {username}?")

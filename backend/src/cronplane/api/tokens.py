@@ -1,5 +1,6 @@
 # mypy: disable-error-code="untyped-decorator"
-"""API tokens for automation: each user manages their own, from a signed-in session."""
+"""API tokens for automation: each user manages their own, from a signed-in session; an instance
+ADMIN lists (``?user_id=``) and revokes anyone's."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from cronplane.api.schemas_common import (
     ListArgsSchema,
     SafeString,
     UtcDateTime,
+    id_field,
     list_schema,
     next_link,
     problem_responses,
@@ -54,6 +56,12 @@ class CreatedTokenSchema(TokenSchema):
 TokenListSchema = list_schema(TokenSchema, "TokenList")
 
 
+class TokenListArgsSchema(ListArgsSchema):
+    user_id = id_field(load_default=None, metadata={
+        "description": "Another user's tokens (instance ADMIN only; 403 otherwise); "
+                       "default: your own"})
+
+
 class TokenCreateSchema(ma.Schema):
     name = SafeString(required=True, validate=validate.Length(min=1, max=100))
     role = fields.String(load_default=None, validate=validate.OneOf(ROLE_NAMES), metadata={
@@ -69,13 +77,14 @@ class TokenCreateSchema(ma.Schema):
 @blp.route("/tokens")
 class Tokens(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="listTokens", summary="Your API tokens (secrets are never shown again)")
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.doc(operationId="listTokens",
+             summary="Your API tokens, or (instance ADMIN) a user's; secrets are never shown again")
+    @blp.arguments(TokenListArgsSchema, location="query")
     @blp.response(200, TokenListSchema, headers=LINK_HEADER_DOC)
-    @problem_responses(blp, 422)
+    @problem_responses(blp, 403, 404, 422)
     def get(self, args: dict[str, Any]) -> Any:
         page = tokens.list_tokens(management_context(), current_actor(), limit=args["limit"],
-                                  cursor=args["cursor"])
+                                  cursor=args["cursor"], user_id=args["user_id"])
         return page, next_link(page)
 
     @requires(Role.VIEWER)
@@ -98,9 +107,10 @@ class Tokens(MethodView):
 @blp.route(f"/tokens/<{ID_CONVERTER}:token_id>")
 class TokenById(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="deleteToken", summary="Delete one of your API tokens; it stops at once")
+    @blp.doc(operationId="deleteToken",
+             summary="Delete one of your API tokens (an instance ADMIN: anyone's); it stops at once")
     @blp.response(204)
-    @problem_responses(blp, 404)
+    @problem_responses(blp, 403, 404)
     def delete(self, token_id: int) -> Response:
         tokens.delete_token(management_context(), current_actor(), token_id)
         return Response(status=204)

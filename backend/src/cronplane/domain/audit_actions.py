@@ -13,7 +13,7 @@ AUDIT_ACTIONS: tuple[str, ...] = (
     "auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse",
     "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable",
     "user.password_change",
-    "token.create", "token.delete",
+    "token.create", "token.delete", "token.revoke",
     "project.create", "project.update", "project.delete", "project.member_set",
     "project.member_remove",
     "schedule.create", "schedule.update", "schedule.pause", "schedule.resume",

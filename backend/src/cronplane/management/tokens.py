@@ -1,5 +1,7 @@
 """API tokens for automation: list your own, create one (role no higher than yours, optional
-expiry, one chosen project or every project you are a member of), delete one.
+expiry, one chosen project or every project you are a member of), delete one. An instance ADMIN
+also lists and revokes any user's tokens (an installation action: docs/security-model.md); to
+everyone else another user's token does not exist (404).
 
 The secret is returned once, at creation, and stored only as a hash. Tokens are managed from a
 signed-in session, never with another API token: a leaked token must not be able to mint more.
@@ -22,7 +24,7 @@ from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.security import api_tokens
-from cronplane.storage.models import ApiToken
+from cronplane.storage.models import ApiToken, User
 
 MAX_NAME = 100
 
@@ -61,17 +63,24 @@ def _require_session(actor: Actor, doing: str) -> int:
 
 
 def list_tokens(ctx: ManagementContext, actor: Actor, *, limit: int | None = None,
-                cursor: str | None = None) -> Page[TokenView]:
+                cursor: str | None = None, user_id: int | None = None) -> Page[TokenView]:
+    """The caller's live tokens; ``user_id`` of another user: that user's (instance ADMIN only,
+    403 for everyone else, 404 for a user that does not exist)."""
     if actor.user_id is None:
         raise Unauthenticated("Missing, invalid or expired credentials.")
+    owner = actor.user_id if user_id is None else user_id
+    if owner != actor.user_id:
+        scope.require_instance(actor, Role.ADMIN)
     size = check_limit(limit)
     after = decode_cursor(cursor)
     statement = (select(ApiToken)
-                 .where(ApiToken.user_id == actor.user_id, ApiToken.revoked_at.is_(None))
+                 .where(ApiToken.user_id == owner, ApiToken.revoked_at.is_(None))
                  .order_by(ApiToken.id).limit(size + 1))
     if after is not None:
         statement = statement.where(ApiToken.id > after["id"])
     with ctx.db.read_session() as session:
+        if owner != actor.user_id and session.get(User, owner) is None:
+            raise NotFound(f"User {owner} does not exist.")
         rows = [_view(row) for row in session.scalars(statement)]
     return page_by_id(rows, size)
 
@@ -126,14 +135,23 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
 
 
 def delete_token(ctx: ManagementContext, actor: Actor, token_id: int) -> None:
+    """Revoke one of your tokens (``token.delete``) or, as an instance ADMIN, anyone's
+    (``token.revoke``). Either event lands in the token's project trail, or the installation's
+    for a token of no project; another user's token is 404 to everyone else."""
     user_id = _require_session(actor, "delete")
+    condition = [ApiToken.id == token_id, ApiToken.revoked_at.is_(None)]
+    if not scope.is_instance_admin(actor):
+        condition.append(ApiToken.user_id == user_id)
     with ctx.db.transaction() as session:
-        row = session.scalars(select(ApiToken).where(
-            ApiToken.id == token_id, ApiToken.user_id == user_id,
-            ApiToken.revoked_at.is_(None)).with_for_update()).one_or_none()
+        row = session.scalars(select(ApiToken).where(*condition).with_for_update()).one_or_none()
         if row is None:
             raise NotFound(f"Token {token_id} does not exist.")
         row.revoked_at = func.now()
-        record(session, actor, "token.delete", target_type="token", target_id=row.id,
-               details={"name": row.name, "prefix": row.prefix, "project": row.project,
-                        "user_id": row.user_id}, project=row.project)
+        details = {"name": row.name, "prefix": row.prefix, "project": row.project,
+                   "user_id": row.user_id}
+        if row.user_id == user_id:
+            record(session, actor, "token.delete", target_type="token", target_id=row.id,
+                   details=details, project=row.project)
+        else:
+            record(session, actor, "token.revoke", target_type="token", target_id=row.id,
+                   details=details, project=row.project)

@@ -8,7 +8,7 @@ const ACTIONS: Record<AuditAction, true> = {
   'auth.login': true, 'auth.login_failed': true, 'auth.logout': true, 'auth.refresh_reuse': true,
   'user.create': true, 'user.update': true, 'user.lock': true, 'user.unlock': true, 'user.disable': true, 'user.enable': true,
   'user.password_change': true,
-  'token.create': true, 'token.delete': true,
+  'token.create': true, 'token.delete': true, 'token.revoke': true,
   'project.create': true, 'project.update': true, 'project.delete': true, 'project.member_set': true, 'project.member_remove': true,
   'schedule.create': true, 'schedule.update': true, 'schedule.pause': true, 'schedule.resume': true, 'schedule.delete': true,
   'schedule.trigger': true, 'schedule.rollback': true, 'schedule.backfill': true,

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -81,5 +81,43 @@ describe('users page', () => {
     renderScreen(<UsersPage />, { role: 'ADMIN' });
     expect(await screen.findByText(/No users yet: create the first account with the form above/)).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Clear the search' })).toBeNull();
+  });
+  it("shows a user's API tokens to an instance ADMIN and revokes one after confirmation", async () => {
+    const token = {
+      id: 41, name: 'nightly-ci', role: 'OPERATOR' as const, project: 'payments' as string | null, prefix: 'ab12cd34',
+      created_at: '2026-12-01T10:00:00Z', expires_at: null, last_used_at: null,
+    };
+    let live = [token, { ...token, id: 42, name: 'deploy', project: null }];
+    const fake = fakeApi(
+      listUsers,
+      http.get('/api/v1/tokens', ({ response }) => response(200).json({ items: live, next_cursor: null })),
+      http.delete('/api/v1/tokens/{token_id}', ({ response }) => {
+        live = live.filter((t) => t.id !== 41);
+        return response(204).empty();
+      }),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<UsersPage />, { role: 'ADMIN' });
+    await userEvent.click(await screen.findByRole('button', { name: 'API tokens of olga' }));
+    const table = await screen.findByRole('table', { name: 'API tokens of olga' });
+    expect(await within(table).findByText('nightly-ci')).toBeInTheDocument();
+    expect(within(table).getByText('every project')).toBeInTheDocument();
+    const listed = fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/tokens');
+    expect(new URL(listed?.url ?? '').searchParams.get('user_id')).toBe('2');
+    await userEvent.click(screen.getByRole('button', { name: 'Revoke token nightly-ci of olga' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Revoke token' }));
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'DELETE' && c.url.endsWith('/tokens/41'))).toBe(true));
+    await waitFor(() => expect(within(table).queryByText('nightly-ci')).toBeNull());
+    expect(within(table).getByText('deploy')).toBeInTheDocument();
+  });
+
+  it("says so when a user has no tokens, and closes the panel", async () => {
+    const fake = fakeApi(listUsers, http.get('/api/v1/tokens', ({ response }) => response(200).json({ items: [], next_cursor: null })));
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<UsersPage />, { role: 'ADMIN' });
+    await userEvent.click(await screen.findByRole('button', { name: 'API tokens of admin' }));
+    expect(await screen.findByText('admin has no API tokens.')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Close' }));
+    expect(screen.queryByText('admin has no API tokens.')).toBeNull();
   });
 });

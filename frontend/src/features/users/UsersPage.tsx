@@ -20,6 +20,7 @@ import { useLockUser } from './api/lock-user';
 import { useUnlockUser } from './api/unlock-user';
 import { useUpdateUserRole } from './api/update-user-role';
 import { SearchInput } from '../../components/SearchInput';
+import { UserTokens } from './UserTokens';
 
 const isLocked = (u: User) => u.locked;
 const isDisabled = (u: User) => u.disabled;
@@ -62,7 +63,7 @@ function CreateUserForm() {
   );
 }
 
-function UserRow({ u, self }: { u: User; self: boolean }) {
+function UserRow({ u, self, onTokens }: { u: User; self: boolean; onTokens: () => void }) {
   const setRole = useUpdateUserRole();
   const lock = useLockUser();
   const unlock = useUnlockUser();
@@ -127,6 +128,9 @@ function UserRow({ u, self }: { u: User; self: boolean }) {
           >
             {disabled ? 'Enable' : 'Disable'}
           </ConfirmButton>
+          <Button size="compact-sm" variant="default" aria-label={`API tokens of ${u.username}`} onClick={onTokens}>
+            Tokens
+          </Button>
         </Group>
       </Table.Td>
     </Table.Tr>
@@ -139,6 +143,7 @@ export function UsersPage() {
   const paging = useUrlPaging();
   const users = useUsers({ q: params.get('q') || undefined, cursor: paging.cursor ?? undefined });
   const rows = users.data?.items ?? [];
+  const [tokensOf, setTokensOf] = useState<User | null>(null);
   return (
     <RequireRole operation="listUsers">
       <Stack>
@@ -174,13 +179,14 @@ export function UsersPage() {
               </Table.Thead>
               <Table.Tbody>
                 {rows.map((u) => (
-                  <UserRow key={u.id} u={u} self={u.id === user?.id} />
+                  <UserRow key={u.id} u={u} self={u.id === user?.id} onTokens={() => setTokensOf(u)} />
                 ))}
               </Table.Tbody>
             </Table>
           </Table.ScrollContainer>
         </QueryState>
         <CursorPager paging={paging} nextCursor={users.data?.next_cursor} />
+        {tokensOf && <UserTokens key={tokensOf.id} user={tokensOf} onClose={() => setTokensOf(null)} />}
       </Stack>
     </RequireRole>
   );
