@@ -19,13 +19,14 @@ const ACTIONS: Record<AuditAction, true> = {
   'notification_channel.create': true, 'notification_channel.delete': true, 'notification_channel.test': true,
   'chaos.start': true, 'chaos.stop': true, 'chaos.expire': true,
   'leader.acquire': true, 'leader.lose': true,
+  'batch.create': true, 'batch.add_jobs': true,
 };
 
 /** Every action the API names, and their resource prefixes ("job.") for the action filter. */
 export const AUDIT_ACTIONS = Object.keys(ACTIONS) as AuditAction[];
 export const ACTION_PREFIXES = [...new Set(AUDIT_ACTIONS.map((a) => a.slice(0, a.indexOf('.') + 1)))];
 
-// Where each target type is shown; null: it has no page (sessions, tokens, leases).
+// Where each target type is shown; null: it has no page (sessions, tokens, leases, batches).
 const PAGES: Record<TargetType, ((id: string) => string) | null> = {
   job: (id) => `/jobs/${id}`,
   schedule: (id) => `/schedules/${id}`,
@@ -37,6 +38,7 @@ const PAGES: Record<TargetType, ((id: string) => string) | null> = {
   token: null,
   session: null,
   lease: null,
+  batch: null,
 };
 
 /** The console page an event's target is on, or null. A deleted schedule keeps its page (it
