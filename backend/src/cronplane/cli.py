@@ -508,8 +508,10 @@ def bootstrap(settings: Settings, url: str) -> Any:
 
 
 def _remote_groups() -> None:
+    from cronplane.client.batch_commands import batches
     from cronplane.client.commands import jobs, schedules, usage
 
+    main.add_command(batches)
     main.add_command(jobs)
     main.add_command(schedules)
     main.add_command(usage)

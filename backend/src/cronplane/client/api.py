@@ -23,6 +23,12 @@ from cronplane.client.http import ApiClient, ApiError
 from cronplane.client.models import (
     Backfill,
     BackfillResult,
+    Batch,
+    BatchCreate,
+    BatchCreated,
+    BatchJobsAdd,
+    BatchJobsAdded,
+    BatchList,
     BulkAction,
     BulkResult,
     FireLedger,
@@ -118,6 +124,33 @@ class Cronplane:
     def get_job(self, job_id: int) -> JobDetail:
         """A job with its attempts."""
         return cast(JobDetail, self._http.request("GET", f"/jobs/{job_id}").body)
+
+    # -- batches ---------------------------------------------------------------------------------
+
+    @operation("POST", "/batches")
+    def create_batch(self, batch: BatchCreate) -> BatchCreated:
+        """Up to 1,000 jobs and an optional ``on_complete`` callback, all or nothing."""
+        return cast(BatchCreated, self._http.request("POST", "/batches", batch).body)
+
+    @operation("GET", "/batches/{batch_id}")
+    def get_batch(self, batch_id: int) -> Batch:
+        """Counts per status and ``state`` (running, succeeded, failed, cancelled)."""
+        return cast(Batch, self._http.request("GET", f"/batches/{batch_id}").body)
+
+    @operation("GET", "/batches")
+    def list_batches(self, **filters: Any) -> BatchList:
+        return cast(BatchList, self._http.request("GET", "/batches", query=filters).body)
+
+    @operation("GET", "/batches/{batch_id}/jobs")
+    def list_batch_jobs(self, batch_id: int, **filters: Any) -> JobList:
+        return cast(JobList, self._http.request("GET", f"/batches/{batch_id}/jobs",
+                                                query=filters).body)
+
+    @operation("POST", "/batches/{batch_id}/jobs")
+    def add_batch_jobs(self, batch_id: int, jobs: BatchJobsAdd) -> BatchJobsAdded:
+        """From a running job of the batch: a client made with its ``CRONPLANE_JOB_TOKEN``."""
+        return cast(BatchJobsAdded, self._http.request("POST", f"/batches/{batch_id}/jobs",
+                                                       jobs).body)
 
     @operation("POST", "/jobs/{job_id}/cancel")
     def cancel_job(self, job_id: int) -> Job:

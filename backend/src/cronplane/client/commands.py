@@ -71,12 +71,15 @@ def jobs() -> None:
 @click.option("--priority", type=int, default=None)
 @click.option("--max-attempts", type=int, default=None, help="Attempts before DEAD (server default 3).")
 @click.option("--idempotency-key", default=None, help="Same key, same job (safe retries).")
+@click.option("--after", "after", type=click.IntRange(min=1), multiple=True,
+              help="Repeatable: a job ID this one waits for (depends_on); it is WAITING until "
+                   "they finish.")
 @click.option("--wait", is_flag=True, help="Wait until the job finishes; exit 0 only on SUCCEEDED.")
 @click.option("--wait-timeout", type=float, default=300.0, show_default=True)
 @remote
 def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | None,
-                max_attempts: int | None, idempotency_key: str | None, wait: bool,
-                wait_timeout: float) -> Any:
+                max_attempts: int | None, idempotency_key: str | None, after: tuple[int, ...],
+                wait: bool, wait_timeout: float) -> Any:
     """Submit an ad-hoc job."""
     text = open(payload[1:], encoding="utf-8").read() if payload.startswith("@") else payload  # noqa: SIM115
     try:
@@ -88,6 +91,8 @@ def jobs_submit(api: ApiClient, handler: str, *, payload: str, priority: int | N
         body["priority"] = priority
     if max_attempts is not None:
         body["max_attempts"] = max_attempts
+    if after:
+        body["depends_on"] = list(dict.fromkeys(after))
     client = Cronplane.over(api)
     job = client.submit_job(cast(JobCreate, body), idempotency_key=idempotency_key)
     if not wait:
