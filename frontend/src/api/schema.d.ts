@@ -671,7 +671,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The projects you are a member of */
+        /** The projects you are a member of, by slug (a page at a time) */
         get: operations["listProjects"];
         put?: never;
         /** Create a project (instance ADMIN) */
@@ -712,7 +712,7 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The project's members and their roles */
+        /** The project's members and their roles, by username (a page at a time) */
         get: operations["listProjectMembers"];
         put?: never;
         post?: never;
@@ -1527,6 +1527,7 @@ export interface components {
         };
         ChannelList: {
             items: components["schemas"]["ChannelWithHealth"][];
+            next_cursor: string | null;
         };
         ChannelWithHealth: {
             address: string | null;
@@ -1634,6 +1635,7 @@ export interface components {
         };
         DeliveryList: {
             items: components["schemas"]["Delivery"][];
+            next_cursor: string | null;
         };
         Error: {
             detail: string;
@@ -1976,6 +1978,7 @@ export interface components {
         };
         MemberList: {
             items: components["schemas"]["Member"][];
+            next_cursor: string | null;
         };
         MemberSet: {
             /** @enum {string} */
@@ -2031,6 +2034,7 @@ export interface components {
         };
         ProjectList: {
             items: components["schemas"]["Project"][];
+            next_cursor: string | null;
         };
         ProjectUpdate: {
             /** @description Archive (no new schedules or jobs) or unarchive */
@@ -3526,6 +3530,10 @@ export interface operations {
             query?: {
                 /** @description Repeatable; default: all of yours */
                 project?: string[];
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -3536,6 +3544,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3607,7 +3617,10 @@ export interface operations {
     listNotificationDeliveries: {
         parameters: {
             query?: {
+                /** @description Page size, 1–200 */
                 limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
             };
             header?: never;
             path: {
@@ -3620,6 +3633,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3662,7 +3677,12 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3672,6 +3692,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,6 +3702,7 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -3803,7 +3826,12 @@ export interface operations {
     };
     listProjectMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -3815,6 +3843,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3824,6 +3854,7 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

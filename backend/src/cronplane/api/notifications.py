@@ -18,10 +18,14 @@ from cronplane.api.context import management_context
 from cronplane.api.jobs import JobSchema
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
+    LINK_HEADER_DOC,
     ApiBlueprint,
+    ListArgsSchema,
     ProjectFilterArgs,
     SafeString,
     UtcDateTime,
+    list_schema,
+    next_link,
     problem_responses,
     project_field,
 )
@@ -73,8 +77,11 @@ class ChannelCreatedSchema(ChannelSchema):
                            metadata={"description": "Shown once: the whsec_ signing secret"})
 
 
-class ChannelListSchema(ma.Schema):
-    items = fields.List(fields.Nested(ChannelWithHealthSchema), required=True)
+ChannelListSchema = list_schema(ChannelWithHealthSchema, "ChannelList")
+
+
+class ChannelListArgsSchema(ListArgsSchema, ProjectFilterArgs):
+    pass
 
 
 class ChannelCreateSchema(ma.Schema):
@@ -107,25 +114,21 @@ class DeliverySchema(ma.Schema):
     at = UtcDateTime(required=True)
 
 
-class DeliveryListSchema(ma.Schema):
-    items = fields.List(fields.Nested(DeliverySchema), required=True)
-
-
-class DeliveryArgsSchema(ma.Schema):
-    # A query string is text: a plain Integer field (strict_int refuses "100").
-    limit = fields.Integer(load_default=100,
-                           validate=validate.Range(min=1, max=notifications.MAX_DELIVERIES))
+DeliveryListSchema = list_schema(DeliverySchema, "DeliveryList")
 
 
 @blp.route("/notification-channels")
 class NotificationChannels(MethodView):
     @requires(Role.ADMIN)
     @blp.doc(operationId="listNotificationChannels", summary="Channels of your projects")
-    @blp.arguments(ProjectFilterArgs, location="query")
-    @blp.response(200, ChannelListSchema)
+    @blp.arguments(ChannelListArgsSchema, location="query")
+    @blp.response(200, ChannelListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
     def get(self, args: dict[str, Any]) -> Any:
-        return {"items": notifications.list_channels(management_context(), current_actor(),
-                                                     project=args["project"] or None)}
+        page = notifications.channels_page(management_context(), current_actor(),
+                                           project=args["project"] or None,
+                                           limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)
 
     @requires(Role.ADMIN)
     @blp.doc(operationId="createNotificationChannel", summary="Create a channel")
@@ -163,9 +166,10 @@ class NotificationChannelDeliveries(MethodView):
     @requires(Role.ADMIN)
     @blp.doc(operationId="listNotificationDeliveries",
              summary="Every delivery attempt to the channel, newest first, with its answer")
-    @blp.arguments(DeliveryArgsSchema, location="query")
-    @blp.response(200, DeliveryListSchema)
-    @problem_responses(blp, 400, 404)
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, DeliveryListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 400, 404, 422)
     def get(self, args: dict[str, Any], channel_id: int) -> Any:
-        return {"items": notifications.deliveries(management_context(), current_actor(),
-                                                  channel_id, limit=args["limit"])}
+        page = notifications.deliveries_page(management_context(), current_actor(), channel_id,
+                                             limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)

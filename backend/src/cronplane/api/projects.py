@@ -16,11 +16,15 @@ from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
+    LINK_HEADER_DOC,
     PROJECT_SLUG,
     ApiBlueprint,
+    ListArgsSchema,
     PatchSchema,
     SafeString,
     UtcDateTime,
+    list_schema,
+    next_link,
     problem_responses,
 )
 from cronplane.domain.roles import ROLE_NAMES, Role
@@ -61,8 +65,7 @@ class ProjectSchema(ma.Schema):
         "description": "An archived project takes no new schedules or jobs"})
 
 
-class ProjectListSchema(ma.Schema):
-    items = fields.List(fields.Nested(ProjectSchema), required=True)
+ProjectListSchema = list_schema(ProjectSchema, "ProjectList")
 
 
 class ProjectCreateSchema(ma.Schema):
@@ -86,8 +89,7 @@ class MemberSchema(ma.Schema):
     role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES))
 
 
-class MemberListSchema(ma.Schema):
-    items = fields.List(fields.Nested(MemberSchema), required=True)
+MemberListSchema = list_schema(MemberSchema, "MemberList")
 
 
 class MemberSetSchema(ma.Schema):
@@ -97,10 +99,15 @@ class MemberSetSchema(ma.Schema):
 @blp.route("/projects")
 class Projects(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="listProjects", summary="The projects you are a member of")
-    @blp.response(200, ProjectListSchema)
-    def get(self) -> Any:
-        return {"items": projects.list_projects(management_context(), current_actor())}
+    @blp.doc(operationId="listProjects",
+             summary="The projects you are a member of, by slug (a page at a time)")
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, ProjectListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
+    def get(self, args: dict[str, Any]) -> Any:
+        page = projects.projects_page(management_context(), current_actor(),
+                                      limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)
 
     @requires(Role.ADMIN, instance=True)
     @blp.doc(operationId="createProject", summary="Create a project (instance ADMIN)")
@@ -187,12 +194,15 @@ class ProjectUsage(MethodView):
 @blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members")
 class ProjectMembers(MethodView):
     @requires(Role.VIEWER)
-    @blp.doc(operationId="listProjectMembers", summary="The project's members and their roles")
-    @blp.response(200, MemberListSchema)
-    @problem_responses(blp, 404)
-    def get(self, slug: str) -> Any:
-        return {"items": [asdict(m) for m in
-                          projects.list_members(management_context(), current_actor(), slug)]}
+    @blp.doc(operationId="listProjectMembers",
+             summary="The project's members and their roles, by username (a page at a time)")
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, MemberListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 404, 422)
+    def get(self, args: dict[str, Any], slug: str) -> Any:
+        page = projects.members_page(management_context(), current_actor(), slug,
+                                     limit=args["limit"], cursor=args["cursor"])
+        return page, next_link(page)
 
 
 @blp.route(f"/projects/<{SLUG_CONVERTER}:slug>/members/<{ID_CONVERTER}:user_id>")

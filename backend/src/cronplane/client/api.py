@@ -37,6 +37,8 @@ from cronplane.client.models import (
     JobDetail,
     JobList,
     JobRerun,
+    Project,
+    ProjectList,
     Queue,
     QueueUpdate,
     Rollback,
@@ -250,6 +252,17 @@ class Cronplane:
         """Enqueue (or with ``dry_run`` list) the fire times of a past window."""
         return cast(BackfillResult, self._http.request("POST", f"/schedules/{schedule_id}/backfill",
                                                        backfill).body)
+
+    # -- projects --------------------------------------------------------------------------------
+
+    @operation("GET", "/projects")
+    def list_projects(self, **page: Any) -> ProjectList:
+        """One page of your projects by slug (``limit``, ``cursor``)."""
+        return cast(ProjectList, self._http.request("GET", "/projects", query=page).body)
+
+    def iter_projects(self) -> Iterator[Project]:
+        """Every project you are a member of, following the cursor."""
+        return _follow(self.list_projects, {"limit": 200})
 
     # -- queues ----------------------------------------------------------------------------------
 

@@ -298,6 +298,7 @@ class ChannelHealth(TypedDict):
 
 class ChannelList(TypedDict):
     items: list[ChannelWithHealth]
+    next_cursor: str | None
 
 
 class ChannelWithHealth(TypedDict):
@@ -374,6 +375,7 @@ class Delivery(TypedDict):
 
 class DeliveryList(TypedDict):
     items: list[Delivery]
+    next_cursor: str | None
 
 
 class Error(TypedDict):
@@ -592,6 +594,7 @@ class Member(TypedDict):
 
 class MemberList(TypedDict):
     items: list[Member]
+    next_cursor: str | None
 
 
 class MemberSet(TypedDict):
@@ -640,6 +643,7 @@ class ProjectCreate(TypedDict):
 
 class ProjectList(TypedDict):
     items: list[Project]
+    next_cursor: str | None
 
 
 class ProjectUpdate(TypedDict):

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal, select, tuple_
 from sqlalchemy.exc import IntegrityError
 
 from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
@@ -46,6 +46,13 @@ from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound
+from cronplane.management.pagination import (
+    Page,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    page_by_id,
+)
 from cronplane.storage import notify
 from cronplane.storage.models import Job, NotificationChannel, NotificationDelivery
 from cronplane.storage.notification_store import channel_health_rows
@@ -54,7 +61,6 @@ NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 ADDRESS = re.compile(r"^[^@\s<>,;]{1,64}@[^@\s<>,;]{1,255}$")
 URL = re.compile(r"^https?://\S{1,2040}$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{16,128}={0,2}$")
-MAX_DELIVERIES = 200
 
 
 def _missing(channel_id: int) -> str:
@@ -164,6 +170,34 @@ def list_channels(ctx: ManagementContext, actor: Actor, *,
     return rows
 
 
+def channels_page(ctx: ManagementContext, actor: Actor, *, project: list[str] | None = None,
+                  limit: int | None = None, cursor: str | None = None
+                  ) -> Page[NotificationChannel]:
+    """``GET /notification-channels``: by (project, name), a page at a time (keyset on both;
+    a channel's name is unique in its project), each with its ``health``."""
+    size = check_limit(limit)
+    key = decode_cursor(cursor, fields=("project", "name"))
+    if key is not None and not all(isinstance(key[k], str) for k in ("project", "name")):
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    query = scope.restrict(select(NotificationChannel), NotificationChannel.project, actor,
+                           project, minimum=Role.ADMIN)
+    if key is not None:
+        query = query.where(tuple_(NotificationChannel.project, NotificationChannel.name)
+                            > tuple_(literal(key["project"]), literal(key["name"])))
+    with ctx.db.read_session() as session:
+        rows = list(session.scalars(query.order_by(NotificationChannel.project,
+                                                   NotificationChannel.name).limit(size + 1)))
+        session.expunge_all()
+    items = rows[:size]
+    health = {view.id: view.health
+              for view in channel_health(ctx, sorted({c.project for c in items}))}
+    for channel in items:
+        channel.health = health.get(channel.id, ChannelHealth.unused())  # type: ignore[attr-defined]
+    next_cursor = (encode_cursor({"project": items[-1].project, "name": items[-1].name})
+                   if len(rows) > size else None)
+    return Page(items=items, next_cursor=next_cursor)
+
+
 @dataclass(frozen=True)
 class ChannelHealthView:
     id: int
@@ -237,19 +271,21 @@ def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
         return job
 
 
-def deliveries(ctx: ManagementContext, actor: Actor, channel_id: int, *,
-               limit: int = 100) -> list[NotificationDelivery]:
-    """The channel's delivery attempts, newest first (at most MAX_DELIVERIES)."""
-    if not 1 <= limit <= MAX_DELIVERIES:
-        raise InvalidInput(f"limit must be 1 to {MAX_DELIVERIES}",
-                           errors={"limit": [f"Must be 1 to {MAX_DELIVERIES}."]})
+def deliveries_page(ctx: ManagementContext, actor: Actor, channel_id: int, *,
+                    limit: int | None = None, cursor: str | None = None
+                    ) -> Page[NotificationDelivery]:
+    """``GET …/deliveries``: newest first, a page at a time (keyset on id)."""
+    size = check_limit(limit)
+    key = decode_cursor(cursor)
+    query = select(NotificationDelivery).where(NotificationDelivery.channel_id == channel_id)
+    if key is not None:
+        query = query.where(NotificationDelivery.id < key["id"])
     with ctx.db.read_session() as session:
         _channel(session, actor, channel_id)
-        rows = list(session.scalars(select(NotificationDelivery)
-                                    .where(NotificationDelivery.channel_id == channel_id)
-                                    .order_by(NotificationDelivery.id.desc()).limit(limit)))
+        rows = list(session.scalars(query.order_by(NotificationDelivery.id.desc())
+                                    .limit(size + 1)))
         session.expunge_all()
-        return rows
+    return page_by_id(rows, size)
 
 
 def check_notify(session: Any, project: str, names: list[str]) -> None:

@@ -57,6 +57,25 @@ def check_limit(limit: int | None) -> int:
     return limit
 
 
+def text_key(cursor: str | None, name: str) -> str | None:
+    """The last item's ``name`` from a cursor of a list ordered by a unique text key (a
+    project's slug, a member's username), or None for the first page."""
+    key = decode_cursor(cursor, fields=(name,))
+    if key is None:
+        return None
+    if not isinstance(key[name], str) or not key[name]:
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    return str(key[name])
+
+
+def page_by_key(rows: Sequence[T], limit: int, name: str, key_of: Any) -> Page[T]:
+    """As ``page_by_id`` for a list ordered by the unique key ``key_of(row)`` named ``name``."""
+    if len(rows) > limit:
+        items = rows[:limit]
+        return Page(items=items, next_cursor=encode_cursor({name: key_of(items[-1])}))
+    return Page(items=rows, next_cursor=None)
+
+
 def page_by_id(rows: Sequence[T], limit: int, id_of: Any = lambda row: row.id) -> Page[T]:
     """Given up to ``limit + 1`` rows in id order, return one page and the next cursor."""
     if len(rows) > limit:

@@ -38,6 +38,7 @@ from cronplane.management.errors import (
     QuotaExceeded,
     RateQuotaExceeded,
 )
+from cronplane.management.pagination import Page, check_limit, page_by_key, text_key
 from cronplane.storage import project_store
 from cronplane.storage.models import (
     ApiToken,
@@ -134,6 +135,20 @@ def list_projects(ctx: ManagementContext, actor: Actor) -> list[ProjectView]:
     statement = scope.restrict(select(Project), Project.slug, actor).order_by(Project.slug)
     with ctx.db.read_session() as session:
         return [_view(session, actor, project) for project in session.scalars(statement)]
+
+
+def projects_page(ctx: ManagementContext, actor: Actor, *, limit: int | None = None,
+                  cursor: str | None = None) -> Page[ProjectView]:
+    """``GET /projects``: the caller's projects by slug, a page at a time (keyset on slug)."""
+    size = check_limit(limit)
+    after = text_key(cursor, "slug")
+    statement = scope.restrict(select(Project), Project.slug, actor)
+    if after is not None:
+        statement = statement.where(Project.slug > after)
+    with ctx.db.read_session() as session:
+        rows = [_view(session, actor, project) for project in
+                session.scalars(statement.order_by(Project.slug).limit(size + 1))]
+    return page_by_key(rows, size, "slug", lambda view: view.slug)
 
 
 def get_project(ctx: ManagementContext, actor: Actor, slug: str) -> ProjectView:
@@ -253,6 +268,26 @@ def list_members(ctx: ManagementContext, actor: Actor, slug: str) -> list[Member
             .where(ProjectMember.project == slug).order_by(User.username)).all()
         return [MemberView(project=slug, user_id=m.user_id, username=username, role=m.role)
                 for m, username in rows]
+
+
+def members_page(ctx: ManagementContext, actor: Actor, slug: str, *, limit: int | None = None,
+                 cursor: str | None = None) -> Page[MemberView]:
+    """``GET /projects/{slug}/members``: by username, a page at a time (keyset on username)."""
+    size = check_limit(limit)
+    after = text_key(cursor, "username")
+    scope.require(actor, slug, Role.VIEWER, missing=_missing(slug))
+    statement = (select(ProjectMember, User.username)
+                 .join(User, User.id == ProjectMember.user_id)
+                 .where(ProjectMember.project == slug))
+    if after is not None:
+        statement = statement.where(User.username > after)
+    with ctx.db.read_session() as session:
+        if session.get(Project, slug) is None:
+            raise NotFound(_missing(slug))
+        rows = [MemberView(project=slug, user_id=m.user_id, username=username, role=m.role)
+                for m, username in session.execute(
+                    statement.order_by(User.username).limit(size + 1)).all()]
+    return page_by_key(rows, size, "username", lambda view: view.username)
 
 
 def _load_members(session: Session, actor: Actor, slug: str) -> Project:

@@ -18,7 +18,7 @@ const aToken = (overrides: Partial<ApiToken> = {}): ApiToken => ({
 });
 const payments = { slug: 'payments', name: 'Payments', archived: false, role: 'OPERATOR' as Role, quotas: {}, usage: { schedules: 1, pending_jobs: 0, enqueued_last_minute: 0 } };
 const meIs = (me: Me) => http.get('/api/v1/auth/me', ({ response }) => response(200).json(me));
-const projects = http.get('/api/v1/projects', ({ response }) => response(200).json({ items: [payments] }));
+const projects = http.get('/api/v1/projects', ({ response }) => response(200).json({ items: [payments], next_cursor: null }));
 const noTokens = http.get('/api/v1/tokens', ({ response }) => response(200).json({ items: [], next_cursor: null }));
 
 afterEach(() => vi.unstubAllGlobals());

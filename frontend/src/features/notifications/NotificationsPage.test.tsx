@@ -24,7 +24,7 @@ describe('notifications page', () => {
     let up = false;
     vi.stubGlobal('fetch', fakeApi(
       http.get('/api/v1/notification-channels', ({ response }) => up
-        ? response(200).json({ items: [channel] })
+        ? response(200).json({ items: [channel], next_cursor: null })
         : response.untyped(HttpResponse.json(aProblem(503, 'database unavailable'), { status: 503 }))),
     ).fetch);
     renderScreen(<NotificationsPage />, { role: 'ADMIN', path: '/notifications', route: '/notifications' });
@@ -38,9 +38,9 @@ describe('notifications page', () => {
   it('polls the delivery log until paused, and offers Retry when the log fails to load', async () => {
     let deliveriesUp = false;
     const fake = fakeApi(
-      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel] })),
+      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel], next_cursor: null })),
       http.get('/api/v1/notification-channels/{channel_id}/deliveries', ({ response }) => deliveriesUp
-        ? response(200).json({ items: [delivery] })
+        ? response(200).json({ items: [delivery], next_cursor: null })
         : response.untyped(HttpResponse.json(aProblem(503, 'database unavailable'), { status: 503 }))),
     );
     vi.stubGlobal('fetch', fake.fetch);
@@ -67,7 +67,7 @@ describe('notifications page', () => {
       health: { state: 'failing' as const, last_success_at: null, last_failure_at: '2026-12-01T10:01:00Z', failures_in_a_row: 37, last_error: 'could not reach hooks.slack.invalid' },
     };
     vi.stubGlobal('fetch', fakeApi(
-      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel, broken] })),
+      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [channel, broken], next_cursor: null })),
     ).fetch);
     renderScreen(<NotificationsPage />, { role: 'ADMIN', path: '/notifications', route: '/notifications' });
     const table = await screen.findByRole('table', { name: 'Notification channels' });

@@ -13,7 +13,7 @@ describe('projects page', () => {
     let up = false;
     vi.stubGlobal('fetch', fakeApi(
       http.get('/api/v1/projects', ({ response }) => up
-        ? response(200).json({ items: [{ slug: 'payments', name: 'Payments', archived: false, role: 'ADMIN', quotas: {}, usage: { schedules: 1, pending_jobs: 0, enqueued_last_minute: 0 } }] })
+        ? response(200).json({ items: [{ slug: 'payments', name: 'Payments', archived: false, role: 'ADMIN', quotas: {}, usage: { schedules: 1, pending_jobs: 0, enqueued_last_minute: 0 } }], next_cursor: null })
         : response.untyped(HttpResponse.json(aProblem(503, 'database unavailable'), { status: 503 }))),
     ).fetch);
     renderScreen(<ProjectsPage />, { role: 'VIEWER', path: '/projects', route: '/projects' });

@@ -13,7 +13,7 @@ const handlers = [
   aHandler({ name: 'sleep', description: 'sleeps', payload_schema: sleepSchema }),
 ];
 const getHandlers = http.get('/api/v1/handlers', ({ response }) => response(200).json(handlers));
-const noChannels = http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [] }));
+const noChannels = http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [], next_cursor: null }));
 
 // A plain stand-in for the cron builder: the form must only rely on the slot's contract.
 function CronStub({ expression, timezone, onChange, error }: CronFieldProps) {
