@@ -28,6 +28,7 @@ from cronplane.api.schemas_common import (
     ProjectFilterArgs,
     SafeString,
     UtcDateTime,
+    id_field,
     list_schema,
     next_link,
     problem_responses,
@@ -45,7 +46,8 @@ from cronplane.domain.health import (
 )
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
 from cronplane.domain.roles import Role
-from cronplane.management import fire_ledger, schedules
+from cronplane.domain.schedule_chains import MAX_UPSTREAM, MAX_WAIT_SECONDS, RunWhen
+from cronplane.management import fire_ledger, schedule_chains, schedules
 from cronplane.management.errors import PreconditionFailed
 
 blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
@@ -89,6 +91,27 @@ class HealthSchema(ma.Schema):
                          metadata={"description": "Each configured alert's state"})
 
 
+RUN_WHEN = [rule.value for rule in RunWhen]
+
+
+class UpstreamSchema(ma.Schema):
+    """One upstream schedule: a fire at T waits for its latest fire at or before T."""
+
+    schedule = id_field(required=True, strict=True,
+                        metadata={"description": "A live schedule of the same project"})
+    run_when = fields.String(load_default="succeeded", validate=validate.OneOf(RUN_WHEN),
+                             metadata={"description": "`succeeded` (default): its fire must "
+                                                      "succeed; `finished`: any end"})
+    wait_seconds = strict_int(1, MAX_WAIT_SECONDS, allow_none=True, load_default=None,
+                              metadata={"description": "How long a fire waits for it (default: "
+                                                       "until this schedule's next fire)"})
+
+
+class ScheduleRefSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+
+
 class ScheduleSchema(ma.Schema):
     id = fields.Integer(required=True)
     project = fields.String(required=True)
@@ -118,6 +141,10 @@ class ScheduleSchema(ma.Schema):
     notify = fields.List(fields.String(), required=True,
                          metadata={"description": "Channels (names in the project) alerts go to"})
     health = fields.Nested(HealthSchema, required=True, dump_only=True)
+    upstream = fields.List(fields.Nested(UpstreamSchema), required=True,
+                           metadata={"description": "Schedules whose fires this one waits on"})
+    downstream = fields.List(fields.Nested(ScheduleRefSchema), required=True, dump_only=True,
+                             metadata={"description": "Live schedules that wait on this one"})
     created_at = UtcDateTime(required=True)
     updated_at = UtcDateTime(required=True)
     deleted_at = UtcDateTime(required=True, allow_none=True)
@@ -159,6 +186,9 @@ class ScheduleUpdateSchema(PatchSchema):
     notify = fields.List(SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$")),
                          validate=validate.Length(max=20),
                          metadata={"description": "Notification channel names of the project"})
+    upstream = fields.List(fields.Nested(UpstreamSchema), validate=validate.Length(max=MAX_UPSTREAM),
+                           metadata={"description": "Replaces the whole list: same project, "
+                                                    "no cycles"})
 
 
 class ScheduleCreateSchema(ScheduleUpdateSchema):
@@ -345,7 +375,9 @@ class BackfillSchema(ma.Schema):
 
 class BackfillSkippedSchema(ma.Schema):
     fire_time = UtcDateTime(required=True)
-    reason = fields.String(required=True, metadata={"enum": ["quota"]})
+    reason = fields.String(required=True, metadata={"enum": ["quota", "upstream"]})
+    detail = fields.String(allow_none=True, metadata={
+        "description": "For `upstream`: the upstream fire and why it made no job"})
 
 
 class BackfillResultSchema(ma.Schema):
@@ -356,7 +388,8 @@ class BackfillResultSchema(ma.Schema):
         required=True, metadata={"description": "Fire times that already have a job"})
     dry_run = fields.Boolean(required=True)
     skipped = fields.List(fields.Nested(BackfillSkippedSchema), required=True, metadata={
-        "description": "Fire times not enqueued: reason `quota` (the project's max_pending_jobs)"})
+        "description": "Fire times not enqueued: reason `quota` (the project's max_pending_jobs) "
+                       "or `upstream` (an upstream of a chain has no job for that fire time)"})
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/backfill")
@@ -443,3 +476,37 @@ class ScheduleRollback(MethodView):
     def post(self, body: dict[str, Any], schedule_id: int) -> Any:
         return schedules.rollback(management_context(), current_actor(), schedule_id,
                                   body["version"])
+
+
+class ChainLinkSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    paused = fields.Boolean(required=True)
+    deleted = fields.Boolean(required=True)
+    run_when = fields.String(required=True, allow_none=True, validate=validate.OneOf(RUN_WHEN),
+                             metadata={"description": "The edge's rule (upstream links only)"})
+    wait_seconds = fields.Integer(required=True, allow_none=True)
+    last_fire = fields.Nested(FireEntrySchema, required=True, allow_none=True,
+                              metadata={"description": "Its latest fire that is not pending"})
+
+
+class ScheduleChainSchema(ma.Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    last_fire = fields.Nested(FireEntrySchema, required=True, allow_none=True)
+    upstream = fields.List(fields.Nested(ChainLinkSchema), required=True)
+    downstream = fields.List(fields.Nested(ChainLinkSchema), required=True)
+
+
+@blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/chain")
+class ScheduleChain(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getScheduleChain",
+             summary="The schedule's upstream and downstream schedules, each with its latest fire")
+    @blp.response(200, ScheduleChainSchema)
+    @problem_responses(blp, 404)
+    def get(self, schedule_id: int) -> Any:
+        chain = schedule_chains.chain(management_context(), current_actor(), schedule_id)
+        return {"id": chain.schedule.id, "name": chain.schedule.name,
+                "last_fire": chain.last_fire, "upstream": chain.upstream,
+                "downstream": chain.downstream}

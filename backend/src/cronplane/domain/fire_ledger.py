@@ -8,6 +8,10 @@ the expression, the schedule's row and its jobs (found by their fire keys):
 precedence, for each fire time ``t`` (``created_at <= t <= now``):
 
 1. a job with the key ``schedule:{id}:{t}`` → ``enqueued`` (a backfill through the same key too);
+   a chained fire's job (it has upstream edges) still ``WAITING`` → ``waiting_upstream``, and
+   one ``CANCELLED`` by its upstream (failed, skipped, or past the wait limit) →
+   ``skipped_upstream``, the reason naming the upstream schedule, its fire time and its end;
+   an ``upstream`` point (the upstream's fire made no job at all) → ``skipped_upstream`` too;
 2. ``t >= deleted_at`` → ``deleted``;
 3. inside an ``overlap`` interval → ``skipped_overlap`` (it outranks a misfire: with
    ``fire_once`` the catch-up fire itself may be skipped because a run is in progress);
@@ -39,10 +43,13 @@ class SkipKind(StrEnum):
     OVERLAP = "overlap"
     MISFIRE = "misfire"
     QUOTA = "quota"
+    UPSTREAM = "upstream"
 
 
 class Outcome(StrEnum):
     ENQUEUED = "enqueued"
+    WAITING_UPSTREAM = "waiting_upstream"
+    SKIPPED_UPSTREAM = "skipped_upstream"
     SKIPPED_PAUSED = "skipped_paused"
     SKIPPED_OVERLAP = "skipped_overlap"
     SKIPPED_MISFIRE = "skipped_misfire"
@@ -54,8 +61,14 @@ class Outcome(StrEnum):
 
 _SKIP_OUTCOME = {SkipKind.OVERLAP: Outcome.SKIPPED_OVERLAP,
                  SkipKind.MISFIRE: Outcome.SKIPPED_MISFIRE,
-                 SkipKind.PAUSED: Outcome.SKIPPED_PAUSED, SkipKind.QUOTA: Outcome.SKIPPED_QUOTA}
-_PRECEDENCE = (SkipKind.QUOTA, SkipKind.OVERLAP, SkipKind.MISFIRE, SkipKind.PAUSED)
+                 SkipKind.PAUSED: Outcome.SKIPPED_PAUSED, SkipKind.QUOTA: Outcome.SKIPPED_QUOTA,
+                 SkipKind.UPSTREAM: Outcome.SKIPPED_UPSTREAM}
+# Points (quota, upstream: recorded for exactly that fire time) before intervals.
+_PRECEDENCE = (SkipKind.UPSTREAM, SkipKind.QUOTA, SkipKind.OVERLAP, SkipKind.MISFIRE,
+               SkipKind.PAUSED)
+# The error the release trigger (migration 0028) or the wait limit (migration 0030) gives.
+UPSTREAM_ERROR = "upstream "
+WAIT_EXPIRED_ERROR = "upstream wait expired"
 
 
 class WindowTooLarge(ValueError):
@@ -74,10 +87,29 @@ class Skip:
 
 
 @dataclass(frozen=True)
+class UpstreamFire:
+    """One upstream edge of a chained fire's job: the upstream fire's job and where it stands."""
+
+    job_id: int
+    status: str  # the upstream job's status now
+    schedule_id: int | None
+    schedule_name: str | None
+    fire_time: datetime | None
+
+    def describe(self) -> str:
+        if self.schedule_id is None or self.fire_time is None:
+            return f"upstream job {self.job_id}"
+        name = f" {self.schedule_name!r}" if self.schedule_name else ""
+        return f"upstream schedule {self.schedule_id}{name} fire {_iso(self.fire_time)}"
+
+
+@dataclass(frozen=True)
 class FiredJob:
     id: int
     status: str
     started_at: datetime | None
+    error: str | None = None
+    upstream: tuple[UpstreamFire, ...] = ()  # a chained fire's upstream fires (else empty)
 
 
 @dataclass(frozen=True)
@@ -149,6 +181,10 @@ def explain(times: Sequence[datetime], *, facts: ScheduleFacts, jobs: Mapping[da
 def _entry(instant: datetime, facts: ScheduleFacts, jobs: Mapping[datetime, FiredJob],
            by_kind: Mapping[SkipKind, list[Skip]]) -> Entry:
     job = jobs.get(instant)
+    if job is not None and job.upstream:
+        chained = _chained(instant, job)
+        if chained is not None:
+            return chained
     if job is not None:
         lag = None
         if job.started_at is not None:
@@ -166,6 +202,32 @@ def _entry(instant: datetime, facts: ScheduleFacts, jobs: Mapping[datetime, Fire
     return Entry(instant, Outcome.MISSING, reason="no job and no recorded skip")
 
 
+def _chained(instant: datetime, job: FiredJob) -> Entry | None:
+    """A chained fire's job still waiting on, or cancelled by, its upstream fires."""
+    if job.status == "WAITING":
+        open_ = [u for u in job.upstream if u.status not in _ENDED] or list(job.upstream)
+        reason = "waiting for " + "; ".join(f"{u.describe()} ({u.status})" for u in open_)
+        return Entry(instant, Outcome.WAITING_UPSTREAM, job.id, job.status, reason=reason)
+    error = job.error or ""
+    if job.status != "CANCELLED" or not error.startswith(UPSTREAM_ERROR):
+        return None
+    if error.startswith(WAIT_EXPIRED_ERROR):
+        open_ = [u for u in job.upstream if u.status not in _ENDED] or list(job.upstream)
+        reason = "; ".join(f"{u.describe()}: still {u.status} at the wait limit"
+                           for u in open_)
+    else:
+        # 'upstream <job id> <STATUS>': the edge that cancelled it.
+        parts = error.split()
+        failed = [u for u in job.upstream if len(parts) >= 2 and str(u.job_id) == parts[1]]
+        status = parts[2] if len(parts) >= 3 else "ended"
+        reason = (f"{failed[0].describe()}: {status}" if failed
+                  else error)
+    return Entry(instant, Outcome.SKIPPED_UPSTREAM, job.id, job.status, reason=reason)
+
+
+_ENDED = frozenset({"SUCCEEDED", "DEAD", "CANCELLED"})
+
+
 def _reason(skip: Skip) -> str:
     if skip.kind is SkipKind.PAUSED:
         until = "now" if skip.ends_at is None else _iso(skip.ends_at)
@@ -174,6 +236,8 @@ def _reason(skip: Skip) -> str:
         text = "overlap=forbid: a run of this schedule was RUNNING"
     elif skip.kind is SkipKind.QUOTA:
         text = "quota: the project was at its max_pending_jobs"
+    elif skip.kind is SkipKind.UPSTREAM:
+        return skip.reason or "upstream: the upstream fire made no job"
     else:
         text = "misfire: the scheduler was not running"
     return f"{text} ({skip.reason})" if skip.reason else text

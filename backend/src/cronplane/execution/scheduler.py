@@ -86,7 +86,8 @@ class Scheduler(LoopService):
         seconds = self.store.seconds_until_next_due()
         if seconds is None:
             return self.max_sleep
-        if seconds <= 0 and result.scanned == 0:
+        if seconds <= 0 and (result.scanned == 0 or result.deferred):
+            # A chained schedule waits for its upstream's fire (storage/chain_fire.py).
             # Due but skipped (SKIP LOCKED): an edit holds the row. Retry soon, without spinning.
             return _LOCKED_RETRY
         return min(self.max_sleep, max(0.0, seconds + _DUE_SLACK))

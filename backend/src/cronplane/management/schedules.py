@@ -35,7 +35,7 @@ from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.health import AlertConfig, validate_alerts
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
-from cronplane.management import audit, notifications, projects, scope
+from cronplane.management import audit, notifications, projects, schedule_chains, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -57,11 +57,12 @@ from cronplane.storage.schedule_search import search_condition
 MAX_PAUSE_REASON = 1000
 EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
             "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
-            "alerts", "notify")
+            "alerts", "notify", "upstream")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
                             "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default", "alerts": AlertConfig().to_json(), "notify": []}
+                            "queue": "default", "alerts": AlertConfig().to_json(), "notify": [],
+                            "upstream": []}
 MAX_NOTIFY = 20
 CHANNEL_NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 MAX_NAME = 200
@@ -110,6 +111,10 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         errors["notify"] = [f"Must be at most {MAX_NOTIFY} channel names ([a-z0-9_.-]{{1,64}})."]
     else:
         values["notify"] = list(dict.fromkeys(notify))
+    upstream, upstream_problems = schedule_chains.normalised(values["upstream"])
+    if upstream_problems:
+        errors["upstream"] = upstream_problems
+    values["upstream"] = upstream
     # Handler, payload schema, priority, attempts and timeout: exactly the job queue's rules, so
     # a schedule can never be saved that would enqueue a job the queue rejects.
     try:
@@ -125,6 +130,7 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
     cleaned = {name: values[name] for name in EDITABLE}
     cleaned["payload"] = dict(cleaned["payload"])  # never share the defaults' dict
     cleaned["notify"] = list(cleaned["notify"])
+    cleaned["upstream"] = [dict(u) for u in cleaned["upstream"]]
     return cleaned
 
 
@@ -225,6 +231,7 @@ def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Sch
     with ctx.db.transaction() as session:
         projects.check_schedules_quota(session, project)
         notifications.check_notify(session, project, values["notify"])
+        schedule_chains.check(session, project, None, values["upstream"])
         taken = session.execute(select(Schedule.id).where(
             Schedule.project == project, Schedule.name == values["name"],
             Schedule.deleted_at.is_(None))).first()
@@ -348,6 +355,8 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
             return schedule
         if "notify" in changed:
             notifications.check_notify(session, schedule.project, values["notify"])
+        if "upstream" in changed:
+            schedule_chains.check(session, schedule.project, schedule_id, values["upstream"])
         if "name" in changed:
             taken = session.execute(select(Schedule.id).where(
                 Schedule.project == schedule.project,
@@ -495,6 +504,7 @@ MAX_BACKFILL = 1000
 class BackfillSkip:
     fire_time: datetime
     reason: str
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -553,10 +563,18 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
         if not dry_run and missing:
             # Backfill adds pending work: the oldest fire times that fit the project's
             # max_pending_jobs are enqueued, the rest listed as skipped (review N7).
+            # A chained schedule's fire waits on its upstreams' fires of the same logical time;
+            # one without a job is not enqueued (backfill the upstream first).
+            waits = schedule_chains.backfill_waits(session, schedule, [t for _k, t in missing],
+                                                   now)
+            unmet = [(k, t) for k, t in missing if waits.get(t) and waits[t].skip]
+            missing = [(k, t) for k, t in missing if not (waits.get(t) and waits[t].skip)]
             room = projects.pending_room(session, schedule.project)
             if room is not None and room < len(missing):
                 skipped = [BackfillSkip(t, "quota") for _k, t in missing[room:]]
                 missing = missing[:room]
+            skipped += [BackfillSkip(t, "upstream", waits[t].skip) for _k, t in unmet]
+            skipped.sort(key=lambda s: s.fire_time)
             _spec, max_attempts, timeout = _resolve(JobRequest(
                 handler=schedule.handler, payload=dict(schedule.payload),
                 priority=schedule.priority, max_attempts=schedule.max_attempts,
@@ -569,7 +587,8 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                                requested_by=actor.username,
                                exclusive=schedule.overlap == Overlap.FORBID,
                                project=schedule.project, queue=schedule.queue,
-                               schedule_version=schedule.version)
+                               schedule_version=schedule.version,
+                               **_waiting(waits.get(t)))
                         for k, t in missing]
             # One statement; the unique key settles a race with the scheduler or another backfill.
             inserted = job_insert.insert_in_session(session, new_jobs)
@@ -580,12 +599,21 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
                          details={"after": after.isoformat(), "before": before.isoformat(),
                                   "fire_times": len(fire_times), "enqueued": enqueued,
                                   "already_present": len(fire_times) - enqueued - len(skipped),
-                                  "skipped_quota": len(skipped)},
+                                  "skipped_quota": sum(s.reason == "quota" for s in skipped),
+                                  "skipped_upstream": len(unmet)},
                          project=schedule.project)
         return BackfillResult(fire_times=fire_times, enqueued=enqueued,
                               already_present=len(fire_times) - len(missing) if dry_run
                               else len(fire_times) - enqueued - len(skipped), dry_run=dry_run,
                               skipped=skipped)
+
+
+def _waiting(wait: schedule_chains.BackfillWait | None) -> dict[str, Any]:
+    """The NewJob fields of a backfilled chained fire (none for a schedule without upstream)."""
+    if wait is None:
+        return {}
+    return {"depends_on": wait.depends_on, "depends_when": wait.depends_when,
+            "run_when": wait.run_when, "wait_deadline": wait.wait_deadline}
 
 
 # -- versions --------------------------------------------------------------------------------------

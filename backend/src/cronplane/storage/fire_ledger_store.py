@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cronplane.domain.fire_ledger import FiredJob, Skip, SkipKind
+from cronplane.domain.fire_ledger import FiredJob, Skip, SkipKind, UpstreamFire
 from cronplane.domain.keys import schedule_fire_key
 from cronplane.storage.database import Database
 from cronplane.storage.queries import QUERIES
@@ -52,7 +52,17 @@ class FireLedgerStore:
             skip_rows: list[Any] = conn.execute(QUERIES["fire_ledger_skips"], {
                 "schedule_id": schedule_id, "start": fire_times[0],
                 "end": fire_times[-1]}).fetchall()
-        jobs = {by_key[r["idempotency_key"]]: FiredJob(r["id"], r["status"], r["started_at"])
+            # A chained fire's upstream fires: only for jobs the ledger explains by them.
+            chained = [r["id"] for r in job_rows if r["status"] in ("WAITING", "CANCELLED")]
+            edge_rows: list[Any] = conn.execute(QUERIES["fire_ledger_upstreams"], {
+                "ids": chained}).fetchall() if chained else []
+        upstream: dict[int, list[UpstreamFire]] = {}
+        for r in edge_rows:
+            upstream.setdefault(r["job_id"], []).append(UpstreamFire(
+                r["upstream_id"], r["status"], r["schedule_id"], r["name"], r["fire_time"]))
+        jobs = {by_key[r["idempotency_key"]]: FiredJob(
+                    r["id"], r["status"], r["started_at"], r["error"],
+                    tuple(upstream.get(r["id"], ())))
                 for r in job_rows}
         skips = [Skip(SkipKind(r["kind"]), r["starts_at"], r["ends_at"], r["reason"])
                  for r in skip_rows]

@@ -64,6 +64,10 @@ class NewJob:
     run_when: str | None = None
     batch_id: int | None = None
     trace_context: str | None = None  # the create span's traceparent (observability/tracing.py)
+    # A chained fire (storage/chain_fire.py): each edge's own run_when, parallel to
+    # depends_on, and the instant it stops waiting (the leader cancels it then).
+    depends_when: tuple[str, ...] = ()
+    wait_deadline: datetime | None = None
     event: AuditedEvent | None = None
 
 
@@ -75,7 +79,7 @@ def row_of(job: NewJob, n: int) -> dict[str, Any]:
         "payload": job.payload}
     for name in ("run_at", "timeout_seconds", "schedule_id", "fire_time", "idempotency_key",
                  "request_fingerprint", "requested_by", "concurrency_key", "rerun_of",
-                 "schedule_version", "run_when", "batch_id", "trace_context"):
+                 "schedule_version", "run_when", "batch_id", "trace_context", "wait_deadline"):
         value = getattr(job, name)
         if value is not None:
             row[name] = value
@@ -87,6 +91,8 @@ def row_of(job: NewJob, n: int) -> dict[str, Any]:
         row["queue"] = job.queue
     if job.depends_on:
         row["depends_on"] = list(job.depends_on)
+    if job.depends_when:
+        row["depends_when"] = list(job.depends_when)
     event = job.event
     if event is not None:
         row.update(actor=event.actor, actor_role=event.actor_role, action=event.action,
@@ -129,6 +135,16 @@ def insert_in_session(session: Session, jobs: Sequence[NewJob]) -> list[dict[str
         return []
     result = session.connection().exec_driver_sql(QUERIES["insert_jobs"], _params(jobs, True))
     out = [dict(r) for r in result.mappings()]
+    assert len(out) == len(jobs)
+    return out
+
+
+def insert_on_connection(conn: Any, jobs: Sequence[NewJob]) -> list[dict[str, Any]]:
+    """The same statement on the caller's psycopg connection, inside its transaction (the
+    leader's fenced fire transaction: quotas on fires are the fire rows' trigger)."""
+    if not jobs:
+        return []
+    out: list[dict[str, Any]] = conn.execute(QUERIES["insert_jobs"], _params(jobs, True)).fetchall()
     assert len(out) == len(jobs)
     return out
 

@@ -19,6 +19,7 @@ class AdvisoryLock(IntEnum):
     USER_CHANGES = 7317002  # user create/update/delete: the last-admin check is race-free
     CHAOS_STARTS = 7317003  # chaos starts: two concurrent starts cannot both fit under the limit
     AUDIT_SEAL = 7317004  # the audit sealer: one process extends the HMAC chain at a time
+    SCHEDULE_CHAINS = 7317044  # upstream edits: two cannot each close half of a cycle
 
 
 _LOCK = text("SELECT pg_advisory_xact_lock(:key)")

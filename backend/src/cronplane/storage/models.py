@@ -29,7 +29,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, aggregate_order_by
 from sqlalchemy.orm import (
     DeclarativeBase,
     Mapped,
@@ -287,6 +287,12 @@ class Schedule(Base):
     # project's notification channels its alert events go to.
     alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     notify: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
+    # Schedule chains (migration 0030): [{schedule, run_when, wait_seconds}], normalised by
+    # management/schedule_chains.py; a fire at T waits for each upstream's latest fire <= T.
+    upstream: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSONB, server_default=text("'[]'::jsonb"))
+    if TYPE_CHECKING:
+        downstream: Mapped[list[dict[str, Any]]]  # a column_property, defined below the class
     created_by: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
@@ -312,6 +318,10 @@ class Schedule(Base):
               postgresql_where=text("paused AND paused_until IS NOT NULL")),
         Index("uq_schedules_live_name", "project", "name", unique=True,
               postgresql_where=text("deleted_at IS NULL")),
+        # The downstream schedules of one: upstream @> '[{"schedule": N}]' (migration 0030).
+        Index("ix_schedules_upstream", "upstream", postgresql_using="gin",
+              postgresql_ops={"upstream": "jsonb_path_ops"},
+              postgresql_where=text("upstream <> '[]'::jsonb")),
         # The leader's due scan: only live, unpaused schedules, in due order.
         Index("ix_schedules_due", "next_run_at",
               postgresql_where=text("deleted_at IS NULL AND NOT paused")),
@@ -336,6 +346,23 @@ class Schedule(Base):
                 "alerts": {str(kind): {"state": str(status.state), "since": status.since}
                            for kind, status in statuses_from_json(
                                row.alerts if row is not None else None).items()}}
+
+
+_DOWNSTREAM = Schedule.__table__.alias("downstream")
+# The live schedules whose upstream names this one, [{id, name}] (ix_schedules_upstream): a
+# correlated read, so every load of a schedule shows its downstream without a second query.
+Schedule.downstream = column_property(
+    select(func.coalesce(
+        func.jsonb_agg(aggregate_order_by(
+            func.jsonb_build_object("id", _DOWNSTREAM.c.id, "name", _DOWNSTREAM.c.name),
+            _DOWNSTREAM.c.id)),
+        text("'[]'::jsonb")))
+    .where(_DOWNSTREAM.c.upstream.op("@>")(
+        func.jsonb_build_array(func.jsonb_build_object("schedule", Schedule.id))),
+        _DOWNSTREAM.c.upstream != text("'[]'::jsonb"), _DOWNSTREAM.c.deleted_at.is_(None))
+    .correlate_except(_DOWNSTREAM)
+    .scalar_subquery(),
+    deferred=False)
 
 
 class ScheduleHealth(Base):
@@ -497,6 +524,8 @@ class Job(Base):
     run_when: Mapped[str | None] = mapped_column(Text)
     waiting_on: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     batch_id: Mapped[int | None] = mapped_column(BigInteger)
+    # A chained fire stops waiting here (migration 0030): the leader cancels it, once.
+    wait_deadline: Mapped[datetime | None] = mapped_column(TZ)
     # Not columns: filled by the history reads (management.history, one select) with the
     # name of the schedule that made the job and whether it is deleted, so a client never looks
     # names up in a page of schedules. None where not read so, and for jobs without a schedule.
@@ -540,6 +569,11 @@ class Job(Base):
         CheckConstraint("run_when IN ('succeeded', 'finished')", name="run_when"),
         # Quota counts (PENDING and WAITING) and the waiting list of a project.
         Index("ix_jobs_waiting", "project", postgresql_where=text("status = 'WAITING'")),
+        # Chained fires (migration 0030): the leader's wait-limit scan and the lateness probe.
+        Index("ix_jobs_wait_deadline", "wait_deadline",
+              postgresql_where=text("status = 'WAITING' AND wait_deadline IS NOT NULL")),
+        Index("ix_jobs_waiting_schedule", "schedule_id", "fire_time",
+              postgresql_where=text("status = 'WAITING' AND schedule_id IS NOT NULL")),
         Index("ix_jobs_batch_id", "batch_id", "id", postgresql_where=text("batch_id IS NOT NULL")),
         Index("ix_jobs_handler_id", "handler", text("id DESC")),
         Index("ix_jobs_queue_id", "queue", text("id DESC")),  # migration 0021
@@ -633,8 +667,11 @@ class JobDependency(Base):
     job_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     upstream_status: Mapped[str | None] = mapped_column(Text)
+    # The edge's own rule (a chained fire's upstreams each have one); NULL: the job's run_when.
+    run_when: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_job_dependencies_job_id", "job_id"),)
+    __table_args__ = (Index("ix_job_dependencies_job_id", "job_id"),
+                      CheckConstraint("run_when IN ('succeeded', 'finished')", name="run_when"))
 
 
 class Batch(Base):

@@ -23,6 +23,7 @@ from cronplane.domain.keys import format_fire_time as format_instant
 from cronplane.domain.keys import schedule_fire_key
 from cronplane.observability import tracing
 from cronplane.storage import notify
+from cronplane.storage.chain_fire import fire_chained
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LEADER_LEASE
 from cronplane.storage.queries import QUERIES
@@ -43,6 +44,12 @@ class FireResult:
     overlap_skipped: int = 0
     jobs: list[tuple[int, int, datetime]] = field(default_factory=list)  # (job, schedule, fire)
     resumed: list[int] = field(default_factory=list)  # schedules whose timed pause ended
+    # Schedule chains (storage/chain_fire.py): fires not run because an upstream fire made no
+    # job, schedules left due because an upstream fire is not made yet, WAITING fires cancelled
+    # at their wait limit.
+    upstream_skipped: int = 0
+    deferred: list[int] = field(default_factory=list)
+    waits_expired: int = 0
 
 
 @lru_cache(maxsize=4096)
@@ -78,6 +85,18 @@ def _append_skip(skips: dict[str, list[Any]], schedule_id: int, kind: SkipKind, 
     skips["reasons"].append(reason)
 
 
+def _advances(chained: list[tuple[Any, FirePlan]],
+              advances: dict[int, tuple[datetime | None, datetime | None]]) -> dict[str, Any]:
+    """schedule_fire's parameters that only advance the chained schedules (no fires: theirs
+    were inserted by storage/chain_fire.py); a deferred one stays due at its deferred time."""
+    ids = [row["id"] for row, _plan in chained]
+    return {"schedule_ids": [], "fire_times": [], "keys": [], "trace_contexts": [], "ids": ids,
+            "next_run_ats": [advances[i][0] for i in ids],
+            "last_run_ats": [advances[i][1] for i in ids],
+            "missed": [plan.missed for _row, plan in chained],
+            "overlap_skipped": [plan.overlap_skipped for _row, plan in chained]}
+
+
 class ScheduleStore:
     def __init__(self, db: Database, *, lease_name: str = LEADER_LEASE) -> None:
         self.db = db
@@ -98,6 +117,9 @@ class ScheduleStore:
             # fired from its next fire time by the next batch; the fence said whether any has.
             if fenced["pauses_ended"]:
                 result.resumed = self._resume_ended_pauses(conn, limit)
+            if fenced["waits_expired"]:
+                result.waits_expired = len(conn.execute(
+                    QUERIES["chain_waits_expire"], {"limit": limit}).fetchall())
             rows = conn.execute(QUERIES["schedules_due"], {"limit": limit}).fetchall()
             result.scanned = len(rows)
             if not rows:
@@ -109,8 +131,21 @@ class ScheduleStore:
             spans: dict[tuple[int, datetime], tuple[Any, tracing.CreateSpan]] = {}
             skips: dict[str, list[Any]] = {"schedule_ids": [], "kinds": [], "starts": [],
                                            "ends": [], "reasons": []}
+            chained: list[tuple[Any, FirePlan]] = []
             for row in rows:
                 plan = self._plan(row, grace)
+                if plan is not None and row["upstream"]:
+                    # Fired after the others (storage/chain_fire.py): their jobs are what its
+                    # fires wait on. Its skips are recorded with the others', below.
+                    chained.append((row, plan))
+                    result.missed += plan.missed
+                    result.overlap_skipped += plan.overlap_skipped
+                    _add_skips(skips, row, plan, grace)
+                    for fire_time in plan.fire_times:
+                        if traced:
+                            spans[(row["id"], fire_time)] = self._spans(row, fire_time,
+                                                                        fencing_token)
+                    continue
                 batch["ids"].append(row["id"])
                 batch["next_run_ats"].append(plan.next_run_at if plan else None)
                 batch["last_run_ats"].append(plan.last_fire if plan else None)
@@ -126,13 +161,8 @@ class ScheduleStore:
                     batch["fire_times"].append(fire_time)
                     batch["keys"].append(schedule_fire_key(row["id"], fire_time))
                     if traced:
-                        fire = tracing.start_fire(row["id"], row["version"], fire_time,
-                                                  fencing_token, row["project"])
-                        create = tracing.start_create(
-                            row["project"], row["queue"], trigger="schedule",
-                            schedule_id=row["id"], schedule_version=row["version"],
-                            fire_at=fire_time, parent=fire)
-                        spans[(row["id"], fire_time)] = (fire, create)
+                        spans[(row["id"], fire_time)] = self._spans(row, fire_time,
+                                                                    fencing_token)
                     batch["trace_contexts"].append(
                         spans[(row["id"], fire_time)][1].traceparent if traced else None)
             if skips["schedule_ids"]:
@@ -142,14 +172,34 @@ class ScheduleStore:
             inserted = conn.execute(QUERIES["schedule_fire"],
                                     {**batch, "channel": notify.JOBS}).fetchall()
             result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
+            attempted = len(batch["keys"])
+            if chained:
+                chain = fire_chained(conn, chained, {
+                    key: create.traceparent for key, (_fire, create) in spans.items()})
+                conn.execute(QUERIES["schedule_fire"], {
+                    **_advances(chained, chain.advances), "channel": notify.JOBS})
+                result.jobs += chain.jobs
+                result.upstream_skipped = chain.skipped
+                result.deferred = chain.deferred
+                attempted += chain.attempted
             if traced:
-                made = {(r["schedule_id"], r["fire_time"]): r["id"] for r in inserted}
+                made = {(r[1], r[2]): r[0] for r in result.jobs}
                 for key, (fire, create) in spans.items():
                     create.finish(made.get(key))  # None: a duplicate fire, nothing created
                     tracing.end_span(fire)
-            result.enqueued = len(inserted)
-            result.duplicates = len(batch["keys"]) - len(inserted)
+            result.enqueued = len(result.jobs)
+            result.duplicates = attempted - len(result.jobs)
         return result
+
+    @staticmethod
+    def _spans(row: dict[str, Any], fire_time: datetime, fencing_token: int
+               ) -> tuple[Any, tracing.CreateSpan]:
+        fire = tracing.start_fire(row["id"], row["version"], fire_time, fencing_token,
+                                  row["project"])
+        create = tracing.start_create(
+            row["project"], row["queue"], trigger="schedule", schedule_id=row["id"],
+            schedule_version=row["version"], fire_at=fire_time, parent=fire)
+        return fire, create
 
     def _resume_ended_pauses(self, conn: Any, limit: int) -> list[int]:
         """Resume (as ``system``, audited) every schedule whose timed pause has ended, inside the

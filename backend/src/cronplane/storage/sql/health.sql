@@ -8,7 +8,8 @@
 --   read backwards: recent rows first), and the newest success among them;
 -- * the oldest fire not started yet: a PENDING never-attempted job of the schedule
 --   (ix_jobs_unstarted_schedule, small: only waiting fires) or, when no scheduler enqueued it,
---   next_run_at already in the past;
+--   next_run_at already in the past; or a chained fire still WAITING on its upstream
+--   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
 -- * the oldest attempt still RUNNING (ix_jobs_running_schedule).
 SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
        statement_timestamp() AS db_now,
@@ -16,7 +17,7 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
        h.last_success_at AS stored_last_success_at,
        h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
        recent.recent_statuses, recent.last_success_at,
-       LEAST(unstarted.fire_time,
+       LEAST(unstarted.fire_time, waiting.fire_time,
              CASE WHEN s.next_run_at < statement_timestamp() THEN s.next_run_at END)
          AS oldest_unstarted_fire,
        running.started_at AS longest_running_since
@@ -35,6 +36,11 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
        AND j.fire_time IS NOT NULL
      ORDER BY j.fire_time LIMIT 1
   ) unstarted ON true
+  LEFT JOIN LATERAL (
+    SELECT j.fire_time FROM jobs j
+     WHERE j.schedule_id = s.id AND j.status = 'WAITING' AND j.fire_time IS NOT NULL
+     ORDER BY j.fire_time LIMIT 1
+  ) waiting ON true
   LEFT JOIN LATERAL (
     SELECT min(a.started_at) AS started_at FROM jobs j
       JOIN attempts a ON a.job_id = j.id AND a.number = j.attempt_count

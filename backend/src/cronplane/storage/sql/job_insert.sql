@@ -18,7 +18,8 @@
 -- * depends_on: the upstreams are locked FOR SHARE, so a completion either committed before
 --   (its status counts here) or waits for this commit (and its trigger then finds the edges).
 --   All finished → PENDING; one DEAD/CANCELLED under run_when 'succeeded' → CANCELLED with the
---   error the trigger would give; otherwise WAITING on the open ones.
+--   error the trigger would give; otherwise WAITING on the open ones. depends_when (a chained
+--   fire, parallel to depends_on) gives each edge its own run_when; NULL: the job's.
 -- * an event per row that names an action, appended in row order (the chain follows arrival).
 WITH input AS MATERIALIZED (
   SELECT t.*, (p.slug IS NOT NULL) AS eligible,
@@ -30,15 +31,17 @@ WITH input AS MATERIALIZED (
               schedule_id bigint, fire_time timestamptz, exclusive bool, idempotency_key text,
               request_fingerprint text, requested_by text, queue text, concurrency_key text,
               rerun_of bigint, schedule_version int, depends_on bigint[], run_when text,
-              batch_id bigint, trace_context text, actor text, actor_role text, action text, details jsonb,
+              batch_id bigint, trace_context text, depends_when text[], wait_deadline timestamptz,
+              actor text, actor_role text, action text, details jsonb,
               request_id text, ip text, target_type text, target_id text)
     LEFT JOIN projects p
       ON p.slug = coalesce(t.project, 'default') AND p.archived_at IS NULL
      AND (%(admitted)s OR (p.max_pending_jobs IS NULL AND p.enqueue_per_minute IS NULL))
 ), edge AS MATERIALIZED (
-  SELECT DISTINCT i.new_id AS job_id, u.upstream_id
-    FROM input i CROSS JOIN LATERAL unnest(i.depends_on) AS u(upstream_id)
-   WHERE i.eligible
+  SELECT DISTINCT i.new_id AS job_id, u.upstream_id, u.run_when,
+         coalesce(u.run_when, i.run_when, 'succeeded') AS rule
+    FROM input i CROSS JOIN LATERAL unnest(i.depends_on, i.depends_when) AS u(upstream_id, run_when)
+   WHERE i.eligible AND u.upstream_id IS NOT NULL
 ), upstream AS MATERIALIZED (
   SELECT j.id, j.status, j.project FROM jobs j
    WHERE j.id IN (SELECT upstream_id FROM edge)
@@ -48,7 +51,8 @@ WITH input AS MATERIALIZED (
   SELECT e.job_id,
          count(*) FILTER (WHERE u.status NOT IN ('SUCCEEDED', 'DEAD', 'CANCELLED'))::int AS open,
          (array_agg(u.id || ' ' || u.status ORDER BY u.id)
-            FILTER (WHERE u.status IN ('DEAD', 'CANCELLED')))[1] AS failed
+            FILTER (WHERE u.status IN ('DEAD', 'CANCELLED') AND e.rule = 'succeeded'))[1]
+           AS failed
     FROM edge e JOIN upstream u ON u.id = e.upstream_id
    GROUP BY e.job_id
 ), job AS (
@@ -56,7 +60,7 @@ WITH input AS MATERIALIZED (
                     timeout_seconds, trigger, schedule_id, fire_time, exclusive, idempotency_key,
                     request_fingerprint, requested_by, queue, concurrency_key, rerun_of,
                     schedule_version, run_when, waiting_on, batch_id, trace_context, status, error,
-                    finished_at)
+                    finished_at, wait_deadline)
   SELECT i.new_id, coalesce(i.project, 'default'), i.handler, coalesce(i.payload, '{}'),
          coalesce(i.priority, 0), coalesce(i.run_at, now()), i.max_attempts, i.timeout_seconds,
          coalesce(i.trigger, 'api'), i.schedule_id, i.fire_time, coalesce(i.exclusive, false),
@@ -64,20 +68,18 @@ WITH input AS MATERIALIZED (
          i.concurrency_key, i.rerun_of, i.schedule_version,
          CASE WHEN s.job_id IS NOT NULL THEN coalesce(i.run_when, 'succeeded') END,
          coalesce(s.open, 0), i.batch_id, i.trace_context,
-         CASE WHEN s.failed IS NOT NULL AND coalesce(i.run_when, 'succeeded') = 'succeeded'
-                THEN 'CANCELLED'
+         CASE WHEN s.failed IS NOT NULL THEN 'CANCELLED'
               WHEN s.open > 0 THEN 'WAITING' ELSE 'PENDING' END,
-         CASE WHEN s.failed IS NOT NULL AND coalesce(i.run_when, 'succeeded') = 'succeeded'
-                THEN 'upstream ' || s.failed END,
-         CASE WHEN s.failed IS NOT NULL AND coalesce(i.run_when, 'succeeded') = 'succeeded'
-                THEN now() END
+         CASE WHEN s.failed IS NOT NULL THEN 'upstream ' || s.failed END,
+         CASE WHEN s.failed IS NOT NULL THEN now() END,
+         CASE WHEN s.failed IS NULL AND s.open > 0 THEN i.wait_deadline END
     FROM input i LEFT JOIN state s ON s.job_id = i.new_id
    WHERE i.eligible ORDER BY i.n
   ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING *
 ), linked AS (
-  INSERT INTO job_dependencies (upstream_id, job_id, upstream_status)
-  SELECT e.upstream_id, e.job_id,
+  INSERT INTO job_dependencies (upstream_id, job_id, run_when, upstream_status)
+  SELECT e.upstream_id, e.job_id, e.run_when,
          CASE WHEN u.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED') THEN u.status END
     FROM edge e JOIN upstream u ON u.id = e.upstream_id JOIN job j ON j.id = e.job_id
    ORDER BY e.upstream_id, e.job_id

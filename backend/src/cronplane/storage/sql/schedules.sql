@@ -22,7 +22,13 @@ SELECT l.fencing_token,
        EXISTS (SELECT 1 FROM schedules s
                 WHERE s.paused AND s.paused_until IS NOT NULL
                   AND s.paused_until <= clock_timestamp() AND s.deleted_at IS NULL)
-         AS pauses_ended
+         AS pauses_ended,
+       -- waits_expired: a chained fire is WAITING past its wait limit (ix_jobs_wait_deadline),
+       -- so the fire path runs chain_waits_expire only when one is.
+       EXISTS (SELECT 1 FROM jobs j
+                WHERE j.status = 'WAITING' AND j.wait_deadline IS NOT NULL
+                  AND j.wait_deadline <= clock_timestamp())
+         AS waits_expired
   FROM guards, leases l
  WHERE l.name = %(lease)s AND l.owner = %(owner)s AND l.fencing_token = %(fencing_token)s
    AND l.expires_at > clock_timestamp()
@@ -34,6 +40,7 @@ SELECT l.fencing_token,
 -- of making the leader wait. `running` feeds overlap=forbid (ix_jobs_running_schedule).
 SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
        s.project, s.queue, s.version, -- what a fire's span names (observability/tracing.py)
+       s.upstream, -- a chained schedule's fires wait on its upstream's (storage/chain_fire.py)
        statement_timestamp() AS db_now,
        EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id AND j.status = 'RUNNING')
          AS running
@@ -92,10 +99,13 @@ SELECT f.id, f.schedule_id, f.fire_time,
 -- (a min() over the partial index ix_schedules_due), relative to the database clock.
 -- A timed pause's end counts as due too (ix_schedules_paused_until): the leader resumes it then.
 -- least() ignores NULLs: no schedule of one kind leaves the other's answer.
+-- So does a chained fire's wait limit (ix_jobs_wait_deadline): the leader cancels it then.
 SELECT extract(epoch FROM least(
          (SELECT min(next_run_at) FROM schedules WHERE deleted_at IS NULL AND NOT paused),
          (SELECT min(paused_until) FROM schedules
-           WHERE paused AND paused_until IS NOT NULL AND deleted_at IS NULL))
+           WHERE paused AND paused_until IS NOT NULL AND deleted_at IS NULL),
+         (SELECT min(wait_deadline) FROM jobs
+           WHERE status = 'WAITING' AND wait_deadline IS NOT NULL))
        - clock_timestamp())::float8 AS seconds;
 
 -- name: pauses_ended
@@ -124,7 +134,7 @@ WITH resumed AS (
               'handler', s.handler, 'payload', s.payload, 'cron', s.cron,
               'timezone', s.timezone, 'paused', s.paused, 'priority', s.priority,
               'max_attempts', s.max_attempts, 'timeout_seconds', s.timeout_seconds,
-              'overlap', s.overlap, 'misfire', s.misfire) AS definition
+              'overlap', s.overlap, 'misfire', s.misfire, 'upstream', s.upstream) AS definition
 ), versioned AS (
   -- Every change of the definition is a version (management/schedules.py _record_version).
   INSERT INTO schedule_versions (schedule_id, version, actor, definition, changes)
@@ -181,9 +191,19 @@ SELECT v.schedule_id, v.kind, v.starts_at, v.ends_at, v.reason
 
 -- name: fire_ledger_jobs
 -- The jobs of a ledger window, by their fire keys (the unique idempotency index).
-SELECT j.id, j.fire_time, j.status, j.started_at, j.idempotency_key
+SELECT j.id, j.fire_time, j.status, j.started_at, j.idempotency_key, j.error, j.schedule_id
   FROM jobs j
  WHERE j.idempotency_key = ANY (%(keys)s::text[]);
+
+-- name: fire_ledger_upstreams
+-- The upstream edges of jobs (ix_job_dependencies_job_id) with the upstream's fire: what a
+-- chained fire waits on or was cancelled by.
+SELECT d.job_id, u.id AS upstream_id, u.status, u.schedule_id, u.fire_time, s.name
+  FROM job_dependencies d
+  JOIN jobs u ON u.id = d.upstream_id
+  LEFT JOIN schedules s ON s.id = u.schedule_id
+ WHERE d.job_id = ANY (%(ids)s::bigint[])
+ ORDER BY d.job_id, u.id;
 
 -- name: fire_ledger_skips
 -- The stored intervals that can cover a fire time in [start, end] (ix_schedule_skips_schedule).
@@ -198,3 +218,50 @@ SELECT s.id, s.cron, s.timezone, s.created_at, s.deleted_at, s.next_run_at,
        statement_timestamp() AS db_now, s.project
   FROM schedules s
  WHERE s.id = %(schedule_id)s;
+
+-- Schedule chains (storage/chain_fire.py; docs/dependencies.md "Schedule chains").
+
+-- name: chain_upstream_schedules
+-- What a chained fire needs of its upstream schedules: the expression (its latest fire at or
+-- before T), whether it can still fire that time (paused, deleted, next_run_at), its name.
+SELECT s.id, s.name, s.cron, s.timezone, s.created_at, s.deleted_at, s.paused, s.next_run_at,
+       s.project
+  FROM schedules s
+ WHERE s.id = ANY (%(ids)s::bigint[]);
+
+-- name: chain_upstream_skips
+-- The stored skip intervals of upstream schedules that can cover one of their fire times in
+-- [start, end] (ix_schedule_skips_schedule).
+SELECT k.schedule_id, k.kind, k.starts_at, k.ends_at, k.reason
+  FROM schedule_skips k
+ WHERE k.schedule_id = ANY (%(ids)s::bigint[]) AND k.starts_at <= %(end)s
+   AND (k.ends_at IS NULL OR k.ends_at >= %(start)s)
+ ORDER BY k.schedule_id, k.starts_at;
+
+-- name: chain_waits_expire
+-- Chained fires still WAITING at their wait limit are not run: CANCELLED with the error the
+-- fire ledger reads as skipped_upstream. In the leader's fenced fire transaction, and a row
+-- released meanwhile by its upstream's completion is no longer WAITING when this update
+-- re-reads it (READ COMMITTED re-check), so each expires at most once and never after its
+-- release. The flow trigger (migration 0030) cascades to its own dependents.
+WITH expired AS (
+  SELECT j.id FROM jobs j
+   WHERE j.status = 'WAITING' AND j.wait_deadline IS NOT NULL
+     AND j.wait_deadline <= statement_timestamp()
+   ORDER BY j.wait_deadline, j.id
+   LIMIT %(limit)s
+)
+UPDATE jobs j
+   SET status = 'CANCELLED', finished_at = now(),
+       error = 'upstream wait expired at '
+               || to_char(j.wait_deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+  FROM expired e
+ WHERE j.id = e.id AND j.status = 'WAITING'
+RETURNING j.id, j.schedule_id, j.fire_time;
+
+-- name: chain_fire_definitions
+-- The definitions a chained fire's job copies (as schedule_fire copies them for the others).
+SELECT s.id, s.handler, s.payload, s.priority, s.max_attempts, s.timeout_seconds, s.overlap,
+       s.project, s.queue, s.version
+  FROM schedules s
+ WHERE s.id = ANY (%(ids)s::bigint[]);

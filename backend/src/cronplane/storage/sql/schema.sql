@@ -249,27 +249,25 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
         UPDATE job_dependencies d SET upstream_status = f.status
           FROM finished f
          WHERE d.upstream_id = f.id AND d.upstream_status IS NULL
-        RETURNING d.job_id, d.upstream_id, d.upstream_status
+        RETURNING d.job_id, d.upstream_id, d.upstream_status, d.run_when
       ), per_job AS (
-        SELECT job_id, count(*)::int AS n,
-               (array_agg(upstream_id || ' ' || upstream_status ORDER BY upstream_id)
-                  FILTER (WHERE upstream_status IN ('DEAD', 'CANCELLED')))[1] AS failed
-          FROM marked GROUP BY job_id
+        SELECT m.job_id, count(*)::int AS n,
+               (array_agg(m.upstream_id || ' ' || m.upstream_status ORDER BY m.upstream_id)
+                  FILTER (WHERE m.upstream_status IN ('DEAD', 'CANCELLED')
+                            AND coalesce(m.run_when, w.run_when) = 'succeeded'))[1] AS failed
+          FROM marked m JOIN jobs w ON w.id = m.job_id GROUP BY m.job_id
       ), moved AS (
         UPDATE jobs j
            SET waiting_on = greatest(j.waiting_on - d.n, 0),
-               status = CASE WHEN j.run_when = 'succeeded' AND d.failed IS NOT NULL
-                             THEN 'CANCELLED'
+               status = CASE WHEN d.failed IS NOT NULL THEN 'CANCELLED'
                              WHEN j.waiting_on - d.n <= 0 THEN 'PENDING' ELSE 'WAITING' END,
-               finished_at = CASE WHEN j.run_when = 'succeeded' AND d.failed IS NOT NULL
-                                  THEN now() ELSE NULL END,
-               error = CASE WHEN j.run_when = 'succeeded' AND d.failed IS NOT NULL
-                            THEN 'upstream ' || d.failed ELSE j.error END,
+               finished_at = CASE WHEN d.failed IS NOT NULL THEN now() ELSE NULL END,
+               error = CASE WHEN d.failed IS NOT NULL THEN 'upstream ' || d.failed
+                            ELSE j.error END,
                run_at = CASE WHEN j.waiting_on - d.n <= 0 THEN greatest(j.run_at, now())
                              ELSE j.run_at END,
                payload = CASE
-                 WHEN b.id IS NOT NULL AND j.waiting_on - d.n <= 0
-                      AND NOT (j.run_when = 'succeeded' AND d.failed IS NOT NULL)
+                 WHEN b.id IS NOT NULL AND j.waiting_on - d.n <= 0 AND d.failed IS NULL
                  THEN j.payload || jsonb_build_object('batch', jsonb_build_object(
                         'id', b.id, 'succeeded', b.succeeded, 'dead', b.dead,
                         'cancelled', b.cancelled))
@@ -636,7 +634,9 @@ CREATE TABLE public.fire_checks (
 CREATE TABLE public.job_dependencies (
     upstream_id bigint NOT NULL,
     job_id bigint NOT NULL,
-    upstream_status text
+    upstream_status text,
+    run_when text,
+    CONSTRAINT ck_job_dependencies_run_when CHECK ((run_when = ANY (ARRAY['succeeded'::text, 'finished'::text])))
 );
 
 CREATE TABLE public.job_status_counts (
@@ -693,6 +693,7 @@ CREATE TABLE public.jobs (
     run_when text,
     waiting_on integer DEFAULT 0 NOT NULL,
     batch_id bigint,
+    wait_deadline timestamp with time zone,
     CONSTRAINT ck_jobs_attempt_count CHECK ((attempt_count >= 0)),
     CONSTRAINT ck_jobs_concurrency_key CHECK ((length(concurrency_key) <= 255)),
     CONSTRAINT ck_jobs_interruptions CHECK (((interruptions >= 0) AND (interruptions <= attempt_count))),
@@ -861,7 +862,7 @@ CREATE TABLE public.schedule_skips (
     starts_at timestamp with time zone NOT NULL,
     ends_at timestamp with time zone,
     reason text,
-    CONSTRAINT ck_schedule_skips_kind CHECK ((kind = ANY (ARRAY['paused'::text, 'overlap'::text, 'misfire'::text, 'quota'::text])))
+    CONSTRAINT ck_schedule_skips_kind CHECK ((kind = ANY (ARRAY['paused'::text, 'overlap'::text, 'misfire'::text, 'quota'::text, 'upstream'::text])))
 );
 
 CREATE SEQUENCE public.schedule_skips_id_seq
@@ -912,6 +913,7 @@ CREATE TABLE public.schedules (
     queue text DEFAULT 'default'::text NOT NULL,
     alerts jsonb DEFAULT '{}'::jsonb NOT NULL,
     notify jsonb DEFAULT '[]'::jsonb NOT NULL,
+    upstream jsonb DEFAULT '[]'::jsonb NOT NULL,
     CONSTRAINT ck_schedules_max_attempts CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
     CONSTRAINT ck_schedules_misfire CHECK ((misfire = ANY (ARRAY['skip'::text, 'fire_once'::text]))),
     CONSTRAINT ck_schedules_overlap CHECK ((overlap = ANY (ARRAY['forbid'::text, 'allow'::text]))),
@@ -1178,7 +1180,11 @@ CREATE INDEX ix_jobs_status_id ON public.jobs USING btree (status, id DESC);
 
 CREATE INDEX ix_jobs_unstarted_schedule ON public.jobs USING btree (schedule_id, fire_time) WHERE ((status = 'PENDING'::text) AND (attempt_count = 0) AND (schedule_id IS NOT NULL));
 
+CREATE INDEX ix_jobs_wait_deadline ON public.jobs USING btree (wait_deadline) WHERE ((status = 'WAITING'::text) AND (wait_deadline IS NOT NULL));
+
 CREATE INDEX ix_jobs_waiting ON public.jobs USING btree (project) WHERE (status = 'WAITING'::text);
+
+CREATE INDEX ix_jobs_waiting_schedule ON public.jobs USING btree (schedule_id, fire_time) WHERE ((status = 'WAITING'::text) AND (schedule_id IS NOT NULL));
 
 CREATE INDEX ix_login_throttles_last_failure_at ON public.login_throttles USING btree (last_failure_at);
 
@@ -1195,6 +1201,8 @@ CREATE INDEX ix_schedules_due ON public.schedules USING btree (next_run_at) WHER
 CREATE INDEX ix_schedules_paused_until ON public.schedules USING btree (paused_until) WHERE (paused AND (paused_until IS NOT NULL));
 
 CREATE INDEX ix_schedules_search ON public.schedules USING gin (search);
+
+CREATE INDEX ix_schedules_upstream ON public.schedules USING gin (upstream jsonb_path_ops) WHERE (upstream <> '[]'::jsonb);
 
 CREATE INDEX ix_usage_hourly_hour ON public.usage_hourly USING btree (hour);
 
