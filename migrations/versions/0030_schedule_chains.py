@@ -1,4 +1,3 @@
-# ruff: noqa: S608 - fixed SQL text of a migration, no input
 """schedules: chains (``upstream``), per-edge ``run_when``, the wait limit of a chained fire
 
 Revision ID: 0030

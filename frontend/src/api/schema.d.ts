@@ -287,69 +287,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/batches": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List batches, newest first */
-        get: operations["listBatches"];
-        put?: never;
-        /**
-         * Create a batch of jobs and its callback
-         * @description One transaction: every job (and the callback) or nothing. Roles and payload rules as POST /jobs; the project's max_pending_jobs must hold them all (else 409). A bad job is 422 naming its path (`jobs[3].payload`).
-         */
-        post: operations["createBatch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/batches/{batch_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                batch_id: number;
-            };
-            cookie?: never;
-        };
-        /** A batch's counts per status and its state */
-        get: operations["getBatch"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/batches/{batch_id}/jobs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                batch_id: number;
-            };
-            cookie?: never;
-        };
-        /** The jobs of a batch, oldest first */
-        get: operations["listBatchJobs"];
-        put?: never;
-        /**
-         * Add jobs to a batch that is still running
-         * @description By an OPERATOR of the batch's project, or by a running job of this batch with `Authorization: Bearer $CRONPLANE_JOB_TOKEN` (its attempt's token: refused for another batch (403), once the attempt ended (401), and for every other endpoint). The callback waits for the added jobs too. 409 once the batch has completed.
-         */
-        post: operations["addBatchJobs"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/chaos/experiments": {
         parameters: {
             query?: never;
@@ -874,6 +811,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schedules/{schedule_id}/chain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        /** The schedule's upstream and downstream schedules, each with its latest fire */
+        get: operations["getScheduleChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules/{schedule_id}/fires": {
         parameters: {
             query?: never;
@@ -1029,7 +985,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your API tokens, or (instance ADMIN) a user's; secrets are never shown again */
+        /** Your API tokens (secrets are never shown again) */
         get: operations["listTokens"];
         put?: never;
         /** Create an API token (role at most yours); the secret is shown once */
@@ -1052,7 +1008,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one of your API tokens (an instance ADMIN: anyone's); it stops at once */
+        /** Delete one of your API tokens; it stops at once */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
@@ -1262,7 +1218,7 @@ export interface components {
              * @example schedule.create
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "token.revoke" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
             /** @description A username, or system */
             actor: string;
             actor_role?: string | null;
@@ -1281,7 +1237,7 @@ export interface components {
             target_deleted?: boolean | null;
             target_id?: string | null;
             /** @enum {string|null} */
-            target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | "batch" | null;
+            target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | null;
         };
         AuditList: {
             items: components["schemas"]["AuditEvent"][];
@@ -1332,114 +1288,16 @@ export interface components {
             enqueued: number;
             /** @description Every fire time of the window, oldest first */
             fire_times: string[];
-            /** @description Fire times not enqueued: reason `quota` (the project's max_pending_jobs) */
+            /** @description Fire times not enqueued: reason `quota` (the project's max_pending_jobs) or `upstream` (an upstream of a chain has no job for that fire time) */
             skipped: components["schemas"]["BackfillSkipped"][];
         };
         BackfillSkipped: {
+            /** @description For `upstream`: the upstream fire and why it made no job */
+            detail?: string | null;
             /** Format: date-time */
             fire_time: string;
             /** @enum {string} */
-            reason: "quota";
-        };
-        Batch: {
-            callback_job_id: number | null;
-            cancelled: number;
-            /** Format: date-time */
-            created_at: string;
-            created_by: string | null;
-            dead: number;
-            /**
-             * Format: date-time
-             * @description When its last job finished
-             */
-            finished_at: string | null;
-            id: number;
-            pending: number;
-            project: string;
-            running: number;
-            /**
-             * @description running until all jobs finished; then failed if any is DEAD, else cancelled if any is CANCELLED, else succeeded
-             * @enum {string}
-             */
-            state: "running" | "succeeded" | "failed" | "cancelled";
-            succeeded: number;
-            /** @description Jobs, without the callback */
-            total: number;
-            waiting: number;
-        };
-        BatchCreate: {
-            /** @description 1 to 1000 job bodies as for POST /jobs (without project) */
-            jobs: components["schemas"]["BatchJob"][];
-            /**
-             * @description A job that depends on every job of the batch (also those added later)
-             * @default null
-             */
-            on_complete?: components["schemas"]["Callback"] | (Record<string, never> | null);
-            /**
-             * @description Project slug (default: default)
-             * @default null
-             */
-            project?: string | null;
-        };
-        BatchCreated: {
-            callback_job_id: number | null;
-            id: number;
-            job_ids: number[];
-        };
-        BatchJob: {
-            /**
-             * @description Jobs sharing a key count against their queue's per_key_limit together
-             * @default null
-             */
-            concurrency_key?: string | null;
-            /**
-             * @description Jobs of the same project (at most 100) that must finish first; until then the job is WAITING
-             * @default null
-             */
-            depends_on?: number[] | null;
-            handler: string;
-            /** @default null */
-            max_attempts?: number | null;
-            payload?: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description −100…100, larger runs first (default 0)
-             * @default null
-             */
-            priority?: number | null;
-            /**
-             * @description [a-z0-9_.-]{1,64}, default `default`; a new name creates the queue
-             * @default null
-             */
-            queue?: string | null;
-            /**
-             * Format: date-time
-             * @description Not before this instant (default now)
-             * @default null
-             */
-            run_at?: string | null;
-            /**
-             * @description `succeeded` (default): a DEAD or CANCELLED dependency cancels this job; `finished`: any end releases it
-             * @default null
-             * @enum {string|null}
-             */
-            run_when?: "succeeded" | "finished" | null;
-            /**
-             * @description Default: the handler's
-             * @default null
-             */
-            timeout_seconds?: number | null;
-        };
-        BatchJobsAdd: {
-            jobs: components["schemas"]["BatchJob"][];
-        };
-        BatchJobsAdded: {
-            job_ids: number[];
-        };
-        BatchList: {
-            items: components["schemas"]["Batch"][];
-            next_cursor: string | null;
+            reason: "quota" | "upstream";
         };
         BulkAction: {
             /**
@@ -1464,18 +1322,19 @@ export interface components {
             id: number;
             reason: string;
         };
-        Callback: {
-            handler: string;
-            /** @description `batch: {id, succeeded, dead, cancelled}` is merged into it when the callback is released */
-            payload?: {
-                [key: string]: unknown;
-            };
+        ChainLink: {
+            deleted: boolean;
+            id: number;
+            /** @description Its latest fire that is not pending */
+            last_fire: components["schemas"]["FireEntry"] | (Record<string, never> | null);
+            name: string;
+            paused: boolean;
             /**
-             * @description `finished` (default): runs whatever the jobs ended in; `succeeded`: cancelled as soon as one job is DEAD or CANCELLED
-             * @default null
+             * @description The edge's rule (upstream links only)
              * @enum {string|null}
              */
-            run_when?: "succeeded" | "finished" | null;
+            run_when: "succeeded" | "finished" | null;
+            wait_seconds: number | null;
         };
         ChannelCreate: {
             /** @description email: the recipient */
@@ -1668,7 +1527,7 @@ export interface components {
              * @description Why this fire time ran or did not
              * @enum {string}
              */
-            outcome: "enqueued" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "skipped_quota" | "deleted" | "pending" | "missing";
+            outcome: "enqueued" | "waiting_upstream" | "skipped_upstream" | "skipped_paused" | "skipped_overlap" | "skipped_misfire" | "skipped_quota" | "deleted" | "pending" | "missing";
             reason: string | null;
         };
         FireLedger: {
@@ -1727,6 +1586,11 @@ export interface components {
             error: string | null;
             /** Format: date-time */
             finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description A scheduled (or backfilled) job: the fire time it is keyed to
+             */
+            fire_time?: string | null;
             handler: string;
             id: number;
             idempotency_key: string | null;
@@ -1841,6 +1705,11 @@ export interface components {
             error: string | null;
             /** Format: date-time */
             finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description A scheduled (or backfilled) job: the fire time it is keyed to
+             */
+            fire_time?: string | null;
             handler: string;
             id: number;
             idempotency_key: string | null;
@@ -1909,8 +1778,16 @@ export interface components {
             status?: ("PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING")[];
         };
         JobLink: {
+            /**
+             * Format: date-time
+             * @description The fire time it is keyed to (a chain's links share their logical time)
+             */
+            fire_time?: string | null;
             handler: string;
             id: number;
+            /** @description The schedule that fired it, if any */
+            schedule_id?: number | null;
+            schedule_name?: string | null;
             /** @enum {string} */
             status: "PENDING" | "RUNNING" | "SUCCEEDED" | "DEAD" | "CANCELLED" | "WAITING";
         };
@@ -2101,6 +1978,8 @@ export interface components {
             /** Format: date-time */
             deleted_at: string | null;
             description: string;
+            /** @description Live schedules that wait on this one */
+            readonly downstream: components["schemas"]["ScheduleRef"][];
             handler: string;
             readonly health: components["schemas"]["Health"];
             id: number;
@@ -2139,7 +2018,16 @@ export interface components {
             timezone: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Schedules whose fires this one waits on */
+            upstream: components["schemas"]["Upstream"][];
             version: number;
+        };
+        ScheduleChain: {
+            downstream: components["schemas"]["ChainLink"][];
+            id: number;
+            last_fire: (Record<string, never> | null) | components["schemas"]["FireEntry"];
+            name: string;
+            upstream: components["schemas"]["ChainLink"][];
         };
         ScheduleCount: {
             /** @description Counted up to limit + 1 */
@@ -2177,6 +2065,8 @@ export interface components {
              * @default UTC
              */
             timezone?: string;
+            /** @description Replaces the whole list: same project, no cycles */
+            upstream?: components["schemas"]["Upstream"][];
         };
         ScheduleList: {
             items: components["schemas"]["Schedule"][];
@@ -2191,6 +2081,10 @@ export interface components {
              * @default null
              */
             until?: string | null;
+        };
+        ScheduleRef: {
+            id: number;
+            name: string;
         };
         ScheduleUpdate: {
             /** @description Replaces the whole set */
@@ -2217,6 +2111,8 @@ export interface components {
             timeout_seconds?: number | null;
             /** @description IANA time zone, e.g. Europe/Paris */
             timezone?: string;
+            /** @description Replaces the whole list: same project, no cycles */
+            upstream?: components["schemas"]["Upstream"][];
         };
         ScheduleVersion: {
             actor: string;
@@ -2304,6 +2200,21 @@ export interface components {
         TokenList: {
             items: components["schemas"]["Token"][];
             next_cursor: string | null;
+        };
+        Upstream: {
+            /**
+             * @description `succeeded` (default): its fire must succeed; `finished`: any end
+             * @default succeeded
+             * @enum {string}
+             */
+            run_when?: "succeeded" | "finished";
+            /** @description A live schedule of the same project */
+            schedule: number;
+            /**
+             * @description How long a fire waits for it (default: until this schedule's next fire)
+             * @default null
+             */
+            wait_seconds?: number | null;
         };
         Usage: {
             /** @description Jobs added by callers in the last minute (what enqueue_per_minute limits) */
@@ -2871,169 +2782,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    listBatches: {
-        parameters: {
-            query?: {
-                /** @description Repeatable; default: all of yours */
-                project?: string[];
-                /** @description Page size, 1–200 */
-                limit?: number;
-                /** @description Opaque cursor from a previous page's next_cursor */
-                cursor?: string | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description RFC 8288 link to the next page (rel="next") */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BatchList"];
-                };
-            };
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    createBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BatchCreate"];
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BatchCreated"];
-                };
-            };
-            400: components["responses"]["BAD_REQUEST"];
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
-            409: components["responses"]["CONFLICT"];
-            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
-            429: components["responses"]["TOO_MANY_REQUESTS"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    getBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                batch_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Batch"];
-                };
-            };
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    listBatchJobs: {
-        parameters: {
-            query?: {
-                /** @description Page size, 1–200 */
-                limit?: number;
-                /** @description Opaque cursor from a previous page's next_cursor */
-                cursor?: string | null;
-            };
-            header?: never;
-            path: {
-                batch_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description RFC 8288 link to the next page (rel="next") */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobList"];
-                };
-            };
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
-            default: components["responses"]["DEFAULT_ERROR"];
-        };
-    };
-    addBatchJobs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                batch_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BatchJobsAdd"];
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BatchJobsAdded"];
-                };
-            };
-            400: components["responses"]["BAD_REQUEST"];
-            401: components["responses"]["UNAUTHORIZED"];
-            403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
-            409: components["responses"]["CONFLICT"];
-            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
-            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
@@ -4255,6 +4003,32 @@ export interface operations {
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };
+    getScheduleChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleChain"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
     listScheduleFires: {
         parameters: {
             query?: {
@@ -4507,8 +4281,6 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
-                /** @description Another user's tokens (instance ADMIN only; 403 otherwise); default: your own */
-                user_id?: number | null;
             };
             header?: never;
             path?: never;
@@ -4529,7 +4301,6 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
-            404: components["responses"]["NOT_FOUND"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };

@@ -102,6 +102,8 @@ class JobSchema(ma.Schema):
     max_attempts = fields.Integer(required=True)
     timeout_seconds = fields.Integer(required=True, allow_none=True)
     schedule_id = fields.Integer(required=True, allow_none=True)
+    fire_time = UtcDateTime(allow_none=True, metadata={
+        "description": "A scheduled (or backfilled) job: the fire time it is keyed to"})
     trigger = fields.String(required=True, validate=validate.OneOf(TRIGGERS))
     idempotency_key = fields.String(required=True, allow_none=True)
     requested_by = fields.String(required=True, allow_none=True)
@@ -167,6 +169,12 @@ class JobLinkSchema(ma.Schema):
     id = fields.Integer(required=True)
     status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
     handler = fields.String(required=True)
+    schedule_id = fields.Integer(allow_none=True,
+                                 metadata={"description": "The schedule that fired it, if any"})
+    schedule_name = fields.String(allow_none=True)
+    fire_time = UtcDateTime(allow_none=True,
+                            metadata={"description": "The fire time it is keyed to (a chain's "
+                                                     "links share their logical time)"})
 
 
 class JobDetailSchema(JobSchema):

@@ -17,17 +17,10 @@ __all__ = [
     "Backfill",
     "BackfillResult",
     "BackfillSkipped",
-    "Batch",
-    "BatchCreate",
-    "BatchCreated",
-    "BatchJob",
-    "BatchJobsAdd",
-    "BatchJobsAdded",
-    "BatchList",
     "BulkAction",
     "BulkResult",
     "BulkSkipped",
-    "Callback",
+    "ChainLink",
     "ChannelCreate",
     "ChannelCreated",
     "ChannelHealth",
@@ -80,10 +73,12 @@ __all__ = [
     "Quotas",
     "Rollback",
     "Schedule",
+    "ScheduleChain",
     "ScheduleCount",
     "ScheduleCreate",
     "ScheduleList",
     "SchedulePause",
+    "ScheduleRef",
     "ScheduleUpdate",
     "ScheduleVersion",
     "SecretNames",
@@ -92,6 +87,7 @@ __all__ = [
     "Token",
     "TokenCreate",
     "TokenList",
+    "Upstream",
     "Usage",
     "UsageBucket",
     "UsageSeries",
@@ -136,7 +132,7 @@ class Attempt(TypedDict):
 
 
 class AuditEvent(TypedDict):
-    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "user.password_change", "token.create", "token.delete", "token.revoke", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "batch.create", "batch.add_jobs", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
+    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "user.password_change", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
     actor: str
     actor_role: NotRequired[str | None]
     at: str
@@ -147,7 +143,7 @@ class AuditEvent(TypedDict):
     request_id: NotRequired[str | None]
     target_deleted: NotRequired[bool | None]
     target_id: NotRequired[str | None]
-    target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease", "batch"] | None]
+    target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease"] | None]
 
 
 class AuditList(TypedDict):
@@ -183,63 +179,9 @@ class BackfillResult(TypedDict):
 
 
 class BackfillSkipped(TypedDict):
+    detail: NotRequired[str | None]
     fire_time: str
-    reason: Literal["quota"]
-
-
-class Batch(TypedDict):
-    callback_job_id: int | None
-    cancelled: int
-    created_at: str
-    created_by: str | None
-    dead: int
-    finished_at: str | None
-    id: int
-    pending: int
-    project: str
-    running: int
-    state: Literal["running", "succeeded", "failed", "cancelled"]
-    succeeded: int
-    total: int
-    waiting: int
-
-
-class BatchCreate(TypedDict):
-    jobs: list[BatchJob]
-    on_complete: NotRequired[Callback | dict[str, Any] | None]
-    project: NotRequired[str | None]
-
-
-class BatchCreated(TypedDict):
-    callback_job_id: int | None
-    id: int
-    job_ids: list[int]
-
-
-class BatchJob(TypedDict):
-    concurrency_key: NotRequired[str | None]
-    depends_on: NotRequired[list[int] | None]
-    handler: str
-    max_attempts: NotRequired[int | None]
-    payload: NotRequired[dict[str, Any]]
-    priority: NotRequired[int | None]
-    queue: NotRequired[str | None]
-    run_at: NotRequired[str | None]
-    run_when: NotRequired[Literal["succeeded", "finished"] | None]
-    timeout_seconds: NotRequired[int | None]
-
-
-class BatchJobsAdd(TypedDict):
-    jobs: list[BatchJob]
-
-
-class BatchJobsAdded(TypedDict):
-    job_ids: list[int]
-
-
-class BatchList(TypedDict):
-    items: list[Batch]
-    next_cursor: str | None
+    reason: Literal["quota", "upstream"]
 
 
 class BulkAction(TypedDict):
@@ -259,10 +201,14 @@ class BulkSkipped(TypedDict):
     reason: str
 
 
-class Callback(TypedDict):
-    handler: str
-    payload: NotRequired[dict[str, Any]]
-    run_when: NotRequired[Literal["succeeded", "finished"] | None]
+class ChainLink(TypedDict):
+    deleted: bool
+    id: int
+    last_fire: FireEntry | dict[str, Any] | None
+    name: str
+    paused: bool
+    run_when: Literal["succeeded", "finished"] | None
+    wait_seconds: int | None
 
 
 class ChannelCreate(TypedDict):
@@ -400,7 +346,7 @@ class FireEntry(TypedDict):
     job_id: int | None
     job_status: str | None
     lag_ms: int | None
-    outcome: Literal["enqueued", "skipped_paused", "skipped_overlap", "skipped_misfire", "skipped_quota", "deleted", "pending", "missing"]
+    outcome: Literal["enqueued", "waiting_upstream", "skipped_upstream", "skipped_paused", "skipped_overlap", "skipped_misfire", "skipped_quota", "deleted", "pending", "missing"]
     reason: str | None
 
 
@@ -444,6 +390,7 @@ class Job(TypedDict):
     created_at: str
     error: str | None
     finished_at: str | None
+    fire_time: NotRequired[str | None]
     handler: str
     id: int
     idempotency_key: str | None
@@ -499,6 +446,7 @@ class JobDetail(TypedDict):
     depends_on: list[JobLink]
     error: str | None
     finished_at: str | None
+    fire_time: NotRequired[str | None]
     handler: str
     id: int
     idempotency_key: str | None
@@ -537,8 +485,11 @@ class JobFilter(TypedDict):
 
 
 class JobLink(TypedDict):
+    fire_time: NotRequired[str | None]
     handler: str
     id: int
+    schedule_id: NotRequired[int | None]
+    schedule_name: NotRequired[str | None]
     status: Literal["PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "WAITING"]
 
 
@@ -702,6 +653,7 @@ class Schedule(TypedDict):
     cron: str
     deleted_at: str | None
     description: str
+    downstream: list[ScheduleRef]
     handler: str
     health: Any
     id: int
@@ -724,7 +676,16 @@ class Schedule(TypedDict):
     timeout_seconds: int | None
     timezone: str
     updated_at: str
+    upstream: list[Upstream]
     version: int
+
+
+class ScheduleChain(TypedDict):
+    downstream: list[ChainLink]
+    id: int
+    last_fire: dict[str, Any] | FireEntry | None
+    name: str
+    upstream: list[ChainLink]
 
 
 class ScheduleCount(TypedDict):
@@ -749,6 +710,7 @@ class ScheduleCreate(TypedDict):
     queue: NotRequired[str]
     timeout_seconds: NotRequired[int | None]
     timezone: NotRequired[str]
+    upstream: NotRequired[list[Upstream]]
 
 
 class ScheduleList(TypedDict):
@@ -759,6 +721,11 @@ class ScheduleList(TypedDict):
 class SchedulePause(TypedDict):
     reason: NotRequired[str | None]
     until: NotRequired[str | None]
+
+
+class ScheduleRef(TypedDict):
+    id: int
+    name: str
 
 
 class ScheduleUpdate(TypedDict):
@@ -777,6 +744,7 @@ class ScheduleUpdate(TypedDict):
     queue: NotRequired[str]
     timeout_seconds: NotRequired[int | None]
     timezone: NotRequired[str]
+    upstream: NotRequired[list[Upstream]]
 
 
 class ScheduleVersion(TypedDict):
@@ -828,6 +796,12 @@ class TokenCreate(TypedDict):
 class TokenList(TypedDict):
     items: list[Token]
     next_cursor: str | None
+
+
+class Upstream(TypedDict):
+    run_when: NotRequired[Literal["succeeded", "finished"]]
+    schedule: int
+    wait_seconds: NotRequired[int | None]
 
 
 class Usage(TypedDict):

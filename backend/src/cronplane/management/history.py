@@ -22,7 +22,7 @@ from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.management.search_time import in_time
 from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
-from cronplane.storage.models import Attempt, Job, JobDependency
+from cronplane.storage.models import Attempt, Job, JobDependency, Schedule
 
 MAX_QUERY_LENGTH = 200
 
@@ -44,6 +44,11 @@ class JobLink:
     id: int
     status: str
     handler: str
+    # A scheduled job (a chained fire and its upstream's): the schedule and the fire time it
+    # is keyed to, so a chain reads without a lookup per job.
+    schedule_id: int | None = None
+    schedule_name: str | None = None
+    fire_time: datetime | None = None
 
 
 def list_jobs(
@@ -105,10 +110,14 @@ MAX_LINKS = 1000  # a batch callback depends on every job of its batch
 
 
 def _links(session: Session, other: Any, this: Any, job_id: int) -> list[JobLink]:
-    rows = session.execute(select(Job.id, Job.status, Job.handler)
-                           .join(JobDependency, other == Job.id).where(this == job_id)
+    rows = session.execute(select(Job.id, Job.status, Job.handler, Job.schedule_id,
+                                  Schedule.name, Job.fire_time)
+                           .join(JobDependency, other == Job.id)
+                           .outerjoin(Schedule, Schedule.id == Job.schedule_id)
+                           .where(this == job_id)
                            .order_by(Job.id).limit(MAX_LINKS))
-    return [JobLink(r.id, r.status, r.handler) for r in rows]
+    return [JobLink(r.id, r.status, r.handler, r.schedule_id, r.name, r.fire_time)
+            for r in rows]
 
 
 def _named(result: Any) -> list[Job]:

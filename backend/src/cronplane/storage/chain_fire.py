@@ -84,8 +84,9 @@ def fire_chained(conn: Any, chained: Sequence[tuple[Mapping[str, Any], FirePlan]
         QUERIES["chain_fire_definitions"], {"ids": list(by_id)}).fetchall()}
     levels = _levels(topological(by_id, {s: [u.schedule for u in e] for s, e in ups.items()}),
                      ups)
+    batch = _Batch(by_id, ups, schedules, definitions, trace_contexts)
     for level in levels:
-        _fire_level(conn, level, by_id, ups, schedules, definitions, trace_contexts, result)
+        _fire_level(conn, level, batch, result)
     return result
 
 
@@ -114,6 +115,15 @@ def _upstream_schedules(conn: Any, ids: list[int]) -> dict[int, _UpstreamSchedul
     return found
 
 
+@dataclass(frozen=True)
+class _Batch:
+    by_id: Mapping[int, tuple[Mapping[str, Any], FirePlan]]
+    ups: Mapping[int, list[Upstream]]
+    schedules: Mapping[int, _UpstreamSchedule]
+    definitions: Mapping[int, Mapping[str, Any]]
+    trace_contexts: Mapping[tuple[int, datetime], str | None]
+
+
 @dataclass
 class _Decision:
     edges: list[tuple[int, str]] = field(default_factory=list)  # (upstream job id, run_when)
@@ -121,11 +131,8 @@ class _Decision:
     defer: bool = False
 
 
-def _fire_level(conn: Any, level: list[int], by_id: Mapping[int, tuple[Mapping[str, Any], FirePlan]],
-                ups: Mapping[int, list[Upstream]], schedules: Mapping[int, _UpstreamSchedule],
-                definitions: Mapping[int, Mapping[str, Any]],
-                trace_contexts: Mapping[tuple[int, datetime], str | None],
-                result: ChainResult) -> None:
+def _fire_level(conn: Any, level: list[int], batch: _Batch, result: ChainResult) -> None:
+    by_id, ups, schedules = batch.by_id, batch.ups, batch.schedules
     # The upstream fire of every (schedule, T, upstream) of the level.
     wanted: dict[tuple[int, datetime, int], datetime | None] = {}
     for sid in level:
@@ -152,7 +159,7 @@ def _fire_level(conn: Any, level: list[int], by_id: Mapping[int, tuple[Mapping[s
     skip_rows: list[tuple[int, datetime, str]] = []
     for sid in level:
         row, plan = by_id[sid]
-        definition = definitions[sid]
+        definition = batch.definitions[sid]
         expression = CronExpression.parse(row["cron"])
         zone = validate_timezone(row["timezone"])
         last: datetime | None = None
@@ -160,8 +167,9 @@ def _fire_level(conn: Any, level: list[int], by_id: Mapping[int, tuple[Mapping[s
         for fire_time in plan.fire_times:
             decision = _Decision()
             for u in ups[sid]:
-                _decide(decision, u, schedules.get(u.schedule),
-                        wanted[(sid, fire_time, u.schedule)], jobs, skips, fire_time)
+                _decide(decision, u, target=schedules.get(u.schedule),
+                        at=wanted[(sid, fire_time, u.schedule)], jobs=jobs, skips=skips,
+                        fire_time=fire_time)
             if decision.defer:
                 deferred_at = fire_time
                 break
@@ -188,7 +196,8 @@ def _fire_level(conn: Any, level: list[int], by_id: Mapping[int, tuple[Mapping[s
                 depends_when=tuple(rules),
                 run_when=(None if not rules else RunWhen.SUCCEEDED.value
                           if RunWhen.SUCCEEDED.value in rules else RunWhen.FINISHED.value),
-                trace_context=trace_contexts.get((sid, fire_time)), wait_deadline=deadline))
+                trace_context=batch.trace_contexts.get((sid, fire_time)),
+                wait_deadline=deadline))
             made_for.append((sid, fire_time))
         if deferred_at is not None:
             result.deferred.append(sid)
@@ -222,7 +231,7 @@ def _skips(conn: Any, jobless: list[tuple[int, datetime]]) -> dict[int, list[Ski
     return found
 
 
-def _decide(decision: _Decision, upstream: Upstream, target: _UpstreamSchedule | None,
+def _decide(decision: _Decision, upstream: Upstream, *, target: _UpstreamSchedule | None,
             at: datetime | None, jobs: Mapping[tuple[int, datetime], int],
             skips: Mapping[int, list[Skip]], fire_time: datetime) -> None:
     """Add one upstream's part to the decision for a fire at ``fire_time``."""

@@ -205,7 +205,7 @@ def test_the_default_wait_lasts_until_the_next_fire(world) -> None:
 
 
 def test_backfill_of_a_chain_waits_on_the_upstream_fires_of_the_same_times(world) -> None:
-    db, clients, leader = world
+    db, clients, _ = world
     a = _create(clients, "a")
     b = _create(clients, "b", [{"schedule": a}])
     _sql(db, "UPDATE schedules SET created_at = now() - interval '1 day' WHERE id = ANY(%s)",
@@ -232,7 +232,7 @@ def test_backfill_of_a_chain_waits_on_the_upstream_fires_of_the_same_times(world
 
 
 def test_cycles_other_projects_and_missing_upstreams_are_422_and_change_nothing(world) -> None:
-    db, clients, _leader = world
+    _db, clients, _leader = world
     a = _create(clients, "a")
     b = _create(clients, "b", [{"schedule": a}])
     c = _create(clients, "c", [{"schedule": b}])
@@ -261,7 +261,7 @@ def test_cycles_other_projects_and_missing_upstreams_are_422_and_change_nothing(
 
 
 def test_upstream_is_versioned_rolled_back_and_audited(world) -> None:
-    db, clients, _leader = world
+    db, clients, _ = world
     a = _create(clients, "a")
     b = _create(clients, "b")
     changed = clients.admin.patch(f"/api/v1/schedules/{b}", json={

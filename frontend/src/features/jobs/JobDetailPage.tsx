@@ -13,6 +13,7 @@ import { useCancelJob } from './api/cancel-job';
 import { useJob } from './api/get-job';
 import { useRetryJob } from './api/retry-job';
 import { AttemptTimeline, attemptCountText } from './AttemptTimeline';
+import { DependencyChain } from './DependencyChain';
 import { OutputTail } from './OutputTail';
 import { RerunDialog } from './RerunDialog';
 
@@ -122,6 +123,7 @@ export function JobDetailPage() {
             </Grid.Col>
             <Grid.Col span={{ base: 12, md: 7 }}>
               <Stack>
+                <DependencyChain job={j} />
                 <OutputTail jobId={j.id} attempts={j.attempts} />
                 <Section title="Payload">
                   <JsonBlock value={j.payload} label="Payload" />

@@ -6,8 +6,10 @@ import { useScheduleFires, type FireEntry, type FireOutcome } from './api/list-s
 import { ScheduleTime } from './ScheduleTimes';
 
 // One colour per outcome; a skip is never green, so a strip of skips cannot look healthy.
-const OUTCOMES: Record<FireOutcome, { color: string; label: string }> = {
+export const OUTCOMES: Record<FireOutcome, { color: string; label: string }> = {
   enqueued: { color: 'green', label: 'ran (job enqueued)' },
+  waiting_upstream: { color: 'cyan', label: 'waiting for its upstream schedule' },
+  skipped_upstream: { color: 'pink', label: 'skipped: upstream fire failed or made no job' },
   pending: { color: 'blue', label: 'due, not enqueued yet' },
   skipped_paused: { color: 'yellow', label: 'skipped: paused' },
   skipped_overlap: { color: 'orange', label: 'skipped: previous run still going' },
@@ -90,7 +92,7 @@ export function FireTimeline({ id, timeZone }: { id: number; timeZone: string })
                   {chosen.lag_ms !== null && chosen.lag_ms !== undefined && ` · started ${chosen.lag_ms} ms after its fire time`}
                 </Text>
               )}
-              {chosen.reason && <Text size="sm" c="dimmed">{chosen.reason}</Text>}
+              {chosen.reason && <Text size="sm" c="dimmed" data-testid="fire-reason">{chosen.reason}</Text>}
             </Paper>
           )}
         </Stack>

@@ -21,6 +21,7 @@ import { useUrlPaging } from '../../lib/search-params';
 import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
 import { BackfillDialog } from './BackfillDialog';
+import { ChainPanel } from './ChainPanel';
 import { FireTimeline } from './FireTimeline';
 import { HealthPanel } from './HealthPanel';
 import { PauseDialog } from './PauseDialog';
@@ -177,6 +178,7 @@ export function ScheduleDetailPage() {
           </Grid>
         )}
       </QueryState>
+      {s && <ChainPanel id={id} timeZone={s.timezone} linked={s.upstream.length > 0 || s.downstream.length > 0} />}
       {s && <FireTimeline id={id} timeZone={s.timezone} />}
       {s && <VersionHistory id={id} current={s.version} live={!s.deleted_at} />}
       <Paper withBorder p="md" component="section" aria-label="Run history">
