@@ -287,6 +287,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List batches, newest first */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Create a batch of jobs and its callback
+         * @description One transaction: every job (and the callback) or nothing. Roles and payload rules as POST /jobs; the project's max_pending_jobs must hold them all (else 409). A bad job is 422 naming its path (`jobs[3].payload`).
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        /** A batch's counts per status and its state */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/batches/{batch_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        /** The jobs of a batch, oldest first */
+        get: operations["listBatchJobs"];
+        put?: never;
+        /**
+         * Add jobs to a batch that is still running
+         * @description By an OPERATOR of the batch's project, or by a running job of this batch with `Authorization: Bearer $CRONPLANE_JOB_TOKEN` (its attempt's token: refused for another batch (403), once the attempt ended (401), and for every other endpoint). The callback waits for the added jobs too. 409 once the batch has completed.
+         */
+        post: operations["addBatchJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chaos/experiments": {
         parameters: {
             query?: never;
@@ -1218,7 +1281,7 @@ export interface components {
              * @example schedule.create
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
             /** @description A username, or system */
             actor: string;
             actor_role?: string | null;
@@ -1237,7 +1300,7 @@ export interface components {
             target_deleted?: boolean | null;
             target_id?: string | null;
             /** @enum {string|null} */
-            target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | null;
+            target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | "batch" | null;
         };
         AuditList: {
             items: components["schemas"]["AuditEvent"][];
@@ -1299,6 +1362,106 @@ export interface components {
             /** @enum {string} */
             reason: "quota" | "upstream";
         };
+        Batch: {
+            callback_job_id: number | null;
+            cancelled: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: string | null;
+            dead: number;
+            /**
+             * Format: date-time
+             * @description When its last job finished
+             */
+            finished_at: string | null;
+            id: number;
+            pending: number;
+            project: string;
+            running: number;
+            /**
+             * @description running until all jobs finished; then failed if any is DEAD, else cancelled if any is CANCELLED, else succeeded
+             * @enum {string}
+             */
+            state: "running" | "succeeded" | "failed" | "cancelled";
+            succeeded: number;
+            /** @description Jobs, without the callback */
+            total: number;
+            waiting: number;
+        };
+        BatchCreate: {
+            /** @description 1 to 1000 job bodies as for POST /jobs (without project) */
+            jobs: components["schemas"]["BatchJob"][];
+            /**
+             * @description A job that depends on every job of the batch (also those added later)
+             * @default null
+             */
+            on_complete?: components["schemas"]["Callback"] | (Record<string, never> | null);
+            /**
+             * @description Project slug (default: default)
+             * @default null
+             */
+            project?: string | null;
+        };
+        BatchCreated: {
+            callback_job_id: number | null;
+            id: number;
+            job_ids: number[];
+        };
+        BatchJob: {
+            /**
+             * @description Jobs sharing a key count against their queue's per_key_limit together
+             * @default null
+             */
+            concurrency_key?: string | null;
+            /**
+             * @description Jobs of the same project (at most 100) that must finish first; until then the job is WAITING
+             * @default null
+             */
+            depends_on?: number[] | null;
+            handler: string;
+            /** @default null */
+            max_attempts?: number | null;
+            payload?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description −100…100, larger runs first (default 0)
+             * @default null
+             */
+            priority?: number | null;
+            /**
+             * @description [a-z0-9_.-]{1,64}, default `default`; a new name creates the queue
+             * @default null
+             */
+            queue?: string | null;
+            /**
+             * Format: date-time
+             * @description Not before this instant (default now)
+             * @default null
+             */
+            run_at?: string | null;
+            /**
+             * @description `succeeded` (default): a DEAD or CANCELLED dependency cancels this job; `finished`: any end releases it
+             * @default null
+             * @enum {string|null}
+             */
+            run_when?: "succeeded" | "finished" | null;
+            /**
+             * @description Default: the handler's
+             * @default null
+             */
+            timeout_seconds?: number | null;
+        };
+        BatchJobsAdd: {
+            jobs: components["schemas"]["BatchJob"][];
+        };
+        BatchJobsAdded: {
+            job_ids: number[];
+        };
+        BatchList: {
+            items: components["schemas"]["Batch"][];
+            next_cursor: string | null;
+        };
         BulkAction: {
             /**
              * @description Every job GET /jobs would list with it
@@ -1321,6 +1484,19 @@ export interface components {
         BulkSkipped: {
             id: number;
             reason: string;
+        };
+        Callback: {
+            handler: string;
+            /** @description `batch: {id, succeeded, dead, cancelled}` is merged into it when the callback is released */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `finished` (default): runs whatever the jobs ended in; `succeeded`: cancelled as soon as one job is DEAD or CANCELLED
+             * @default null
+             * @enum {string|null}
+             */
+            run_when?: "succeeded" | "finished" | null;
         };
         ChainLink: {
             deleted: boolean;
@@ -2782,6 +2958,169 @@ export interface operations {
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchCreated"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listBatchJobs: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    addBatchJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchJobsAdd"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchJobsAdded"];
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
+            413: components["responses"]["REQUEST_ENTITY_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
     };

@@ -17,9 +17,17 @@ __all__ = [
     "Backfill",
     "BackfillResult",
     "BackfillSkipped",
+    "Batch",
+    "BatchCreate",
+    "BatchCreated",
+    "BatchJob",
+    "BatchJobsAdd",
+    "BatchJobsAdded",
+    "BatchList",
     "BulkAction",
     "BulkResult",
     "BulkSkipped",
+    "Callback",
     "ChainLink",
     "ChannelCreate",
     "ChannelCreated",
@@ -132,7 +140,7 @@ class Attempt(TypedDict):
 
 
 class AuditEvent(TypedDict):
-    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "user.password_change", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
+    action: Literal["auth.login", "auth.login_failed", "auth.logout", "auth.refresh_reuse", "user.create", "user.update", "user.lock", "user.unlock", "user.disable", "user.enable", "user.password_change", "token.create", "token.delete", "project.create", "project.update", "project.delete", "project.member_set", "project.member_remove", "schedule.create", "schedule.update", "schedule.pause", "schedule.resume", "schedule.delete", "schedule.trigger", "schedule.rollback", "schedule.backfill", "schedule.alert.ok", "schedule.alert.firing", "schedule.alert.recovered", "job.create", "job.cancel", "job.retry", "job.rerun", "job.bulk_cancel", "job.bulk_retry", "batch.create", "batch.add_jobs", "attempt.reclaim", "queue.pause", "queue.resume", "queue.update", "notification_channel.create", "notification_channel.delete", "notification_channel.test", "chaos.start", "chaos.stop", "chaos.expire", "leader.acquire", "leader.lose"]
     actor: str
     actor_role: NotRequired[str | None]
     at: str
@@ -143,7 +151,7 @@ class AuditEvent(TypedDict):
     request_id: NotRequired[str | None]
     target_deleted: NotRequired[bool | None]
     target_id: NotRequired[str | None]
-    target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease"] | None]
+    target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease", "batch"] | None]
 
 
 class AuditList(TypedDict):
@@ -184,6 +192,61 @@ class BackfillSkipped(TypedDict):
     reason: Literal["quota", "upstream"]
 
 
+class Batch(TypedDict):
+    callback_job_id: int | None
+    cancelled: int
+    created_at: str
+    created_by: str | None
+    dead: int
+    finished_at: str | None
+    id: int
+    pending: int
+    project: str
+    running: int
+    state: Literal["running", "succeeded", "failed", "cancelled"]
+    succeeded: int
+    total: int
+    waiting: int
+
+
+class BatchCreate(TypedDict):
+    jobs: list[BatchJob]
+    on_complete: NotRequired[Callback | dict[str, Any] | None]
+    project: NotRequired[str | None]
+
+
+class BatchCreated(TypedDict):
+    callback_job_id: int | None
+    id: int
+    job_ids: list[int]
+
+
+class BatchJob(TypedDict):
+    concurrency_key: NotRequired[str | None]
+    depends_on: NotRequired[list[int] | None]
+    handler: str
+    max_attempts: NotRequired[int | None]
+    payload: NotRequired[dict[str, Any]]
+    priority: NotRequired[int | None]
+    queue: NotRequired[str | None]
+    run_at: NotRequired[str | None]
+    run_when: NotRequired[Literal["succeeded", "finished"] | None]
+    timeout_seconds: NotRequired[int | None]
+
+
+class BatchJobsAdd(TypedDict):
+    jobs: list[BatchJob]
+
+
+class BatchJobsAdded(TypedDict):
+    job_ids: list[int]
+
+
+class BatchList(TypedDict):
+    items: list[Batch]
+    next_cursor: str | None
+
+
 class BulkAction(TypedDict):
     filter: NotRequired[JobFilter | dict[str, Any] | None]
     ids: NotRequired[list[int] | None]
@@ -199,6 +262,12 @@ class BulkResult(TypedDict):
 class BulkSkipped(TypedDict):
     id: int
     reason: str
+
+
+class Callback(TypedDict):
+    handler: str
+    payload: NotRequired[dict[str, Any]]
+    run_when: NotRequired[Literal["succeeded", "finished"] | None]
 
 
 class ChainLink(TypedDict):

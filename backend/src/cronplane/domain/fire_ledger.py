@@ -66,7 +66,7 @@ _SKIP_OUTCOME = {SkipKind.OVERLAP: Outcome.SKIPPED_OVERLAP,
 # Points (quota, upstream: recorded for exactly that fire time) before intervals.
 _PRECEDENCE = (SkipKind.UPSTREAM, SkipKind.QUOTA, SkipKind.OVERLAP, SkipKind.MISFIRE,
                SkipKind.PAUSED)
-# The error the release trigger (migration 0028) or the wait limit (migration 0030) gives.
+# The error the release trigger (migration 0028) or the wait limit (migration 0031) gives.
 UPSTREAM_ERROR = "upstream "
 WAIT_EXPIRED_ERROR = "upstream wait expired"
 

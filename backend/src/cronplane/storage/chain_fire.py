@@ -7,7 +7,7 @@ the upstream's latest fire time ``U <= T`` (domain/schedule_chains.py), found by
 
 * it has a job → this fire's job depends on it (``depends_on`` + the edge's ``run_when``), made
   by the one insert statement (``insert_jobs``): WAITING until the upstream job ends — released
-  in that completion's transaction by the trigger of migration 0028/0030 — PENDING if it already
+  in that completion's transaction by the trigger of migration 0028/0031 — PENDING if it already
   ended well, CANCELLED (error ``upstream <id> <STATUS>``) if it already failed. Its
   ``wait_deadline`` is ``T + wait_seconds`` (default: this schedule's next fire time);
 * it made no job and never will (skipped: paused, overlap, misfire, quota, upstream; the schedule

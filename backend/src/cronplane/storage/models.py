@@ -287,7 +287,7 @@ class Schedule(Base):
     # project's notification channels its alert events go to.
     alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     notify: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
-    # Schedule chains (migration 0030): [{schedule, run_when, wait_seconds}], normalised by
+    # Schedule chains (migration 0031): [{schedule, run_when, wait_seconds}], normalised by
     # management/schedule_chains.py; a fire at T waits for each upstream's latest fire <= T.
     upstream: Mapped[list[dict[str, Any]]] = mapped_column(
         JSONB, server_default=text("'[]'::jsonb"))
@@ -318,7 +318,7 @@ class Schedule(Base):
               postgresql_where=text("paused AND paused_until IS NOT NULL")),
         Index("uq_schedules_live_name", "project", "name", unique=True,
               postgresql_where=text("deleted_at IS NULL")),
-        # The downstream schedules of one: upstream @> '[{"schedule": N}]' (migration 0030).
+        # The downstream schedules of one: upstream @> '[{"schedule": N}]' (migration 0031).
         Index("ix_schedules_upstream", "upstream", postgresql_using="gin",
               postgresql_ops={"upstream": "jsonb_path_ops"},
               postgresql_where=text("upstream <> '[]'::jsonb")),
@@ -524,7 +524,7 @@ class Job(Base):
     run_when: Mapped[str | None] = mapped_column(Text)
     waiting_on: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     batch_id: Mapped[int | None] = mapped_column(BigInteger)
-    # A chained fire stops waiting here (migration 0030): the leader cancels it, once.
+    # A chained fire stops waiting here (migration 0031): the leader cancels it, once.
     wait_deadline: Mapped[datetime | None] = mapped_column(TZ)
     # Not columns: filled by the history reads (management.history, one select) with the
     # name of the schedule that made the job and whether it is deleted, so a client never looks
@@ -569,7 +569,7 @@ class Job(Base):
         CheckConstraint("run_when IN ('succeeded', 'finished')", name="run_when"),
         # Quota counts (PENDING and WAITING) and the waiting list of a project.
         Index("ix_jobs_waiting", "project", postgresql_where=text("status = 'WAITING'")),
-        # Chained fires (migration 0030): the leader's wait-limit scan and the lateness probe.
+        # Chained fires (migration 0031): the leader's wait-limit scan and the lateness probe.
         Index("ix_jobs_wait_deadline", "wait_deadline",
               postgresql_where=text("status = 'WAITING' AND wait_deadline IS NOT NULL")),
         Index("ix_jobs_waiting_schedule", "schedule_id", "fire_time",

@@ -243,7 +243,7 @@ SELECT k.schedule_id, k.kind, k.starts_at, k.ends_at, k.reason
 -- fire ledger reads as skipped_upstream. In the leader's fenced fire transaction, and a row
 -- released meanwhile by its upstream's completion is no longer WAITING when this update
 -- re-reads it (READ COMMITTED re-check), so each expires at most once and never after its
--- release. The flow trigger (migration 0030) cascades to its own dependents.
+-- release. The flow trigger (migration 0031) cascades to its own dependents.
 WITH expired AS (
   SELECT j.id FROM jobs j
    WHERE j.status = 'WAITING' AND j.wait_deadline IS NOT NULL

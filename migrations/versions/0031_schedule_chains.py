@@ -1,7 +1,7 @@
 """schedules: chains (``upstream``), per-edge ``run_when``, the wait limit of a chained fire
 
-Revision ID: 0030
-Revises: 0029
+Revision ID: 0031
+Revises: 0030
 Create Date: 2026-12-05 23:59:00
 
 * ``schedules.upstream``: ``[{schedule, run_when, wait_seconds}]`` (contract v3, schedule
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from alembic import op
 
-revision: str = "0030"
-down_revision: str | None = "0029"
+revision: str = "0031"
+down_revision: str | None = "0030"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
