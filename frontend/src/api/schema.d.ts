@@ -1048,7 +1048,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your API tokens (secrets are never shown again) */
+        /** Your API tokens, or (instance ADMIN) a user's; secrets are never shown again */
         get: operations["listTokens"];
         put?: never;
         /** Create an API token (role at most yours); the secret is shown once */
@@ -1071,7 +1071,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one of your API tokens; it stops at once */
+        /** Delete one of your API tokens (an instance ADMIN: anyone's); it stops at once */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
@@ -1281,7 +1281,7 @@ export interface components {
              * @example schedule.create
              * @enum {string}
              */
-            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
+            action: "auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "token.revoke" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose";
             /** @description A username, or system */
             actor: string;
             actor_role?: string | null;
@@ -4620,6 +4620,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
+                /** @description Another user's tokens (instance ADMIN only; 403 otherwise); default: your own */
+                user_id?: number | null;
             };
             header?: never;
             path?: never;
@@ -4640,6 +4642,7 @@ export interface operations {
             };
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];
         };
