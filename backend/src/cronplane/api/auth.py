@@ -247,13 +247,19 @@ class Logout(MethodView):
     @blp.response(204)
     @problem_responses(blp, 401)
     def post(self) -> Response:
+        refresh_jti: str | None = None
         try:
             actor = current_actor()
         except Unauthenticated:
             # An expired access token must not leave the refresh token alive: accept it too.
             # (Cookies are not cleared on failure: a forged cross-site POST must change nothing.)
-            actor = _session_actor(_verified_claims(refresh=True))
-        auth.logout(management_context(), actor)
+            claims = _verified_claims(refresh=True)
+            jti = claims.get("jti")
+            if not isinstance(jti, str):
+                raise Unauthenticated(INVALID) from None
+            actor, refresh_jti = _session_actor(claims), jti
+        # A spent refresh token is reuse (review L3): the login ends and the answer is 401.
+        auth.logout(management_context(), actor, refresh_jti=refresh_jti)
         response = Response(status=204)
         unset_jwt_cookies(response)
         _no_store(response)

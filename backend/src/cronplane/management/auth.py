@@ -296,18 +296,38 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
     return grant
 
 
-def logout(ctx: ManagementContext, actor: Actor) -> None:
-    """End the caller's login: its access and refresh tokens stop working at once."""
+def logout(ctx: ManagementContext, actor: Actor, *, refresh_jti: str | None = None) -> None:
+    """End the caller's login: its access and refresh tokens stop working at once.
+
+    ``refresh_jti``: the caller signed out with a refresh token (its access token had expired).
+    Only the login's current refresh token signs out; a spent one is reuse (review L3): the
+    login is revoked all the same, ``auth.refresh_reuse`` is audited and the caller gets 401.
+    No grace window here, unlike a refresh: that window is for two tabs refreshing at once with
+    one cookie, and a sign-out revokes the login whichever token it came with."""
     if actor.session_id is None:
         raise Unauthenticated("Sign out needs a session token; revoke API tokens with "
                               "DELETE /tokens/{id}.")
+    reused = False
     with ctx.db.transaction() as session:
+        if refresh_jti is not None:
+            current = session.scalars(
+                select(RefreshFamily.current_jti).where(RefreshFamily.id == actor.session_id)
+                .with_for_update()).one_or_none()
+            reused = not (current is not None and hmac.compare_digest(refresh_jti, current))
         session.execute(update(RefreshFamily)
                         .where(RefreshFamily.id == actor.session_id,
                                RefreshFamily.revoked_at.is_(None))
-                        .values(revoked_at=func.now(), revoked_reason="logout"))
-        record(session, actor, "auth.logout", target_type="session",
-               target_id=session_ref(ctx, actor.session_id), project=None)
+                        .values(revoked_at=func.now(),
+                                revoked_reason="refresh_reuse" if reused else "logout"))
+        if reused:
+            record(session, actor, "auth.refresh_reuse", target_type="session",
+                   target_id=session_ref(ctx, actor.session_id),
+                   details={"user_id": actor.user_id, "during": "logout"}, project=None)
+        else:
+            record(session, actor, "auth.logout", target_type="session",
+                   target_id=session_ref(ctx, actor.session_id), project=None)
+    if reused:
+        raise Unauthenticated("This session has ended; sign in again.")
 
 
 def revoke_sessions(session: Session, user_id: int, reason: str) -> None:
