@@ -3,7 +3,8 @@
 - ``begin`` stores the request's state, nonce and PKCE verifier (one row, any process can finish).
 - ``finish`` consumes that row (DELETE … RETURNING: a replayed state finds nothing), exchanges the
   code, validates the ID token, then in one transaction finds or creates the user for
-  (issuer, sub), sets the instance role and project memberships from the groups claim through
+  (issuer, sub) — a new user's name never a reserved one or an existing account's (it gets a
+  suffix, review N9) — sets the instance role and project memberships from the groups claim through
   ``CRONPLANE_OIDC_ROLE_MAP`` (every login: a group removed at the provider is a role removed
   here; a changed role bumps ``token_version`` so older tokens die), and grants our own session.
 - Any failure audits ``auth.login_failed`` with the reason and provisions nothing.
@@ -18,10 +19,12 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
 from cronplane.management.auth import Grant, Origin, _failed, _grant, revoke_sessions
 from cronplane.management.context import ManagementContext
+from cronplane.management.users import RESERVED_USERNAMES
 from cronplane.security.oidc import OidcFailure, Provider
 from cronplane.security.passwords import DEFAULT_HASHING
 from cronplane.storage.models import (
@@ -116,9 +119,29 @@ def _finish(ctx: ManagementContext, provider: Provider, *, state: str | None,
     return _provision(ctx, provider.issuer, claims, mapping, origin)
 
 
+MAX_USERNAME = 64
+
+
 def _username(claims: dict[str, Any]) -> str:
     name = str(claims.get("preferred_username") or claims.get("email") or claims["sub"])
-    return _USERNAME.sub("-", name)[:64] or "user"
+    return _USERNAME.sub("-", name)[:MAX_USERNAME] or "user"
+
+
+def _free_username(session: Session, wanted: str) -> str:
+    """``wanted``, or ``wanted-2``, ``wanted-3``… when it is reserved (``system``, ``anonymous``:
+    the audit's names for the machine and the unauthenticated, review N9) or already names an
+    account (a local one, a persona, another identity's): a provider never yields a name that
+    reads as someone else's in the audit trail, and is never linked to an account by name."""
+    def taken(name: str) -> bool:
+        return name.lower() in RESERVED_USERNAMES or session.scalars(select(User.id).where(
+            func.lower(User.username) == name.lower())).first() is not None
+
+    candidate, number = wanted, 1
+    while taken(candidate):
+        number += 1
+        suffix = f"-{number}"
+        candidate = wanted[:MAX_USERNAME - len(suffix)] + suffix
+    return candidate
 
 
 def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapping: Mapping,
@@ -126,13 +149,12 @@ def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapp
     subject = str(claims["sub"])
     with ctx.db.transaction() as session:
         link = session.get(UserIdentity, (issuer, subject), with_for_update=True)
+        renamed: dict[str, str] = {}
         if link is None:
-            username = _username(claims)
-            taken = session.scalars(select(User.id).where(
-                func.lower(User.username) == username.lower())).first()
-            if taken is not None:
-                # Never attach a provider identity to an existing local account by name.
-                raise OidcFailure("username_taken")
+            wanted = _username(claims)
+            username = _free_username(session, wanted)
+            if username != wanted:
+                renamed = {"provider_username": wanted}
             # No usable password: this account signs in through the provider only.
             user = User(username=username, password_hash=DEFAULT_HASHING.unusable_hash(),
                         role=mapping.role.name)
@@ -163,7 +185,8 @@ def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapp
             session.execute(insert(ProjectMember).values(rows).on_conflict_do_nothing())
         session.flush()
         return _grant(ctx, session, user, origin, method="oidc",
-                      extra={"issuer": issuer, "subject": subject, "groups": mapping.groups})
+                      extra={"issuer": issuer, "subject": subject, "groups": mapping.groups,
+                             **renamed})
 
 
 def identity_of(ctx: ManagementContext, user_id: int) -> dict[str, Any] | None:

@@ -20,7 +20,6 @@ const PROVIDER_ERRORS: Record<string, string> = {
   bad_nonce: 'The identity token does not belong to this sign-in',
   expired: 'The identity token has expired',
   no_mapped_group: 'None of your groups at the identity provider gives access to cronplane',
-  username_taken: 'A local account already has your username; ask an administrator',
   provider_unavailable: 'The identity provider could not be reached',
   locked: 'Your account is locked',
   disabled: 'Your account is disabled',
