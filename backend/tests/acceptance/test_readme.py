@@ -171,6 +171,16 @@ def test_the_docs_index_lists_every_page() -> None:
                            f"missing {sorted(files - rows)}, no such file {sorted(rows - files)}")
 
 
+def test_every_function_and_trigger_of_the_schema_is_on_the_database_page() -> None:
+    schema = (REPO / "backend" / "src" / "cronplane" / "storage" / "sql" / "schema.sql").read_text()
+    page = (DOCS / "database-program.md").read_text()
+    objects = {*re.findall(r"^CREATE FUNCTION public\.(\w+)", schema, re.M),
+               *re.findall(r"^CREATE TRIGGER (\w+)", schema, re.M)}
+    missing = sorted(name for name in objects if not re.search(rf"`{name}\b", page))
+    assert not missing, (f"docs/database-program.md does not name {missing}: add what each does "
+                         "and the Python that relies on it")
+
+
 # What the code reads: a full name (a name ending in _ is a prefix, e.g. CRONPLANE_SECRET_<NAME>).
 READ = re.compile(r"\b(CRONPLANE_[A-Z0-9_]*[A-Z0-9])\b")
 SOURCES = (*sorted((REPO / "backend" / "src").rglob("*.py")), REPO / "backend" / "hatch_build.py")
