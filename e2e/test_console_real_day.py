@@ -5,13 +5,16 @@ them to docs/console/)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from axe import axe_violations, require_axe
 from conftest import REPO_ROOT, Server
+from console_pages import main_nav
 from playwright.sync_api import BrowserContext, Page, expect
 
 pytestmark = pytest.mark.xdist_group("real_day")
@@ -88,3 +91,46 @@ def test_the_jobs_list_leaves_deliveries_out_until_asked(
     expect(include).to_be_checked()
     expect(page).to_have_url(re.compile(r"deliveries=1"))
     expect(table.get_by_text("notification.deliver").first).to_be_visible()
+
+
+def _first_id(page: Page, path: str) -> int:
+    answer = page.request.get(f"/api/v1{path}")
+    assert answer.ok, answer.text()
+    items = answer.json()["items"]
+    assert items, f"the seeded day has nothing at {path}"
+    return int(items[0]["id"])
+
+
+# Each case walks every page the navigation offers plus the detail pages a failure leads to, on
+# the seeded day's data: long errors, many rows, banners with links, a paused queue.
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_of_the_real_day_has_no_serious_accessibility_violation(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        artifacts: Path, scheme: str, viewport: str) -> None:
+    require_axe()
+    size = DESKTOP if viewport == "desktop" else PHONE
+    page = _signed_in(new_browser_context, real_day_server, f"axe-{scheme}-{viewport}",
+                      viewport=size, color_scheme=scheme, bypass_csp=True)
+    page.goto("/")
+    expect(page.get_by_test_id("failing-channels")).to_be_visible()
+    paths = [href for href in main_nav(page).locator("a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))") if href]
+    dead = _first_id(page, "/jobs?status=DEAD&limit=1")
+    failing = _first_id(page, "/schedules?health=failing&limit=1")
+    paths += [f"/jobs/{dead}", f"/schedules/{failing}", "/jobs?status=DEAD&limit=100"]
+    found: dict[str, list[dict[str, object]]] = {}
+    for path in paths:
+        page.goto(path)
+        expect(page.locator("main h1").first).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        expect(page.get_by_label("Loading page")).to_have_count(0)
+        violations = axe_violations(page)
+        if violations:
+            found[path] = violations
+    if found:
+        (artifacts / "failures").mkdir(parents=True, exist_ok=True)
+        (artifacts / "failures" / f"axe-real-day-{scheme}-{viewport}.json").write_text(
+            json.dumps(found, indent=2))
+    assert found == {}, json.dumps(found, indent=2)

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from api_client import ApiClient
+from axe import axe_violations, require_axe
 from conftest import REPO_ROOT
 from console_pages import main_nav, sign_in, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Page, expect
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
          "has_touch": True}
-AXE = REPO_ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def _settle(page: Page) -> None:
@@ -123,16 +123,6 @@ def test_a_viewer_reads_a_failure_headline_first_without_server_paths(
     admin_api.delete(f"/schedules/{schedule['id']}")
 
 
-def _axe(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
-                           ".violations.map(v => ({id: v.id, impact: v.impact, count: v.nodes.length, "
-                           "nodes: v.nodes.slice(0, 5).map(n => ({target: n.target.join(' '), "
-                           "html: n.html.slice(0, 160), why: n.any.concat(n.all).map(c => c.message)"
-                           ".join('; ')}))}))")
-    return [v for v in result if v["impact"] in impacts]
-
-
 def _jobs_in_every_status(admin_api: ApiClient, unique: str) -> dict[str, dict[str, Any]]:
     """One job per finished or waiting job status (and TIMED_OUT among the attempts); RUNNING is
     the `running_job` fixture's, since a running job holds a worker slot while it lives."""
@@ -183,20 +173,15 @@ DETAIL_PAGES = {"job-dead": "/jobs/{DEAD}", "job-timed-out": "/jobs/{TIMED_OUT}"
 AXE_PAGES = {**NAV_PAGES, **DETAIL_PAGES}
 
 
-def _require_axe() -> None:
-    if not AXE.is_file():
-        pytest.fail(f"axe-core is missing at {AXE} — run `npm ci` in frontend/")
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_login_page_has_no_accessibility_violations(
         new_browser_context: Callable[..., BrowserContext], server, scheme: str) -> None:
-    _require_axe()
+    require_axe()
     page = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True).new_page()
     page.goto("/login")
     expect(page.get_by_role("form", name="Sign in")).to_be_visible()
     # The login page has nothing to excuse: no violation of any impact (moderate included).
-    violations = _axe(page, ("minor", "moderate", "serious", "critical"))
+    violations = axe_violations(page, ("minor", "moderate", "serious", "critical"))
     assert violations == [], json.dumps(violations, indent=2)
 
 
@@ -207,7 +192,7 @@ def test_main_pages_have_no_serious_accessibility_violations(
         new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
         axe_data: dict[str, Any], request: pytest.FixtureRequest, name: str, scheme: str,
         artifacts: Path) -> None:
-    _require_axe()
+    require_axe()
     jobs = dict(axe_data["jobs"])
     if name in ("jobs", "job-running"):  # the list shows every status, RUNNING included
         jobs["RUNNING"] = request.getfixturevalue("running_job")
@@ -230,7 +215,7 @@ def test_main_pages_have_no_serious_accessibility_violations(
         for status in jobs:
             if status != "TIMED_OUT":
                 expect(page.locator("main").get_by_text(status, exact=True).first).to_be_visible()
-    violations = _axe(page)
+    violations = axe_violations(page)
     if violations:
         (artifacts / "failures").mkdir(parents=True, exist_ok=True)
         (artifacts / "failures" / f"axe-{scheme}-{name}.json").write_text(

@@ -5,7 +5,8 @@ import { SecretChips } from './SecretChip';
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   const secrets = secretRefs(value);
   const code = (
-    <Code block aria-label={label}>
+    // Focusable: a long payload scrolls, and a keyboard user must be able to scroll it too.
+    <Code block aria-label={label} tabIndex={0}>
       {value === undefined || value === null ? 'null' : JSON.stringify(value, null, 2)}
     </Code>
   );

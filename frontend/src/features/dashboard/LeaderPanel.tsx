@@ -65,6 +65,8 @@ export function WorkersTable({ workers }: { workers: Stats['workers'] }) {
   const now = useNow();
   if (workers.length === 0) return <Text c="dimmed">No workers are heartbeating.</Text>;
   return (
+    // Its own keyboard-scrollable box: on a phone the five columns are wider than the screen.
+    <Table.ScrollContainer type="native" minWidth={480} tabIndex={0} aria-label="Workers (scrollable)">
     <Table withTableBorder striped fz="sm" aria-label="Workers">
       <Table.Thead>
         <Table.Tr>
@@ -89,5 +91,6 @@ export function WorkersTable({ workers }: { workers: Stats['workers'] }) {
         ))}
       </Table.Tbody>
     </Table>
+    </Table.ScrollContainer>
   );
 }

@@ -17,7 +17,7 @@ export function PausedQueues({ refetchInterval }: { refetchInterval: number | fa
           </b>{' '}
           paused by {q.paused_by ?? 'unknown'} <RelativeTime iso={q.paused_at} />
           {q.paused_reason ? `: ${q.paused_reason}` : ''} — {q.pending} pending.{' '}
-          <Anchor component={Link} to="/queues" size="sm">
+          <Anchor component={Link} to="/queues" size="sm" underline="always">
             Queues
           </Anchor>
         </Text>

@@ -40,19 +40,25 @@ export function VersionHistory({ id, current, live }: { id: number; current: num
                 )}
               </Group>
               {Object.keys(v.changes).length > 0 && (
-                <Table fz="xs" mt={4} aria-label={`Changes in v${v.version}`}>
+                <Table.ScrollContainer type="native" minWidth={360} mt={4} tabIndex={0} aria-label={`Changes in v${v.version} (scrollable)`}>
+                <Table fz="xs" aria-label={`Changes in v${v.version}`}>
                   <Table.Tbody>
                     {Object.entries(v.changes).map(([field, [before, after]]) => (
                       <Table.Tr key={field}>
                         <Table.Td w={140}>
                           <Code>{field}</Code>
                         </Table.Td>
-                        <Table.Td c="red">{show(before)}</Table.Td>
-                        <Table.Td c="green">{show(after)}</Table.Td>
+                        <Table.Td c="red" style={{ overflowWrap: 'anywhere' }}>
+                          {show(before)}
+                        </Table.Td>
+                        <Table.Td c="green" style={{ overflowWrap: 'anywhere' }}>
+                          {show(after)}
+                        </Table.Td>
                       </Table.Tr>
                     ))}
                   </Table.Tbody>
                 </Table>
+                </Table.ScrollContainer>
               )}
             </Paper>
           ))}
