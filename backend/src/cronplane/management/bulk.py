@@ -9,6 +9,7 @@ narrower one (or several) says what was meant.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,7 @@ from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput
-from cronplane.management.search_time import in_time, session_limits
+from cronplane.management.search_time import in_time, search_slot, session_limits
 from cronplane.storage import bulk_jobs
 from cronplane.storage.bulk_jobs import JobFilter
 
@@ -127,7 +128,8 @@ def count(ctx: ManagementContext, actor: Actor, flt: JobFilter) -> int:
     if scoped is None:
         return 0
     flt = scoped
-    with in_time(), ctx.db.read_session() as session, session_limits(ctx, session, flt.q):
+    with search_slot(ctx, actor), in_time(), ctx.db.read_session() as session, \
+            session_limits(ctx, session, flt.q):
         return bulk_jobs.count_matching(session, flt, MAX_MATCHED)
 
 
@@ -138,7 +140,9 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
     why = _check_reason(reason)
     asked = flt
     scoped = _scoped(actor, flt, Role.OPERATOR)
-    with in_time(), ctx.db.transaction() as session:
+    # A filter is a search (review N8); a list of ids is not.
+    with search_slot(ctx, actor) if flt.ids is None else nullcontext(), in_time(), \
+            ctx.db.transaction() as session:
         with session_limits(ctx, session, flt.q):
             # Jobs outside the caller's projects are "not found", exactly like missing ids.
             matched = ([] if scoped is None

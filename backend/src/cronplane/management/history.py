@@ -4,6 +4,7 @@ the detail behind ``GET /jobs/{id}``."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
-from cronplane.management.search_time import in_time
+from cronplane.management.search_time import in_time, search_slot
 from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
 from cronplane.storage.models import Attempt, Job, JobDependency, Schedule
 
@@ -79,7 +80,8 @@ def list_jobs(
     if schedule_id is not None and not 1 <= schedule_id <= BIGINT_MAX:
         return Page(items=[], next_cursor=None)
 
-    with in_time():
+    # Only a search (q) is bounded per user: a filtered list runs on its indexes.
+    with search_slot(ctx, actor) if query else nullcontext(), in_time():
         rows = list_page(ctx.db, JobListFilter(
             limit=size, projects=scope.readable(actor, project), statuses=wanted,
             schedule_id=schedule_id, handler=handler or None, queue=queue or None,

@@ -20,6 +20,9 @@ class AdvisoryLock(IntEnum):
     CHAOS_STARTS = 7317003  # chaos starts: two concurrent starts cannot both fit under the limit
     AUDIT_SEAL = 7317004  # the audit sealer: one process extends the HMAC chain at a time
     SCHEDULE_CHAINS = 7317044  # upstream edits: two cannot each close half of a cycle
+    # The class (first key) of the two-key locks of job-search slots, one per (user, slot):
+    # storage/search_slots.py. Two-key locks never collide with the one-key locks above.
+    SEARCH_SLOTS = 7317005
 
 
 _LOCK = text("SELECT pg_advisory_xact_lock(:key)")

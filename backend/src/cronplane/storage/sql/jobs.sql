@@ -293,6 +293,14 @@ SELECT jobs_search_query(%(words)s::text[])::text AS query
 SELECT set_config('statement_timeout', %(timeout)s, true),
        set_config('work_mem', %(work_mem)s, true)
 
+-- name: search_slot_try
+-- One of a user's job-search slots (storage.search_slots, review N8): a transaction-level advisory
+-- lock in the two-key space, class AdvisoryLock.SEARCH_SLOTS, the key a hash of (user, slot). The
+-- transaction that takes it wraps the search, so it is freed when the search ends, and by
+-- Postgres when a process dies or its connection drops; never waits (try).
+SELECT pg_try_advisory_xact_lock(%(lock_class)s, hashtext(%(holder)s || ':' || %(slot)s::text))
+       AS taken
+
 -- name: job_search_lexeme_frequencies
 -- The search index's most common lexemes and their shares of the finished jobs (migration 0024):
 -- storage.job_search.lexeme_frequencies, read every few minutes.
