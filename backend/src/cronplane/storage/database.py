@@ -43,7 +43,12 @@ SEARCH_TIMEOUT_MS = 5000
 # server restarting); the API answers 503 with Retry-After for these, never 500.
 UNREACHABLE: tuple[type[BaseException], ...] = (
     psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout,
-    exc.OperationalError, exc.InterfaceError, exc.TimeoutError)
+    exc.OperationalError, exc.InterfaceError, exc.TimeoutError,
+    psycopg.errors.ReadOnlySqlTransaction)
+# A server that no longer takes writes: a primary demoted by a switchover, reached through a
+# session opened before (or a virtual address that has not moved yet). Nothing was written;
+# the connection is dropped (never given out again) and the next one finds the new primary.
+DEMOTED = psycopg.errors.ReadOnlySqlTransaction
 
 # A pooled connection (ORM or psycopg) used this recently is handed out without a ping: a round trip per
 # checkout was a fifth of a small request. A connection that died within this window (a database restart)
@@ -185,6 +190,7 @@ class Database:
                     pool_timeout=self.wait_seconds,
                 )
                 _ping_when_idle(self._engine)
+                _drop_when_demoted(self._engine)
                 self._watch_writes(self._engine)
                 self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             return self._engine
@@ -286,7 +292,11 @@ class Database:
     def connection(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A pooled connection in a transaction that commits when the block ends."""
         with self.pool.connection() as conn:
-            yield conn
+            try:
+                yield conn
+            except DEMOTED:
+                conn.close()  # the pool discards a closed connection and makes a new one
+                raise
 
     @contextmanager
     def autocommit(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -297,6 +307,9 @@ class Database:
             conn.autocommit = True
             try:
                 yield conn
+            except DEMOTED:
+                conn.close()
+                raise
             finally:
                 # The pool hands connections out in transaction mode; a broken one is discarded.
                 with contextlib.suppress(psycopg.Error):
@@ -394,6 +407,17 @@ def _check_when_idle(conn: psycopg.Connection[Any]) -> None:
     if returned is not None and time.monotonic() - returned <= PING_IDLE_SECONDS:
         return
     ConnectionPool.check_connection(conn)
+
+
+def _drop_when_demoted(engine: Engine) -> None:
+    """A connection whose server refused a write as read-only is treated as disconnected: the
+    engine invalidates it (and every older connection of its pool) instead of handing the same
+    demoted session to the next request."""
+
+    @event.listens_for(engine, "handle_error")
+    def demoted(context: Any) -> None:
+        if isinstance(context.original_exception, DEMOTED):
+            context.is_disconnect = True
 
 
 def _ping_when_idle(engine: Engine) -> None:
