@@ -24,10 +24,10 @@ def test_a_pooled_session_that_refuses_writes_is_dropped_and_the_next_one_writes
         with db.connection() as conn:
             demoted = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
             conn.execute("SET SESSION default_transaction_read_only = on")  # as after a demotion
-        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction) as refused:
-            with db.connection() as conn:
-                assert conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"] == demoted
-                conn.execute(WRITE)
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction) as refused, \
+                db.connection() as conn:
+            assert conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"] == demoted
+            conn.execute(WRITE)
         assert unreachable(refused.value), "a read-only refusal must be 'unreachable' (503)"
         with db.connection() as conn:
             assert conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"] != demoted, (
