@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test test-fast schema-sql lint typecheck imports test-backend test-frontend test-e2e test-checks \
+.PHONY: help run test test-fast ha-test ha-deps schema-sql lint typecheck imports test-backend test-frontend test-e2e test-checks \
         check-frontend test-vitest bench chaos frontend system-deps openapi openapi-check clean
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make test-fast  the edit loop: unit + integration tests, no browser, no process (< 2 min)"
 	@echo "make bench  benchmarks, AREA=queue|scheduler|api|history|… for one (figures: bench/RESULTS.md)"
 	@echo "make chaos  the full fault-injection suite, and the property tests at full examples"
+	@echo "make ha-test  the failover nemesis on deploy/ha (etcd + Patroni + PgBouncer), CRONPLANE_HA_ROUNDS=30"
 
 $(STAMP): backend/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -71,6 +72,29 @@ system-deps:
 	  fi; \
 	fi
 
+# The Debian packages of deploy/ha's rehearsal cluster (etcd, Patroni, HAProxy; make ha-test).
+ha-deps: system-deps
+	@missing=""; \
+	command -v etcd >/dev/null || missing="$$missing etcd-server"; \
+	command -v etcdctl >/dev/null || missing="$$missing etcd-client"; \
+	command -v patroni >/dev/null || missing="$$missing patroni"; \
+	command -v haproxy >/dev/null || missing="$$missing haproxy"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	      || { echo "make: could not install$$missing with apt-get"; exit 1; }; \
+	  else \
+	    echo "make: missing$$missing — run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+# The failover nemesis (not part of `make test`): deploy/ha's cluster, two serve + two worker
+# through PgBouncer, switchover / failover / kill -9 of the primary in turns. CRONPLANE_HA_ROUNDS
+# (default 30: ten of each); figures in bench/RESULTS.md.
+ha-test: ha-deps $(STAMP)
+	cd backend && ../$(VENV)/bin/pytest -q -p no:cacheprovider -s -m ha tests/ha
+
 # `make run DEMO=1`: first seed a real-looking day (cronplane seed-demo --day; once per database).
 run: $(RUN_STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
@@ -97,7 +121,7 @@ BACKEND_WORKERS ?= 3
 PYTEST_BACKEND := ../$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=dev
 test-backend: $(STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
-	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial" \
+	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial and not ha" \
 	    -n $(BACKEND_WORKERS) --dist loadgroup --durations=40; parallel=$$?; \
 	  $(PYTEST_BACKEND) -m "serial and not chaos"; serial=$$?; \
 	  exit $$(( parallel || serial ))
