@@ -52,8 +52,8 @@ $(FRONTEND_DIST): $(FRONTEND_STAMP) $(FRONTEND_SOURCES)
 frontend: $(FRONTEND_DIST)
 
 # Debian packages the test suites need (Caddy and ShellCheck for the deploy files, Chromium for
-# end-to-end, PgBouncer for the pooled-connection tests, Postgres 15's initdb/pg_basebackup for
-# the failover test's primary and standby).
+# end-to-end, PgBouncer for the pooled-connection tests, the distribution's Postgres server — 15 on
+# Debian 12 — for the failover test's primary and standby, built with initdb and pg_basebackup).
 system-deps:
 	@missing=""; \
 	command -v caddy >/dev/null || missing="$$missing caddy"; \
@@ -61,7 +61,7 @@ system-deps:
 	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	test -x /usr/sbin/pgbouncer || missing="$$missing pgbouncer"; \
-	test -x /usr/lib/postgresql/15/bin/pg_basebackup || missing="$$missing postgresql-15"; \
+	ls /usr/lib/postgresql/*/bin/pg_basebackup >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \

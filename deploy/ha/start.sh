@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start, on this machine and from Debian packages, what a production cronplane database looks
-# like: etcd, NODES Patroni nodes of Postgres 15 with synchronous_mode, HAProxy sending
+# like: etcd, NODES Patroni nodes of Postgres (15 on Debian 12) with synchronous_mode, HAProxy sending
 # connections to whichever node Patroni's REST API calls the primary, and PgBouncer (transaction
 # mode) in front of HAProxy.
 #
@@ -16,7 +16,11 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DIR="$(mkdir -p "${1:-.cronplane/ha}" && cd "${1:-.cronplane/ha}" && pwd)"
 BASE="${CRONPLANE_HA_PORT_BASE:-25400}"
 NODES="${CRONPLANE_HA_NODES:-2}"
-PG_BIN="${CRONPLANE_PG_BIN:-/usr/lib/postgresql/15/bin}"
+# The newest server installed (15 on Debian 12, 16 on Ubuntu 24.04), unless named.
+PG_BIN="${CRONPLANE_PG_BIN:-}"
+if [ -z "$PG_BIN" ]; then
+  for bin in /usr/lib/postgresql/*/bin; do [ -x "$bin/initdb" ] && PG_BIN="$bin"; done
+fi
 ETCD_PORT=$((BASE + 79))
 ETCD_PEER_PORT=$((BASE + 80))
 HAPROXY_PORT=$((BASE + 20))
@@ -24,7 +28,7 @@ PGBOUNCER_PORT=$((BASE + 30))
 
 for tool in etcd patroni patronictl haproxy pgbouncer "$PG_BIN/initdb"; do
   command -v "$tool" >/dev/null || {
-    echo "deploy/ha: $tool is missing (make ha-deps installs etcd-server patroni haproxy pgbouncer postgresql-15)" >&2
+    echo "deploy/ha: $tool is missing (make ha-deps installs etcd-server patroni haproxy pgbouncer postgresql)" >&2
     exit 1
   }
 done

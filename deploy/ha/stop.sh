@@ -5,7 +5,10 @@ set -uo pipefail
 
 DIR="${1:-.cronplane/ha}"
 [ -d "$DIR" ] || exit 0
-PG_BIN="${CRONPLANE_PG_BIN:-/usr/lib/postgresql/15/bin}"
+PG_BIN="${CRONPLANE_PG_BIN:-}"
+if [ -z "$PG_BIN" ]; then
+  for bin in /usr/lib/postgresql/*/bin; do [ -x "$bin/pg_ctl" ] && PG_BIN="$bin"; done
+fi
 
 stop_pid() {  # stop_pid PIDFILE: SIGTERM, then SIGKILL after 15 s
   local file="$1" pid

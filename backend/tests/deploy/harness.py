@@ -158,12 +158,17 @@ def steps(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def k8s_files() -> list[Path]:
-    """The manifests of built-in kinds. KEDA's custom resources (deploy/k8s/optional/keda) are not
-    in the Kubernetes schema; test_keda.py checks them."""
+    """The manifests of built-in kinds. KEDA's and CloudNativePG's custom resources
+    (deploy/k8s/optional/keda, deploy/k8s/cnpg) are not in the Kubernetes schema; test_keda.py
+    and test_cnpg.py check them."""
     files = sorted(path for path in (REPO / "deploy/k8s").rglob("*.yaml")
-                   if "keda" not in path.parts)
+                   if "keda" not in path.parts and "cnpg" not in path.parts)
     assert files, "no manifests in deploy/k8s"
     return files
+
+
+def cnpg_files() -> list[Path]:
+    return sorted((REPO / "deploy/k8s/cnpg").glob("*.yaml"))
 
 
 def keda_files() -> list[Path]:

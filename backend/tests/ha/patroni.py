@@ -115,7 +115,7 @@ class Patroni:
         return next(m.name for m in self.members() if m.name != leader)
 
     def switchover(self, leader: str) -> None:
-        self._ctl("switchover", "--leader", leader, "--candidate", self.standby_of(leader),
+        self._ctl("switchover", "--primary", leader, "--candidate", self.standby_of(leader),
                   "--force")
 
     def failover(self, leader: str) -> None:

@@ -7,7 +7,8 @@ what a failover test measures through the API while one of them dies.
 promotes the standby itself; ``make ha-test`` (tests/ha/) lets Patroni do it behind PgBouncer and
 reuses the load (``ApiLoad``) and the checks (``lost_acknowledged``, ``duplicate_fire_keys``).
 
-The servers are the Debian binaries (``postgresql-15``, ``make system-deps``), run as the
+The servers are the distribution's binaries (``postgresql``: 15 on Debian 12; ``make
+system-deps``; ``CRONPLANE_PG_BIN`` names another), run as the
 ``postgres`` system user when the tests run as root (Postgres refuses root).
 """
 
@@ -32,7 +33,17 @@ import pytest
 import requests
 from psycopg.rows import dict_row
 
-PG_BIN = Path(os.environ.get("CRONPLANE_PG_BIN", "/usr/lib/postgresql/15/bin"))
+def _pg_bin() -> Path:
+    """``CRONPLANE_PG_BIN``, else the newest Debian/Ubuntu server installed (15 on Debian 12, 16
+    on Ubuntu 24.04: what `make system-deps` installs as ``postgresql``)."""
+    if os.environ.get("CRONPLANE_PG_BIN"):
+        return Path(os.environ["CRONPLANE_PG_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_basebackup"),
+                   key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = _pg_bin()
 SUPERUSER = "postgres"
 
 # Quick to start and to fail over, never waiting for a disk: the test kills a postmaster, not
@@ -197,7 +208,7 @@ class StreamingPair:
 @contextlib.contextmanager
 def streaming_pair(prefix: str = "cronplane-failover-") -> Iterator[StreamingPair]:
     if not (PG_BIN / "initdb").exists():
-        pytest.fail(f"Postgres 15 is not installed in {PG_BIN} (make system-deps installs it)")
+        pytest.fail(f"Postgres is not installed in {PG_BIN} (make system-deps installs it)")
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o755)
     if os.getuid() == 0:
