@@ -72,9 +72,12 @@ system-deps:
 	  fi; \
 	fi
 
-# The Debian packages of deploy/ha's rehearsal cluster (etcd, Patroni, HAProxy; make ha-test).
-ha-deps: system-deps
+# The Debian packages of deploy/ha's rehearsal cluster (make ha-test): Postgres, PgBouncer, etcd,
+# Patroni, HAProxy.
+ha-deps:
 	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/pg_basebackup >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	test -x /usr/sbin/pgbouncer || missing="$$missing pgbouncer"; \
 	command -v etcd >/dev/null || missing="$$missing etcd-server"; \
 	command -v etcdctl >/dev/null || missing="$$missing etcd-client"; \
 	command -v patroni >/dev/null || missing="$$missing patroni"; \

@@ -83,3 +83,20 @@ def test_cd_copies_every_file_the_host_compose_stack_mounts() -> None:
             if source.startswith("./"):
                 top = "/".join(Path(source[2:]).parts[:2])
                 assert top in copy, f"cd.yml does not copy {source} (mounted by {name})"
+
+
+def test_ci_runs_the_failover_nemesis_with_its_packages() -> None:
+    """Issue 42: `make ha-test` (not part of `make test`) has a job of its own, with the
+    distribution's Postgres, PgBouncer, etcd, Patroni and HAProxy, and the full ten rounds of
+    each break."""
+    ci = workflow("ci.yml")
+    [job] = [job for job in ci["jobs"].values()
+             if any(step.get("run", "").strip() == "make ha-test" for step in steps(job))]
+    runs = "\n".join(step.get("run", "") for step in steps(job))
+    for package in ("postgresql", "pgbouncer", "etcd-server", "patroni", "haproxy"):
+        assert package in runs, f"the ha-test job does not install {package}"
+    [nemesis] = [step for step in steps(job) if step.get("run", "").strip() == "make ha-test"]
+    assert int(nemesis.get("env", {}).get("CRONPLANE_HA_ROUNDS", "30")) >= 30
+    makefile = (REPO / "Makefile").read_text()
+    assert "ha-test:" in makefile and '-m "not chaos and not serial and not ha"' in makefile, (
+        "make ha-test exists and make test leaves its nemesis out")

@@ -31,7 +31,7 @@ import requests
 
 from tests.acceptance.processes import Cluster
 from tests.acceptance.serve_process import Serve, admin_token
-from tests.ha.patroni import Patroni, patroni_cluster
+from tests.ha.patroni import Member, Patroni, patroni_cluster
 from tests.support.failover import ApiLoad, duplicate_fire_keys, lost_acknowledged, unfinished
 from tests.support.waiting import wait_until
 
@@ -111,16 +111,15 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             for round_ in range(ROUNDS):
                 action = ACTIONS[round_ % len(ACTIONS)]
                 wait_until(patroni.healthy, 180,
-                           lambda: f"the cluster to heal before round {round_ + 1}: "
-                                   f"{patroni.members()}\n{patroni.logs()}", step=0.2)
+                           lambda r=round_: f"the cluster to heal before round {r + 1}: "
+                                            f"{patroni.members()}\n{patroni.logs()}", step=0.2)
                 old = patroni.primary()
                 assert old is not None
                 broke = time.monotonic()
                 {"switchover": patroni.switchover, "failover": patroni.failover,
                  "kill -9": patroni.kill9}[action](old.name)
-                new = wait_until(lambda o=old: (lambda m: m if m and m.name != o.name else None)(
-                    patroni.primary()), 120, f"a new primary after {action} of {old.name}",
-                    step=0.05)
+                new = wait_until(lambda o=old.name: _new_primary(patroni, o), 120,
+                                 f"a new primary after {action} of {old.name}", step=0.05)
                 promoted = time.monotonic()
                 promote[action].append(promoted - broke)
                 since = _db_now(direct)
@@ -170,6 +169,11 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             for serve in serves:
                 serve.stop()
             workers.stop_all()
+
+
+def _new_primary(patroni: Patroni, old: str) -> Member | None:
+    member = patroni.primary()
+    return member if member is not None and member.name != old else None
 
 
 def migrate_schema(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -33,6 +33,7 @@ import pytest
 import requests
 from psycopg.rows import dict_row
 
+
 def _pg_bin() -> Path:
     """``CRONPLANE_PG_BIN``, else the newest Debian/Ubuntu server installed (15 on Debian 12, 16
     on Ubuntu 24.04: what `make system-deps` installs as ``postgresql``)."""
