@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import traceback
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from cronplane.domain.backoff import DEFAULT_BACKOFF
 from cronplane.domain.clock import Clock
-from cronplane.domain.egress import EgressError
 from cronplane.domain.identity import ProcessIdentity
 from cronplane.domain.limits import DEFAULT_TIMEOUT_SECONDS
 from cronplane.domain.states import AttemptStatus
@@ -56,6 +54,7 @@ from cronplane.execution.output_sink import OutputSink
 from cronplane.execution.prefetch import PrefetchPolicy
 from cronplane.execution.service import LoopService
 from cronplane.handlers.context import Cancelled, CancelReason, HandlerContext
+from cronplane.handlers.failure import describe_failure
 from cronplane.handlers.output import Output
 from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
@@ -66,9 +65,6 @@ from cronplane.storage import batch_store, notify
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import ClaimedAttempt, JobStore, Outcome
 from cronplane.storage.notification_store import NotificationStore
-
-MAX_ERROR_CHARS = 4000
-
 
 LIMITED_RECHECK = 0.05  # seconds; see tick()
 RECHECK_WINDOW = 1.0  # seconds after the last non-empty claim
@@ -346,7 +342,7 @@ class Worker(LoopService):
             status, error = AttemptStatus.CANCELLED, str(exc) or "cancelled"
         except BaseException as exc:  # noqa: BLE001 - a handler's failure is data, not our crash
             status = AttemptStatus.FAILED
-            error = _describe(exc)
+            error = describe_failure(exc)
             if task.ctx.cancelled.is_set() and task.ctx.cancel_reason is CancelReason.REQUESTED:
                 status = AttemptStatus.CANCELLED
         runtime = self.clock.monotonic() - task.started
@@ -394,9 +390,3 @@ class Worker(LoopService):
                                       result=result, error=error, retry_delay=delay,
                                       queued_for=queued))
 
-
-def _describe(exc: BaseException) -> str:
-    # An egress refusal reads as the contract spells it ("egress denied: …"), with no class name.
-    text = str(exc) if isinstance(exc, EgressError) else f"{type(exc).__name__}: {exc}"
-    tail = "".join(traceback.format_exception(exc)[-3:])
-    return (text + "\n" + tail)[:MAX_ERROR_CHARS]

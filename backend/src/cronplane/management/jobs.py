@@ -32,6 +32,7 @@ from cronplane.domain.limits import (
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
+from cronplane.handlers.payload_check import check_payload
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.management import audit, projects, scope
 from cronplane.management.actor import Actor
@@ -140,22 +141,10 @@ def _resolve(request: JobRequest, settings: Any) -> tuple[HandlerSpec, int, int]
 
 def _validate_payload(spec: HandlerSpec, payload: dict[str, Any], settings: Any,
                       project: str) -> list[str]:
-    """Schema and handler checks, without resolving any secret: a reference is checked to name a
-    secret of ``project`` (another project's is unknown, exactly like a missing one) and stands
-    for a string of unknown content. Messages name paths and expectations, never a value."""
-    names, invalid = secrets.references(payload)
-    problems = [f"invalid secret name {name!r} (expected [A-Z0-9_]{{1,64}})"
-                for name in sorted(invalid)]
-    source = SecretSource.for_settings(settings, project)
-    problems += [f"unknown secret {name!r}" for name in sorted(names)
-                 if not source.exists(name)]
-    if problems:
-        return problems
-    if not names:
-        return spec.validate(payload, settings)
-    opaque = frozenset(secrets.reference_paths(payload))
-    placeheld = secrets.substitute(payload, lambda _name: secrets.PLACEHOLDER)
-    return spec.validate(placeheld, settings, opaque)
+    """Schema and handler checks, without resolving any secret; a reference must name a secret
+    of ``project``."""
+    return check_payload(spec, payload, settings,
+                         SecretSource.for_settings(settings, project).exists)
 
 
 def _check_range(errors: dict[str, list[str]], name: str, value: object,
