@@ -25,8 +25,9 @@ NOT_LISTS = {
     "/api/v1/projects/{slug}/usage": "contract: window `from`/`to`, ≤ 744 buckets",
 }
 # A property of one object that happens to be an array (a job's attempts, a schedule's notify
-# list, the dashboard's panels) is not a collection endpoint.
+# list, a schedule's chain neighbours, the dashboard's panels) is not a collection endpoint.
 OBJECT_ARRAYS = {"attempts", "dependents", "depends_on", "notify", "reasons", "names", "chaos",
+                 "upstream", "downstream",
                  "failing_channels", "throughput", "workers", "events"}
 
 
