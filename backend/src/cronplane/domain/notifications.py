@@ -22,6 +22,11 @@ DELIVER_HANDLER = "notification.deliver"
 DELIVERY_QUEUE = "notifications"
 DELIVERY_MAX_ATTEMPTS = 5
 TEST_EVENT = "notification.test"
+# What a channel gets once a minute in which it was sent more than CRONPLANE_NOTIFY_PER_MINUTE
+# deliveries ends: ``{count, types: {event type: count}, first_ids: [≤ 10 subject ids]}`` of the
+# events held back (storage: notification_rate_windows). Never itself held back.
+DIGEST_EVENT = "digest"
+MAX_DIGEST_IDS = 10
 ALL_EVENTS = tuple(str(e) for e in Event)
 # job.succeeded is opt-in: a busy project would otherwise page on every success.
 DEFAULT_EVENTS = tuple(e for e in ALL_EVENTS if e != Event.JOB_SUCCEEDED)
@@ -70,7 +75,20 @@ class Message:
     def subject(self) -> str:
         return f"[cronplane] {self.type}: {self.about()}"
 
+    def subject_id(self) -> int | None:
+        """The id of what the event is about (the job, or the schedule), for a digest."""
+        for key in ("job", "schedule"):
+            about = self.data.get(key)
+            if isinstance(about, dict) and isinstance(about.get("id"), int):
+                return int(about["id"])
+        return None
+
     def about(self) -> str:
+        if self.type == DIGEST_EVENT:
+            types = self.data.get("types") or {}
+            listed = ", ".join(f"{name} {count}" for name, count in sorted(types.items()))
+            return (f"{self.data.get('count', 0)} more event(s) in the minute from "
+                    f"{self.timestamp}" + (f" ({listed})" if listed else ""))
         schedule = self.data.get("schedule")
         if isinstance(schedule, dict):
             return f"schedule {schedule.get('name')} ({schedule.get('project')})"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from cronplane.domain.clock import Clock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import LeaseGrant, local_deadline, renew_interval, standby_delay
+from cronplane.execution.digest_sender import DigestSender
 from cronplane.execution.fire_checker import FireChecker
 from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.listener import Listener
@@ -231,6 +232,9 @@ def leadership_services(ctx: RunnerContext, *,
     checker = FireChecker(FireCheckStore(ctx.db), elector.grant,
                           idle_timeout_seconds=renew_interval(ttl), clock=ctx.clock)
     elector.leader_services.append(checker)
+    digests = DigestSender(ctx.db, elector.grant, now=ctx.notification_now, clock=ctx.clock)
+    elector.leader_services.append(digests)
     ctx.elector, ctx.scheduler, ctx.health = elector, scheduler, health
+    ctx.digest_sender = digests
     ctx.fire_checker = checker
     return [*services, elector]

@@ -22,6 +22,7 @@ from cronplane.execution.watchdog import Watchdog
 from cronplane.execution.worker import Worker, WorkerConfig
 from cronplane.handlers.registry import default_registry
 from cronplane.storage.job_store import JobStore
+from cronplane.storage.notification_store import NotificationStore
 from cronplane.storage.notify import JOBS
 from cronplane.storage.output_store import OutputStore
 
@@ -52,7 +53,8 @@ def build_queue_services(ctx: RunnerContext) -> list[Service]:
                      lease_seconds=settings.attempt_lease_seconds,
                      shutdown_grace=settings.shutdown_grace_seconds,
                      queues=settings.worker_queues),
-        db=ctx.db, settings=settings, faults=faults, clock=ctx.clock, output=output)
+        db=ctx.db, settings=settings, faults=faults, clock=ctx.clock, output=output,
+        notifications=NotificationStore(ctx.db, now=ctx.notification_now))
     listener.subscribe(JOBS, worker.notify)
     heartbeater = Heartbeater(store, worker, lease_seconds=settings.attempt_lease_seconds,
                               faults=faults, clock=ctx.clock)

@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cronplane.config import Settings
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from cronplane.execution.audit_sealer import AuditSealer
     from cronplane.execution.chaos import ChaosService
     from cronplane.execution.completer import Completer
+    from cronplane.execution.digest_sender import DigestSender
     from cronplane.execution.elector import Elector
     from cronplane.execution.fire_checker import FireChecker
     from cronplane.execution.health_evaluator import HealthEvaluator
@@ -61,6 +63,9 @@ class RunnerContext:
     health: HealthEvaluator | None = None
     fire_checker: FireChecker | None = None
     audit_sealer: AuditSealer | None = None
+    digest_sender: DigestSender | None = None
+    # The time notification windows are judged by (None: the database's clock); tests inject one.
+    notification_now: Callable[[], datetime | None] = field(default=lambda: None)
 
 
 def new_identity() -> ProcessIdentity:

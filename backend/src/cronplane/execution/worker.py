@@ -113,7 +113,8 @@ class Worker(LoopService):
                  db: Database | None = None, settings: Any = None,
                  faults: FaultInjector | None = None, clock: Clock | None = None,
                  logger: logging.Logger | None = None,
-                 output: OutputSink | None = None) -> None:
+                 output: OutputSink | None = None,
+                 notifications: NotificationStore | None = None) -> None:
         super().__init__(clock=clock, logger=logger)
         self.store = store
         # Where handlers' output goes (None: it stays in the context, e.g. in unit tests).
@@ -124,7 +125,7 @@ class Worker(LoopService):
         self.config = config or WorkerConfig()
         self.db = db
         self.settings = settings
-        self.notifications = NotificationStore(db) if db is not None else None
+        self.notifications = (notifications or NotificationStore(db)) if db is not None else None
         self.faults: FaultInjector = faults or NoFaults()
         self.pool = ExecutorPool(self.config.concurrency, clock=self.clock, log=self.log,
                                  run=self._run_handler, started=self._handler_started,

@@ -7,6 +7,11 @@ SMTP relay. HTTP goes through ``handlers/outbound.py``, so the egress policy app
 URLs as to ``http.request``. Anything but a 2xx fails the attempt: the job queue retries with
 backoff and dead-letters after the last attempt. The relay named by ``CRONPLANE_SMTP_HOST`` is
 the operator's, not a user's, so it is not subject to the egress policy.
+
+A channel gets at most ``CRONPLANE_NOTIFY_PER_MINUTE`` deliveries a UTC minute: the first attempt
+of each delivery asks the minute's window (``Notifications.admit``); one past the limit is not
+sent but held for the ``digest`` the leader queues when the minute ends. A digest, and the
+channel test an ADMIN asks for, are never held back.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from cronplane.domain.backoff import Backoff
 from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
+    DIGEST_EVENT,
     SCHEMA,
+    TEST_EVENT,
     ChannelKind,
     DeliveryTarget,
     Message,
@@ -35,6 +42,7 @@ from cronplane.handlers.registry import handler
 
 # Short first retries (a receiver restarting), capped at a minute.
 BACKOFF = Backoff(base=1.0, cap=60.0)
+DEFAULT_PER_MINUTE = 10
 
 
 class DeliveryFailed(Exception):
@@ -130,6 +138,10 @@ def deliver(ctx: HandlerContext) -> dict[str, Any]:
     target = store.target(message.channel_id)
     if target is None:
         return {"skipped": f"channel {message.channel_id} was deleted"}
+    # Decided once per delivery, by its first attempt: a retry of an admitted one is still it.
+    if ctx.attempt == 1 and message.type not in (DIGEST_EVENT, TEST_EVENT) and not store.admit(
+            message, limit=getattr(ctx.settings, "notify_per_minute", DEFAULT_PER_MINUTE)):
+        return {"digested": True, "channel": target.name, "webhook_id": message.webhook_id}
     started = time.perf_counter()
     status: int | None = None
     error: str | None = None

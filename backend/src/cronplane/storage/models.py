@@ -29,7 +29,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, aggregate_order_by
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, aggregate_order_by
 from sqlalchemy.orm import (
     DeclarativeBase,
     Mapped,
@@ -436,6 +436,29 @@ class NotificationDelivery(Base):
 
     __table_args__ = (
         Index("ix_notification_deliveries_channel_id_id", "channel_id", text("id DESC")),
+    )
+
+
+class NotificationRateWindow(Base):
+    """One channel's deliveries in one UTC minute (migration 0032): ``sent`` went out, the rest
+    (``digested``, by ``types``, the first ten subject ids) wait for the minute's one ``digest``
+    delivery, queued by the leader when the minute ends (``flushed``)."""
+
+    __tablename__ = "notification_rate_windows"
+
+    channel_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("notification_channels.id", ondelete="CASCADE"), primary_key=True)
+    minute: Mapped[datetime] = mapped_column(TZ, primary_key=True)
+    sent: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    digested: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    types: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
+    first_ids: Mapped[list[int]] = mapped_column(ARRAY(BigInteger), server_default=text("'{}'"))
+    flushed: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+    __table_args__ = (
+        CheckConstraint("cardinality(first_ids) <= 10", name="first_ids"),
+        Index("ix_notification_rate_windows_due", "minute",
+              postgresql_where=text("digested > 0 AND NOT flushed")),
     )
 
 

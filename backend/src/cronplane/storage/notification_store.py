@@ -1,10 +1,16 @@
 """Notification storage for the two planes' hot-ish paths: the health evaluator queues alert
-events inside its fenced transaction; a delivery attempt reads its channel and records itself.
-Channel CRUD and the delivery log are management's (ORM)."""
+events inside its fenced transaction; a delivery attempt reads its channel, asks its minute's
+window whether it may send (``admit``) and records itself; the leader queues the digests of
+minutes that ended (``queue_due_digests``). Channel CRUD and the delivery log are management's
+(ORM).
+
+``now``: the time the per-minute windows are judged by; None (the default, production) is the
+database's clock, a test passes an injected one."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -13,6 +19,7 @@ from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
     DELIVERY_QUEUE,
+    DIGEST_EVENT,
     ChannelKind,
     DeliveryTarget,
     Message,
@@ -38,11 +45,41 @@ def queue_schedule_events(conn: Any, events: Sequence[ScheduleEvent]) -> int:
     return int(row["queued"])
 
 
+Now = Callable[[], datetime | None]
+
+
+def _database_now() -> datetime | None:
+    return None
+
+
+def queue_due_digests(db: Database, now: Now = _database_now) -> int:
+    """Queue one ``digest`` delivery per window whose minute ended with deliveries held back;
+    returns how many (the leader, every second)."""
+    with db.autocommit() as conn:
+        row = conn.execute(QUERIES["notification_digests_due"], {
+            "now": now(), "handler": DELIVER_HANDLER, "digest_type": DIGEST_EVENT,
+            "queue": DELIVERY_QUEUE, "max_attempts": DELIVERY_MAX_ATTEMPTS,
+            "channel": notify.JOBS}).fetchone()
+    return int(row["queued"]) if row is not None else 0
+
+
 class NotificationStore:
     """What ``notification.deliver`` gets as ``ctx.notifications``."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, now: Now = _database_now) -> None:
         self.db = db
+        self.now = now
+
+    def admit(self, message: Message, *, limit: int) -> bool:
+        """Whether this delivery is sent (one of the first ``limit`` of its channel this
+        minute) or held for the minute's digest."""
+        params = {"channel_id": message.channel_id, "now": self.now(), "limit": limit,
+                  "event_type": message.type, "subject_id": message.subject_id()}
+        with self.db.autocommit() as conn, conn.transaction():
+            conn.execute(QUERIES["notification_window_open"], params)
+            row = conn.execute(QUERIES["notification_admit"], params).fetchone()
+        # No window: the channel was deleted meanwhile; the delivery finds that out itself.
+        return True if row is None else bool(row["admitted"])
 
     def target(self, channel_id: int) -> DeliveryTarget | None:
         with self.db.connection() as conn:

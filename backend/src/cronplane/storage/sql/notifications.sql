@@ -74,3 +74,78 @@ SELECT c.id, c.project, c.name, c.kind,
                      LIMIT %(window)s) d) r) h ON true
  WHERE %(projects)s::text[] IS NULL OR c.project = ANY(%(projects)s::text[])
  ORDER BY c.project, c.name;
+
+-- name: notification_window_open
+-- The (channel, UTC minute) window a delivery falls into (migration 0032), made if it is the
+-- minute's first; ``now`` is NULL outside tests (the database's clock).
+INSERT INTO notification_rate_windows (channel_id, minute)
+SELECT c.id, date_trunc('minute', coalesce(%(now)s::timestamptz, now()), 'UTC')
+  FROM notification_channels c
+ WHERE c.id = %(channel_id)s
+ON CONFLICT (channel_id, minute) DO NOTHING;
+
+-- name: notification_admit
+-- The first attempt of a delivery asks its window: under ``limit`` deliveries this minute it is
+-- sent (``admitted``); past it, it goes into the minute's digest (type count, the first ten
+-- subject ids). The window's row lock orders the deliveries of one channel. A window whose
+-- digest is already queued (a delivery that began as its minute ended) sends rather than adds
+-- to a digest that is gone: one over the limit, never lost.
+UPDATE notification_rate_windows w
+   SET sent = w.sent + CASE WHEN d.admit THEN 1 ELSE 0 END,
+       digested = w.digested + CASE WHEN d.admit THEN 0 ELSE 1 END,
+       types = CASE WHEN d.admit THEN w.types
+                    ELSE jsonb_set(w.types, ARRAY[%(event_type)s::text],
+                                   to_jsonb(coalesce((w.types ->> %(event_type)s::text)::integer,
+                                                     0) + 1)) END,
+       first_ids = CASE WHEN d.admit OR %(subject_id)s::bigint IS NULL
+                             OR cardinality(w.first_ids) >= 10 THEN w.first_ids
+                        ELSE w.first_ids || %(subject_id)s::bigint END
+  FROM (SELECT channel_id, minute, (sent < %(limit)s OR flushed) AS admit
+          FROM notification_rate_windows
+         WHERE channel_id = %(channel_id)s
+           AND minute = date_trunc('minute', coalesce(%(now)s::timestamptz, now()), 'UTC')
+           FOR UPDATE) d
+ WHERE w.channel_id = d.channel_id AND w.minute = d.minute
+RETURNING d.admit AS admitted;
+
+-- name: notification_digests_due
+-- The leader, every second: each window whose minute has ended with deliveries held back gets
+-- its one ``digest`` delivery, {count, types: {event type: count}, first_ids}, and is marked
+-- flushed in the same statement (SKIP LOCKED: a delivery deciding in that window goes first).
+-- Windows an hour past their minute are pruned here too.
+WITH due AS (
+  SELECT w.channel_id, w.minute, w.digested, w.types, w.first_ids, c.project
+    FROM notification_rate_windows w
+    JOIN notification_channels c ON c.id = w.channel_id
+   WHERE w.digested > 0 AND NOT w.flushed
+     AND w.minute + interval '1 minute' <= coalesce(%(now)s::timestamptz, now())
+   ORDER BY w.minute
+   LIMIT 500
+     FOR UPDATE OF w SKIP LOCKED
+), flushed AS (
+  UPDATE notification_rate_windows w SET flushed = true
+    FROM due
+   WHERE w.channel_id = due.channel_id AND w.minute = due.minute
+), queued AS (
+  INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds, trigger,
+                    requested_by)
+  SELECT due.project, %(handler)s,
+         jsonb_build_object(
+           'channel_id', due.channel_id,
+           'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+           'type', %(digest_type)s::text,
+           'timestamp', to_char(due.minute AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+           'data', jsonb_build_object('count', due.digested, 'types', due.types,
+                                      'first_ids', to_jsonb(due.first_ids))),
+         %(queue)s, %(max_attempts)s, 30, 'notification', 'system'
+    FROM due
+   ORDER BY due.minute, due.channel_id
+  RETURNING id
+), pruned AS (
+  DELETE FROM notification_rate_windows
+   WHERE minute < coalesce(%(now)s::timestamptz, now()) - interval '1 hour'
+     AND (flushed OR digested = 0)
+), woken AS (
+  SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued
+)
+SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM woken) AS woken;

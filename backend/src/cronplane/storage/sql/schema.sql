@@ -781,6 +781,17 @@ CREATE SEQUENCE public.notification_deliveries_id_seq
 
 ALTER SEQUENCE public.notification_deliveries_id_seq OWNED BY public.notification_deliveries.id;
 
+CREATE TABLE public.notification_rate_windows (
+    channel_id bigint NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    sent integer DEFAULT 0 NOT NULL,
+    digested integer DEFAULT 0 NOT NULL,
+    types jsonb DEFAULT '{}'::jsonb NOT NULL,
+    first_ids bigint[] DEFAULT '{}'::bigint[] NOT NULL,
+    flushed boolean DEFAULT false NOT NULL,
+    CONSTRAINT ck_notification_rate_windows_first_ids CHECK ((cardinality(first_ids) <= 10))
+);
+
 CREATE TABLE public.oidc_login_states (
     state text NOT NULL,
     nonce text NOT NULL,
@@ -1080,6 +1091,9 @@ ALTER TABLE ONLY public.notification_channels
 ALTER TABLE ONLY public.notification_deliveries
     ADD CONSTRAINT pk_notification_deliveries PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.notification_rate_windows
+    ADD CONSTRAINT pk_notification_rate_windows PRIMARY KEY (channel_id, minute);
+
 ALTER TABLE ONLY public.oidc_login_states
     ADD CONSTRAINT pk_oidc_login_states PRIMARY KEY (state);
 
@@ -1189,6 +1203,8 @@ CREATE INDEX ix_jobs_waiting_schedule ON public.jobs USING btree (schedule_id, f
 CREATE INDEX ix_login_throttles_last_failure_at ON public.login_throttles USING btree (last_failure_at);
 
 CREATE INDEX ix_notification_deliveries_channel_id_id ON public.notification_deliveries USING btree (channel_id, id DESC);
+
+CREATE INDEX ix_notification_rate_windows_due ON public.notification_rate_windows USING btree (minute) WHERE ((digested > 0) AND (NOT flushed));
 
 CREATE INDEX ix_project_members_user_id ON public.project_members USING btree (user_id);
 
@@ -1321,6 +1337,9 @@ ALTER TABLE ONLY public.notification_channels
 
 ALTER TABLE ONLY public.notification_deliveries
     ADD CONSTRAINT fk_notification_deliveries_channel_id_notification_channels FOREIGN KEY (channel_id) REFERENCES public.notification_channels(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.notification_rate_windows
+    ADD CONSTRAINT fk_notification_rate_windows_channel_id_notification_channels FOREIGN KEY (channel_id) REFERENCES public.notification_channels(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.project_members
     ADD CONSTRAINT fk_project_members_project_projects FOREIGN KEY (project) REFERENCES public.projects(slug) ON DELETE CASCADE;

@@ -1,0 +1,58 @@
+"""The DigestSender: leader-only service that queues, when a UTC minute ends, one ``digest``
+delivery per channel that was held to ``CRONPLANE_NOTIFY_PER_MINUTE`` deliveries in it.
+
+Guarantees: each (channel, minute) window with deliveries held back gets exactly one digest —
+the statement that queues it marks the window flushed under its row lock, so a second leader,
+a retry after an error or two overlapping ticks find nothing left to queue — within about
+``interval`` seconds of the minute's end. The digest says ``{count, types: {event type: count},
+first_ids: [the first ≤ 10 subject ids]}``; the worker delivers it like any other event, with
+retries, and never holds it back.
+
+``now``: the time the windows are judged by; None (production) is the database's clock, a test
+passes an injected one. Not fenced: nothing it does depends on being the only leader.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from cronplane.domain.clock import Clock
+from cronplane.domain.lease import LeaseGrant
+from cronplane.execution.service import LoopService
+from cronplane.storage.database import Database
+from cronplane.storage.notification_store import queue_due_digests
+
+
+def _database_now() -> datetime | None:
+    return None
+
+
+class DigestSender(LoopService):
+    name = "digest-sender"
+    error_backoff = 1.0
+
+    def __init__(self, db: Database, grant: Callable[[], LeaseGrant | None], *,
+                 interval: float = 1.0, now: Callable[[], datetime | None] = _database_now,
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be > 0")
+        super().__init__(clock=clock, logger=logger)
+        self.db = db
+        self.grant = grant
+        self.interval = interval
+        self.now = now
+        self.queued = 0  # digests queued by this process
+        self.sent_some = threading.Event()  # set after a tick that queued a digest (tests)
+
+    def tick(self) -> float:
+        if self.grant() is None:
+            return self.interval
+        queued = queue_due_digests(self.db, self.now)
+        if queued:
+            self.queued += queued
+            self.log.info("queued %d notification digest(s)", queued)
+            self.sent_some.set()
+        return self.interval
