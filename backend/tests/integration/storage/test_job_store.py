@@ -161,8 +161,9 @@ def test_watchdog_writes_a_system_audit_event_and_dead_letters_exhausted_jobs(
 
 def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
         fresh_database_url: str, store: JobStore) -> None:
-    """The completion commits while the watchdog's statement waits on the job row: the watchdog
-    re-checks the latest row version and leaves the job SUCCEEDED."""
+    """The completion commits while the watchdog's statement runs: the watchdog passes the rows
+    the completion holds by (SKIP LOCKED: it never waits, so it can never deadlock with a
+    completion; review L19) or re-checks their latest version, and leaves the job SUCCEEDED."""
     (job_id,) = store.insert_many([NewJob("noop", {})])
     (c,) = store.claim(W, 1, 30)
     expire_leases(store.db)
@@ -174,8 +175,8 @@ def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
             "attempt_ids": [c.attempt_id], "job_ids": [job_id], "numbers": [1],
             "outcomes": ["SUCCEEDED"], "results": [None], "errors": [None], "delays": [0.0],
             "queued": [0.0]})
-        # 2. The watchdog scans (sees the attempt expired and the job RUNNING) and blocks on
-        #    the job row.
+        # 2. The watchdog scans (sees the attempt expired and the job RUNNING) while the rows
+        #    are locked.
         watchdog_sent = watchdog.cursor()
         import threading
 
@@ -189,10 +190,10 @@ def test_watchdog_race_job_completed_between_scan_and_update_stays_succeeded(
         thread = threading.Thread(target=run_watchdog)
         thread.start()
         with psycopg.connect(fresh_database_url, autocommit=True) as probe:
-            wait_until(lambda: probe.execute(
+            wait_until(lambda: result or probe.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                 "AND datname = current_database()").fetchone()[0], 5,
-                "the watchdog to wait on the completion's row lock")
+                "the watchdog to pass the completion's rows by or wait for them")
         # 3. The completion commits; the watchdog proceeds.
         completer.commit()
         thread.join(10)

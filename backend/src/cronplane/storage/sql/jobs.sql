@@ -181,12 +181,22 @@ RETURNING a.id AS attempt_id, j.cancel_requested;
 -- and the update stays completed; the attempt is only marked LOST when its job was reset. One
 -- page per statement (LIMIT) so a backlog cannot make one statement unbounded. The audit row
 -- (actor 'system') is written in the same statement; the table's trigger chains it.
+-- A lease renewed while this statement runs is not reclaimed (review L19): ``expired`` locks the
+-- attempt and its job before anything is decided, so a heartbeat committed since the snapshot
+-- is re-checked against ``lease_expires_at`` on the latest row version (READ COMMITTED's re-check
+-- under FOR UPDATE), and a row another statement holds (a heartbeat or a completion in
+-- progress) is passed by: SKIP LOCKED, so the watchdog never waits for a lock and can never
+-- deadlock with a completion (which locks the job, then the attempt); the next scan sees it
+-- again. Once locked here, a heartbeat waits for this statement and then finds the attempt
+-- LOST. ``lost`` re-checks the lease once more in its own UPDATE.
 WITH expired AS (
   SELECT a.id, a.job_id, a.number, a.worker_id, a.lease_expires_at
     FROM attempts a
+    JOIN jobs j ON j.id = a.job_id
    WHERE a.status = 'RUNNING' AND a.lease_expires_at < now()
    ORDER BY a.lease_expires_at
    LIMIT %(limit)s
+     FOR UPDATE OF a, j SKIP LOCKED
 ), reset AS (
   UPDATE jobs j
      SET status = job_status_after_attempt('LOST', j.attempt_count - j.interruptions, j.max_attempts,
@@ -207,7 +217,7 @@ WITH expired AS (
   UPDATE attempts a
      SET status = 'LOST', finished_at = now(), error = 'lease expired'
     FROM expired e
-   WHERE a.id = e.id AND a.status = 'RUNNING'
+   WHERE a.id = e.id AND a.status = 'RUNNING' AND a.lease_expires_at < now()
      AND (e.id IN (SELECT attempt_id FROM reset)
           OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.status = 'RUNNING'
                                                 AND j.attempt_count = e.number))
