@@ -71,12 +71,13 @@ class OidcLogin(MethodView):
         if chosen is None:
             return _back_to_login("oidc_disabled")
         try:
-            url, state = oidc_login.begin(management_context(), chosen)
+            url, sealed = oidc_login.begin(management_context(), chosen)
         except OidcFailure as failure:
             return _back_to_login(failure.reason)
         response = redirect(url, code=302)
-        # Binds the state to this browser (login CSRF); Lax so the provider's redirect carries it.
-        response.set_cookie(STATE_COOKIE, state, max_age=600, httponly=True, samesite="Lax",
+        # The sign-in's state, sealed (review N14): binds it to this browser (login CSRF); Lax so
+        # the provider's redirect carries it.
+        response.set_cookie(STATE_COOKIE, sealed, max_age=600, httponly=True, samesite="Lax",
                             secure=request.is_secure, path="/api/v1/auth/oidc")
         return response
 

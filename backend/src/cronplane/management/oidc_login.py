@@ -1,8 +1,10 @@
 """Sign-in through the identity provider, the part that touches our database.
 
-- ``begin`` stores the request's state, nonce and PKCE verifier (one row, any process can finish).
-- ``finish`` consumes that row (DELETE … RETURNING: a replayed state finds nothing), exchanges the
-  code, validates the ID token, then in one transaction finds or creates the user for
+- ``begin`` seals the request's state, nonce and PKCE verifier into the browser's state cookie
+  (``security/oidc_state.py``: encrypted, authenticated, ten minutes; nothing is written, review
+  N14), so any process can finish it.
+- ``finish`` opens that cookie and compares its state with the callback's before anything else,
+  exchanges the code, validates the ID token, then in one transaction finds or creates the user for
   (issuer, sub) — a new user's name never a reserved one or an existing account's (it gets a
   suffix, review N9) — sets the instance role and project memberships from the groups claim through
   ``CRONPLANE_OIDC_ROLE_MAP`` (every login: a group removed at the provider is a role removed
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -25,10 +26,10 @@ from cronplane.domain.roles import Role
 from cronplane.management.auth import Grant, Origin, _failed, _grant, revoke_sessions
 from cronplane.management.context import ManagementContext
 from cronplane.management.users import RESERVED_USERNAMES
+from cronplane.security import oidc_state
 from cronplane.security.oidc import OidcFailure, Provider
 from cronplane.security.passwords import DEFAULT_HASHING
 from cronplane.storage.models import (
-    OidcLoginState,
     Project,
     ProjectMember,
     User,
@@ -36,7 +37,6 @@ from cronplane.storage.models import (
 )
 from cronplane.storage.queries import QUERIES
 
-STATE_TTL = timedelta(minutes=10)
 _USERNAME = re.compile(r"[^A-Za-z0-9._@-]+")
 
 
@@ -72,14 +72,12 @@ def map_groups(groups: list[str], role_map: tuple[tuple[str, str, str | None], .
 
 
 def begin(ctx: ManagementContext, provider: Provider) -> tuple[str, str]:
-    """(authorization URL, state); the state goes into a cookie too, binding it to the browser."""
+    """(authorization URL, sealed state for the browser's cookie): binds the sign-in to the
+    browser that started it. Writes nothing: an unauthenticated request costs no row."""
     request = provider.authorization_request()
-    with ctx.db.transaction() as session:
-        session.execute(delete(OidcLoginState).where(
-            OidcLoginState.created_at < func.now() - STATE_TTL))
-        session.add(OidcLoginState(state=request.state, nonce=request.nonce,
-                                   code_verifier=request.code_verifier))
-    return request.url, request.state
+    return request.url, oidc_state.seal(
+        ctx.settings.secret_key,
+        oidc_state.LoginState(request.state, request.nonce, request.code_verifier))
 
 
 def finish(ctx: ManagementContext, provider: Provider, *, state: str | None,
@@ -101,16 +99,10 @@ def _finish(ctx: ManagementContext, provider: Provider, *, state: str | None,
         raise OidcFailure("provider_error", error)
     if not state or not code:
         raise OidcFailure("bad_request")
-    with ctx.db.transaction() as session:
-        row = session.execute(delete(OidcLoginState).where(
-            OidcLoginState.state == state,
-            OidcLoginState.created_at > func.now() - STATE_TTL)
-            .returning(OidcLoginState.nonce, OidcLoginState.code_verifier)).one_or_none()
-    if row is None:
-        raise OidcFailure("bad_state")
-    if browser_state != state:
-        raise OidcFailure("bad_state", "the state was not started in this browser")
-    claims = provider.validate(provider.exchange(code, row.code_verifier), row.nonce)
+    login = oidc_state.open_matching(ctx.settings.secret_key, browser_state, state)
+    if login is None:
+        raise OidcFailure("bad_state", "the state was not started in this browser, or expired")
+    claims = provider.validate(provider.exchange(code, login.code_verifier), login.nonce)
     raw_groups = claims.get(ctx.settings.oidc_groups_claim) or []
     groups = [str(g) for g in raw_groups] if isinstance(raw_groups, list) else [str(raw_groups)]
     mapping = map_groups(groups, ctx.settings.oidc_role_map)

@@ -184,17 +184,6 @@ class UserIdentity(Base):
     last_login_at: Mapped[datetime | None] = mapped_column(TZ)
 
 
-class OidcLoginState(Base):
-    """One sign-in in flight: used once (deleted by the callback), whatever process answers."""
-
-    __tablename__ = "oidc_login_states"
-
-    state: Mapped[str] = mapped_column(Text, primary_key=True)
-    nonce: Mapped[str] = mapped_column(Text)
-    code_verifier: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-
-
 class LoginThrottle(Base):
     """Failed sign-ins per key: ``address:<a>``, ``pair:<a>|<name>`` (name lower-cased, known or
     not, so a 429 reveals nothing) or ``persona:<a>`` (see management/throttle.py)."""

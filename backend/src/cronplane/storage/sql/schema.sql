@@ -792,13 +792,6 @@ CREATE TABLE public.notification_rate_windows (
     CONSTRAINT ck_notification_rate_windows_first_ids CHECK ((cardinality(first_ids) <= 10))
 );
 
-CREATE TABLE public.oidc_login_states (
-    state text NOT NULL,
-    nonce text NOT NULL,
-    code_verifier text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
 CREATE TABLE public.project_members (
     project text NOT NULL,
     user_id bigint NOT NULL,
@@ -1093,9 +1086,6 @@ ALTER TABLE ONLY public.notification_deliveries
 
 ALTER TABLE ONLY public.notification_rate_windows
     ADD CONSTRAINT pk_notification_rate_windows PRIMARY KEY (channel_id, minute);
-
-ALTER TABLE ONLY public.oidc_login_states
-    ADD CONSTRAINT pk_oidc_login_states PRIMARY KEY (state);
 
 ALTER TABLE ONLY public.project_members
     ADD CONSTRAINT pk_project_members PRIMARY KEY (project, user_id);
