@@ -96,7 +96,7 @@ def test_a_tampered_expired_or_foreign_cookie_is_bad_state(app, provider) -> Non
     secret = app.extensions["cronplane"].settings.secret_key
     login = oidc_state.open_matching(secret, sealed, query["state"][0])
     assert login is not None
-    late = oidc_state._fernet(secret).encrypt_at_time(  # noqa: SLF001 - forging a stale cookie
+    late = oidc_state._fernet(secret).encrypt_at_time(  # forging a stale cookie
         json.dumps({"s": login.state, "n": login.nonce, "v": login.code_verifier}).encode(),
         int(time.time()) - 11 * 60).decode()
     foreign = oidc_state.seal("another-installations-key-" + "z" * 32, login)
