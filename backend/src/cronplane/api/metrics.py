@@ -10,8 +10,7 @@ from flask import Blueprint, Flask, Response, g, request
 
 from cronplane.api.context import management_context
 from cronplane.api.problems import problem
-from cronplane.management import queues, usage
-from cronplane.management.actor import Actor
+from cronplane.management import usage
 from cronplane.management.stats import state_snapshot
 from cronplane.observability.metrics import ClusterState, observe_http_request, render
 from cronplane.observability.metrics_access import (
@@ -23,17 +22,23 @@ from cronplane.observability.metrics_access import (
 
 
 def _cluster_state() -> ClusterState:
+    # The scrape is the operator's installation-wide view, not a user's; one statement of
+    # counters and small tables (stats_snapshot), never a count over jobs.
     ctx = management_context()
     snapshot = state_snapshot(ctx)
     leader = snapshot.leader
+    depth = snapshot.queue_depth
     return ClusterState(jobs_by_status=snapshot.jobs_by_status,
                         leader_owner=leader.owner if leader else None,
                         fencing_token=leader.fencing_token if leader else None,
                         fires_missing=snapshot.fires_missing,
                         fires_duplicate=snapshot.fires_duplicate,
-                        queues=[(q.project, q.name, q.pending, q.running, q.concurrency_limit)
-                                # The scrape is the operator's installation-wide view, not a user's.
-                                for q in queues.list_queues(ctx, Actor.system())],
+                        queues=[(project, name, depth.get((project, name, "PENDING"), 0),
+                                 depth.get((project, name, "RUNNING"), 0), limit)
+                                for project, name, _paused, limit in snapshot.queues],
+                        queue_depth=depth,
+                        paused_queues=[(project, name) for project, name, paused, _limit
+                                       in snapshot.queues if paused],
                         attempt_seconds=usage.attempt_seconds_totals(ctx))
 
 

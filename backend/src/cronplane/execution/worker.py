@@ -59,7 +59,12 @@ from cronplane.handlers.output import Output
 from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability import tracing
-from cronplane.observability.metrics import observe_claim_latency, observe_handler_duration
+from cronplane.observability.metrics import (
+    observe_attempt_duration,
+    observe_claim_latency,
+    observe_handler_duration,
+    observe_job_wait,
+)
 from cronplane.security import job_tokens
 from cronplane.storage import batch_store, notify
 from cronplane.storage.database import Database
@@ -264,6 +269,9 @@ class Worker(LoopService):
         tasks = []
         for claim in claims:
             observe_claim_latency(claim.claim_lag_seconds, claim.queue, claim.project)
+            if claim.number == 1:
+                observe_job_wait(claim.wait_seconds, project=claim.project, queue=claim.queue,
+                                 handler=claim.handler)
             spec = self.registry.get(claim.handler)
             timeout = float(claim.timeout_seconds
                             or (spec.timeout if spec else DEFAULT_TIMEOUT_SECONDS))
@@ -349,6 +357,8 @@ class Worker(LoopService):
         runtime = self.clock.monotonic() - task.started
         tracing.end_process(span, status, error)
         observe_handler_duration(handler, runtime)
+        observe_attempt_duration(runtime, project=claim.project, queue=claim.queue,
+                                 handler=handler)
         self.prefetch.observe(runtime)
         return RunResult(status, result, error)
 

@@ -88,6 +88,10 @@ class StateSnapshot:
     # The leader's continuous fire check (both must stay 0).
     fires_missing: int = 0
     fires_duplicate: int = 0
+    # (project, queue, status) → WAITING/PENDING/RUNNING jobs, from the counters.
+    queue_depth: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # (project, name, paused, concurrency_limit) of every queue.
+    queues: list[tuple[str, str, bool, int | None]] = field(default_factory=list)
 
 
 def get_stats(ctx: ManagementContext, actor: Actor,
@@ -122,7 +126,12 @@ def state_snapshot(ctx: ManagementContext) -> StateSnapshot:
     checks = row.get("fire_checks") or {}
     return StateSnapshot(jobs_by_status=_counts(row["counts"]), leader=_leader(row["leader"]),
                          fires_missing=int(checks.get("missing", 0)),
-                         fires_duplicate=int(checks.get("duplicate", 0)))
+                         fires_duplicate=int(checks.get("duplicate", 0)),
+                         queue_depth={(str(p), str(q), str(s)): max(0, int(n))
+                                      for p, q, s, n in row.get("queue_depth") or []},
+                         queues=[(str(p), str(q), bool(paused),
+                                  None if limit is None else int(limit))
+                                 for p, q, paused, limit in row.get("queues") or []])
 
 
 def _instant(value: str) -> datetime:

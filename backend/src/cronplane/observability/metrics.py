@@ -38,6 +38,15 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 _SLOW = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
+# A job may be created to run hours later (run_at, a dependency, a paused queue): up to a day.
+_WAIT = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0, 21600.0,
+         86400.0)
+# Label sets of one per-(project, queue, handler) histogram a process keeps; beyond it a new
+# combination is counted under "_other" in all three labels. Projects and queues are named by
+# ADMINs/OPERATORs and handlers come from the registry, so this is a fuse, not a budget: it keeps
+# a scrape bounded even if something names queues in a loop.
+MAX_LABEL_SETS = 1000
+OTHER = "_other"
 
 CLAIM_LATENCY = Histogram(
     "cronplane_claim_latency_seconds",
@@ -63,6 +72,17 @@ QUEUE_CLAIM_LATENCY = Histogram(
     ["project", "queue"], buckets=_SLOW)
 
 
+JOB_WAIT = Histogram(
+    "cronplane_job_wait_seconds",
+    "Created → first attempt started, per project, queue and handler (how long work waited: "
+    "scheduled delay, dependencies, a paused or saturated queue, a backlog).",
+    ["project", "queue", "handler"], buckets=_WAIT)
+ATTEMPT_DURATION = Histogram(
+    "cronplane_attempt_duration_seconds",
+    "Wall time of one attempt's handler call, per project, queue and handler.",
+    ["project", "queue", "handler"], buckets=_SLOW)
+
+
 # Labelled children by label values: ``labels()`` validates and locks on every call, which was a
 # visible share of the worker's per-job CPU in a noop drain (issue 16). A child never changes
 # once created, so a plain dict lookup is enough (a lost race creates the same child twice).
@@ -86,6 +106,32 @@ def observe_handler_duration(handler: str, seconds: float) -> None:
     if child is None:
         child = _HANDLER_CHILDREN[handler] = HANDLER_DURATION.labels(handler=handler)
     child.observe(max(0.0, seconds))
+
+
+_WAIT_CHILDREN: dict[tuple[str, str, str], Histogram] = {}
+_ATTEMPT_CHILDREN: dict[tuple[str, str, str], Histogram] = {}
+
+
+def _bounded_child(children: dict[tuple[str, str, str], Histogram], family: Histogram,
+                   key: tuple[str, str, str]) -> Histogram:
+    child = children.get(key)
+    if child is None:
+        if len(children) >= MAX_LABEL_SETS:
+            key = (OTHER, OTHER, OTHER)
+            child = children.get(key)
+        if child is None:
+            child = children[key] = family.labels(*key)
+    return child
+
+
+def observe_job_wait(seconds: float, *, project: str, queue: str, handler: str) -> None:
+    """A job's first attempt started ``seconds`` after the job was created."""
+    _bounded_child(_WAIT_CHILDREN, JOB_WAIT, (project, queue, handler)).observe(max(0.0, seconds))
+
+
+def observe_attempt_duration(seconds: float, *, project: str, queue: str, handler: str) -> None:
+    _bounded_child(_ATTEMPT_CHILDREN, ATTEMPT_DURATION, (project, queue, handler)).observe(
+        max(0.0, seconds))
 
 
 def observe_fire_lag(seconds: float) -> None:
@@ -119,6 +165,11 @@ class ClusterState:
     fencing_token: int | None
     # (project, queue, pending, running, concurrency_limit) per queue
     queues: Sequence[tuple[str, str, int, int, int | None]] = ()
+    # (project, queue, status) → jobs, for WAITING/PENDING/RUNNING, from the trigger-kept
+    # counters (migration 0031): a scrape never counts jobs.
+    queue_depth: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    # (project, queue) of the paused queues.
+    paused_queues: Sequence[tuple[str, str]] = ()
     # The leader's continuous fire check (execution/fire_checker.py): both must stay 0.
     fires_missing: int = 0
     fires_duplicate: int = 0
@@ -162,10 +213,15 @@ class ClusterStateCollector:
                                    labels=["owner"])
         fencing = GaugeMetricFamily("cronplane_fencing_token",
                                     "Fencing token of the current scheduler lease (0: none).")
+        present = GaugeMetricFamily(
+            "cronplane_leader_present",
+            "1 while some process holds the scheduler lease, 0 while none does (no fires).")
         if state.leader_owner is not None:
             leader.add_metric([state.leader_owner], 1)
+        present.add_metric([], 1 if state.leader_owner is not None else 0)
         fencing.add_metric([], state.fencing_token or 0)
         yield leader
+        yield present
         yield fencing
         missing = CounterMetricFamily(
             "cronplane_fires_missing",
@@ -186,20 +242,40 @@ class ClusterStateCollector:
         yield seconds
 
 
+DEPTH_STATUSES = (JobStatus.WAITING.value, JobStatus.PENDING.value, JobStatus.RUNNING.value)
+
+
 def _queue_families(state: ClusterState) -> Iterator[Metric]:
-    jobs = GaugeMetricFamily("cronplane_queue_jobs", "Jobs of a queue by status (PENDING = "
-                             "depth, RUNNING = running).", labels=["project", "queue", "status"])
+    jobs = GaugeMetricFamily("cronplane_queue_jobs", "Jobs of a queue by status (WAITING = on "
+                             "dependencies, PENDING = depth, RUNNING = running).",
+                             labels=["project", "queue", "status"])
     saturation = GaugeMetricFamily(
         "cronplane_queue_limit_saturation",
         "RUNNING / concurrency_limit of a queue (1 = at its limit; absent when unlimited).",
         labels=["project", "queue"])
-    for project, queue, pending, running, limit in state.queues:
-        jobs.add_metric([project, queue, JobStatus.PENDING.value], pending)
-        jobs.add_metric([project, queue, JobStatus.RUNNING.value], running)
+    paused = GaugeMetricFamily("cronplane_queue_paused",
+                               "1 for a paused queue (its jobs stay PENDING, nothing claims them).",
+                               labels=["project", "queue"])
+    depth: dict[tuple[str, str, str], int] = {}
+    for project, queue, pending, running, _limit in state.queues:
+        depth[(project, queue, JobStatus.PENDING.value)] = pending
+        depth[(project, queue, JobStatus.RUNNING.value)] = running
+    depth.update(state.queue_depth)
+    known = {(project, queue) for project, queue, *_ in state.queues}
+    # Every queue the installation has (0 when empty), plus any the counters know of.
+    names = sorted(known | {(p, q) for p, q, _ in depth})
+    for project, queue in names:
+        for status in DEPTH_STATUSES:
+            jobs.add_metric([project, queue, status], depth.get((project, queue, status), 0))
+    for project, queue, _pending, _running, limit in state.queues:
         if limit:
+            running = depth.get((project, queue, JobStatus.RUNNING.value), 0)
             saturation.add_metric([project, queue], running / limit)
+    for project, queue in state.paused_queues:
+        paused.add_metric([project, queue], 1)
     yield jobs
     yield saturation
+    yield paused
 
 
 class _Scrape:

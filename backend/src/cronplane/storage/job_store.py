@@ -47,6 +47,7 @@ class ClaimedAttempt:
     timeout_seconds: int | None
     cancel_requested: bool
     claim_lag_seconds: float = 0.0  # due (run_at) → claimed, by the database clock
+    wait_seconds: float = 0.0  # created → claimed (this attempt started), by the database clock
     project: str = "default"
     queue: str = "default"
     # The job's create span (W3C traceparent) and what the attempt's process span names.
@@ -165,6 +166,7 @@ class JobStore:
                                    timeout_seconds=r["timeout_seconds"],
                                    cancel_requested=r["cancel_requested"],
                                    claim_lag_seconds=r["claim_lag_seconds"],
+                                   wait_seconds=r["wait_seconds"],
                                    project=r["project"], queue=r["queue"],
                                    trace_context=r["trace_context"],
                                    schedule_id=r["schedule_id"],

@@ -80,7 +80,7 @@ WITH lanes AS MATERIALIZED (
    WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
   RETURNING j.id, j.project, j.queue, j.handler, j.payload, j.attempt_count, j.max_attempts,
             j.timeout_seconds, j.cancel_requested, j.priority, j.run_at, j.trace_context,
-            j.schedule_id, j.schedule_version, j.fire_time, j.batch_id
+            j.schedule_id, j.schedule_version, j.fire_time, j.batch_id, j.created_at
 ), attempt AS (
   INSERT INTO attempts (job_id, number, status, worker_id, started_at, lease_expires_at)
   SELECT id, attempt_count, 'RUNNING', %(worker_id)s, now(),
@@ -102,6 +102,8 @@ WITH lanes AS MATERIALIZED (
 SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS number,
        c.max_attempts, c.timeout_seconds, c.cancel_requested, c.project, c.queue,
        extract(epoch FROM now() - c.run_at)::float8 AS claim_lag_seconds,
+       -- created → started (cronplane_job_wait_seconds, observed on a job's first attempt)
+       extract(epoch FROM now() - c.created_at)::float8 AS wait_seconds,
        -- what the attempt's process span links to and names (observability/tracing.py)
        c.trace_context, c.schedule_id, c.schedule_version, c.fire_time,
        -- a batch job's attempt may be given a job token (security/job_tokens.py)

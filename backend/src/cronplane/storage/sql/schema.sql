@@ -90,10 +90,10 @@ CREATE FUNCTION public.jobs_counts_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
         BEGIN
-          INSERT INTO job_status_counts AS c (project, status, slot, count)
-          SELECT project, status, pg_backend_pid() % 64, -count(*) FROM old_rows
-           GROUP BY project, status ORDER BY project, status
-          ON CONFLICT (project, status, slot) DO UPDATE SET count = c.count + excluded.count;
+          INSERT INTO job_status_counts AS c (project, queue, status, slot, count)
+          SELECT project, queue, status, pg_backend_pid() % 64, -count(*) FROM old_rows
+           GROUP BY project, queue, status ORDER BY project, queue, status
+          ON CONFLICT (project, queue, status, slot) DO UPDATE SET count = c.count + excluded.count;
           RETURN NULL;
         END
         $$;
@@ -102,10 +102,10 @@ CREATE FUNCTION public.jobs_counts_insert() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
         BEGIN
-          INSERT INTO job_status_counts AS c (project, status, slot, count)
-          SELECT project, status, pg_backend_pid() % 64, count(*) FROM new_rows
-           GROUP BY project, status ORDER BY project, status
-          ON CONFLICT (project, status, slot) DO UPDATE SET count = c.count + excluded.count;
+          INSERT INTO job_status_counts AS c (project, queue, status, slot, count)
+          SELECT project, queue, status, pg_backend_pid() % 64, count(*) FROM new_rows
+           GROUP BY project, queue, status ORDER BY project, queue, status
+          ON CONFLICT (project, queue, status, slot) DO UPDATE SET count = c.count + excluded.count;
           RETURN NULL;
         END
         $$;
@@ -114,15 +114,15 @@ CREATE FUNCTION public.jobs_counts_update() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
         BEGIN
-          INSERT INTO job_status_counts AS c (project, status, slot, count)
-          SELECT project, status, pg_backend_pid() % 64, sum(delta) FROM (
-            SELECT n.project, n.status, 1 AS delta FROM new_rows n JOIN old_rows o USING (id)
-             WHERE n.status <> o.status OR n.project <> o.project
+          INSERT INTO job_status_counts AS c (project, queue, status, slot, count)
+          SELECT project, queue, status, pg_backend_pid() % 64, sum(delta) FROM (
+            SELECT n.project, n.queue, n.status, 1 AS delta FROM new_rows n JOIN old_rows o USING (id)
+             WHERE n.status <> o.status OR n.project <> o.project OR n.queue <> o.queue
             UNION ALL
-            SELECT o.project, o.status, -1 FROM new_rows n JOIN old_rows o USING (id)
-             WHERE n.status <> o.status OR n.project <> o.project
-          ) changes GROUP BY project, status HAVING sum(delta) <> 0 ORDER BY project, status
-          ON CONFLICT (project, status, slot) DO UPDATE SET count = c.count + excluded.count;
+            SELECT o.project, o.queue, o.status, -1 FROM new_rows n JOIN old_rows o USING (id)
+             WHERE n.status <> o.status OR n.project <> o.project OR n.queue <> o.queue
+          ) changes GROUP BY project, queue, status HAVING sum(delta) <> 0 ORDER BY project, queue, status
+          ON CONFLICT (project, queue, status, slot) DO UPDATE SET count = c.count + excluded.count;
 
           INSERT INTO job_throughput AS t (project, minute, slot, succeeded, failed)
           SELECT n.project, date_trunc('minute', now()), pg_backend_pid() % 64,
@@ -643,7 +643,8 @@ CREATE TABLE public.job_status_counts (
     status text NOT NULL,
     slot smallint NOT NULL,
     count bigint DEFAULT 0 NOT NULL,
-    project text DEFAULT 'default'::text NOT NULL
+    project text DEFAULT 'default'::text NOT NULL,
+    queue text DEFAULT 'default'::text NOT NULL
 );
 
 CREATE TABLE public.job_throughput (
@@ -1061,7 +1062,7 @@ ALTER TABLE ONLY public.job_dependencies
     ADD CONSTRAINT pk_job_dependencies PRIMARY KEY (upstream_id, job_id);
 
 ALTER TABLE ONLY public.job_status_counts
-    ADD CONSTRAINT pk_job_status_counts PRIMARY KEY (project, status, slot);
+    ADD CONSTRAINT pk_job_status_counts PRIMARY KEY (project, queue, status, slot);
 
 ALTER TABLE ONLY public.job_throughput
     ADD CONSTRAINT pk_job_throughput PRIMARY KEY (project, minute, slot);

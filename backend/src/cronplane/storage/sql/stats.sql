@@ -54,7 +54,9 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
                  GROUP BY g.minute) g) m;
 
 -- name: stats_snapshot
--- The part of stats_dashboard that /metrics reads at scrape time.
+-- The part of stats_dashboard that /metrics reads at scrape time, plus the queues: depth by
+-- (project, queue, status) from the same counter slots (per queue since migration 0031), and the
+-- queues' own few rows (paused, concurrency limit). Nothing here reads jobs.
 SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts
                  GROUP BY status) c) AS counts,
@@ -64,4 +66,11 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
          WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader,
        (SELECT json_build_object('missing', coalesce(sum(missing), 0),
                                  'duplicate', coalesce(sum(duplicate), 0))
-          FROM fire_checks) AS fire_checks;
+          FROM fire_checks) AS fire_checks,
+       (SELECT coalesce(json_agg(json_build_array(project, queue, status, n)), '[]')
+          FROM (SELECT project, queue, status, sum(count)::bigint AS n FROM job_status_counts
+                 WHERE status IN ('WAITING', 'PENDING', 'RUNNING')
+                 GROUP BY project, queue, status HAVING sum(count) <> 0) d) AS queue_depth,
+       (SELECT coalesce(json_agg(json_build_array(project, name, paused, concurrency_limit)
+                                 ORDER BY project, name), '[]')
+          FROM queues) AS queues;
