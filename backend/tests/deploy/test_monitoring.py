@@ -33,6 +33,10 @@ DASHBOARD_METRICS = (
     "cronplane_queue_jobs",
     "cronplane_queue_limit_saturation",
     "cronplane_queue_claim_latency_seconds",
+    "cronplane_job_wait_seconds",
+    "cronplane_attempt_duration_seconds",
+    "cronplane_leader_present",
+    "cronplane_queue_paused",
 )
 # Exported too, and fine to chart, but not required on the dashboard.
 OTHER_METRICS = ("cronplane_state_up",)
@@ -69,8 +73,44 @@ def test_prometheus_config_passes_promtool(tmp_path: Path) -> None:
     token.write_text("t" * 64)
     config = tmp_path / "prometheus.yml"
     config.write_text((REPO / "deploy/monitoring/prometheus.yml").read_text()
-                      .replace("/run/secrets/cronplane_metrics_token", str(token)))
+                      .replace("/run/secrets/cronplane_metrics_token", str(token))
+                      .replace("/etc/prometheus/alerts.yml", str(ALERTS)))
     assert_ok(run([promtool, "check", "config", str(config)]), "promtool check config")
+
+
+ALERTS = REPO / "deploy/monitoring/alerts.yml"
+ALERT_NAMES = {"CronplaneNoLeader", "CronplaneClusterStateUnreadable", "CronplaneJobsDying",
+               "CronplaneQueueWaitHigh"}
+
+
+def test_alert_rules_pass_promtool_and_fire_on_their_unit_tests() -> None:
+    promtool = require_tool("promtool", "make system-deps (Debian: apt-get install prometheus)")
+    assert_ok(run([promtool, "check", "rules", str(ALERTS)]), "promtool check rules")
+    assert_ok(run([promtool, "test", "rules",
+                   str(REPO / "backend/tests/deploy/alerts_test.yml")]), "promtool test rules")
+    rules = [rule for group in load_yaml("deploy/monitoring/alerts.yml")["groups"]
+             for rule in group["rules"]]
+    assert {rule["alert"] for rule in rules} == ALERT_NAMES
+
+
+def test_compose_prometheus_loads_the_alert_rules() -> None:
+    prometheus = load_yaml("docker-compose.yml")["services"]["prometheus"]
+    assert "./deploy/monitoring/alerts.yml:/etc/prometheus/alerts.yml:ro" in prometheus["volumes"]
+    assert load_yaml("deploy/monitoring/prometheus.yml")["rule_files"] == [
+        "/etc/prometheus/alerts.yml"]
+
+
+def test_alerts_query_only_exported_metrics() -> None:
+    text = "\n".join(rule["expr"] for group in load_yaml("deploy/monitoring/alerts.yml")["groups"]
+                     for rule in group["rules"])
+    used = {re.sub(r"_(bucket|sum|count)$", "", name) for name in re.findall(r"\bcronplane_\w+", text)}
+    unknown = used - {*DASHBOARD_METRICS, *OTHER_METRICS}
+    assert not unknown, f"alerts query metrics the dashboard list does not name: {unknown}"
+
+
+def test_the_dashboard_is_also_at_deploy_grafana() -> None:
+    linked = REPO / "deploy/grafana/cronplane.json"
+    assert linked.resolve() == DASHBOARD.resolve(), "one dashboard, two paths (a symlink)"
 
 
 def test_grafana_dashboard_covers_every_cronplane_metric() -> None:
