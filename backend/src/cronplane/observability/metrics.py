@@ -166,7 +166,7 @@ class ClusterState:
     # (project, queue, pending, running, concurrency_limit) per queue
     queues: Sequence[tuple[str, str, int, int, int | None]] = ()
     # (project, queue, status) → jobs, for WAITING/PENDING/RUNNING, from the trigger-kept
-    # counters (migration 0033): a scrape never counts jobs.
+    # counters (migration 0034): a scrape never counts jobs.
     queue_depth: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     # (project, queue) of the paused queues.
     paused_queues: Sequence[tuple[str, str]] = ()

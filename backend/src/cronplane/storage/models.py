@@ -874,7 +874,7 @@ class JobStatusCount(Base):
 
     # Per project (migration 0017): a caller who sees some projects sums only theirs.
     project: Mapped[str] = mapped_column(Text, primary_key=True, server_default=text("'default'"))
-    # Per queue (migration 0033): /metrics reads queue depth from here, never from jobs.
+    # Per queue (migration 0034): /metrics reads queue depth from here, never from jobs.
     queue: Mapped[str] = mapped_column(Text, primary_key=True, server_default=text("'default'"))
     status: Mapped[str] = mapped_column(Text, primary_key=True)
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)

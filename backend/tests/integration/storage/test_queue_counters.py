@@ -1,4 +1,4 @@
-"""The per-queue job counters (migration 0033) equal a count over jobs after every kind of
+"""The per-queue job counters (migration 0034) equal a count over jobs after every kind of
 statement (insert, claim-like updates, a move to another queue or project, a purge), and the
 statement /metrics runs at scrape time reads counters and small tables, never ``jobs``."""
 

@@ -55,7 +55,7 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
 
 -- name: stats_snapshot
 -- The part of stats_dashboard that /metrics reads at scrape time, plus the queues: depth by
--- (project, queue, status) from the same counter slots (per queue since migration 0033), and the
+-- (project, queue, status) from the same counter slots (per queue since migration 0034), and the
 -- queues' own few rows (paused, concurrency limit). Nothing here reads jobs.
 SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM (SELECT status, sum(count)::bigint AS n FROM job_status_counts

@@ -1,8 +1,8 @@
 # ruff: noqa: S608 - fixed SQL text of a migration, no input
 """metrics: job counters per queue too, so a scrape's queue depth reads counters, not jobs
 
-Revision ID: 0033
-Revises: 0032
+Revision ID: 0034
+Revises: 0033
 Create Date: 2026-12-06 00:30:00
 
 ``cronplane_queue_jobs{project, queue, status}`` was counted from jobs on every scrape (every
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0033"
-down_revision: str | None = "0032"
+revision: str = "0034"
+down_revision: str | None = "0033"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
