@@ -18,9 +18,9 @@ export function scopedProject(): string | null {
 }
 
 // `secrets`: a project's secret names (the API answers one project's; `default` without it).
-const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues|notification-channels|secrets)$/;
+const LISTS = /^\/api\/v1\/(jobs|jobs\/count|schedules|audit|stats|queues|notification-channels|secrets|batches)$/;
 const BULK = /^\/api\/v1\/jobs\/bulk\/(cancel|retry)$/;
-const CREATES = /^\/api\/v1\/(jobs|schedules|notification-channels)$/;
+const CREATES = /^\/api\/v1\/(jobs|schedules|notification-channels|batches)$/;
 
 async function withBody(request: Request, change: (body: Record<string, unknown>) => boolean): Promise<Request> {
   let body: unknown;

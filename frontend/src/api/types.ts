@@ -14,6 +14,9 @@ export type Schedule = Schemas['Schedule'];
 export type ScheduleCreate = Schemas['ScheduleCreate'];
 export type ScheduleUpdate = Schemas['ScheduleUpdate'];
 export type Job = Schemas['Job'];
+/** Jobs created together with a callback (`GET /batches/{id}`): counts per status and `state`. */
+export type Batch = Schemas['Batch'];
+export type BatchState = Batch['state'];
 export type JobDetail = Schemas['JobDetail'];
 export type JobStatus = Job['status'];
 export type JobCreate = Schemas['JobCreate'];
@@ -49,5 +52,6 @@ export type ScheduleAlerts = Schemas['Alerts'];
 export type ScheduleHealthInfo = Schemas['Health'];
 export type HealthState = ScheduleHealthInfo['state'];
 
-export const JOB_STATUSES: JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
+/** WAITING first: a job waits for its dependencies before it is PENDING. */
+export const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

@@ -27,6 +27,7 @@ const NAV: { to: string; label: string; operation: GatedOperation; instance?: bo
   { to: '/jobs', label: 'Jobs', operation: 'listJobs' },
   { to: '/schedules', label: 'Schedules', operation: 'listSchedules' },
   { to: '/queues', label: 'Queues', operation: 'listQueues' },
+  { to: '/batches', label: 'Batches', operation: 'listBatches' },
   { to: '/projects', label: 'Projects', operation: 'listProjects' },
   { to: '/audit', label: 'Audit', operation: 'listAudit' },
   { to: '/notifications', label: 'Notifications', operation: 'listNotificationChannels' },

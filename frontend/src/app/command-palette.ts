@@ -7,6 +7,8 @@ export const ACTIONS: Command[] = [
   { id: 'go-dashboard', label: 'Go to dashboard', hint: 'page', to: '/', role: 'VIEWER' },
   { id: 'go-jobs', label: 'Go to jobs', hint: 'page', to: '/jobs', role: 'VIEWER' },
   { id: 'go-schedules', label: 'Go to schedules', hint: 'page', to: '/schedules', role: 'VIEWER' },
+  { id: 'go-batches', label: 'Go to batches', hint: 'page', to: '/batches', role: 'VIEWER' },
+  { id: 'waiting-jobs', label: 'Show waiting jobs', hint: 'filter', to: '/jobs?status=WAITING', role: 'VIEWER' },
   { id: 'failed-jobs', label: 'Show dead jobs', hint: 'filter', to: '/jobs?status=DEAD', role: 'VIEWER' },
   { id: 'running-jobs', label: 'Show running jobs', hint: 'filter', to: '/jobs?status=RUNNING', role: 'VIEWER' },
   { id: 'new-job', label: 'New job', hint: 'action', to: '/jobs/new', role: 'OPERATOR' },

@@ -23,6 +23,8 @@ const ScheduleDetailPage = page(() => import('../features/schedules/ScheduleDeta
 const SchedulesPage = page(() => import('../features/schedules/SchedulesPage'), 'SchedulesPage');
 const UsersPage = page(() => import('../features/users/UsersPage'), 'UsersPage');
 const QueuesPage = page(() => import('../features/queues/QueuesPage'), 'QueuesPage');
+const BatchesPage = page(() => import('../features/batches/BatchesPage'), 'BatchesPage');
+const BatchDetailPage = page(() => import('../features/batches/BatchDetailPage'), 'BatchDetailPage');
 const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'ProjectsPage');
 const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
 const NotificationsPage = page(() => import('../features/notifications/NotificationsPage'), 'NotificationsPage');
@@ -146,6 +148,8 @@ export const routes: RouteObject[] = [
           { path: 'schedules/:id', element: <ScheduleDetailPage /> },
           { path: 'schedules/:id/edit', element: <EditSchedulePage CronField={CronBuilder} /> },
           { path: 'queues', element: <QueuesPage /> },
+          { path: 'batches', element: <BatchesPage /> },
+          { path: 'batches/:id', element: <BatchDetailPage /> },
           { path: 'projects', element: <ProjectsPage /> },
           { path: 'projects/:slug', element: <ProjectDetailPage /> },
           { path: 'audit', element: <AuditPage /> },

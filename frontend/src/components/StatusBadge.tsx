@@ -1,6 +1,7 @@
 import { Badge } from '@mantine/core';
 
 const COLORS: Record<string, string> = {
+  WAITING: 'violet',
   PENDING: 'gray',
   RUNNING: 'blue',
   SUCCEEDED: 'green',

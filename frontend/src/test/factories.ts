@@ -5,7 +5,7 @@
  */
 import type { components } from '../api/schema';
 import type {
-  Attempt, AuditEvent, AuditVerify, ChaosExperiment, CronDescription, Handler, Identity, Job, JobDetail, Me, Persona,
+  Attempt, AuditEvent, AuditVerify, Batch, ChaosExperiment, CronDescription, Handler, Identity, Job, JobDetail, Me, Persona,
   Schedule, Stats, User,
 } from '../api/types';
 
@@ -18,6 +18,14 @@ export function aJob(overrides: Partial<Job> = {}): Job {
     idempotency_key: null, requested_by: null, cancel_requested: false, result: null, error: null,
     created_at: AT, started_at: null, finished_at: null, project: 'default', queue: 'default',
     concurrency_key: null, rerun_of: null,
+    ...overrides,
+  };
+}
+
+export function aBatch(overrides: Partial<Batch> = {}): Batch {
+  return {
+    id: 1, project: 'default', created_by: 'alice', created_at: AT, finished_at: null, callback_job_id: null,
+    total: 0, waiting: 0, pending: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, state: 'running',
     ...overrides,
   };
 }

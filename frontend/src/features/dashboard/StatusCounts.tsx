@@ -13,7 +13,7 @@ export function StatusCounts({ counts: all, heldByWorkers, deliveries = {} }: { 
   const running = counts.RUNNING ?? 0;
   const unaccounted = heldByWorkers !== undefined && running > heldByWorkers;
   return (
-    <SimpleGrid cols={{ base: 2, sm: 5 }}>
+    <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }}>
       {JOB_STATUSES.map((s) => (
         <Paper key={s} withBorder p="sm">
           <Anchor component={Link} to={`/jobs?status=${s}`} size="xs" c="dimmed" tt="uppercase">

@@ -27,7 +27,7 @@ export function JobDetailPage() {
     <Stack>
       <PageHeader title={`Job #${id}`}>
         {j && <RerunDialog key={j.id} job={j} />}
-        {j && (j.status === 'PENDING' || j.status === 'RUNNING') && (
+        {j && (j.status === 'WAITING' || j.status === 'PENDING' || j.status === 'RUNNING') && (
           <ConfirmButton
             operation="cancelJob"
             color="red"
@@ -87,6 +87,13 @@ export function JobDetailPage() {
                       <ScheduleLink id={j.schedule_id} name={j.schedule_name} deleted={j.schedule_deleted} />
                       {j.schedule_id && j.schedule_version ? ` (version ${j.schedule_version})` : ''}
                     </Row>
+                    {j.batch_id && (
+                      <Row label="Batch">
+                        <Anchor component={Link} to={`/batches/${j.batch_id}`}>
+                          #{j.batch_id}
+                        </Anchor>
+                      </Row>
+                    )}
                     <Row label="Priority">{j.priority}</Row>
                     <Row label="Attempts">
                       {attemptCountText(j.attempt_count, j.max_attempts, j.attempts)}
