@@ -43,6 +43,7 @@ from cronplane.client.models import (
     QueueUpdate,
     Rollback,
     Schedule,
+    ScheduleChain,
     ScheduleCreate,
     ScheduleList,
     SchedulePause,
@@ -235,6 +236,11 @@ class Cronplane:
         """The fire ledger: one explanation per fire time."""
         return cast(FireLedger, self._http.request("GET", f"/schedules/{schedule_id}/fires",
                                                    query=window).body)
+
+    @operation("GET", "/schedules/{schedule_id}/chain")
+    def schedule_chain(self, schedule_id: int) -> ScheduleChain:
+        """The schedule's upstream and downstream schedules, each with its latest fire."""
+        return cast(ScheduleChain, self._http.request("GET", f"/schedules/{schedule_id}/chain").body)
 
     @operation("GET", "/schedules/{schedule_id}/versions")
     def schedule_versions(self, schedule_id: int) -> list[ScheduleVersion]:

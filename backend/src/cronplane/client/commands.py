@@ -260,6 +260,40 @@ def schedules_resume(api: ApiClient, schedule_id: int) -> Any:
     return schedule, f"schedule #{schedule['id']} {schedule['name']} resumed"
 
 
+def _fire_text(fire: dict[str, Any] | None) -> str:
+    if not fire or "outcome" not in fire:
+        return "no fire yet"
+    job = f" job #{fire['job_id']} {fire['job_status']}" if fire.get("job_id") else ""
+    reason = f" — {fire['reason']}" if fire.get("reason") else ""
+    return f"{fire['fire_time']} {fire['outcome']}{job}{reason}"
+
+
+def _chain_lines(chain: dict[str, Any]) -> str:
+    lines = [f"schedule #{chain['id']} {chain['name']}: {_fire_text(chain.get('last_fire'))}"]
+    for side, arrow in (("upstream", "waits on"), ("downstream", "waited on by")):
+        links = chain.get(side) or []
+        if not links:
+            lines.append(f"  {arrow}: none")
+        for link in links:
+            state = " (paused)" if link.get("paused") else " (deleted)" if link.get("deleted") else ""
+            rule = ""
+            if side == "upstream":
+                rule = f" [{link.get('run_when') or 'succeeded'}"
+                rule += f", wait {link['wait_seconds']} s]" if link.get("wait_seconds") else "]"
+            lines.append(f"  {arrow} #{link['id']} {link['name']}{state}{rule}: "
+                         f"{_fire_text(link.get('last_fire'))}")
+    return "\n".join(lines)
+
+
+@schedules.command("chain")
+@click.argument("schedule_id", type=int)
+@remote
+def schedules_chain(api: ApiClient, schedule_id: int) -> Any:
+    """The schedule's chain: its upstream and downstream schedules with their last fire."""
+    chain = api.request("GET", f"/schedules/{schedule_id}/chain").body
+    return chain, _chain_lines(chain)
+
+
 @click.command("usage")
 @click.option("--project", required=True, help="Project slug (you need its ADMIN role).")
 @click.option("--from", "start", default=None,
