@@ -9,6 +9,7 @@ import { PayloadEditor } from '../../components/PayloadEditor';
 import { examplePayload, type JsonSchema } from '../../lib/json-schema';
 import { useNotificationChannelNames } from './api/list-notification-channels';
 import { validateScheduleForm, type ScheduleFormErrors, type ScheduleFormValues } from './schedule-form';
+import { UpstreamEditor } from './UpstreamEditor';
 
 export interface ScheduleFormProps {
   initial: ScheduleFormValues;
@@ -19,9 +20,11 @@ export interface ScheduleFormProps {
   onSubmit: (values: ScheduleFormValues) => void;
   /** Projects the schedule may be created in (creation only; an edit keeps its project). */
   projectChoices?: string[];
+  /** The schedule being edited (absent when creating): it cannot be its own upstream. */
+  scheduleId?: number;
 }
 
-export function ScheduleForm({ initial, CronField, submitLabel, pending, error, onSubmit, projectChoices }: ScheduleFormProps) {
+export function ScheduleForm({ initial, CronField, submitLabel, pending, error, onSubmit, projectChoices, scheduleId }: ScheduleFormProps) {
   const handlers = useHandlers();
   const queues = useQueues();
   const channels = useNotificationChannelNames();
@@ -152,6 +155,7 @@ export function ScheduleForm({ initial, CronField, submitLabel, pending, error, 
             searchable
           />
         </Paper>
+        <UpstreamEditor value={v.upstream} onChange={(rows) => set('upstream', rows)} project={v.project} selfId={scheduleId} error={errors.upstream} />
         <ErrorAlert error={error} hideFields />
         {submitted && Object.keys(local).length > 0 && (
           <Text c="red" size="sm" role="alert">

@@ -85,6 +85,7 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
           <ScheduleForm
             key={`${schedule.data.id}:${formKey}`}
             initial={formFromSchedule(schedule.data)}
+            scheduleId={schedule.data.id}
             CronField={CronField}
             submitLabel="Save schedule"
             pending={update.isPending}

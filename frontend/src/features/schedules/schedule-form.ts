@@ -3,6 +3,13 @@ import { checkCron } from '../../lib/cron-syntax';
 import { checkPayloadText, type JsonSchema } from '../../lib/json-schema';
 import { isValidTimeZone, viewerTimeZone } from '../../lib/time';
 
+/** One upstream schedule of a chain, as the form edits it ('' while not chosen / no limit). */
+export interface UpstreamRow {
+  schedule: number | '';
+  run_when: 'succeeded' | 'finished';
+  wait_seconds: number | string;
+}
+
 export interface ScheduleFormValues {
   name: string;
   description: string;
@@ -26,6 +33,8 @@ export interface ScheduleFormValues {
   max_runtime_seconds: number | string;
   no_success_within_seconds: number | string;
   notify: string[];
+  /** Schedules whose fires this one waits on (a chain). */
+  upstream: UpstreamRow[];
 }
 
 const ALERT_LIMIT = 366 * 86400;
@@ -52,6 +61,7 @@ export function emptyScheduleForm(): ScheduleFormValues {
     max_runtime_seconds: '',
     no_success_within_seconds: '',
     notify: [],
+    upstream: [],
   };
 }
 
@@ -77,6 +87,7 @@ export function formFromSchedule(s: Schedule): ScheduleFormValues {
     max_runtime_seconds: s.alerts.max_runtime_seconds ?? '',
     no_success_within_seconds: s.alerts.no_success_within_seconds ?? '',
     notify: [...s.notify],
+    upstream: (s.upstream ?? []).map((u) => ({ schedule: u.schedule, run_when: u.run_when ?? 'succeeded', wait_seconds: u.wait_seconds ?? '' })),
   };
 }
 
@@ -107,6 +118,11 @@ export function validateScheduleForm(v: ScheduleFormValues, payloadSchema?: Json
     errors.consecutive_failures = 'A whole number of runs from 2 to 50 (or empty: off)';
   for (const k of ['max_lateness_seconds', 'max_runtime_seconds', 'no_success_within_seconds'] as const)
     if (v[k] !== '' && !intIn(v[k], 1, ALERT_LIMIT)) errors[k] = 'A whole number of seconds, at least 1 (or empty: off)';
+  const chosen = v.upstream.map((u) => u.schedule);
+  if (chosen.some((u) => u === '')) errors.upstream = 'Choose a schedule for every upstream row (or remove the row)';
+  else if (new Set(chosen).size !== chosen.length) errors.upstream = 'An upstream schedule is listed twice';
+  else if (v.upstream.some((u) => u.wait_seconds !== '' && !intIn(u.wait_seconds, 1, ALERT_LIMIT)))
+    errors.upstream = 'Wait: a whole number of seconds, at least 1 (or empty: until the next fire)';
   return errors;
 }
 
@@ -134,6 +150,7 @@ export function toScheduleBody(v: ScheduleFormValues): ScheduleCreate {
       no_success_within_seconds: orNull(v.no_success_within_seconds),
     },
     notify: v.notify,
+    upstream: v.upstream.map((u) => ({ schedule: Number(u.schedule), run_when: u.run_when, wait_seconds: orNull(u.wait_seconds) })),
   };
 }
 
