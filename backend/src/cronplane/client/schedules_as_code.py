@@ -24,11 +24,11 @@ from cronplane.domain.firing import Misfire, Overlap
 # defaults for a new schedule, see management/schedules.py).
 FIELDS = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
           "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
-          "alerts", "notify")
+          "alerts", "notify", "upstream")
 DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
                             "priority": 0, "max_attempts": 3, "timeout_seconds": None,
                             "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default", "alerts": {}, "notify": []}
+                            "queue": "default", "alerts": {}, "notify": [], "upstream": []}
 # An alert the file leaves out is off; the server answers with every rule, so both sides are
 # compared with the missing rules filled in.
 ALERT_DEFAULTS: dict[str, Any] = {"on_failure": False, "consecutive_failures": None,
@@ -56,6 +56,9 @@ class Change:
     schedule_id: int | None = None
     version: int | None = None
     body: dict[str, Any] = field(default_factory=dict)
+    # Live schedule ids by name in the project (shared by a plan's changes): ``upstream`` names
+    # schedules in a file and ids on the server; execute resolves names made by its own creates.
+    known: dict[str, int] = field(default_factory=dict)
 
 
 def canonical_cron(text: str) -> str:
@@ -100,8 +103,33 @@ def load(text: str, source: str, project: str | None) -> Desired:
         if name in seen:
             raise FileError(f"{where}: the name {name!r} is used twice")
         seen.add(name)
+        _check_upstream(item.get("upstream"), where)
         schedules.append({**DEFAULTS, **item, "name": name})
     return Desired(chosen, schedules)
+
+
+def _check_upstream(value: Any, where: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(
+            isinstance(u, dict) and isinstance(u.get("schedule"), str) and u["schedule"]
+            and not set(u) - {"schedule", "run_when", "wait_seconds"} for u in value):
+        raise FileError(f"{where}: upstream must be a list of {{schedule: <name>, run_when?, "
+                        f"wait_seconds?}}")
+
+
+def _upstream_by_name(value: Any, names: dict[int, str]) -> list[dict[str, Any]]:
+    """``upstream`` as a file says it: schedules by name, rules only when not the default."""
+    out = []
+    for u in value or []:
+        ref = u.get("schedule")
+        item: dict[str, Any] = {"schedule": names.get(ref, ref) if isinstance(ref, int) else ref}
+        if u.get("run_when") not in (None, "succeeded"):
+            item["run_when"] = u["run_when"]
+        if u.get("wait_seconds") is not None:
+            item["wait_seconds"] = u["wait_seconds"]
+        out.append(item)
+    return out
 
 
 def _comparable(key: str, value: Any) -> Any:
@@ -122,8 +150,13 @@ def _exported(key: str, value: Any) -> Any:
 def plan(desired: Desired, current: Iterable[dict[str, Any]], *, prune: bool) -> list[Change]:
     live = {s["name"]: s for s in current
             if s.get("deleted_at") is None and s.get("project", DEFAULT_PROJECT) == desired.project}
+    known = {name: int(s["id"]) for name, s in live.items()}
+    names = {i: name for name, i in known.items()}
+    live = {name: {**s, "upstream": _upstream_by_name(s.get("upstream"), names)}
+            for name, s in live.items()}
     changes: list[Change] = []
-    for wanted in desired.schedules:
+    for in_file in desired.schedules:
+        wanted = {**in_file, "upstream": _upstream_by_name(in_file.get("upstream"), names)}
         name = wanted["name"]
         existing = live.pop(name, None)
         if existing is None:
@@ -143,6 +176,8 @@ def plan(desired: Desired, current: Iterable[dict[str, Any]], *, prune: bool) ->
     if prune:
         changes.extend(Change("delete", name, schedule_id=s["id"])
                        for name, s in sorted(live.items()))
+    for change in changes:
+        change.known = known
     return changes
 
 
@@ -166,15 +201,34 @@ def render(changes: list[Change]) -> list[str]:
 
 
 def execute(client: ApiClient, changes: list[Change]) -> None:
+    """Creates and updates first without ``upstream``, then ``upstream`` (names resolved to ids,
+    including the schedules just created), so a file may name an upstream it creates."""
+    known: dict[str, int] = dict(changes[0].known) if changes else {}
+    chained: list[tuple[Change, int, int | None]] = []
     for change in changes:
+        body = {k: v for k, v in change.body.items() if k != "upstream"}
         if change.kind == "create":
-            client.request("POST", "/schedules", change.body)
+            made = client.request("POST", "/schedules", body).body
+            known[change.name] = int(made["id"])
+            if change.body.get("upstream"):
+                chained.append((change, int(made["id"]), made.get("version")))
         elif change.kind == "update":
-            # If-Match: a schedule edited since we read it is refused (412), not overwritten.
-            client.request("PATCH", f"/schedules/{change.schedule_id}", change.body,
-                           headers={"If-Match": f'"{change.version}"'})
+            version = change.version
+            if body:
+                # If-Match: a schedule edited since we read it is refused (412), not overwritten.
+                version = client.request("PATCH", f"/schedules/{change.schedule_id}", body,
+                                         headers={"If-Match": f'"{change.version}"'}
+                                         ).body.get("version")
+            if "upstream" in change.body:
+                assert change.schedule_id is not None
+                chained.append((change, change.schedule_id, version))
         else:
             client.request("DELETE", f"/schedules/{change.schedule_id}")
+    for change, schedule_id, version in chained:
+        upstream = [{**u, "schedule": known.get(u["schedule"], u["schedule"])}
+                    for u in change.body["upstream"]]
+        client.request("PATCH", f"/schedules/{schedule_id}", {"upstream": upstream},
+                       headers={"If-Match": f'"{version}"'} if version is not None else None)
 
 
 def export(current: Iterable[dict[str, Any]], project: str | None, fmt: str = "yaml") -> str:
@@ -190,8 +244,12 @@ def export(current: Iterable[dict[str, Any]], project: str | None, fmt: str = "y
 def export_document(current: Iterable[dict[str, Any]], project: str | None) -> dict[str, Any]:
     """``{project?, schedules: [...]}`` as ``export`` writes it."""
     wanted = project or DEFAULT_PROJECT
+    current = list(current)
+    names = {int(s["id"]): s["name"] for s in current if s.get("deleted_at") is None}
     schedules = []
-    for s in sorted(current, key=lambda s: s["name"]):
+    for raw in sorted(current, key=lambda s: s["name"]):
+        s = {**raw, "upstream": _upstream_by_name(raw["upstream"], names)} if "upstream" in raw \
+            else raw
         if s.get("deleted_at") is not None or s.get("project", DEFAULT_PROJECT) != wanted:
             continue
         item = {key: _exported(key, s[key]) for key in FIELDS
