@@ -145,3 +145,20 @@ def test_a_stale_leader_evaluates_nothing(world) -> None:
     store = HealthStore(db)
     with pytest.raises(FencedOut):
         store.evaluate("someone-else", 999, lambda row: pytest.fail("evaluated"))
+
+
+def test_a_chain_waiting_past_its_lateness_limit_is_late(world) -> None:
+    # Issue 44: the upstream's runs sit in a paused queue, so each downstream fire stays WAITING
+    # on its upstream fire; past max_lateness_seconds that is one schedule.late edge.
+    db, clients, _health_evaluator = world
+    assert clients.admin.patch("/api/v1/queues/default/held",
+                               json={"paused": True}).status_code == 200
+    upstream = _schedule(clients, queue="held")
+    downstream = _schedule(clients, alerts={"max_lateness_seconds": 1},
+                           upstream=[{"schedule": upstream["id"], "wait_seconds": 3600}])
+    sid = downstream["id"]
+    wait_until(lambda: _health(clients, sid)["state"] == "late", 15, "a waiting chain is late")
+    assert ("schedule.alert.firing", "late") in _edges(db, sid)
+    waiting = query(db, "SELECT count(*) AS n FROM jobs WHERE schedule_id = %s "
+                        "AND status = 'WAITING'", sid)[0]["n"]
+    assert waiting >= 1, "its fires wait on the held upstream's"
