@@ -108,6 +108,7 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             promote: dict[str, list[float]] = {a: [] for a in ACTIONS}
             resume: dict[str, list[float]] = {a: [] for a in ACTIONS}
             api_back: dict[str, list[float]] = {a: [] for a in ACTIONS}
+            no_answer: dict[str, list[float]] = {a: [] for a in ACTIONS}
             for round_ in range(ROUNDS):
                 action = ACTIONS[round_ % len(ACTIONS)]
                 wait_until(patroni.healthy, 180,
@@ -129,10 +130,11 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
                 back = wait_until(lambda p=promoted: load.first_ok_after(p), 60,
                                   f"a 2xx from the API after {action}", step=0.05)
                 api_back[action].append(back)
+                no_answer[action].append(load.outage_after(broke))
                 print(f"[ha] round {round_ + 1}/{ROUNDS} {action} {old.name}→{new.name}: "
                       f"promoted after {promote[action][-1]:.2f} s, first job completed "
-                      f"{resume[action][-1]:.2f} s and first 2xx {back:.2f} s after that",
-                      flush=True)
+                      f"{resume[action][-1]:.2f} s and first 2xx {back:.2f} s after that; "
+                      f"no 2xx answer for {no_answer[action][-1]:.2f} s", flush=True)
             wait_until(patroni.healthy, 180, "the cluster to heal after the last round", step=0.2)
             acknowledged = load.stop()
 
@@ -150,11 +152,13 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             print(f"\n[ha] {ROUNDS} rounds through PgBouncer "
                   f"({', '.join(f'{n} {a}' for a, n in Counter(ACTIONS[r % 3] for r in range(ROUNDS)).items())}); "
                   f"{len(acknowledged)} jobs acknowledged, 0 lost; answers {answers}; "
+                  f"slowest answer {load.slowest():.2f} s; "
                   f"audit verify ok={verify.json().get('ok')}")
             for action in ACTIONS:
                 print(f"[ha] {action}: Patroni promoted in {_spread(promote[action])}; "
                       f"new primary → first job completed {_spread(resume[action])}; "
-                      f"→ first 2xx {_spread(api_back[action])}")
+                      f"→ first 2xx {_spread(api_back[action])}; no 2xx answer for "
+                      f"{_spread(no_answer[action])}")
             assert not failures, f"answers the contract forbids: {failures[:10]}; {answers}"
             assert not missing, f"fire times missing from the ledger: {missing[:10]}"
             assert verify.json().get("ok") is True, verify.text

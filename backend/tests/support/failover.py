@@ -15,6 +15,7 @@ system-deps``; ``CRONPLANE_PG_BIN`` names another), run as the
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -301,6 +302,23 @@ class ApiLoad:
         """Seconds from ``moment`` to the end of the first 2xx answer to a request sent after it."""
         oks = [a.at + a.seconds for a in self.since(moment) if 200 <= a.status < 300]
         return min(oks) - moment if oks else None
+
+    def outage_after(self, moment: float) -> float:
+        """The service interruption a client saw around ``moment``: the longest time without a
+        2xx answer, from the last one before ``moment`` through the ones since. It counts both
+        kinds of waiting: 503s, and requests held (PgBouncer queues clients while it has no
+        server) that then succeed."""
+        with self._lock:
+            done = sorted(a.at + a.seconds for a in self.answers if 200 <= a.status < 300)
+        before = [t for t in done if t <= moment]
+        points = [before[-1] if before else moment] + [t for t in done if t > moment]
+        if len(points) == 1:
+            return time.monotonic() - points[0]
+        return max(b - a for a, b in itertools.pairwise(points))
+
+    def slowest(self) -> float:
+        with self._lock:
+            return max((a.seconds for a in self.answers), default=0.0)
 
     def summary(self) -> dict[str, int]:
         with self._lock:
