@@ -68,17 +68,20 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
             promoted = time.monotonic()
             promoted_db = pair.scalar("SELECT clock_timestamp()")
 
-            def resumed(what: str, sql: str, *args: object) -> float:
-                wait_until(lambda: pair.scalar(sql, promoted_db, *args) > 0, 20,
-                           f"{what} after the promotion", step=0.05)
-                return time.monotonic() - promoted
+            def resumed(what: str, column: str, where: str, *args: object) -> float:
+                """Seconds from the promotion to the first row of ``where`` (database time)."""
+                sql = (f"SELECT extract(epoch FROM min({column}) - %s) AS s FROM {where} "
+                       f"AND {column} >= %s")
+                return float(wait_until(
+                    lambda: pair.scalar(sql, promoted_db, *args, promoted_db), 20,
+                    f"{what} after the promotion", step=0.05))
 
             api = wait_until(lambda: load.first_ok_after(promoted), 20,
                              "a 2xx from the API after the promotion", step=0.05)
-            claimed = resumed("the worker to claim", "SELECT count(*) FROM attempts "
-                              "WHERE started_at >= %s AND worker_id LIKE %s", f"%:{worker.pid}:%")
-            fired = resumed("the scheduler to fire", "SELECT count(*) FROM jobs "
-                            "WHERE schedule_id IS NOT NULL AND created_at >= %s")
+            claimed = resumed("the worker to claim", "started_at",
+                              "attempts WHERE worker_id LIKE %s", f"%:{worker.pid}:%")
+            fired = resumed("the scheduler to fire", "created_at",
+                            "jobs WHERE schedule_id IS NOT NULL")
             wait_until(lambda: len(load.since(promoted + max(api, claimed, fired))) >= 20, 20,
                        "more answers after the recovery")
             acknowledged = load.stop()
