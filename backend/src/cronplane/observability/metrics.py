@@ -126,12 +126,16 @@ def _bounded_child(children: dict[tuple[str, str, str], Histogram], family: Hist
 
 def observe_job_wait(seconds: float, *, project: str, queue: str, handler: str) -> None:
     """A job's first attempt started ``seconds`` after the job was created."""
-    _bounded_child(_WAIT_CHILDREN, JOB_WAIT, (project, queue, handler)).observe(max(0.0, seconds))
+    # Per job on the worker's hot path: the dict hit first, the bounded creation only once.
+    key = (project, queue, handler)
+    child = _WAIT_CHILDREN.get(key) or _bounded_child(_WAIT_CHILDREN, JOB_WAIT, key)
+    child.observe(seconds if seconds > 0.0 else 0.0)
 
 
 def observe_attempt_duration(seconds: float, *, project: str, queue: str, handler: str) -> None:
-    _bounded_child(_ATTEMPT_CHILDREN, ATTEMPT_DURATION, (project, queue, handler)).observe(
-        max(0.0, seconds))
+    key = (project, queue, handler)
+    child = _ATTEMPT_CHILDREN.get(key) or _bounded_child(_ATTEMPT_CHILDREN, ATTEMPT_DURATION, key)
+    child.observe(seconds if seconds > 0.0 else 0.0)
 
 
 def observe_fire_lag(seconds: float) -> None:
