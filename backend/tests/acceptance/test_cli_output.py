@@ -107,8 +107,10 @@ def objects(server, token) -> dict[str, int]:
                == "SUCCEEDED", timeout=30, message="the noop job ran")
     wait_until(lambda: api(server, token, "GET", f"/jobs/{dead['id']}").json()["status"]
                == "DEAD", timeout=30, message="the fail job died")
+    batch = api(server, token, "POST", "/batches", json={"jobs": [{"handler": "noop"}]})
+    assert batch.status_code == 202, batch.text
     return {"job": done["id"], "dead": dead["id"], "later": later["id"],
-            "schedule": schedule["id"]}
+            "schedule": schedule["id"], "batch": batch.json()["id"]}
 
 
 def run(args: list[str], env: dict[str, str], stdin: str | None = None,
@@ -138,6 +140,9 @@ SUCCEEDS: dict[tuple[str, ...], list[str]] = {
     ("schedules", "trigger"): ["{schedule}"],
     ("schedules", "pause"): ["{schedule}"],
     ("schedules", "resume"): ["{schedule}"],
+    ("schedules", "chain"): ["{schedule}"],
+    ("batches", "create"): ["-f", "{batch_file}"],
+    ("batches", "show"): ["{batch}"],
     ("usage",): ["--project", "default"],
     ("apply",): ["-f", "{schedules_file}"],
     ("audit", "verify"): [],
@@ -153,6 +158,8 @@ def test_every_command_accepts_output_json(path, server, token, objects, tmp_pat
     schedules_file = tmp_path / "schedules.yaml"
     schedules_file.write_text("schedules:\n  - {name: from-file, handler: noop, "
                               "cron: '0 0 4 * * *'}\n")
+    batch_file = tmp_path / "batch.yaml"
+    batch_file.write_text("jobs:\n  - {handler: noop}\n")
     env = {**remote_env(server, token), **server.local_env}
     if path[-1] in DOCUMENT_COMMANDS:
         # Their -o/--output is the FILE; --format json is their machine-readable spelling.
@@ -177,14 +184,16 @@ def test_every_command_accepts_output_json(path, server, token, objects, tmp_pat
         if result.returncode in (0, 1) and result.stdout.strip():
             json.loads(result.stdout.splitlines()[0] if path[-1] == "logs" else result.stdout)
         return
-    args = [a.format(**objects, schedules_file=schedules_file) for a in SUCCEEDS[path]]
+    args = [a.format(**objects, schedules_file=schedules_file, batch_file=batch_file)
+            for a in SUCCEEDS[path]]
     result = run([*path, *args, "--output", "json"], env,
                  stdin="a long enough password\n" if path == ("create-user",) else None)
     assert result.returncode == 0, f"{path}: {result.stdout} {result.stderr}"
     document = json.loads(result.stdout)
     assert isinstance(document, dict | list), document
     table = run([*path, *args] if path not in {("create-user",), ("jobs", "cancel"),
-                                                ("jobs", "retry"), ("apply",)} else ["--help"],
+                                                ("jobs", "retry"), ("apply",),
+                                                ("batches", "create")} else ["--help"],
                 env)
     assert table.returncode == 0, table.stderr
 
