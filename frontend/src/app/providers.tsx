@@ -3,7 +3,7 @@ import './console.css';
 import { createTheme, localStorageColorSchemeManager, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
-import { ApiError } from '../api/problem';
+import { retryDelay, shouldRetry } from '../api/retry-policy';
 import { SessionProvider } from '../lib/session';
 import { announceSuccess } from '../lib/toasts';
 import { Toaster } from '../components/Toaster';
@@ -39,8 +39,8 @@ export function createQueryClient() {
     mutationCache: new MutationCache({ onSuccess: (data, variables, _context, mutation) => announceSuccess(mutation.meta, data, variables) }),
     defaultOptions: {
       queries: {
-        // A 4xx will not fix itself by asking again; a network blip might.
-        retry: (count, error) => !(error instanceof ApiError && error.status < 500) && count < 1,
+        retry: shouldRetry,
+        retryDelay,
         refetchOnWindowFocus: true,
       },
     },
