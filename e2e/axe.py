@@ -20,7 +20,8 @@ def require_axe() -> None:
 
 def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS) -> list[dict[str, Any]]:
     """The page's violations of those impacts, each with up to five offending nodes and why."""
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
                            ".violations.map(v => ({id: v.id, impact: v.impact, count: v.nodes.length, "
                            "nodes: v.nodes.slice(0, 5).map(n => ({target: n.target.join(' '), "
