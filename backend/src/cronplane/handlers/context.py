@@ -120,6 +120,12 @@ class HandlerContext:
         if self._job_token is None and self.batch_id is not None \
                 and self.issue_job_token is not None:
             self._job_token = self.issue_job_token()
+            # A credential like a secret: a program that prints its environment must not hand
+            # the token to whoever reads the output (a VIEWER) while the attempt still runs.
+            self.secret_values = (*self.secret_values, self._job_token)
+            self._masker = None
+            if self._output is not None:
+                self._output.mask_with(self.masker.stream())
         return self._job_token
 
     @property

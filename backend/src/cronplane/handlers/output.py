@@ -46,8 +46,15 @@ class Output:
 
     def mask_with(self, mask: TextMask) -> None:
         """Set by the handler context, whose secret values are known only once the attempt
-        starts: every write goes through ``mask``."""
-        self._mask = mask
+        starts: every write goes through ``mask``. A mask set while writes are under way (a
+        value learnt mid-attempt, such as the job token) takes over what the old one held back,
+        so nothing already written is lost and everything from now on is masked by both."""
+        with self._lock:
+            held = self._mask.flush() if self._mask is not None and not self.closed else ""
+            self._mask = mask
+            if held:
+                # No first-pending callback here: the next write (or close) makes it.
+                self._append(mask.feed(held))
 
     def write(self, text: str) -> None:
         """Append ``text`` (masked); ignored after ``close()`` (an abandoned handler's last
