@@ -7,7 +7,7 @@ import { ConfirmButton } from '../../components/ConfirmButton';
 import { CursorPager } from '../../components/CursorPager';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { QueryState } from '../../components/QueryState';
-import { RelativeTime } from '../../components/RelativeTime';
+import { TokenCells, TokenHeaderCells } from '../../components/TokenColumns';
 import { roleAtLeast } from '../../lib/roles';
 import { useUrlPaging } from '../../lib/search-params';
 import { useCreateToken } from './api/create-token';
@@ -113,17 +113,7 @@ function TokenRow({ token }: { token: ApiToken }) {
   const remove = useDeleteToken();
   return (
     <Table.Tr data-token={token.name}>
-      <Table.Td>{token.name}</Table.Td>
-      <Table.Td>{token.role}</Table.Td>
-      <Table.Td>{token.project ?? 'every project'}</Table.Td>
-      <Table.Td>
-        <Code>cp_{token.prefix}_…</Code>
-      </Table.Td>
-      <Table.Td>
-        <RelativeTime iso={token.created_at} />
-      </Table.Td>
-      <Table.Td>{token.expires_at ? <RelativeTime iso={token.expires_at} /> : 'never'}</Table.Td>
-      <Table.Td>{token.last_used_at ? <RelativeTime iso={token.last_used_at} /> : 'never'}</Table.Td>
+      <TokenCells token={token} />
       <Table.Td>
         <ConfirmButton
           operation="deleteToken"
@@ -177,13 +167,7 @@ export function TokensSection({ myRole, isPersona = false }: { myRole: Role; isP
             <Table striped withTableBorder fz="sm" aria-label="API tokens">
               <Table.Thead>
                 <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th>Project</Table.Th>
-                  <Table.Th>Token</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>Last used</Table.Th>
+                  <TokenHeaderCells />
                   <Table.Th>Actions</Table.Th>
                 </Table.Tr>
               </Table.Thead>

@@ -1,9 +1,9 @@
-import { Button, Code, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Button, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import type { ApiToken, User } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { QueryState } from '../../components/QueryState';
-import { RelativeTime } from '../../components/RelativeTime';
+import { TokenCells, TokenHeaderCells } from '../../components/TokenColumns';
 import { useUserTokens } from './api/list-user-tokens';
 import { useRevokeUserToken } from './api/revoke-user-token';
 
@@ -11,17 +11,7 @@ function UserTokenRow({ user, token }: { user: User; token: ApiToken }) {
   const revoke = useRevokeUserToken(user.id);
   return (
     <Table.Tr data-token={token.name}>
-      <Table.Td>{token.name}</Table.Td>
-      <Table.Td>{token.role}</Table.Td>
-      <Table.Td>{token.project ?? 'every project'}</Table.Td>
-      <Table.Td>
-        <Code>cp_{token.prefix}_…</Code>
-      </Table.Td>
-      <Table.Td>
-        <RelativeTime iso={token.created_at} />
-      </Table.Td>
-      <Table.Td>{token.expires_at ? <RelativeTime iso={token.expires_at} /> : 'never'}</Table.Td>
-      <Table.Td>{token.last_used_at ? <RelativeTime iso={token.last_used_at} /> : 'never'}</Table.Td>
+      <TokenCells token={token} />
       <Table.Td>
         <ConfirmButton
           operation="deleteToken"
@@ -72,13 +62,7 @@ export function UserTokens({ user, onClose }: { user: User; onClose: () => void 
             <Table striped withTableBorder fz="sm" aria-label={`API tokens of ${user.username}`}>
               <Table.Thead>
                 <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th>Project</Table.Th>
-                  <Table.Th>Token</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>Last used</Table.Th>
+                  <TokenHeaderCells />
                   <Table.Th>Actions</Table.Th>
                 </Table.Tr>
               </Table.Thead>
