@@ -16,8 +16,8 @@ import requests
 
 from cronplane.security import oidc_state
 from tests.oidc_provider.server import Provider
-from tests.support.apps import close_app, make_app
 from tests.support.db_state import assert_unchanged
+from tests.support.oidc import oidc_app
 
 ROLE_MAP = (("ops-admins", "ADMIN", None),)
 COOKIE = "cronplane_oidc_state"
@@ -32,12 +32,8 @@ def provider():
 
 @pytest.fixture
 def app(fresh_database_url, provider):
-    application = make_app(fresh_database_url, oidc_issuer=provider.issuer,
-                           oidc_client_id=provider.client_id,
-                           oidc_client_secret=provider.client_secret, oidc_name="Test IdP",
-                           oidc_role_map=ROLE_MAP, public_url="http://localhost")
-    yield application
-    close_app(application)
+    with oidc_app(fresh_database_url, provider, ROLE_MAP) as application:
+        yield application
 
 
 def _start(client):

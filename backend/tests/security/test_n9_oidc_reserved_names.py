@@ -14,7 +14,8 @@ from sqlalchemy import text
 
 from tests.oidc_provider.server import Provider
 from tests.support.accounts import add_user, login
-from tests.support.apps import close_app, context, make_app
+from tests.support.apps import context
+from tests.support.oidc import oidc_app
 
 ROLE_MAP = (("devs", "OPERATOR", None), ("devs", "OPERATOR", "default"))
 
@@ -28,12 +29,8 @@ def provider():
 
 @pytest.fixture
 def app(fresh_database_url, provider):
-    application = make_app(fresh_database_url, oidc_issuer=provider.issuer,
-                           oidc_client_id=provider.client_id,
-                           oidc_client_secret=provider.client_secret, oidc_name="Test IdP",
-                           oidc_role_map=ROLE_MAP, public_url="http://localhost")
-    yield application
-    close_app(application)
+    with oidc_app(fresh_database_url, provider, ROLE_MAP) as application:
+        yield application
 
 
 def _sign_in_as(app, provider, subject: str, preferred_username: str):

@@ -15,6 +15,7 @@ from sqlalchemy import text
 from tests.oidc_provider.server import Provider
 from tests.support.accounts import add_user
 from tests.support.apps import context, make_app
+from tests.support.oidc import oidc_app
 
 ROLE_MAP = (("ops-admins", "ADMIN", None), ("devs", "OPERATOR", None),
             ("team-a", "OPERATOR", "default"))
@@ -29,12 +30,8 @@ def provider():
 
 @pytest.fixture
 def app(fresh_database_url, provider):
-    application = make_app(fresh_database_url, oidc_issuer=provider.issuer,
-                           oidc_client_id=provider.client_id,
-                           oidc_client_secret=provider.client_secret, oidc_name="Test IdP",
-                           oidc_role_map=ROLE_MAP, public_url="http://localhost")
-    yield application
-    context(application).db.close()
+    with oidc_app(fresh_database_url, provider, ROLE_MAP) as application:
+        yield application
 
 
 def _scalar(app, sql: str, **params):
