@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -63,6 +65,23 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+ADMIN_USERNAME = "root"
+ADMIN_PASSWORD = "long enough admin pw"
+
+
+@contextmanager
+def serving_as_admin(database_url: str, data_dir: Path, name: str) -> Iterator[tuple[Serve, str]]:
+    """A ``serve`` whose jobs really run (execution on), bootstrapped with an admin, and an API
+    token of that admin named ``name``: what the CLI's remote commands are driven with."""
+    serve = Serve(database_url, data_dir, CRONPLANE_EXECUTION="on",
+                  CRONPLANE_ADMIN_USERNAME=ADMIN_USERNAME, CRONPLANE_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    try:
+        serve.wait_ready()
+        yield serve, admin_token(serve, ADMIN_USERNAME, ADMIN_PASSWORD, name)
+    finally:
+        serve.stop()
 
 
 def admin_token(serve: Serve, username: str, password: str, name: str) -> str:

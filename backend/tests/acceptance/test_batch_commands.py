@@ -9,25 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.acceptance.serve_process import Serve, admin_token, run_cli
-
-ADMIN_PASSWORD = "long enough admin pw"
+from tests.acceptance.serve_process import run_cli, serving_as_admin
 
 
 @pytest.fixture(scope="module")
-def server(make_database, tmp_path_factory):
-    serve = Serve(make_database(), tmp_path_factory.mktemp("data"), CRONPLANE_EXECUTION="on",
-                  CRONPLANE_ADMIN_USERNAME="root", CRONPLANE_ADMIN_PASSWORD=ADMIN_PASSWORD)
-    try:
-        serve.wait_ready()
-        yield serve
-    finally:
-        serve.stop()
+def served(make_database, tmp_path_factory):
+    with serving_as_admin(make_database(), tmp_path_factory.mktemp("data"), "batch-commands") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
-def token(server) -> str:
-    return admin_token(server, "root", ADMIN_PASSWORD, "batch-commands")
+def server(served):
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def token(served) -> str:
+    return served[1]
 
 
 def cli(server, token, *args: str) -> subprocess.CompletedProcess[str]:
