@@ -1041,6 +1041,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stats/windows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Last hour and 24 hours: outcomes, failure rates, claim lag, leader terms
+         * @description Summed from trigger-kept 10-minute buckets (migration 0035), never from the job history; `project` narrows to those projects (default: every project the caller can read), like GET /stats.
+         */
+        get: operations["getStatsWindows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tokens": {
         parameters: {
             query?: never;
@@ -1728,6 +1748,10 @@ export interface components {
              */
             scope: "project" | "instance";
         };
+        HandlerRate: {
+            day: components["schemas"]["WindowCounts"];
+            handler: string;
+        };
         Health: {
             /** @description Each configured alert's state */
             alerts: {
@@ -1743,6 +1767,14 @@ export interface components {
             since: string;
             /** @enum {string} */
             state: "ok" | "late" | "failing" | "paused" | "silent";
+        };
+        HourThroughput: {
+            dead: number;
+            deliveries_dead: number;
+            deliveries_succeeded: number;
+            /** Format: date-time */
+            hour: string;
+            succeeded: number;
         };
         Identity: {
             id: number;
@@ -1993,6 +2025,15 @@ export interface components {
             fencing_token: number;
             owner: string;
         };
+        LeaderTerm: {
+            end_reason: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            fencing_token: number;
+            owner: string;
+            /** Format: date-time */
+            started_at: string;
+        };
         Login: {
             password: string;
             username: string;
@@ -2134,6 +2175,12 @@ export interface components {
             per_key_limit?: number | null;
             rate_limit_per_second?: number | null;
         };
+        QueueWindows: {
+            day: components["schemas"]["WindowCounts"];
+            hour: components["schemas"]["WindowCounts"];
+            project: string;
+            queue: string;
+        };
         Quotas: {
             /** @description Jobs enqueued per minute (null = unlimited) */
             enqueue_per_minute?: number | null;
@@ -2258,6 +2305,14 @@ export interface components {
              */
             until?: string | null;
         };
+        ScheduleRate: {
+            day: components["schemas"]["WindowCounts"];
+            handler: string;
+            /** @description null when the schedule was deleted since */
+            name: string | null;
+            project: string;
+            schedule_id: number;
+        };
         ScheduleRef: {
             id: number;
             name: string;
@@ -2326,6 +2381,22 @@ export interface components {
             throughput: components["schemas"]["Throughput"][];
             /** @description Processes heartbeating in the last minute */
             workers: components["schemas"]["Worker"][];
+        };
+        StatsWindows: {
+            /** @description 24 hours, highest failure rate first; deliveries left out */
+            by_handler: components["schemas"]["HandlerRate"][];
+            /** @description 24 hours, highest failure rate first, at most 50; deliveries left out */
+            by_schedule: components["schemas"]["ScheduleRate"][];
+            day: components["schemas"]["Window"];
+            hour: components["schemas"]["Window"];
+            /** @description The newest 10 leader terms from the audit trail, newest first */
+            leader_terms: components["schemas"]["LeaderTerm"][];
+            /** Format: date-time */
+            now: string;
+            /** @description Queues with jobs finished or claimed in the 24 hours, by project, name */
+            queues: components["schemas"]["QueueWindows"][];
+            /** @description Jobs finished per clock hour (UTC), 24 hours, oldest first */
+            throughput: components["schemas"]["HourThroughput"][];
         };
         Throughput: {
             /** @description Jobs that went DEAD */
@@ -2460,6 +2531,28 @@ export interface components {
              * @enum {string}
              */
             role?: "VIEWER" | "OPERATOR" | "ADMIN";
+        };
+        Window: {
+            deliveries: components["schemas"]["WindowCounts"];
+            /** @description The operator's jobs: notification deliveries left out */
+            jobs: components["schemas"]["WindowCounts"];
+            /**
+             * Format: date-time
+             * @description Start of the window (a 10-minute boundary: the last hour is 60 to 70 minutes, the 24 hours 24 h to 24 h 10 min)
+             */
+            since: string;
+        };
+        WindowCounts: {
+            cancelled: number;
+            claim_lag_max_seconds: number | null;
+            /** @description Mean time from a claimed job's run_at to its claim; null: no claims */
+            claim_lag_mean_seconds: number | null;
+            /** @description Claims (PENDING → RUNNING), retries included */
+            claimed: number;
+            dead: number;
+            /** @description dead / (succeeded + dead); null when nothing finished */
+            failure_rate: number | null;
+            succeeded: number;
         };
         Worker: {
             /** Format: date-time */
@@ -4605,6 +4698,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Stats"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    getStatsWindows: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatsWindows"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];

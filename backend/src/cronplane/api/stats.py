@@ -1,5 +1,6 @@
 # mypy: disable-error-code="untyped-decorator"
-"""The dashboard's numbers: jobs by status, last-hour throughput, leader and live workers."""
+"""The dashboard's numbers: jobs by status, last-hour throughput, leader and live workers; and
+its time windows (``/stats/windows``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from cronplane.api.context import management_context
 from cronplane.api.schemas_common import ApiBlueprint, ProjectFilterArgs, UtcDateTime, utc_text
 from cronplane.domain.roles import Role
 from cronplane.management import stats as dashboard
+from cronplane.management import stats_windows
 
 blp = ApiBlueprint("stats", __name__, description="Cluster statistics")
 
@@ -122,3 +124,114 @@ def _minute_text(minute: datetime) -> str:
     # of the encoder. Keyed by the instant (equal instants in any offset hash alike), and the
     # text depends on the instant only, so a hit is always the right text.
     return utc_text(minute)
+
+
+class WindowCountsSchema(ma.Schema):
+    succeeded = fields.Integer(required=True)
+    dead = fields.Integer(required=True)
+    cancelled = fields.Integer(required=True)
+    failure_rate = fields.Float(required=True, allow_none=True, metadata={
+        "description": "dead / (succeeded + dead); null when nothing finished"})
+    claimed = fields.Integer(required=True, metadata={
+        "description": "Claims (PENDING → RUNNING), retries included"})
+    claim_lag_mean_seconds = fields.Float(required=True, allow_none=True, metadata={
+        "description": "Mean time from a claimed job's run_at to its claim; null: no claims"})
+    claim_lag_max_seconds = fields.Float(required=True, allow_none=True)
+
+
+class WindowSchema(ma.Schema):
+    since = UtcDateTime(required=True, metadata={
+        "description": "Start of the window (a 10-minute boundary: the last hour is 60 to 70 "
+                       "minutes, the 24 hours 24 h to 24 h 10 min)"})
+    jobs = fields.Nested(WindowCountsSchema, required=True, metadata={
+        "description": "The operator's jobs: notification deliveries left out"})
+    deliveries = fields.Nested(WindowCountsSchema, required=True)
+
+
+class HourThroughputSchema(ma.Schema):
+    hour = UtcDateTime(required=True)
+    succeeded = fields.Integer(required=True)
+    dead = fields.Integer(required=True)
+    deliveries_succeeded = fields.Integer(required=True)
+    deliveries_dead = fields.Integer(required=True)
+
+
+class HandlerRateSchema(ma.Schema):
+    handler = fields.String(required=True)
+    day = fields.Nested(WindowCountsSchema, required=True)
+
+
+class ScheduleRateSchema(ma.Schema):
+    schedule_id = fields.Integer(required=True)
+    project = fields.String(required=True)
+    name = fields.String(required=True, allow_none=True,
+                         metadata={"description": "null when the schedule was deleted since"})
+    handler = fields.String(required=True)
+    day = fields.Nested(WindowCountsSchema, required=True)
+
+
+class QueueWindowsSchema(ma.Schema):
+    project = fields.String(required=True)
+    queue = fields.String(required=True)
+    hour = fields.Nested(WindowCountsSchema, required=True)
+    day = fields.Nested(WindowCountsSchema, required=True)
+
+
+class LeaderTermSchema(ma.Schema):
+    owner = fields.String(required=True)
+    fencing_token = fields.Integer(required=True)
+    started_at = UtcDateTime(required=True)
+    ended_at = UtcDateTime(required=True, allow_none=True)
+    end_reason = fields.String(required=True, allow_none=True)
+
+
+class StatsWindowsSchema(ma.Schema):
+    now = UtcDateTime(required=True)
+    hour = fields.Nested(WindowSchema, required=True)
+    day = fields.Nested(WindowSchema, required=True)
+    throughput = fields.List(fields.Nested(HourThroughputSchema), required=True, metadata={
+        "description": "Jobs finished per clock hour (UTC), 24 hours, oldest first"})
+    by_handler = fields.List(fields.Nested(HandlerRateSchema), required=True, metadata={
+        "description": "24 hours, highest failure rate first; deliveries left out"})
+    by_schedule = fields.List(fields.Nested(ScheduleRateSchema), required=True, metadata={
+        "description": "24 hours, highest failure rate first, at most 50; deliveries left out"})
+    queues = fields.List(fields.Nested(QueueWindowsSchema), required=True, metadata={
+        "description": "Queues with jobs finished or claimed in the 24 hours, by project, name"})
+    leader_terms = fields.List(fields.Nested(LeaderTermSchema), required=True, metadata={
+        "description": "The newest 10 leader terms from the audit trail, newest first"})
+
+
+def _counts(c: stats_windows.Counts) -> dict[str, Any]:
+    return {"succeeded": c.succeeded, "dead": c.dead, "cancelled": c.cancelled,
+            "failure_rate": c.failure_rate, "claimed": c.claimed,
+            "claim_lag_mean_seconds": c.claim_lag_mean_seconds,
+            "claim_lag_max_seconds": c.claim_lag_max_seconds}
+
+
+@blp.route("/stats/windows")
+class StatsWindows(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="getStatsWindows",
+             summary="Last hour and 24 hours: outcomes, failure rates, claim lag, leader terms",
+             description="Summed from trigger-kept 10-minute buckets (migration 0035), never "
+                         "from the job history; `project` narrows to those projects (default: "
+                         "every project the caller can read), like GET /stats.")
+    @blp.arguments(ProjectFilterArgs, location="query")
+    @blp.response(200, StatsWindowsSchema)
+    def get(self, args: dict[str, Any]) -> dict[str, Any]:
+        w = stats_windows.get_windows(management_context(), current_actor(), args["project"])
+        return {
+            "now": w.now,
+            "hour": {"since": w.hour.since, "jobs": _counts(w.hour.jobs),
+                     "deliveries": _counts(w.hour.deliveries)},
+            "day": {"since": w.day.since, "jobs": _counts(w.day.jobs),
+                    "deliveries": _counts(w.day.deliveries)},
+            "throughput": [vars(h) for h in w.throughput],
+            "by_handler": [{"handler": h.handler, "day": _counts(h.day)} for h in w.by_handler],
+            "by_schedule": [{"schedule_id": s.schedule_id, "project": s.project, "name": s.name,
+                             "handler": s.handler, "day": _counts(s.day)}
+                            for s in w.by_schedule],
+            "queues": [{"project": q.project, "queue": q.queue, "hour": _counts(q.hour),
+                        "day": _counts(q.day)} for q in w.queues],
+            "leader_terms": [vars(t) for t in w.leader_terms],
+        }

@@ -48,7 +48,9 @@ __all__ = [
     "FireLedger",
     "FirstRun",
     "Handler",
+    "HandlerRate",
     "Health",
+    "HourThroughput",
     "Identity",
     "Job",
     "JobCount",
@@ -59,6 +61,7 @@ __all__ = [
     "JobList",
     "JobRerun",
     "Leader",
+    "LeaderTerm",
     "Login",
     "LoginResponse",
     "LogoutUrl",
@@ -78,6 +81,7 @@ __all__ = [
     "ProviderIdentity",
     "Queue",
     "QueueUpdate",
+    "QueueWindows",
     "Quotas",
     "Rollback",
     "Schedule",
@@ -86,11 +90,13 @@ __all__ = [
     "ScheduleCreate",
     "ScheduleList",
     "SchedulePause",
+    "ScheduleRate",
     "ScheduleRef",
     "ScheduleUpdate",
     "ScheduleVersion",
     "SecretNames",
     "Stats",
+    "StatsWindows",
     "Throughput",
     "Token",
     "TokenCreate",
@@ -103,6 +109,8 @@ __all__ = [
     "UserCreate",
     "UserList",
     "UserUpdate",
+    "Window",
+    "WindowCounts",
     "Worker",
 ]
 
@@ -436,12 +444,25 @@ class Handler(TypedDict):
     scope: Literal["project", "instance"]
 
 
+class HandlerRate(TypedDict):
+    day: WindowCounts
+    handler: str
+
+
 class Health(TypedDict):
     alerts: dict[str, AlertStatus]
     consecutive_failures: int
     last_success_at: str | None
     since: str
     state: Literal["ok", "late", "failing", "paused", "silent"]
+
+
+class HourThroughput(TypedDict):
+    dead: int
+    deliveries_dead: int
+    deliveries_succeeded: int
+    hour: str
+    succeeded: int
 
 
 class Identity(TypedDict):
@@ -579,6 +600,14 @@ class Leader(TypedDict):
     owner: str
 
 
+class LeaderTerm(TypedDict):
+    end_reason: str | None
+    ended_at: str | None
+    fencing_token: int
+    owner: str
+    started_at: str
+
+
 class Login(TypedDict):
     password: str
     username: str
@@ -706,6 +735,13 @@ class QueueUpdate(TypedDict):
     rate_limit_per_second: NotRequired[float | None]
 
 
+class QueueWindows(TypedDict):
+    day: WindowCounts
+    hour: WindowCounts
+    project: str
+    queue: str
+
+
 class Quotas(TypedDict):
     enqueue_per_minute: NotRequired[int | None]
     max_pending_jobs: NotRequired[int | None]
@@ -792,6 +828,14 @@ class SchedulePause(TypedDict):
     until: NotRequired[str | None]
 
 
+class ScheduleRate(TypedDict):
+    day: WindowCounts
+    handler: str
+    name: str | None
+    project: str
+    schedule_id: int
+
+
 class ScheduleRef(TypedDict):
     id: int
     name: str
@@ -836,6 +880,17 @@ class Stats(TypedDict):
     leader: dict[str, Any] | Leader | None
     throughput: list[Throughput]
     workers: list[Worker]
+
+
+class StatsWindows(TypedDict):
+    by_handler: list[HandlerRate]
+    by_schedule: list[ScheduleRate]
+    day: Window
+    hour: Window
+    leader_terms: list[LeaderTerm]
+    now: str
+    queues: list[QueueWindows]
+    throughput: list[HourThroughput]
 
 
 class Throughput(TypedDict):
@@ -919,6 +974,22 @@ class UserList(TypedDict):
 
 class UserUpdate(TypedDict):
     role: NotRequired[Literal["VIEWER", "OPERATOR", "ADMIN"]]
+
+
+class Window(TypedDict):
+    deliveries: WindowCounts
+    jobs: Any
+    since: str
+
+
+class WindowCounts(TypedDict):
+    cancelled: int
+    claim_lag_max_seconds: float | None
+    claim_lag_mean_seconds: float | None
+    claimed: int
+    dead: int
+    failure_rate: float | None
+    succeeded: int
 
 
 class Worker(TypedDict):

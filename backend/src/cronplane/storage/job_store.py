@@ -265,8 +265,11 @@ class JobStore:
                            first_id=row["first_id"], last_id=row["last_id"])
 
     def prune_throughput(self) -> int:
+        """The dashboard's counters: per-minute throughput past a day, the windows' 10-minute
+        buckets (job_outcomes) past 8 days."""
         with self.db.connection() as conn:
-            return conn.execute(QUERIES["prune_throughput"]).rowcount
+            return (conn.execute(QUERIES["prune_throughput"]).rowcount
+                    + conn.execute(QUERIES["prune_job_outcomes"]).rowcount)
 
     def prune_usage(self) -> int:
         """The usage retention (400 days); the purge of jobs never touches usage otherwise."""

@@ -923,3 +923,26 @@ class UsageTotal(Base):
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     attempts: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     attempt_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))
+
+
+class JobOutcome(Base):
+    """Jobs finished and claimed per 10-minute bucket, project, queue, handler and schedule
+    (0: none), kept by the triggers of migration 0035 in per-backend slots; the dashboard's time
+    windows sum them (``GET /stats/windows``). Rows older than 8 days are deleted by the purge."""
+
+    __tablename__ = "job_outcomes"
+
+    project: Mapped[str] = mapped_column(Text, primary_key=True)
+    bucket: Mapped[datetime] = mapped_column(TZ, primary_key=True)
+    queue: Mapped[str] = mapped_column(Text, primary_key=True)
+    handler: Mapped[str] = mapped_column(Text, primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    succeeded: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    dead: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    cancelled: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    claimed: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    claim_lag_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))
+    claim_lag_max: Mapped[float] = mapped_column(Float, server_default=text("0"))
+
+    __table_args__ = (Index("ix_job_outcomes_bucket", "bucket"),)

@@ -31,6 +31,22 @@ class StatsStore:
         """Columns ``counts`` and ``leader`` (JSON)."""
         return self._one("stats_snapshot", {"name": self.lease_name})
 
+    def windows(self, projects: list[str] | None, *, deliver_handler: str,
+                leader_events: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                             list[dict[str, Any]]]:
+        """The dashboard's time windows on one connection: the 24 hours' sums per (project,
+        queue, handler, schedule, last hour or not) with the windows' bounds on every row (one
+        row of bounds only when nothing finished), the jobs finished per hour, and the newest
+        ``leader_events`` of each leader action from the audit trail."""
+        params = {"projects": projects, "deliver": deliver_handler}
+        with self.db.autocommit() as conn:
+            sums = conn.execute(QUERIES["stats_windows"], params, prepare=True).fetchall()
+            hours = conn.execute(QUERIES["stats_windows_hours"], params, prepare=True).fetchall()
+            events = conn.execute(QUERIES["stats_leader_events"],
+                                  {"name": self.lease_name, "limit": leader_events},
+                                  prepare=True).fetchall()
+        return [dict(r) for r in sums], [dict(r) for r in hours], [dict(r) for r in events]
+
     def _one(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         with self.db.autocommit() as conn:
             row = conn.execute(QUERIES[query], params, prepare=True).fetchone()

@@ -74,6 +74,61 @@ CREATE FUNCTION public.job_attempts_after_release(max_attempts integer) RETURNS 
   SELECT LEAST(max_attempts + 1, 100)
 $$;
 
+CREATE FUNCTION public.job_outcomes_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+    BEGIN
+      INSERT INTO job_outcomes AS o (project, bucket, queue, handler, schedule_id, slot, succeeded, dead, cancelled, claimed,
+                                     claim_lag_seconds, claim_lag_max)
+      SELECT project, bucket, queue, handler, schedule_id, pg_backend_pid() % 16,
+             sum(succeeded), sum(dead), sum(cancelled), sum(claimed), sum(lag), max(lag)
+        FROM (SELECT project, date_bin('10 minutes', finished_at, timestamptz '2000-01-01 00:00:00+00') AS bucket, queue, handler,
+                     coalesce(schedule_id, 0) AS schedule_id,
+                     (status = 'SUCCEEDED')::int AS succeeded, (status = 'DEAD')::int AS dead,
+                     (status = 'CANCELLED')::int AS cancelled, 0 AS claimed, 0::float8 AS lag
+                FROM new_rows
+               WHERE finished_at IS NOT NULL AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+              UNION ALL
+              SELECT project, date_bin('10 minutes', started_at, timestamptz '2000-01-01 00:00:00+00'), queue, handler,
+                     coalesce(schedule_id, 0), 0, 0, 0, 1,
+                     greatest(0, extract(epoch FROM started_at - run_at))::float8
+                FROM new_rows
+               WHERE started_at IS NOT NULL) r
+       GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+      ON CONFLICT (project, bucket, queue, handler, schedule_id, slot) DO UPDATE SET succeeded = o.succeeded + excluded.succeeded, dead = o.dead + excluded.dead,
+          cancelled = o.cancelled + excluded.cancelled, claimed = o.claimed + excluded.claimed,
+          claim_lag_seconds = o.claim_lag_seconds + excluded.claim_lag_seconds,
+          claim_lag_max = greatest(o.claim_lag_max, excluded.claim_lag_max);
+      RETURN NULL;
+    END $$;
+
+CREATE FUNCTION public.job_outcomes_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+    BEGIN
+      INSERT INTO job_outcomes AS o (project, bucket, queue, handler, schedule_id, slot, succeeded, dead, cancelled, claimed,
+                                     claim_lag_seconds, claim_lag_max)
+      SELECT n.project, date_bin('10 minutes', now(), timestamptz '2000-01-01 00:00:00+00'), n.queue, n.handler,
+             coalesce(n.schedule_id, 0), pg_backend_pid() % 16,
+             count(*) FILTER (WHERE n.status = 'SUCCEEDED'),
+             count(*) FILTER (WHERE n.status = 'DEAD'),
+             count(*) FILTER (WHERE n.status = 'CANCELLED'),
+             count(*) FILTER (WHERE n.status = 'RUNNING'),
+             coalesce(sum(greatest(0, extract(epoch FROM now() - p.run_at)))
+                      FILTER (WHERE n.status = 'RUNNING'), 0),
+             coalesce(max(greatest(0, extract(epoch FROM now() - p.run_at)))
+                      FILTER (WHERE n.status = 'RUNNING'), 0)
+        FROM new_rows n JOIN old_rows p USING (id)
+       WHERE n.status <> p.status
+         AND n.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED', 'RUNNING')
+       GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5
+      ON CONFLICT (project, bucket, queue, handler, schedule_id, slot) DO UPDATE SET succeeded = o.succeeded + excluded.succeeded, dead = o.dead + excluded.dead,
+          cancelled = o.cancelled + excluded.cancelled, claimed = o.claimed + excluded.claimed,
+          claim_lag_seconds = o.claim_lag_seconds + excluded.claim_lag_seconds,
+          claim_lag_max = greatest(o.claim_lag_max, excluded.claim_lag_max);
+      RETURN NULL;
+    END $$;
+
 CREATE FUNCTION public.job_status_after_attempt(outcome text, attempt_number integer, max_attempts integer, cancel_requested boolean) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -639,6 +694,21 @@ CREATE TABLE public.job_dependencies (
     CONSTRAINT ck_job_dependencies_run_when CHECK ((run_when = ANY (ARRAY['succeeded'::text, 'finished'::text])))
 );
 
+CREATE TABLE public.job_outcomes (
+    project text NOT NULL,
+    bucket timestamp with time zone NOT NULL,
+    queue text NOT NULL,
+    handler text NOT NULL,
+    schedule_id bigint NOT NULL,
+    slot smallint NOT NULL,
+    succeeded bigint DEFAULT 0 NOT NULL,
+    dead bigint DEFAULT 0 NOT NULL,
+    cancelled bigint DEFAULT 0 NOT NULL,
+    claimed bigint DEFAULT 0 NOT NULL,
+    claim_lag_seconds double precision DEFAULT 0 NOT NULL,
+    claim_lag_max double precision DEFAULT 0 NOT NULL
+);
+
 CREATE TABLE public.job_status_counts (
     status text NOT NULL,
     slot smallint NOT NULL,
@@ -1061,6 +1131,9 @@ ALTER TABLE ONLY public.fire_checks
 ALTER TABLE ONLY public.job_dependencies
     ADD CONSTRAINT pk_job_dependencies PRIMARY KEY (upstream_id, job_id);
 
+ALTER TABLE ONLY public.job_outcomes
+    ADD CONSTRAINT pk_job_outcomes PRIMARY KEY (project, bucket, queue, handler, schedule_id, slot);
+
 ALTER TABLE ONLY public.job_status_counts
     ADD CONSTRAINT pk_job_status_counts PRIMARY KEY (project, queue, status, slot);
 
@@ -1152,6 +1225,8 @@ CREATE INDEX ix_batches_project_id ON public.batches USING btree (project, id DE
 CREATE INDEX ix_chaos_experiments_active ON public.chaos_experiments USING btree (expires_at) WHERE (ended_at IS NULL);
 
 CREATE INDEX ix_job_dependencies_job_id ON public.job_dependencies USING btree (job_id);
+
+CREATE INDEX ix_job_outcomes_bucket ON public.job_outcomes USING btree (bucket);
 
 CREATE INDEX ix_job_tokens_attempt_id ON public.job_tokens USING btree (attempt_id);
 
@@ -1246,6 +1321,10 @@ CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON public.audit_events F
 CREATE TRIGGER audit_seals_no_change BEFORE DELETE OR UPDATE ON public.audit_seals FOR EACH ROW EXECUTE FUNCTION public.audit_events_immutable();
 
 CREATE TRIGGER audit_seals_no_truncate BEFORE TRUNCATE ON public.audit_seals FOR EACH STATEMENT EXECUTE FUNCTION public.audit_events_immutable();
+
+CREATE TRIGGER job_outcomes_insert AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.job_outcomes_insert();
+
+CREATE TRIGGER job_outcomes_update AFTER UPDATE ON public.jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.job_outcomes_update();
 
 CREATE TRIGGER jobs_counts_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.jobs_counts_delete();
 

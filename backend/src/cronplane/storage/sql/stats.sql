@@ -74,3 +74,63 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
        (SELECT coalesce(json_agg(json_build_array(project, name, paused, concurrency_limit)
                                  ORDER BY project, name), '[]')
           FROM queues) AS queues;
+
+-- name: stats_windows
+-- The dashboard's time windows (GET /stats/windows): the outcome and claim-lag buckets of
+-- job_outcomes (migration 0035, kept by triggers) of the last 24 hours, summed per (project,
+-- queue, handler, schedule) and split at the last hour; never the job history. The window ends
+-- with the current 10-minute bucket, so "last hour" is the 6 buckets before it and that one
+-- (60 to 70 minutes, `hour_since`), "24 hours" the 144 before it and that one (`day_since`).
+-- At most (combinations × 145 buckets × 16 slots) rows, answered by the primary key's (project,
+-- bucket) prefix, or ix_job_outcomes_bucket for every project. Schedule names are joined after
+-- the sums (a deleted schedule keeps its numbers, with no name).
+WITH bounds AS (
+  SELECT date_bin('10 minutes', now(), timestamptz '2000-01-01 00:00:00+00') AS current_bucket
+), sums AS (
+  SELECT o.project, o.queue, o.handler, o.schedule_id,
+         o.bucket >= b.current_bucket - interval '1 hour' AS last_hour,
+         sum(o.succeeded)::bigint AS succeeded, sum(o.dead)::bigint AS dead,
+         sum(o.cancelled)::bigint AS cancelled, sum(o.claimed)::bigint AS claimed,
+         sum(o.claim_lag_seconds)::float8 AS claim_lag_seconds,
+         max(o.claim_lag_max)::float8 AS claim_lag_max
+    FROM job_outcomes o, bounds b
+   WHERE o.bucket >= b.current_bucket - interval '24 hours'
+     AND (%(projects)s::text[] IS NULL OR o.project = ANY(%(projects)s::text[]))
+   GROUP BY 1, 2, 3, 4, 5
+)
+SELECT s.*, sc.name AS schedule_name,
+       b.current_bucket - interval '1 hour' AS hour_since,
+       b.current_bucket - interval '24 hours' AS day_since, now() AS now
+  FROM bounds b
+  LEFT JOIN sums s ON true
+  LEFT JOIN schedules sc ON sc.id = s.schedule_id AND s.schedule_id <> 0;
+
+-- name: stats_windows_hours
+-- Jobs finished per clock hour (UTC) over the last 24 (the current one so far), the operator's
+-- jobs and the notification deliveries apart: the 24-hour throughput view.
+SELECT date_trunc('hour', o.bucket, 'UTC') AS hour, o.handler = %(deliver)s AS delivery,
+       sum(o.succeeded)::bigint AS succeeded, sum(o.dead)::bigint AS dead
+  FROM job_outcomes o
+ WHERE o.bucket >= date_trunc('hour', now(), 'UTC') - interval '23 hours'
+   AND (%(projects)s::text[] IS NULL OR o.project = ANY(%(projects)s::text[]))
+ GROUP BY 1, 2
+ ORDER BY 1;
+
+-- name: stats_leader_events
+-- The newest leader terms from the audit trail (lease_store.py audits every claim and every
+-- step-down in the transaction that does it): the newest `limit` acquisitions and losses,
+-- each read newest first through ix_audit_events_action_id, then in id order.
+SELECT id, action, at, details
+  FROM ((SELECT id, action, at, details FROM audit_events
+          WHERE action = 'leader.acquire' AND target_id = %(name)s
+          ORDER BY action, id DESC LIMIT %(limit)s)
+        UNION ALL
+        (SELECT id, action, at, details FROM audit_events
+          WHERE action = 'leader.lose' AND target_id = %(name)s
+          ORDER BY action, id DESC LIMIT %(limit)s)) e
+ ORDER BY id;
+
+-- name: prune_job_outcomes
+-- Retention of the windows' buckets: the dashboard reads 24 hours; 8 days leave a week to look
+-- at by hand. Run by maintenance.purge_history with the per-minute throughput.
+DELETE FROM job_outcomes WHERE bucket < now() - interval '8 days';
