@@ -493,6 +493,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/status-counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many jobs are in each status (the jobs list's status tabs), from the counters the database keeps, not by counting jobs */
+        get: operations["countJobsByStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -2019,6 +2036,12 @@ export interface components {
              */
             queue?: string | null;
         };
+        JobStatusCounts: {
+            /** @description Every status, 0 included */
+            counts: {
+                [key: string]: number;
+            };
+        };
         Leader: {
             /** Format: date-time */
             expires_at: string;
@@ -2206,6 +2229,8 @@ export interface components {
             handler: string;
             readonly health: components["schemas"]["Health"];
             id: number;
+            /** @description While runs fail in a row (health.consecutive_failures > 0): the first line of the newest DEAD run's error (≤ 300 characters); null otherwise */
+            readonly last_error: string | null;
             /** Format: date-time */
             last_run_at: string | null;
             max_attempts: number;
@@ -3380,6 +3405,8 @@ export interface operations {
                 created_before?: string | null;
                 /** @description Repeatable: leave out jobs made by this trigger (the console passes `notification`: deliveries are not the operator's work) */
                 exclude_trigger?: ("schedule" | "manual" | "api" | "retry" | "rerun" | "backfill" | "notification")[];
+                /** @description `-id` (default: newest first), `id`, `created_at`, `finished_at`; `-` for descending, ties by id. A sort by `finished_at` lists finished jobs only. A cursor is valid for the sort that made it. */
+                sort?: "-id" | "id" | "-created_at" | "created_at" | "-finished_at" | "finished_at";
             };
             header?: never;
             path?: never;
@@ -3535,6 +3562,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobCount"];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    countJobsByStatus: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default: all of yours */
+                project?: string[];
+                queue?: string | null;
+                /** @description `notification`: leave out notification deliveries (as the console's list does) */
+                exclude_trigger?: "notification"[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatusCounts"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];
@@ -4213,6 +4270,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from a previous page's next_cursor */
                 cursor?: string | null;
+                /** @description `-id` (default: newest first), `id`, `name`, `next_run_at`, `last_run_at`; `-` for descending, ties by id; a schedule without that time comes last. A cursor is valid for the sort that made it. */
+                sort?: "-id" | "id" | "name" | "-name" | "next_run_at" | "-next_run_at" | "last_run_at" | "-last_run_at";
             };
             header?: never;
             path?: never;

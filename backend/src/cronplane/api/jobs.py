@@ -250,6 +250,12 @@ class JobListArgsSchema(ListArgsSchema, ProjectFilterArgs):
     created_before = UtcDateTime(load_default=None)
     exclude_trigger = fields.List(fields.String(validate=validate.OneOf(TRIGGERS)),
                                   load_default=list, metadata=EXCLUDE_TRIGGER_DOC)
+    sort = fields.String(
+        load_default="-id", validate=validate.OneOf(history.JOB_SORTS),
+        metadata={"description": "`-id` (default: newest first), `id`, `created_at`, "
+                                 "`finished_at`; `-` for descending, ties by id. A sort by "
+                                 "`finished_at` lists finished jobs only. A cursor is valid for "
+                                 "the sort that made it."})
 
 
 @blp.route("/jobs")
@@ -264,7 +270,7 @@ class Jobs(MethodView):
             statuses=args["status"], schedule_id=args["schedule_id"], handler=args["handler"],
             queue=args["queue"], q=args["q"], created_after=args["created_after"],
             created_before=args["created_before"], exclude_triggers=args["exclude_trigger"],
-            limit=args["limit"], cursor=args["cursor"])
+            limit=args["limit"], cursor=args["cursor"], sort=args["sort"])
         return page, next_link(page)
 
     @requires(Role.OPERATOR)
@@ -428,6 +434,34 @@ class JobsBulkRetry(MethodView):
     @problem_responses(blp, 400)
     def post(self, body: dict[str, Any]) -> Any:
         return _bulk("retry", body)
+
+
+class JobStatusCountsArgsSchema(ProjectFilterArgs):
+    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
+    exclude_trigger = fields.List(
+        fields.String(validate=validate.OneOf([Trigger.NOTIFICATION.value])), load_default=list,
+        metadata={"description": "`notification`: leave out notification deliveries (as the "
+                                 "console's list does)"})
+
+
+class JobStatusCountsSchema(ma.Schema):
+    counts = fields.Dict(keys=fields.String(validate=validate.OneOf(JOB_STATUSES)),
+                         values=fields.Integer(), required=True,
+                         metadata={"description": "Every status, 0 included"})
+
+
+@blp.route("/jobs/status-counts")
+class JobsStatusCounts(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="countJobsByStatus",
+             summary="How many jobs are in each status (the jobs list's status tabs), from the "
+                     "counters the database keeps, not by counting jobs")
+    @blp.arguments(JobStatusCountsArgsSchema, location="query")
+    @blp.response(200, JobStatusCountsSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        return {"counts": history.count_by_status(
+            management_context(), current_actor(), project=args["project"], queue=args["queue"],
+            exclude_deliveries=bool(args["exclude_trigger"]))}
 
 
 @blp.route("/jobs/count")

@@ -141,6 +141,11 @@ class ScheduleSchema(ma.Schema):
     notify = fields.List(fields.String(), required=True,
                          metadata={"description": "Channels (names in the project) alerts go to"})
     health = fields.Nested(HealthSchema, required=True, dump_only=True)
+    last_error = fields.String(
+        required=True, allow_none=True, dump_only=True,
+        metadata={"description": "While runs fail in a row (health.consecutive_failures > 0): "
+                                 "the first line of the newest DEAD run's error (≤ 300 "
+                                 "characters); null otherwise"})
     upstream = fields.List(fields.Nested(UpstreamSchema), required=True,
                            metadata={"description": "Schedules whose fires this one waits on"})
     downstream = fields.List(fields.Nested(ScheduleRefSchema), required=True, dump_only=True,
@@ -221,7 +226,12 @@ class ScheduleFilterArgsSchema(ProjectFilterArgs):
 
 
 class ScheduleListArgsSchema(ListArgsSchema, ScheduleFilterArgsSchema):
-    pass
+    sort = fields.String(
+        load_default="-id", validate=validate.OneOf(schedules.SCHEDULE_SORTS),
+        metadata={"description": "`-id` (default: newest first), `id`, `name`, `next_run_at`, "
+                                 "`last_run_at`; `-` for descending, ties by id; a schedule "
+                                 "without that time comes last. A cursor is valid for the sort "
+                                 "that made it."})
 
 
 class ScheduleCountSchema(ma.Schema):
@@ -269,7 +279,7 @@ class Schedules(MethodView):
             management_context(), current_actor(), project=args["project"], q=args["q"],
             paused=args["paused"], include_deleted=args["include_deleted"],
             limit=args["limit"], cursor=args["cursor"], health=args["health"] or None,
-            created=(args["created_after"], args["created_before"]))
+            created=(args["created_after"], args["created_before"]), sort=args["sort"])
         return page, next_link(page)
 
     @requires(Role.ADMIN)

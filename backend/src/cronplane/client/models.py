@@ -60,6 +60,7 @@ __all__ = [
     "JobLink",
     "JobList",
     "JobRerun",
+    "JobStatusCounts",
     "Leader",
     "LeaderTerm",
     "Login",
@@ -594,6 +595,10 @@ class JobRerun(TypedDict):
     queue: NotRequired[str | None]
 
 
+class JobStatusCounts(TypedDict):
+    counts: dict[str, int]
+
+
 class Leader(TypedDict):
     expires_at: str
     fencing_token: int
@@ -762,6 +767,7 @@ class Schedule(TypedDict):
     handler: str
     health: Any
     id: int
+    last_error: str | None
     last_run_at: str | None
     max_attempts: int
     misfire: Literal["skip", "fire_once"]

@@ -20,12 +20,28 @@ from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
-from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.management.pagination import (
+    Page,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    page_by_id,
+)
 from cronplane.management.search_time import in_time, search_slot
-from cronplane.storage.job_list import JobListFilter, list_page, with_schedule
+from cronplane.storage.job_list import (
+    JOB_SORTS as LIST_SORTS,
+)
+from cronplane.storage.job_list import (
+    JobListFilter,
+    list_page,
+    status_counts,
+    with_schedule,
+)
 from cronplane.storage.models import Attempt, Job, JobDependency, Schedule
 
 MAX_QUERY_LENGTH = 200
+# The orders GET /jobs takes (``storage.job_list``: the ones an index gives).
+JOB_SORTS: tuple[str, ...] = LIST_SORTS
 
 
 @dataclass(frozen=True)
@@ -67,12 +83,16 @@ def list_jobs(
     exclude_triggers: Iterable[str] = (),
     limit: int | None = None,
     cursor: str | None = None,
+    sort: str = "-id",
 ) -> Page[Any]:
     """A page of rows (named tuples, attribute access like a Job: ``row.id``), not ORM objects:
-    loading them into the identity map cost more than the query (issue 16)."""
+    loading them into the identity map cost more than the query (issue 16). ``sort``: one of
+    ``JOB_SORTS`` (newest first by default); a cursor is valid for the sort that made it only."""
     size = check_limit(limit)
-    key = decode_cursor(cursor)
-    before = _cursor_id(key)
+    if sort not in JOB_SORTS:
+        raise InvalidInput("sort is not valid",
+                           errors={"sort": [f"Must be one of: {', '.join(JOB_SORTS)}."]})
+    before, before_at = _sorted_cursor(cursor, sort)
     wanted = _statuses(statuses)
     query = (q or "").strip()
     if len(query) > MAX_QUERY_LENGTH:
@@ -86,8 +106,57 @@ def list_jobs(
             limit=size, projects=scope.readable(actor, project), statuses=wanted,
             schedule_id=schedule_id, handler=handler or None, queue=queue or None,
             q=query or None, created_after=created_after, created_before=created_before,
-            before=before, exclude_triggers=tuple(dict.fromkeys(exclude_triggers))))
-    return page_by_id(rows, size)
+            before=before, exclude_triggers=tuple(dict.fromkeys(exclude_triggers)),
+            sort=sort, before_at=before_at))
+    return _sorted_page(rows, size, sort)
+
+
+def count_by_status(ctx: ManagementContext, actor: Actor, *, project: list[str] | None = None,
+                    queue: str | None = None, exclude_deliveries: bool = False) -> dict[str, int]:
+    """Jobs by status in the caller's projects (``project`` narrows them), every status present
+    (0 included): the list's status tabs, read from the trigger-kept counters."""
+    counts = dict.fromkeys([status.value for status in JobStatus], 0)
+    counts.update(status_counts(ctx.db, scope.readable(actor, project), queue or None,
+                                exclude_deliveries))
+    return counts
+
+
+def _sorted_cursor(cursor: str | None, sort: str) -> tuple[int | None, datetime | None]:
+    """The last row's id (and time, for a sort by a time) from a cursor of a list in ``sort``
+    order. The newest-first list keeps its cursors of old (``{"id"}``); the others name their sort,
+    so a cursor from one order is never read as a place in another."""
+    if sort == "-id":
+        return _cursor_id(decode_cursor(cursor)), None
+    column = sort.lstrip("-")
+    key = decode_cursor(cursor, fields=("id", "sort") if column == "id" else ("id", "sort", "at"))
+    if key is None:
+        return None, None
+    if key["sort"] != sort:
+        raise InvalidInput("cursor is not valid",
+                           errors={"cursor": ["This cursor belongs to another sort order."]})
+    if column == "id":
+        return _cursor_id(key), None
+    try:
+        at = datetime.fromisoformat(key["at"]) if isinstance(key["at"], str) else None
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    return _cursor_id(key), at
+
+
+def _sorted_page(rows: Sequence[Any], size: int, sort: str) -> Page[Any]:
+    if sort == "-id":
+        return page_by_id(rows, size)
+    if len(rows) <= size:
+        return Page(items=rows, next_cursor=None)
+    items = rows[:size]
+    last = items[-1]
+    column = sort.lstrip("-")
+    key: dict[str, Any] = {"id": last.id, "sort": sort}
+    if column != "id":
+        key["at"] = getattr(last, column).isoformat()
+    return Page(items=items, next_cursor=encode_cursor(key))
 
 
 def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:

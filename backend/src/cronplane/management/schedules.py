@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy import and_, false, func, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -47,7 +47,13 @@ from cronplane.management.jobs import (
     enqueue_in_session,
     require_handler_rights,
 )
-from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
+from cronplane.management.pagination import (
+    Page,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    page_by_id,
+)
 from cronplane.storage import job_insert, notify
 from cronplane.storage.job_insert import NewJob
 from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
@@ -260,29 +266,104 @@ def get(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         return schedule
 
 
+SCHEDULE_SORTS = ("-id", "id", "name", "-name", "next_run_at", "-next_run_at",
+                  "last_run_at", "-last_run_at")
+"""What ``GET /schedules?sort=`` takes: a column, ``-`` for descending, ties by id in the same
+direction. A schedule without a next or last run (paused, never ran) comes last either way."""
+
+# Where a missing time sorts: after every real one, ascending or descending (a keyset needs a
+# key that is never NULL; these are outside any time a schedule can have).
+_LATEST = datetime(9999, 12, 31, tzinfo=UTC)
+_EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+
+
+def _sort_key(sort: str) -> Any:
+    column = sort.lstrip("-")
+    if column == "id":
+        return Schedule.id
+    if column == "name":
+        return Schedule.name
+    missing = _EARLIEST if sort.startswith("-") else _LATEST
+    return func.coalesce(getattr(Schedule, column), missing)
+
+
 def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None,
                    paused: bool | None = None, include_deleted: bool = False,
                    limit: int | None = None, cursor: str | None = None,
                    project: list[str] | None = None,
                    health: list[str] | None = None,
-                   created: tuple[datetime | None, datetime | None] = (None, None)
-                   ) -> Page[Schedule]:
-    """Newest first, keyset by id, in the caller's projects (``project`` narrows them);
-    ``health`` keeps the schedules in one of those health states (as ``Schedule.health`` reads
-    them: a paused schedule is ``paused`` whatever was last evaluated). ``q`` is read as on the
-    jobs list (``storage.schedule_search``): ``#6``, ``6`` and word prefixes; ``created`` is an
-    open (after, before) window on ``created_at``."""
+                   created: tuple[datetime | None, datetime | None] = (None, None),
+                   sort: str = "-id") -> Page[Schedule]:
+    """Newest first (or in ``sort`` order, one of ``SCHEDULE_SORTS``), keyset by (key, id), in
+    the caller's projects (``project`` narrows them); ``health`` keeps the schedules in one of
+    those health states (as ``Schedule.health`` reads them: a paused schedule is ``paused``
+    whatever was last evaluated). ``q`` is read as on the jobs list
+    (``storage.schedule_search``): ``#6``, ``6`` and word prefixes; ``created`` is an open
+    (after, before) window on ``created_at``. Each failing schedule comes with the headline of
+    its last failed run's error (``Schedule.last_error``)."""
     size = check_limit(limit)
-    after = decode_cursor(cursor)
+    if sort not in SCHEDULE_SORTS:
+        raise InvalidInput("sort is not valid",
+                           errors={"sort": [f"Must be one of: {', '.join(SCHEDULE_SORTS)}."]})
     query = _matching(actor, q=q, paused=paused, include_deleted=include_deleted,
                       project=project, health=health, created=created)
-    if after is not None:
-        query = query.where(Schedule.id < after["id"])
-    query = query.order_by(Schedule.id.desc()).limit(size + 1)
+    descending = sort.startswith("-")
+    key = _sort_key(sort)
+    if sort == "-id":
+        after = decode_cursor(cursor)
+        if after is not None:
+            query = query.where(Schedule.id < after["id"])
+    else:
+        last = decode_cursor(cursor, fields=("id", "sort", "key"))
+        if last is not None:
+            value = _cursor_value(last, sort)
+            if sort.lstrip("-") == "id":
+                query = query.where(Schedule.id < last["id"] if descending
+                                    else Schedule.id > last["id"])
+            elif descending:
+                query = query.where(tuple_(key, Schedule.id) < tuple_(value, last["id"]))
+            else:
+                query = query.where(tuple_(key, Schedule.id) > tuple_(value, last["id"]))
+    order = [key] if sort.lstrip("-") == "id" else [key, Schedule.id]
+    query = query.order_by(*(k.desc() if descending else k.asc() for k in order)).limit(size + 1)
     with ctx.db.read_session() as session:
         rows = list(session.execute(query).scalars())
         session.expunge_all()
-    return page_by_id(rows, size)
+    if sort == "-id":
+        return page_by_id(rows, size)
+    if len(rows) <= size:
+        return Page(items=rows, next_cursor=None)
+    items = rows[:size]
+    tail = items[-1]
+    column = sort.lstrip("-")
+    value = getattr(tail, column)
+    if column.endswith("_at"):
+        value = (value if value is not None
+                 else (_EARLIEST if descending else _LATEST)).isoformat()
+    return Page(items=items, next_cursor=encode_cursor({"id": tail.id, "sort": sort,
+                                                        "key": value}))
+
+
+def _cursor_value(key: dict[str, Any], sort: str) -> Any:
+    """The last row's sort value from a cursor made by the same ``sort`` (422 otherwise)."""
+    if key["sort"] != sort:
+        raise InvalidInput("cursor is not valid",
+                           errors={"cursor": ["This cursor belongs to another sort order."]})
+    column = sort.lstrip("-")
+    value = key["key"]
+    if column == "id":
+        return value
+    if column == "name":
+        if not isinstance(value, str):
+            raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+        return value
+    try:
+        at = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
+    return at
 
 
 COUNT_CAP = 10_000

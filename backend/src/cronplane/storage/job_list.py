@@ -29,9 +29,21 @@ from functools import partial
 from typing import Any
 
 import orjson
-from psycopg.rows import namedtuple_row
+from psycopg.rows import namedtuple_row, tuple_row
 from psycopg.types.json import JsonbLoader
-from sqlalchemy import Select, and_, any_, bindparam, case, func, select, true, union, union_all
+from sqlalchemy import (
+    Select,
+    and_,
+    any_,
+    bindparam,
+    case,
+    func,
+    select,
+    true,
+    tuple_,
+    union,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.types import Text
@@ -48,6 +60,7 @@ from cronplane.storage.job_search import (
     search_shape,
 )
 from cronplane.storage.models import Job, Schedule
+from cronplane.storage.queries import QUERIES
 from cronplane.storage.search_budget import bounded
 
 JOBS = Job.__table__
@@ -69,12 +82,24 @@ class JobListFilter:
     before: int | None = None  # the cursor: ids below it
     # Jobs made by these triggers are left out (the console leaves out notification deliveries).
     exclude_triggers: Sequence[str] = ()
+    # One of JOB_SORTS; "-id" (newest first) is the statement the rest of this module tunes.
+    sort: str = "-id"
+    # The cursor of a list sorted by a time: the last row's time (``before`` is its id).
+    before_at: datetime | None = None
+
+
+# What ``GET /jobs?sort=`` takes: a column, ``-`` for descending, ties broken by id in the same
+# direction. Only columns an index gives in order (the primary key, ix_jobs_created_at_id,
+# ix_jobs_finished_at), so a sorted page is an index walk, not a sort of the filtered history.
+# Sorting by finish time lists finished jobs only (an unfinished job has no finish time).
+JOB_SORTS = ("-id", "id", "-created_at", "created_at", "-finished_at", "finished_at")
 
 
 # Which filters are present, the number of statuses, the search's shape and the page size when
 # it is written into the statement (an unfiltered list; see "The page size of an unfiltered
 # list" below).
-_Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool, int | None, int]
+_Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool, int | None, int,
+               str]
 
 
 def list_page(db: Database, flt: JobListFilter) -> list[Any]:
@@ -105,21 +130,25 @@ def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str 
     if flt.projects is not None and not flt.projects:
         return None
     search = parse(flt.q) if flt.q else None
-    unfiltered = not (flt.statuses or flt.schedule_id is not None or flt.handler or flt.queue
-                      or search is not None or flt.created_after is not None
-                      or flt.created_before is not None or flt.exclude_triggers)
+    if flt.sort not in JOB_SORTS:
+        raise ValueError(f"unknown sort {flt.sort!r}")
+    unfiltered = flt.sort == "-id" and not (
+        flt.statuses or flt.schedule_id is not None or flt.handler or flt.queue
+        or search is not None or flt.created_after is not None
+        or flt.created_before is not None or flt.exclude_triggers)
     shape: _Shape = (flt.projects is not None, len(flt.statuses), flt.schedule_id is not None,
                      bool(flt.handler), bool(flt.queue),
                      search_shape(search) if search is not None else None,
                      flt.created_after is not None, flt.created_before is not None,
                      flt.before is not None, flt.limit + 1 if unfiltered else None,
-                     len(flt.exclude_triggers))
+                     len(flt.exclude_triggers), flt.sort)
     text, constants = _compiled(shape)
     params: dict[str, Any] = {**constants, "limit": flt.limit + 1,
                               "projects": list(flt.projects or ()),
                               "schedule_id": flt.schedule_id, "handler": flt.handler,
                               "queue": flt.queue, "created_after": flt.created_after,
-                              "created_before": flt.created_before, "before": flt.before}
+                              "created_before": flt.created_before, "before": flt.before,
+                              "before_at": flt.before_at}
     for index, status in enumerate(flt.statuses):
         params[f"wanted_{index}"] = status
     params["excluded_triggers"] = list(flt.exclude_triggers)
@@ -198,7 +227,9 @@ WALK_ON = 2
 
 def _statement(shape: _Shape) -> Select[Any]:
     (projects, statuses, schedule_id, handler, queue, search, created_after, created_before,
-     before, fixed_limit, excluded) = shape
+     before, fixed_limit, excluded, sort) = shape
+    if sort != "-id":
+        return _sorted_statement(shape)
     narrowed = bool(statuses or schedule_id or handler or queue or created_after or created_before)
     by_status_index = bool(statuses) and search is None and not (
         schedule_id or handler or queue or created_after or created_before)
@@ -250,6 +281,56 @@ def _statement(shape: _Shape) -> Select[Any]:
     merged = union_all(*(scan(index) for index in range(statuses))).subquery()
     return with_schedule(select(merged).order_by(merged.c.id.desc()).limit(_param("limit")),
                          merged.c.schedule_id)
+
+
+def _sorted_statement(shape: _Shape) -> Select[Any]:
+    """A page in another order than newest first (``JOB_SORTS``): the same filters, written
+    plainly, ordered by the sort column then id, after the cursor's (time, id) as a row
+    comparison. The indexes that give these orders are those of the column (the primary key
+    backwards or forwards, ix_jobs_created_at_id, ix_jobs_finished_at); a filter is checked on the
+    rows walked. A search is one more condition, within the search budget like any search."""
+    (projects, statuses, schedule_id, handler, queue, search, created_after, created_before,
+     before, _fixed_limit, excluded, sort) = shape
+    descending = sort.startswith("-")
+    name = sort.lstrip("-")
+    stmt = select(JOBS)
+    if projects:
+        stmt = stmt.where(Job.project == _param("projects", type_=ARRAY(Text)).any_())
+    if statuses:
+        stmt = stmt.where(Job.status.in_([_param(f"wanted_{i}") for i in range(statuses)]))
+    if schedule_id:
+        stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
+    if handler:
+        stmt = stmt.where(Job.handler == _param("handler"))
+    if queue:
+        stmt = stmt.where(Job.queue == _param("queue"))
+    if created_after:
+        stmt = stmt.where(Job.created_at > _param("created_after"))
+    if created_before:
+        stmt = stmt.where(Job.created_at < _param("created_before"))
+    if excluded:
+        stmt = stmt.where(Job.trigger != _param("excluded_triggers", type_=ARRAY(Text)).all_())
+    if search is not None:
+        stmt = stmt.where(search_clause(search, resolved=True))
+    column = {"id": Job.id, "created_at": Job.created_at, "finished_at": Job.finished_at}[name]
+    if name == "finished_at":
+        stmt = stmt.where(Job.finished_at.is_not(None))
+    if before:
+        if name == "id":
+            stmt = stmt.where(Job.id < _param("before") if descending
+                              else Job.id > _param("before"))
+        else:
+            at, last = _param("before_at"), _param("before")
+            # The bare bound on the column as well: ix_jobs_finished_at is of that column only,
+            # and the row comparison alone would not start its walk at the cursor.
+            if descending:
+                stmt = stmt.where(column <= at, tuple_(column, Job.id) < tuple_(at, last))
+            else:
+                stmt = stmt.where(column >= at, tuple_(column, Job.id) > tuple_(at, last))
+    keys = [column] if name == "id" else [column, Job.id]
+    stmt = stmt.order_by(*(key.desc() if descending else key.asc() for key in keys))
+    stmt = stmt.limit(_param("limit"))
+    return with_schedule(stmt, Job.schedule_id)
 
 
 def _walked_search(filtered: Select[Any], search: SearchShape, name: str) -> Select[Any]:
@@ -363,3 +444,17 @@ def with_schedule(stmt: Select[Any], schedule_id: Any) -> Select[Any]:
                             .label("schedule_name"),
                             select(Schedule.deleted_at.is_not(None)).where(of_job)
                             .scalar_subquery().label("schedule_deleted"))
+
+
+def status_counts(db: Database, projects: Sequence[str] | None, queue: str | None,
+                  exclude_deliveries: bool) -> dict[str, int]:
+    """Jobs by status of ``projects`` (None: every project) and ``queue`` (None: every queue),
+    notification deliveries left out when asked: ``sql/jobs.sql`` ``job_status_tabs``."""
+    if projects is not None and not projects:
+        return {}
+    with db.autocommit() as conn:
+        rows = conn.cursor(row_factory=tuple_row).execute(QUERIES["job_status_tabs"],
+                            {"projects": None if projects is None else list(projects),
+                             "queue": queue, "deliveries": exclude_deliveries},
+                            prepare=True).fetchall()
+    return {str(row[0]): int(row[1]) for row in rows}

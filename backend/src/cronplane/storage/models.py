@@ -25,7 +25,9 @@ from sqlalchemy import (
     MetaData,
     SmallInteger,
     Text,
+    case,
     func,
+    literal,
     select,
     text,
 )
@@ -282,6 +284,7 @@ class Schedule(Base):
         JSONB, server_default=text("'[]'::jsonb"))
     if TYPE_CHECKING:
         downstream: Mapped[list[dict[str, Any]]]  # a column_property, defined below the class
+        last_error: Mapped[str | None]  # a column_property, defined below ScheduleHealth
     created_by: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
@@ -610,6 +613,24 @@ class Job(Base):
         Index("ix_jobs_search", text("jobs_search_vector(handler, idempotency_key, error)"),
               postgresql_using="gin", postgresql_where=text("finished_at IS NOT NULL")),
     )
+
+
+# The headline of a failing schedule's last failed run: the first line of the newest DEAD run's
+# error, so a list says why a schedule fails without a request per row (issue 45). Read only
+# while runs fail in a row (the health evaluator's streak): then the newest finished run is that
+# failure and the walk of ix_jobs_schedule_id_id stops within the few unfinished runs above it;
+# a healthy schedule (the CASE's other branch) never starts the walk.
+_FAILED_RUN = Job.__table__.alias("failed_run")
+Schedule.last_error = column_property(
+    case((select(ScheduleHealth.consecutive_failures)
+          .where(ScheduleHealth.schedule_id == Schedule.id)
+          .correlate_except(ScheduleHealth).scalar_subquery() > 0,
+          select(func.left(func.rtrim(
+              func.substring(_FAILED_RUN.c.error, literal(r"\S[^\n]*"))), 300))
+          .where(_FAILED_RUN.c.schedule_id == Schedule.id, _FAILED_RUN.c.status == "DEAD")
+          .order_by(_FAILED_RUN.c.id.desc()).limit(1)
+          .correlate_except(_FAILED_RUN).scalar_subquery())),
+    deferred=False)
 
 
 class Attempt(Base):

@@ -317,3 +317,23 @@ SELECT pg_try_advisory_xact_lock(%(lock_class)s, hashtext(%(holder)s || ':' || %
 -- The search index's most common lexemes and their shares of the finished jobs (migration 0024):
 -- storage.job_search.lexeme_frequencies, read every few minutes.
 SELECT lexeme, frequency FROM jobs_search_lexeme_frequencies()
+
+-- name: job_status_tabs
+-- The jobs list's status tabs (GET /jobs/status-counts): jobs by status from the counter slots the
+-- statement triggers on jobs keep (job_status_counts, per project, queue and status; migrations
+-- 0001/0017/0034), so a tab count never counts jobs. Leaving out notification deliveries (the
+-- console's default) subtracts theirs, counted through ix_jobs_notification_status (project,
+-- status) WHERE trigger = 'notification': a count of deliveries only, as the dashboard's. NULL
+-- projects: every project; NULL queue: every queue.
+SELECT s.status,
+       greatest(0, coalesce(c.n, 0) - coalesce(d.n, 0))::bigint AS n
+  FROM unnest(ARRAY['WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED']) AS s(status)
+  LEFT JOIN (SELECT status, sum(count) AS n FROM job_status_counts
+              WHERE (%(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[]))
+                AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+              GROUP BY status) c ON c.status = s.status
+  LEFT JOIN (SELECT status, count(*) AS n FROM jobs
+              WHERE %(deliveries)s::boolean AND trigger = 'notification'
+                AND (%(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[]))
+                AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)
+              GROUP BY status) d ON d.status = s.status;
