@@ -115,8 +115,8 @@ def test_a_bad_sort_or_a_cursor_of_another_sort_is_422_and_changes_nothing(
 
 def test_status_counts_read_the_counters_and_leave_deliveries_out_when_asked(
         clients, seeded, database_url) -> None:
-    by_status = {s: 0 for s in ("WAITING", "PENDING", "RUNNING", "SUCCEEDED", "DEAD",
-                                "CANCELLED")}
+    by_status = dict.fromkeys(("WAITING", "PENDING", "RUNNING", "SUCCEEDED", "DEAD",
+                               "CANCELLED"), 0)
     for row in seeded["rows"]:
         by_status[row["status"]] += 1
     every = clients.viewer.get("/api/v1/jobs/status-counts",
