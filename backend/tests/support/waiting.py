@@ -1,11 +1,15 @@
-"""The one wait helper of the test suite."""
+"""The wait helpers of the test suite: on real time (``wait_until``) and on a ``ManualClock``
+(``advance_until``, ``advance``: services step through clock time without sleeping it)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from cronplane.domain.clock import ManualClock
+from cronplane.execution.service import LoopService
 
 T = TypeVar("T")
 
@@ -40,3 +44,46 @@ class RecordingEvent(threading.Event):
     def wait(self, timeout: float | None = None) -> bool:
         self.waits.append(timeout)
         return self.is_set()
+
+
+def advance_until(clock: ManualClock, predicate: Callable[[], T], *, loops: Sequence[LoopService],
+                  limit: float, step: float = 0.1,
+                  message: str | Callable[[], str] = "condition") -> T:
+    """Move ``clock`` forward ``step`` seconds at a time until ``predicate`` returns something
+    truthy (returned), or raise ``AssertionError`` after ``limit`` seconds of the clock.
+
+    Before each step, the running services of ``loops`` (``LoopService``s on this clock) must
+    wait idle on the clock: whatever the last step gave them to do (a renewal, a fire) is done,
+    so time never overtakes their work however slow the machine. Real time spent: the
+    services' own work, never a sleep of the clock's length."""
+    deadline = clock.monotonic() + limit
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if clock.monotonic() >= deadline:
+            break
+        _settle(clock, loops)
+        clock.advance(step)
+    raise AssertionError(f"the clock ran {limit}s without "
+                         f"{message() if callable(message) else message}")
+
+
+def advance(clock: ManualClock, seconds: float, *, loops: Sequence[LoopService] = (),
+            step: float = 0.1) -> None:
+    """Move ``clock`` forward ``seconds``, in ``step``s that ``loops`` keep up with."""
+    target = clock.monotonic() + seconds
+    while (left := target - clock.monotonic()) > 1e-9:
+        _settle(clock, loops)
+        clock.advance(min(step, left))
+    _settle(clock, loops)
+
+
+def _settle(clock: ManualClock, loops: Sequence[LoopService], timeout: float = 10.0) -> None:
+    limit = time.monotonic() + timeout
+    pause = threading.Event()
+    while clock.idle_waiters() < sum(1 for loop in loops if loop.running):
+        if time.monotonic() >= limit:
+            raise AssertionError(f"services still busy after {timeout}s of real time: "
+                                 f"{[type(loop).__name__ for loop in loops if loop.running]}")
+        pause.wait(0.002)

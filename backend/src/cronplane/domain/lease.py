@@ -32,7 +32,7 @@ class LeaseState:
     fencing_token: int
     expired: bool
     barred_owner: str | None = None
-    barred: bool = False  # barred_owner's bar is still in force (barred_until > now())
+    barred: bool = False  # barred_owner's bar is still in force (barred_until > cronplane_clock_now())
 
 
 def decide(state: LeaseState, candidate: str) -> LeaseAction:

@@ -25,7 +25,7 @@ from cronplane.execution.service import LoopService
 from cronplane.observability.metrics import observe_fire_lag
 from cronplane.storage.schedule_store import FencedOut, FireResult, ScheduleStore
 
-# Waking a hair after the due instant means the due scan (statement_timestamp() >= due) sees
+# Waking a hair after the due instant means the due scan (cronplane_statement_now() >= due) sees
 # it on the first try instead of spinning once on a not-yet-due row.
 _DUE_SLACK = 0.002
 _LOCKED_RETRY = 0.02

@@ -181,10 +181,10 @@ def _grant(ctx: ManagementContext, session: Session, user: User, origin: Origin,
            lifetime: timedelta | None = None) -> Grant:
     family = RefreshFamily(
         id=secrets.token_urlsafe(24), user_id=user.id, current_jti=secrets.token_urlsafe(24),
-        expires_at=func.now() + (lifetime or timedelta(days=ctx.settings.refresh_token_days)),
+        expires_at=func.cronplane_now() + (lifetime or timedelta(days=ctx.settings.refresh_token_days)),
         user_agent=(origin.user_agent or "")[:512] or None, ip=origin.ip)
     session.add(family)
-    user.last_login_at = func.now()
+    user.last_login_at = func.cronplane_now()
     session.flush()
     identity = Identity(id=user.id, username=user.username, role=Role.parse(user.role),
                         is_persona=user.is_persona)
@@ -260,8 +260,8 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
     grant: Grant | None = None
     with ctx.db.transaction() as session:
         row = session.execute(
-            select(RefreshFamily, User, (RefreshFamily.expires_at > func.now()).label("live"),
-                   (RefreshFamily.last_used_at > func.now()
+            select(RefreshFamily, User, (RefreshFamily.expires_at > func.cronplane_now()).label("live"),
+                   (RefreshFamily.last_used_at > func.cronplane_now()
                     - timedelta(seconds=REFRESH_GRACE_SECONDS)).label("in_grace"))
             .join(User, User.id == RefreshFamily.user_id)
             .where(RefreshFamily.id == session_id)
@@ -278,12 +278,12 @@ def refresh(ctx: ManagementContext, *, user_id: int, session_id: str, jti: str, 
                             is_persona=user.is_persona)
         if jti == family.current_jti:
             family.previous_jti, family.current_jti = family.current_jti, secrets.token_urlsafe(24)
-            family.last_used_at = func.now()
+            family.last_used_at = func.cronplane_now()
             grant = Grant(identity, family.id, family.current_jti, user.token_version)
         elif jti == family.previous_jti and in_grace:
             grant = Grant(identity, family.id, family.current_jti, user.token_version)
         else:
-            family.revoked_at = func.now()
+            family.revoked_at = func.cronplane_now()
             family.revoked_reason = "refresh_reuse"
             actor = Actor(username=user.username, role=identity.role, user_id=user.id,
                           session_id=family.id, request_id=origin.request_id, ip=origin.ip)
@@ -317,7 +317,7 @@ def logout(ctx: ManagementContext, actor: Actor, *, refresh_jti: str | None = No
         session.execute(update(RefreshFamily)
                         .where(RefreshFamily.id == actor.session_id,
                                RefreshFamily.revoked_at.is_(None))
-                        .values(revoked_at=func.now(),
+                        .values(revoked_at=func.cronplane_now(),
                                 revoked_reason="refresh_reuse" if reused else "logout"))
         if reused:
             record(session, actor, "auth.refresh_reuse", target_type="session",
@@ -333,10 +333,10 @@ def logout(ctx: ManagementContext, actor: Actor, *, refresh_jti: str | None = No
 def revoke_sessions(session: Session, user_id: int, reason: str) -> None:
     """Invalidate every outstanding session token of a user (inside the caller's transaction)."""
     session.execute(update(User).where(User.id == user_id)
-                    .values(token_version=User.token_version + 1, updated_at=func.now()))
+                    .values(token_version=User.token_version + 1, updated_at=func.cronplane_now()))
     session.execute(update(RefreshFamily)
                     .where(RefreshFamily.user_id == user_id, RefreshFamily.revoked_at.is_(None))
-                    .values(revoked_at=func.now(), revoked_reason=reason))
+                    .values(revoked_at=func.cronplane_now(), revoked_reason=reason))
 
 
 def revoke_api_tokens(session: Session, user_id: int, *, above: Role | None = None) -> None:
@@ -344,7 +344,7 @@ def revoke_api_tokens(session: Session, user_id: int, *, above: Role | None = No
     statement = update(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
     if above is not None:
         statement = statement.where(ApiToken.role.in_([r.name for r in Role if r > above]))
-    session.execute(statement.values(revoked_at=func.now()))
+    session.execute(statement.values(revoked_at=func.cronplane_now()))
 
 
 def authenticate_session(ctx: ManagementContext, *, user_id: int, session_id: str, version: int,

@@ -72,12 +72,12 @@ def start(ctx: ManagementContext, actor: Actor, kind: str, duration_seconds: int
     with ctx.db.transaction() as session:
         hold_for_transaction(session, AdvisoryLock.CHAOS_STARTS)
         active = session.scalar(select(func.count()).select_from(ChaosExperiment).where(
-            ChaosExperiment.ended_at.is_(None), ChaosExperiment.expires_at > func.now()))
+            ChaosExperiment.ended_at.is_(None), ChaosExperiment.expires_at > func.cronplane_now()))
         if (active or 0) >= MAX_ACTIVE:
             raise Conflict(f"At most {MAX_ACTIVE} experiments may run at once; stop one first.")
         experiment = ChaosExperiment(
             kind=kind, params=checked, created_by=actor.username,
-            expires_at=func.now() + func.make_interval(0, 0, 0, 0, 0, 0, duration_seconds))
+            expires_at=func.cronplane_now() + func.make_interval(0, 0, 0, 0, 0, 0, duration_seconds))
         session.add(experiment)
         session.flush()
         session.refresh(experiment)
@@ -99,7 +99,7 @@ def list_experiments(ctx: ManagementContext, *, active: bool | None = None,
         if key["id"] > BIGINT_MAX:
             raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
         stmt = stmt.where(ChaosExperiment.id < key["id"])
-    live = (ChaosExperiment.ended_at.is_(None)) & (ChaosExperiment.expires_at > func.now())
+    live = (ChaosExperiment.ended_at.is_(None)) & (ChaosExperiment.expires_at > func.cronplane_now())
     if active is True:
         stmt = stmt.where(live)
     elif active is False:
@@ -118,7 +118,7 @@ def stop(ctx: ManagementContext, actor: Actor, experiment_id: int) -> ChaosExper
         ended = session.scalars(
             update(ChaosExperiment)
             .where(ChaosExperiment.id == experiment_id, ChaosExperiment.ended_at.is_(None))
-            .values(ended_at=func.least(func.now(), ChaosExperiment.expires_at),
+            .values(ended_at=func.least(func.cronplane_now(), ChaosExperiment.expires_at),
                     end_reason="stopped")
             .returning(ChaosExperiment)).one_or_none()
         if ended is None:

@@ -462,7 +462,7 @@ def cancel(ctx: ManagementContext, actor: Actor, job_id: int) -> CancelResult:
             raise Conflict(f"job {job_id} is already {job.status}")
         if status in states.IMMEDIATE_CANCEL_JOB_STATUSES:
             job.status = states.JobStatus.CANCELLED.value
-            job.finished_at = session.execute(select(func.now())).scalar_one()
+            job.finished_at = session.execute(select(func.cronplane_now())).scalar_one()
             immediate = True
         else:
             job.cancel_requested = True

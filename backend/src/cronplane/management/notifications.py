@@ -249,7 +249,7 @@ def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
     """Queue a ``notification.test`` delivery to the channel (its attempts appear in the log)."""
     with ctx.db.transaction() as session:
         channel = _channel(session, actor, channel_id)
-        now = session.execute(select(func.now())).scalar_one()
+        now = session.execute(select(func.cronplane_now())).scalar_one()
         webhook_id = "msg_" + secrets.token_hex(16)
         job = Job(project=channel.project, handler=DELIVER_HANDLER, queue=DELIVERY_QUEUE,
                   payload={"channel_id": channel.id, "webhook_id": webhook_id,

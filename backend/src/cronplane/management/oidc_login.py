@@ -167,7 +167,7 @@ def _provision(ctx: ManagementContext, issuer: str, claims: dict[str, Any], mapp
                 session.refresh(user)  # the bumped token_version goes into the new tokens
         link.groups = mapping.groups
         link.role_source = mapping.source
-        link.last_login_at = func.now()
+        link.last_login_at = func.cronplane_now()
         session.execute(delete(ProjectMember).where(ProjectMember.user_id == user.id))
         existing = set(session.scalars(select(Project.slug).where(
             Project.slug.in_(list(mapping.projects)))))

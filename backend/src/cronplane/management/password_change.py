@@ -120,23 +120,23 @@ def _store(ctx: ManagementContext, session: Session, actor: Actor, user: User,
            password_hash: str) -> Grant:
     family = session.scalars(select(RefreshFamily).where(
         RefreshFamily.id == actor.session_id, RefreshFamily.user_id == user.id,
-        RefreshFamily.revoked_at.is_(None), RefreshFamily.expires_at > func.now())
+        RefreshFamily.revoked_at.is_(None), RefreshFamily.expires_at > func.cronplane_now())
         .with_for_update()).one_or_none()
     if family is None:
         raise Unauthenticated("This session has ended; sign in again.")
     user.password_hash = password_hash
     user.token_version = user.token_version + 1
-    user.updated_at = func.now()
+    user.updated_at = func.cronplane_now()
     ended = len(session.scalars(
         update(RefreshFamily)
         .where(RefreshFamily.user_id == user.id, RefreshFamily.id != family.id,
                RefreshFamily.revoked_at.is_(None))
-        .values(revoked_at=func.now(), revoked_reason="password_change")
+        .values(revoked_at=func.cronplane_now(), revoked_reason="password_change")
         .returning(RefreshFamily.id)).all())
     # This login carries on under the new version; its old refresh token is spent with the old
     # version, and no grace for it either (the previous jti would name the old password's login).
     family.current_jti, family.previous_jti = secrets.token_urlsafe(24), None
-    family.last_used_at = func.now()
+    family.last_used_at = func.cronplane_now()
     session.flush()
     session.refresh(user)
     record(session, actor, "user.password_change", target_type="user", target_id=user.id,

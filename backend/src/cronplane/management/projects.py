@@ -87,7 +87,7 @@ def _usage(session: Session, slug: str) -> dict[str, int]:
     # What enqueue_per_minute counts: jobs callers added (the scheduler's fires are not limited).
     recent = session.scalar(select(func.count()).select_from(Job).where(
         Job.project == slug, Job.trigger != "schedule",
-        Job.created_at > func.now() - text("interval '1 minute'"))) or 0
+        Job.created_at > func.cronplane_now() - text("interval '1 minute'"))) or 0
     return {"schedules": schedules, "pending_jobs": pending, "enqueued_last_minute": recent}
 
 
@@ -201,7 +201,7 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
         if archive is not None and archive != (project.archived_at is not None):
             if slug == scope.DEFAULT_PROJECT and archive:
                 raise Conflict("the default project cannot be archived")
-            project.archived_at = func.now() if archive else None
+            project.archived_at = func.cronplane_now() if archive else None
             changed.append("archived")
         if changed:
             for key in changed:
@@ -210,7 +210,7 @@ def update_project(ctx: ManagementContext, actor: Actor, slug: str,
             if "enqueue_per_minute" in changed:
                 # A changed quota starts from a full bucket of the new size.
                 project.enqueue_tokens = project.enqueue_refilled_at = None
-            project.updated_at = func.now()
+            project.updated_at = func.cronplane_now()
             session.flush()
             record(session, actor, "project.update", target_type="project", target_id=slug,
                    details={"before": before, "after": _snapshot(project), "changed": changed},

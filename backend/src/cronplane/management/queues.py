@@ -122,7 +122,7 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
             if row.paused:
                 row.paused_by = actor.username
                 row.paused_reason = values.get("paused_reason")
-                row.paused_at = func.now()
+                row.paused_at = func.cronplane_now()
             else:
                 row.paused_by = row.paused_reason = row.paused_at = None
             audit.record(session, actor, "queue.pause" if row.paused else "queue.resume",
@@ -138,7 +138,7 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
             audit.record(session, actor, "queue.update", target_type="queue", target_id=target,
                          details={k: [before[k], limits[k]] for k in limits
                                   if before[k] != limits[k]}, project=project)
-        row.updated_at = func.now()
+        row.updated_at = func.cronplane_now()
         session.flush()
         session.refresh(row)
         pending, running = (

@@ -5,7 +5,7 @@ when it changes what the leader fires, so edits take effect at the scheduler's n
 a second). Decisions:
 
 * ``next_run_at`` is always computed from the database clock, strictly after the transaction's
-  ``now()`` (the instant ``created_at``/``updated_at`` record): creating, editing cron or time
+  ``cronplane_now()`` (the instant ``created_at``/``updated_at`` record): creating, editing cron or time
   zone, resuming. Resume does not catch up fires missed while paused.
 * A deleted schedule stays readable (``get``, ``list(include_deleted=True)``) but every change to
   it (update, pause, resume, trigger) is 409 Conflict: it exists, its state forbids the change.
@@ -141,10 +141,10 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
 
 
 def _next_run(session: Session, cron: str, timezone: str) -> datetime:
-    # The transaction's now(), the instant created_at/updated_at hold: the fire ledger and the
-    # fire check expect every fire time after it, so a later clock (clock_timestamp() after a
+    # The transaction's cronplane_now(), the instant created_at/updated_at hold: the fire ledger and the
+    # fire check expect every fire time after it, so a later clock (cronplane_clock_now() after a
     # wait for the project lock) would leave the fire times in between without a job (#16).
-    now = session.execute(select(func.now())).scalar_one()
+    now = session.execute(select(func.cronplane_now())).scalar_one()
     return CronExpression.parse(cron).next_after(now, validate_timezone(timezone))
 
 
@@ -197,7 +197,7 @@ def _changed(session: Session) -> None:
 
 def _touch(session: Session, schedule: Schedule) -> None:
     schedule.version += 1
-    schedule.updated_at = session.execute(select(func.now())).scalar_one()
+    schedule.updated_at = session.execute(select(func.cronplane_now())).scalar_one()
 
 
 def definition(schedule: Schedule) -> dict[str, Any]:
@@ -452,7 +452,7 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         next_run = schedule.next_run_at
         if {"cron", "timezone"} & set(changed) or ("paused" in changed and not values["paused"]):
             next_run = _next_run(session, values["cron"], values["timezone"])
-        now = session.execute(select(func.now())).scalar_one()
+        now = session.execute(select(func.cronplane_now())).scalar_one()
         for name in changed:
             setattr(schedule, name, values[name])
         if not values["paused"]:
@@ -488,7 +488,7 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
         schedule = _locked(session, actor, schedule_id)
         _live(schedule, "paused")
         if until is not None:
-            now = session.execute(select(func.now())).scalar_one()
+            now = session.execute(select(func.cronplane_now())).scalar_one()
             if until <= now:
                 raise InvalidInput("until is in the past",
                                    errors={"until": ["Must be in the future."]})
@@ -539,7 +539,7 @@ def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         if schedule.deleted_at is not None:
             return schedule
         before = snapshot(schedule)
-        schedule.deleted_at = session.execute(select(func.now())).scalar_one()
+        schedule.deleted_at = session.execute(select(func.cronplane_now())).scalar_one()
         schedule.next_run_at = None
         _touch(session, schedule)
         _finish(session, schedule)
@@ -617,7 +617,7 @@ def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: d
         scope.require(actor, schedule.project, Role.ADMIN, missing=_missing(schedule_id))
         require_handler_rights(actor, schedule.handler)
         _live(schedule, "backfilled")
-        now = session.execute(select(func.now())).scalar_one()
+        now = session.execute(select(func.cronplane_now())).scalar_one()
         if before > now:
             raise InvalidInput("before is in the future; backfill fills the past",
                                errors={"before": ["Must not be in the future."]})

@@ -146,7 +146,7 @@ def delete_token(ctx: ManagementContext, actor: Actor, token_id: int) -> None:
         row = session.scalars(select(ApiToken).where(*condition).with_for_update()).one_or_none()
         if row is None:
             raise NotFound(f"Token {token_id} does not exist.")
-        row.revoked_at = func.now()
+        row.revoked_at = func.cronplane_now()
         details = {"name": row.name, "prefix": row.prefix, "project": row.project,
                    "user_id": row.user_id}
         if row.user_id == user_id:

@@ -234,7 +234,7 @@ def _set_flag(ctx: ManagementContext, actor: Actor, user_id: int, *, flag: str, 
 
 def _finish(session: Session, actor: Actor, user: User, action: str,
             before: dict[str, Any], **extra: Any) -> UserView:
-    user.updated_at = func.now()
+    user.updated_at = func.cronplane_now()
     session.flush()
     session.refresh(user)
     record(session, actor, action, target_type="user", target_id=user.id,

@@ -101,7 +101,7 @@ def cancel(session: Session, ids: Sequence[int]) -> tuple[list[int], list[int]]:
     Returns (cancelled, cancel_requested) ids."""
     if not ids:
         return [], []
-    now = func.now()
+    now = func.cronplane_now()
     pending = session.execute(
         update(Job).where(Job.id.in_(list(ids)),
                           Job.status.in_(sorted(s.value for s in IMMEDIATE_CANCEL_JOB_STATUSES)))
@@ -127,7 +127,7 @@ def retry(session: Session, ids: Sequence[int]) -> list[int]:
                           Job.status.in_(sorted(s.value for s in RETRYABLE_JOB_STATUSES)),
                           Job.attempt_count + 1 <= MAX_ATTEMPTS_RANGE[1])
         .values(status=JobStatus.PENDING.value, max_attempts=Job.attempt_count - Job.interruptions + 1,
-                run_at=func.now(), finished_at=None, cancel_requested=False)
+                run_at=func.cronplane_now(), finished_at=None, cancel_requested=False)
         .returning(Job.id)).scalars().all()
     if retried:
         notify.send(session, JOBS)

@@ -34,7 +34,13 @@ from psycopg_pool.base import AttemptWithBackoff
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
+from cronplane.domain.clock import Clock, SystemClock
+
 SESSION_SETUP = "SET TIME ZONE 'UTC'"
+# What SQL's cronplane_now(), cronplane_statement_now() and cronplane_clock_now() read before
+# the database's own clock (migration 0035, ADR 0034); '' = unset. Session-level, so it also
+# holds for the autocommit statements and a transaction's later statements.
+SET_SQL_CLOCK = "SELECT set_config('cronplane.now', %s, false)"
 # A database that does not answer a connection within this is down, as far as a request goes.
 CONNECT_TIMEOUT_SECONDS = 5
 # How long one job search may run by default (storage.search_budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
@@ -150,12 +156,15 @@ class Database:
     def __init__(self, url: str, *, application_name: str = "cronplane", pool_size: int = 10,
                  wait_seconds: float = 30.0,
                  search_timeout_ms: int = SEARCH_TIMEOUT_MS,
-                 direct_url: str | None = None) -> None:
+                 direct_url: str | None = None, clock: Clock | None = None) -> None:
         """``wait_seconds``: how long a caller waits for a connection before ``PoolTimeout``
         (the API waits briefly and answers 503; background services may wait longer).
         ``search_timeout_ms``: how long one job search may run (``storage.search_budget``).
         ``direct_url`` (``CRONPLANE_DIRECT_DATABASE_URL``): ``url`` is a transaction-mode pooler;
-        sessions of their own (``dedicated``, ``direct``) connect here instead."""
+        sessions of their own (``dedicated``, ``direct``) connect here instead.
+        ``clock``: the time SQL reads (``sync_clock``); the database's own unless it is a
+        clock whose ``sql_now()`` gives a time (a test's ``ManualClock``)."""
+        self.clock: Clock = clock or SystemClock()
         self.url = libpq_url(url)
         self.direct_url = libpq_url(direct_url) if direct_url else None
         # Through a transaction-mode pooler a prepared statement lives in a server session
@@ -190,10 +199,35 @@ class Database:
                     pool_timeout=self.wait_seconds,
                 )
                 _ping_when_idle(self._engine)
+                self._sync_clock_on_checkout(self._engine)
                 _drop_when_demoted(self._engine)
                 self._watch_writes(self._engine)
                 self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             return self._engine
+
+    def sync_clock(self, conn: psycopg.Connection[Any]) -> None:
+        """Give ``conn``'s session the time ``self.clock`` says SQL reads (``cronplane.now``),
+        or take it away when the clock has none. Called on every checkout; with a
+        ``SystemClock`` on a connection never set, it sends nothing (production). ``conn``
+        must not be inside a transaction (a pool hands connections out idle)."""
+        at = self.clock.sql_now()
+        if at is None and conn not in _CLOCKED:
+            return
+        was = conn.autocommit
+        conn.autocommit = True  # not the caller's transaction: SET TRANSACTION stays first
+        try:
+            conn.execute(SET_SQL_CLOCK, (at.isoformat() if at is not None else "",))
+        finally:
+            conn.autocommit = was
+        if at is None:
+            _CLOCKED.discard(conn)
+        else:
+            _CLOCKED.add(conn)
+
+    def _sync_clock_on_checkout(self, engine: Engine) -> None:
+        @event.listens_for(engine, "checkout")
+        def sync(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+            self.sync_clock(dbapi_conn)
 
     def after_commit_writing(self, tables: Iterable[str],
                              callback: Callable[[bool, Any], None]) -> None:
@@ -292,6 +326,7 @@ class Database:
     def connection(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A pooled connection in a transaction that commits when the block ends."""
         with self.pool.connection() as conn:
+            self.sync_clock(conn)
             try:
                 yield conn
             except DEMOTED:
@@ -305,6 +340,7 @@ class Database:
         and no COMMIT round trip, and no lock it takes outlives the statement by a round trip."""
         with self.pool.connection() as conn:
             conn.autocommit = True
+            self.sync_clock(conn)
             try:
                 yield conn
             except DEMOTED:
@@ -318,9 +354,12 @@ class Database:
     def dedicated(self, *, autocommit: bool = True,
                   application_name: str | None = None) -> psycopg.Connection[dict[str, Any]]:
         """A connection outside the pool, e.g. for LISTEN (a session of its own: to
-        ``direct_url`` when there is one). The caller closes it."""
-        return connect(self.direct_url or self.url, autocommit=autocommit, row_factory=dict_row,
+        ``direct_url`` when there is one). The caller closes it, and calls ``sync_clock``
+        before each use that reads the time."""
+        conn = connect(self.direct_url or self.url, autocommit=autocommit, row_factory=dict_row,
                        application_name=application_name or self.application_name)
+        self.sync_clock(conn)
+        return conn
 
     def direct(self, *, application_name: str, pool_size: int = 2) -> Database:
         """A ``Database`` of its own on the direct connection (the leader lease must not wait
@@ -330,7 +369,8 @@ class Database:
         with self._lock:
             if self._direct is None:
                 self._direct = Database(self.direct_url, application_name=application_name,
-                                        pool_size=pool_size, wait_seconds=self.wait_seconds)
+                                        pool_size=pool_size, wait_seconds=self.wait_seconds,
+                                        clock=self.clock)
             return self._direct
 
     def after_fork(self) -> None:
@@ -359,6 +399,10 @@ class Database:
         if direct is not None:
             direct.close()
 
+
+# The connections whose session holds a cronplane.now (sync_clock): told to drop it when the
+# clock no longer gives one.
+_CLOCKED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
 
 # When each pooled psycopg connection was last given back (its check skips the ping before that).
 _RETURNED: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()

@@ -15,18 +15,18 @@ _ENSURE = text("INSERT INTO login_throttles (key) SELECT unnest(CAST(:keys AS te
 # In key order, so two attempts sharing keys never deadlock.
 _LOCK = text(
     "SELECT key, "
-    "       CASE WHEN last_failure_at IS NULL OR last_failure_at < now() - :window "
+    "       CASE WHEN last_failure_at IS NULL OR last_failure_at < cronplane_now() - :window "
     "            THEN 0 ELSE failures END AS failures, "
     "       refused, "
-    "       greatest(0, ceil(extract(epoch FROM blocked_until - now())))::int AS wait "
+    "       greatest(0, ceil(extract(epoch FROM blocked_until - cronplane_now())))::int AS wait "
     "  FROM login_throttles WHERE key = ANY(CAST(:keys AS text[])) "
     " ORDER BY key FOR UPDATE")
 _REFUSED = text("UPDATE login_throttles SET refused = refused + 1 "
                 " WHERE key = ANY(CAST(:keys AS text[]))")
 _FAILURE = text(
-    "UPDATE login_throttles SET failures = :n, refused = 0, last_failure_at = now(), "
+    "UPDATE login_throttles SET failures = :n, refused = 0, last_failure_at = cronplane_now(), "
     "       blocked_until = CASE WHEN :block > 0 "
-    "                            THEN now() + make_interval(secs => :block) END "
+    "                            THEN cronplane_now() + make_interval(secs => :block) END "
     " WHERE key = :key")
 _DELETE = text("DELETE FROM login_throttles WHERE key = ANY(CAST(:keys AS text[]))")
 _DELETE_CLEAN = text(
@@ -35,14 +35,14 @@ _DELETE_CLEAN = text(
 _PURGE_STALE = text(
     "DELETE FROM login_throttles WHERE key IN ("
     "  SELECT key FROM login_throttles "
-    "   WHERE (last_failure_at IS NULL OR last_failure_at < now() - :window) "
-    "     AND (blocked_until IS NULL OR blocked_until < now()) "
+    "   WHERE (last_failure_at IS NULL OR last_failure_at < cronplane_now() - :window) "
+    "     AND (blocked_until IS NULL OR blocked_until < cronplane_now()) "
     "   LIMIT :batch FOR UPDATE SKIP LOCKED)")
 _DELETE_NAME = text("DELETE FROM login_throttles WHERE key LIKE :prefix || ':%' "
                     "   AND right(key, length(:u) + 1) = '|' || lower(:u)")
 _PURGE_ENDED_SESSIONS = text(
     "DELETE FROM refresh_families WHERE id IN ("
-    "  SELECT id FROM refresh_families WHERE expires_at < now() - interval '1 day' "
+    "  SELECT id FROM refresh_families WHERE expires_at < cronplane_now() - interval '1 day' "
     "   LIMIT :batch FOR UPDATE SKIP LOCKED)")
 
 

@@ -89,8 +89,8 @@ class Project(Base):
     enqueue_refilled_at: Mapped[datetime | None] = mapped_column(TZ)
     # Archived: takes no new schedules or jobs (deleting a project with work is refused).
     archived_at: Mapped[datetime | None] = mapped_column(TZ)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (CheckConstraint("slug ~ '^[a-z0-9-]{1,40}$'", name="slug"),)
 
@@ -115,8 +115,8 @@ class Queue(Base):
     # The start-rate token bucket, spent by the claim statement (null until first limited claim).
     rate_tokens: Mapped[float | None] = mapped_column(Float)
     rate_refilled_at: Mapped[datetime | None] = mapped_column(TZ)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (
         CheckConstraint(f"name ~ '{QUEUE_NAME_PATTERN}'", name="name"),
@@ -138,7 +138,7 @@ class ProjectMember(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"),
                                          primary_key=True)
     role: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (
         CheckConstraint(_in("role", ROLE_NAMES), name="role"),
@@ -159,8 +159,8 @@ class User(Base):
     # Bumped on lock, disable, role or password change: tokens carry the version they were
     # issued under, so one integer comparison per request revokes every outstanding token.
     token_version: Mapped[int] = mapped_column(Integer, server_default=text("0"))
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     last_login_at: Mapped[datetime | None] = mapped_column(TZ)
 
     __table_args__ = (
@@ -182,7 +182,7 @@ class UserIdentity(Base):
                                          unique=True)
     groups: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
     role_source: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     last_login_at: Mapped[datetime | None] = mapped_column(TZ)
 
 
@@ -211,8 +211,8 @@ class RefreshFamily(Base):
     # The refresh token spent by the last rotation: accepted again only within a short grace
     # window (two tabs refreshing at once); anything older is reuse.
     previous_jti: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    last_used_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    last_used_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     expires_at: Mapped[datetime] = mapped_column(TZ)
     revoked_at: Mapped[datetime | None] = mapped_column(TZ)
     revoked_reason: Mapped[str | None] = mapped_column(Text)
@@ -234,7 +234,7 @@ class ApiToken(Base):
     # sha256 of the secret: a leaked table does not leak usable tokens.
     token_hash: Mapped[str] = mapped_column(Text, unique=True)
     prefix: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     expires_at: Mapped[datetime | None] = mapped_column(TZ)
     last_used_at: Mapped[datetime | None] = mapped_column(TZ)
     revoked_at: Mapped[datetime | None] = mapped_column(TZ)
@@ -286,8 +286,8 @@ class Schedule(Base):
         downstream: Mapped[list[dict[str, Any]]]  # a column_property, defined below the class
         last_error: Mapped[str | None]  # a column_property, defined below ScheduleHealth
     created_by: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     deleted_at: Mapped[datetime | None] = mapped_column(TZ)
     # What the leader's health evaluator last concluded (None: not evaluated yet). Loaded with
     # the schedule (one extra query per list), read-only for management.
@@ -371,7 +371,7 @@ class ScheduleHealth(Base):
     last_success_at: Mapped[datetime | None] = mapped_column(TZ)
     consecutive_failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
-    evaluated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    evaluated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (CheckConstraint(_in("state", HealthState), name="state"),)
 
@@ -400,7 +400,7 @@ class NotificationChannel(Base):
         "'[\"job.dead\", \"schedule.failing\", \"schedule.late\", \"schedule.silent\", "
         "\"schedule.recovered\"]'::jsonb"))
     created_by: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (
         CheckConstraint("kind IN ('webhook', 'slack', 'email')", name="kind"),
@@ -424,7 +424,7 @@ class NotificationDelivery(Base):
     status_code: Mapped[int | None] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text)
     duration_ms: Mapped[float | None] = mapped_column(Float)
-    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (
         Index("ix_notification_deliveries_channel_id_id", "channel_id", text("id DESC")),
@@ -480,7 +480,7 @@ class ScheduleVersion(Base):
     schedule_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("schedules.id", ondelete="CASCADE"), primary_key=True)
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     actor: Mapped[str] = mapped_column(Text)
     definition: Mapped[dict[str, Any]] = mapped_column(JSONB)
     changes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
@@ -504,7 +504,7 @@ class Job(Base):
     # Jobs sharing a key count against their queue's per_key_limit together.
     concurrency_key: Mapped[str | None] = mapped_column(Text)
     priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
-    run_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    run_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     attempt_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     max_attempts: Mapped[int] = mapped_column(Integer, server_default=text("3"))
     # Attempts given back INTERRUPTED by a graceful stop: they do not count against max_attempts.
@@ -532,7 +532,7 @@ class Job(Base):
     exclusive: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     started_at: Mapped[datetime | None] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
     # Dependencies (migration 0028): NULL without any; WAITING jobs count their open upstreams.
@@ -641,7 +641,7 @@ class Attempt(Base):
     number: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(Text, server_default=text("'RUNNING'"))
     worker_id: Mapped[str] = mapped_column(Text)
-    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     heartbeat_at: Mapped[datetime | None] = mapped_column(TZ)
     lease_expires_at: Mapped[datetime] = mapped_column(TZ)
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
@@ -716,7 +716,7 @@ class Batch(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     project: Mapped[str] = mapped_column(Text, ForeignKey("projects.slug"))
     created_by: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     finished_at: Mapped[datetime | None] = mapped_column(TZ)
     callback_job_id: Mapped[int | None] = mapped_column(BigInteger)
     total: Mapped[int] = mapped_column(Integer, server_default=text("0"))
@@ -743,7 +743,7 @@ class JobToken(Base):
     token_hash: Mapped[str] = mapped_column(Text, primary_key=True)
     attempt_id: Mapped[int] = mapped_column(BigInteger,
                                             ForeignKey("attempts.id", ondelete="CASCADE"))
-    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (Index("ix_job_tokens_attempt_id", "attempt_id"),)
 
@@ -799,8 +799,8 @@ class Worker(Base):
     kind: Mapped[str] = mapped_column(Text, server_default=text("'worker'"))
     concurrency: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     running: Mapped[int] = mapped_column(Integer, server_default=text("0"))
-    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
-    heartbeat_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    heartbeat_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     stopped_at: Mapped[datetime | None] = mapped_column(TZ)
 
     __table_args__ = (
@@ -816,7 +816,7 @@ class AuditEvent(Base):
     __tablename__ = "audit_events"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     actor: Mapped[str] = mapped_column(Text)
     actor_role: Mapped[str | None] = mapped_column(Text)
     # No foreign key: the trail outlives the projects it names. NULL: an installation event.
@@ -870,7 +870,7 @@ class ChaosExperiment(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     kind: Mapped[str] = mapped_column(Text)
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
-    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.now())
+    started_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     expires_at: Mapped[datetime] = mapped_column(TZ)
     ended_at: Mapped[datetime | None] = mapped_column(TZ)
     end_reason: Mapped[str | None] = mapped_column(Text)

@@ -1,53 +1,86 @@
 """GET /schedules/{id}/fires over a real leader: a per-second schedule that runs, is paused,
 resumed, and loses its scheduler for longer than the grace has exactly one entry per fire time
-since creation, each explained; storage stays bounded; bad windows are 4xx."""
+since creation, each explained; storage stays bounded; bad windows are 4xx.
+
+The leader, the API and the database share one ``ManualClock`` (ADR 0034): pauses and outages
+last clock seconds that ``advance`` moves through, not real seconds."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterator
+import dataclasses
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import pytest
 
+from cronplane.domain.clock import ManualClock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import renew_interval
 from cronplane.execution.elector import Elector
 from cronplane.execution.scheduler import Scheduler
+from cronplane.execution.service import LoopService
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
 from tests.integration.execution.test_leadership import query
-from tests.support.apps import RoleClient
-from tests.support.waiting import wait_until
+from tests.support.apps import RoleClient, context
+from tests.support.waiting import advance, advance_until
 
 TTL = 1.0
 GRACE = misfire_grace(TTL)  # 5 s
 
 
-@pytest.fixture
-def world(fresh_database_url: str):
-    db = Database(fresh_database_url, application_name="test-fire-ledger", pool_size=4)
-    clients = RoleClient.on(fresh_database_url)
-    leaders: list[Elector] = []
+# A third of a second past a whole one: fire times fall between the clock's 0.1 s steps.
+START = datetime(2030, 6, 1, 8, 0, 0, 300000, tzinfo=UTC)
 
-    def leader() -> Elector:
-        elector = Elector(LeaseStore(db), f"leader-{len(leaders)}", TTL, listen_db=db)
-        scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=GRACE,
-                              idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)
+
+@dataclass
+class World:
+    db: Database
+    clients: RoleClient
+    clock: ManualClock
+    leaders: list[Elector] = dataclasses.field(default_factory=list)
+
+    def leader(self) -> Elector:
+        elector = Elector(LeaseStore(self.db), f"leader-{len(self.leaders)}", TTL,
+                          listen_db=self.db, clock=self.clock)
+        scheduler = Scheduler(ScheduleStore(self.db), elector.grant, grace=GRACE,
+                              idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake,
+                              clock=self.clock)
         elector.leader_services.append(scheduler)
         elector.on_schedules_changed.append(scheduler.wake)
-        leaders.append(elector)
+        self.leaders.append(elector)
         return elector
 
-    yield db, clients, leader
-    for elector in leaders:
+    @property
+    def loops(self) -> list[LoopService]:
+        return [s for e in self.leaders for s in (e, *e.leader_services)
+                if isinstance(s, LoopService)]
+
+    def run_until(self, predicate: Callable[[], object], limit: float, message: str) -> None:
+        advance_until(self.clock, predicate, loops=self.loops, limit=limit, message=message)
+
+
+@pytest.fixture
+def world(fresh_database_url: str) -> Iterator[World]:
+    clock = ManualClock(START)
+    db = Database(fresh_database_url, application_name="test-fire-ledger", pool_size=4,
+                  clock=clock)
+    clients = RoleClient.on(fresh_database_url)
+    context(clients.app).db.clock = clock
+    world = World(db, clients, clock)
+    yield world
+    for elector in world.leaders:
         elector.stop(5)
+    clients.close()
     db.close()
 
 
 def _db_now(db: Database) -> datetime:
-    return query(db, "SELECT clock_timestamp() AS t")[0]["t"]
+    return query(db, "SELECT cronplane_clock_now() AS t")[0]["t"]
 
 
 def _jobs(db: Database, schedule_id: int) -> int:
@@ -58,14 +91,8 @@ def _iso(when: datetime) -> str:
     return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _wait_seconds(db: Database, seconds: float) -> None:
-    """Let database time pass (an outage or a pause has to last), checked on the DB clock."""
-    target = _db_now(db) + timedelta(seconds=seconds)
-    assert wait_until(lambda: _db_now(db) >= target, seconds + 10, step=0.1)
-
-
-def test_every_fire_time_since_creation_has_exactly_one_explained_entry(world) -> None:
-    db, clients, leader = world
+def test_every_fire_time_since_creation_has_exactly_one_explained_entry(world: World) -> None:
+    db, clients, leader = world.db, world.clients, world.leader
     created = clients.admin.post("/api/v1/schedules", json={
         "name": f"ledger-{uuid.uuid4().hex[:6]}", "handler": "noop", "cron": "* * * * * *",
         "overlap": "allow", "misfire": "skip"})
@@ -73,18 +100,18 @@ def test_every_fire_time_since_creation_has_exactly_one_explained_entry(world) -
     sid = created.json["id"]
     first = leader()
     first.start()
-    assert wait_until(lambda: _jobs(db, sid) >= 3, 15), "the leader fires every second"
+    world.run_until(lambda: _jobs(db, sid) >= 3, 10, "the leader fires every second")
     assert clients.admin.post(f"/api/v1/schedules/{sid}/pause").status_code == 200
-    _wait_seconds(db, 3)
+    advance(world.clock, 3, loops=world.loops)
     assert clients.admin.post(f"/api/v1/schedules/{sid}/resume").status_code == 200
     fired = _jobs(db, sid)
-    assert wait_until(lambda: _jobs(db, sid) >= fired + 2, 15), "fires again after resume"
+    world.run_until(lambda: _jobs(db, sid) >= fired + 2, 10, "fires again after resume")
     first.stop(5)  # outage: no scheduler anywhere, longer than the grace
-    _wait_seconds(db, GRACE.total_seconds() + 3)
+    world.clock.advance(GRACE.total_seconds() + 3)
     second = leader()
     second.start()
     fired = _jobs(db, sid)
-    assert wait_until(lambda: _jobs(db, sid) >= fired + 2, 15), "the new leader fires"
+    world.run_until(lambda: _jobs(db, sid) >= fired + 2, 10, "the new leader fires")
     second.stop(5)
 
     response = clients.viewer.get(f"/api/v1/schedules/{sid}/fires", query_string={
@@ -118,19 +145,20 @@ def test_every_fire_time_since_creation_has_exactly_one_explained_entry(world) -
         "one row per pause span and per outage, not one per fire time"
 
 
-def test_a_per_second_schedule_stuck_behind_a_run_writes_one_overlap_row(world) -> None:
-    db, clients, leader = world
+def test_a_per_second_schedule_stuck_behind_a_run_writes_one_overlap_row(world: World) -> None:
+    db, clients, leader = world.db, world.clients, world.leader
     [row] = query(db, "INSERT INTO schedules (name, handler, cron, overlap, next_run_at) "
                       "VALUES ('forbid', 'noop', '* * * * * *', 'forbid', "
-                      "date_trunc('second', clock_timestamp()) + interval '1 second') "
+                      "date_trunc('second', cronplane_clock_now()) + interval '1 second') "
                       "RETURNING id")
     sid = row["id"]
     query(db, "INSERT INTO jobs (handler, status, schedule_id, trigger, started_at) "
-              "VALUES ('noop', 'RUNNING', %s, 'manual', now()) RETURNING id", sid)
+              "VALUES ('noop', 'RUNNING', %s, 'manual', cronplane_now()) RETURNING id", sid)
     elector = leader()
     elector.start()
-    assert wait_until(lambda: query(db, "SELECT overlap_skipped_count AS n FROM schedules "
-                                        "WHERE id = %s", sid)[0]["n"] >= 4, 15)
+    world.run_until(lambda: query(db, "SELECT overlap_skipped_count AS n FROM schedules "
+                                      "WHERE id = %s", sid)[0]["n"] >= 4, 10,
+                    "four overlap skips")
     elector.stop(5)
     [count] = query(db, "SELECT count(*) AS n FROM schedule_skips WHERE schedule_id = %s", sid)
     assert count["n"] == 1, "consecutive overlap skips extend one interval"
@@ -139,25 +167,26 @@ def test_a_per_second_schedule_stuck_behind_a_run_writes_one_overlap_row(world) 
     assert sum(i["outcome"] == "skipped_overlap" for i in items) >= 4
 
 
-def test_a_paused_per_second_schedule_writes_one_row_and_explains_every_second(world) -> None:
-    db, clients, _leader = world
+def test_a_paused_per_second_schedule_writes_one_row_and_explains_every_second(
+        world: World) -> None:
+    clients = world.clients
     created = clients.admin.post("/api/v1/schedules", json={
         "name": "paused", "handler": "noop", "cron": "* * * * * *", "paused": True})
     assert created.status_code == 201, created.json
-    _wait_seconds(db, 2.5)
+    world.clock.advance(2.5)
     items = clients.viewer.get(f"/api/v1/schedules/{created.json['id']}/fires").json["items"]
     assert len(items) >= 2 and {i["outcome"] for i in items} == {"skipped_paused"}, items
-    [count] = query(db, "SELECT count(*) AS n FROM schedule_skips")
+    [count] = query(world.db, "SELECT count(*) AS n FROM schedule_skips")
     assert count["n"] == 1
 
 
-def test_deleted_schedule_fire_times_say_deleted(world) -> None:
-    db, clients, _leader = world
+def test_deleted_schedule_fire_times_say_deleted(world: World) -> None:
+    clients = world.clients
     created = clients.admin.post("/api/v1/schedules", json={
         "name": "gone", "handler": "noop", "cron": "* * * * * *", "paused": True})
     sid = created.json["id"]
     assert clients.admin.delete(f"/api/v1/schedules/{sid}").status_code == 204
-    _wait_seconds(db, 2.5)
+    world.clock.advance(2.5)
     items = clients.viewer.get(f"/api/v1/schedules/{sid}/fires").json["items"]
     assert items and items[-1]["outcome"] == "deleted" and "deleted at" in items[-1]["reason"]
 
@@ -167,8 +196,8 @@ def test_deleted_schedule_fire_times_say_deleted(world) -> None:
     ({"after": "2026-01-03T00:00:00Z", "before": "2026-01-02T00:00:00Z"}, "after"),
     ({"after": "2000-01-01T00:00:00Z"}, "before"),
 ])
-def test_bad_windows_are_4xx_naming_the_field(world, args, field) -> None:
-    db, clients, _leader = world
+def test_bad_windows_are_4xx_naming_the_field(world: World, args, field) -> None:
+    db, clients = world.db, world.clients
     [row] = query(db, "INSERT INTO schedules (name, handler, cron, created_at) VALUES "
                       "('old', 'noop', '* * * * * *', '1999-01-01Z') RETURNING id")
     before = query(db, "SELECT count(*) AS n FROM schedule_skips")
@@ -178,8 +207,7 @@ def test_bad_windows_are_4xx_naming_the_field(world, args, field) -> None:
     assert query(db, "SELECT count(*) AS n FROM schedule_skips") == before
 
 
-def test_unknown_schedule_is_404(world) -> None:
-    _db, clients, _leader = world
-    assert clients.viewer.get("/api/v1/schedules/999999/fires").status_code == 404
+def test_unknown_schedule_is_404(world: World) -> None:
+    assert world.clients.viewer.get("/api/v1/schedules/999999/fires").status_code == 404
 
 

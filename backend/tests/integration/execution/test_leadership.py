@@ -1,7 +1,9 @@
 """Elector + Scheduler pairs in one process against a real Postgres (own database per test).
 
 Each pair has its own Database (own pool, own LISTEN connection), as separate processes would.
-Tests wait on the services' events and on database conditions, with timeouts.
+Tests wait on the services' events and on database conditions, with timeouts. The fire tests
+share one ``ManualClock`` between the pairs and their databases (ADR 0034) and step it: a run
+of nine clock seconds takes the time the services need to do the work, not nine seconds.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from cronplane.domain.clock import Clock, ManualClock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import renew_interval
 from cronplane.execution.elector import Elector
@@ -22,7 +25,7 @@ from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
-from tests.support.waiting import wait_until
+from tests.support.waiting import advance_until, wait_until
 
 TTL = 2.0
 
@@ -37,14 +40,16 @@ class Node:
 
 
 @pytest.fixture
-def make_node(fresh_database_url: str) -> Iterator[Callable[[str], Node]]:
+def make_node(fresh_database_url: str) -> Iterator[Callable[..., Node]]:
     nodes: list[Node] = []
 
-    def make(owner: str) -> Node:
-        db = Database(fresh_database_url, application_name=f"test-{owner}", pool_size=4)
-        elector = Elector(LeaseStore(db), owner, TTL, listen_db=db)
+    def make(owner: str, clock: Clock | None = None) -> Node:
+        db = Database(fresh_database_url, application_name=f"test-{owner}", pool_size=4,
+                      clock=clock)
+        elector = Elector(LeaseStore(db), owner, TTL, listen_db=db, clock=clock)
         scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=misfire_grace(TTL),
-                              idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)
+                              idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake,
+                              clock=clock)
         elector.leader_services.append(scheduler)
         elector.on_schedules_changed.append(scheduler.wake)
         node = Node(db, elector, scheduler)
@@ -65,7 +70,7 @@ def query(db: Database, sql: str, *args: Any) -> list[dict[str, Any]]:
 def add_every_second(db: Database, count: int) -> list[int]:
     rows = query(db, "INSERT INTO schedules (name, handler, cron, overlap, next_run_at) "
                      "SELECT 'every-second-' || g, 'noop', '*/1 * * * * *', 'allow', "
-                     "date_trunc('second', clock_timestamp()) + interval '1 second' "
+                     "date_trunc('second', cronplane_clock_now()) + interval '1 second' "
                      "FROM generate_series(1, %s) g RETURNING id", count)
     return [r["id"] for r in rows]
 
@@ -143,9 +148,11 @@ def test_a_leader_that_cannot_renew_stops_acting_before_its_lease_expires(
         blocked.set()
 
 
-def run_two_schedulers(make_node: Callable[[str], Node], seconds: int) -> None:
+def run_two_schedulers(make_node: Callable[..., Node], seconds: int) -> None:
     """Two pairs, ``*/1`` schedules, a graceful handoff halfway: every fire exactly once."""
-    a, b = make_node("a"), make_node("b")
+    clock = ManualClock(datetime(2030, 3, 4, 5, 6, 7, 300000, tzinfo=UTC))
+    a, b = make_node("a", clock), make_node("b", clock)
+    loops = [a.elector, a.scheduler, b.elector, b.scheduler]
     a.elector.start()
     assert a.elector.wait_for_leadership(5)
     b.elector.start()
@@ -156,11 +163,14 @@ def run_two_schedulers(make_node: Callable[[str], Node], seconds: int) -> None:
         return int(query(a.db, "SELECT count(*) AS n FROM jobs")[0]["n"])
 
     half = seconds // 2
-    assert wait_until(lambda: fires() >= 5 * half, half + 4), "the leader must fire every second"
+    advance_until(clock, lambda: fires() >= 5 * half, loops=loops, limit=half + 4,
+                  message="the leader firing every second")
     a.elector.stop(5)  # graceful handoff in the middle of the run
-    assert b.elector.wait_for_leadership(TTL + 1)
+    advance_until(clock, lambda: b.elector.is_leader, loops=loops, limit=TTL + 1,
+                  message="the standby taking over")
     a.elector.start()  # the old leader comes back as a standby
-    assert wait_until(lambda: fires() >= 5 * seconds, half + 4)
+    advance_until(clock, lambda: fires() >= 5 * seconds, loops=loops, limit=half + 4,
+                  message="the new leader firing every second")
     b.elector.stop(5)
     a.elector.stop(5)
     last = query(a.db, "SELECT max(fire_time) AS t FROM jobs")[0]["t"]
@@ -178,13 +188,13 @@ def run_two_schedulers(make_node: Callable[[str], Node], seconds: int) -> None:
 
 
 def test_every_fire_time_exactly_once_across_two_schedulers_and_a_handoff(
-        make_node: Callable[[str], Node]) -> None:
+        make_node: Callable[..., Node]) -> None:
     run_two_schedulers(make_node, seconds=9)
 
 
 @pytest.mark.chaos
 def test_every_fire_time_exactly_once_across_two_schedulers_for_a_minute(
-        make_node: Callable[[str], Node]) -> None:
+        make_node: Callable[..., Node]) -> None:
     run_two_schedulers(make_node, seconds=60)
 
 

@@ -5,8 +5,8 @@
 -- The user's project memberships ride along (effective roles, management/scope.py).
 -- live_seconds: how long the login stays valid (the credential cache keeps it no longer).
 SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_persona,
-       (f.revoked_at IS NULL AND f.expires_at > now()) AS session_live,
-       extract(epoch FROM f.expires_at - now())::float8 AS live_seconds,
+       (f.revoked_at IS NULL AND f.expires_at > cronplane_now()) AS session_live,
+       extract(epoch FROM f.expires_at - cronplane_now())::float8 AS live_seconds,
        (SELECT coalesce(jsonb_object_agg(m.project, m.role), '{}'::jsonb)
           FROM project_members m WHERE m.user_id = u.id) AS memberships
   FROM users u
@@ -26,7 +26,7 @@ SELECT u.id, u.username, u.role, u.token_version, u.locked, u.disabled, u.is_per
 WITH hit AS (
   SELECT t.id AS token_id, t.role AS token_role, t.project AS token_project,
          u.id AS user_id, u.username, u.is_persona, u.role AS creator_role,
-         extract(epoch FROM t.expires_at - now())::float8 AS live_seconds,
+         extract(epoch FROM t.expires_at - cronplane_now())::float8 AS live_seconds,
          CASE WHEN t.project IS NULL AND u.role <> 'ADMIN' THEN
            (SELECT coalesce(jsonb_object_agg(a.project, a.role), '{}'::jsonb)
               FROM project_members a WHERE a.user_id = u.id) END AS memberships
@@ -35,7 +35,7 @@ WITH hit AS (
     LEFT JOIN project_members m ON m.user_id = u.id AND m.project = t.project
    WHERE t.token_hash = %(token_hash)s
      AND t.revoked_at IS NULL
-     AND (t.expires_at IS NULL OR t.expires_at > now())
+     AND (t.expires_at IS NULL OR t.expires_at > cronplane_now())
      AND NOT u.locked AND NOT u.disabled
      AND array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], t.role)
          <= CASE WHEN u.role = 'ADMIN' THEN 3
@@ -44,9 +44,9 @@ WITH hit AS (
                       FROM project_members a WHERE a.user_id = u.id)
                  ELSE array_position(ARRAY['VIEWER', 'OPERATOR', 'ADMIN'], m.role) END
 ), touched AS (
-  UPDATE api_tokens SET last_used_at = now()
+  UPDATE api_tokens SET last_used_at = cronplane_now()
    WHERE id = (SELECT token_id FROM hit)
-     AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+     AND (last_used_at IS NULL OR last_used_at < cronplane_now() - interval '1 minute')
   RETURNING id
 )
 SELECT token_id, token_role, token_project, user_id, username, is_persona, creator_role,

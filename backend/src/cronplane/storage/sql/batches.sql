@@ -43,7 +43,7 @@ UPDATE jobs j
                      ELSE j.status END,
        error = CASE WHEN j.run_when = 'succeeded' AND c.failed IS NOT NULL
                     THEN 'upstream ' || c.failed ELSE j.error END,
-       finished_at = CASE WHEN j.run_when = 'succeeded' AND c.failed IS NOT NULL THEN now()
+       finished_at = CASE WHEN j.run_when = 'succeeded' AND c.failed IS NOT NULL THEN cronplane_now()
                           ELSE j.finished_at END
   FROM counted c
  WHERE j.id = %(callback_job_id)s AND j.status = 'WAITING';

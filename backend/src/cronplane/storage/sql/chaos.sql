@@ -6,9 +6,9 @@
 -- Experiments in force by the database clock. expires_at is compared here, not only by the
 -- reaper, so an experiment stops acting at its expiry even if nothing has reaped it yet.
 SELECT id, kind, params, started_at, expires_at,
-       greatest(0, extract(epoch FROM expires_at - clock_timestamp()))::float8 AS seconds_left
+       greatest(0, extract(epoch FROM expires_at - cronplane_clock_now()))::float8 AS seconds_left
   FROM chaos_experiments
- WHERE ended_at IS NULL AND expires_at > clock_timestamp()
+ WHERE ended_at IS NULL AND expires_at > cronplane_clock_now()
  ORDER BY id;
 
 -- name: chaos_expire
@@ -18,7 +18,7 @@ SELECT id, kind, params, started_at, expires_at,
 -- expired (and audited) exactly once, even against a concurrent DELETE (stop), whichever wins.
 WITH due AS (
   SELECT id FROM chaos_experiments
-   WHERE ended_at IS NULL AND expires_at <= clock_timestamp()
+   WHERE ended_at IS NULL AND expires_at <= cronplane_clock_now()
    ORDER BY id
    LIMIT 100
      FOR UPDATE SKIP LOCKED
@@ -51,10 +51,10 @@ WITH stepped AS (
   UPDATE leases l
      SET barred_owner = l.owner,
          barred_until = e.expires_at,
-         expires_at = least(l.expires_at, clock_timestamp())
+         expires_at = least(l.expires_at, cronplane_clock_now())
     FROM chaos_experiments e
    WHERE l.name = %(lease)s AND e.id = %(experiment_id)s
-     AND e.ended_at IS NULL AND e.expires_at > clock_timestamp()
+     AND e.ended_at IS NULL AND e.expires_at > cronplane_clock_now()
      AND l.owner IS NOT NULL
      AND l.barred_until IS DISTINCT FROM e.expires_at
   RETURNING l.barred_owner, l.fencing_token
@@ -72,5 +72,5 @@ UPDATE leases l
  WHERE l.barred_owner IS NOT NULL
    AND NOT EXISTS (SELECT 1 FROM chaos_experiments e
                     WHERE e.kind = 'leader_stepdown' AND e.ended_at IS NULL
-                      AND e.expires_at > clock_timestamp() AND e.expires_at = l.barred_until)
+                      AND e.expires_at > cronplane_clock_now() AND e.expires_at = l.barred_until)
 RETURNING l.name;

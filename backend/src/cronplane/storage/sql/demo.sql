@@ -49,4 +49,4 @@ SELECT r.channel_id, r.webhook_id, r.event_type, r.job_id, r.attempt, r.status_c
             status_code int, error text, duration_ms float8, at timestamptz);
 
 -- name: demo_now
-SELECT statement_timestamp() AS now;
+SELECT cronplane_statement_now() AS now;

@@ -7,7 +7,7 @@
 -- checked instant and the last edit: the ledger explains windows with the current expression,
 -- so fire times of an older cron must not be judged by the new one.
 SELECT s.id, s.cron, s.timezone, s.created_at, s.updated_at, s.deleted_at, s.next_run_at,
-       c.checked_until, statement_timestamp() AS db_now
+       c.checked_until, cronplane_statement_now() AS db_now
   FROM schedules s
   LEFT JOIN fire_checks c ON c.schedule_id = s.id
  WHERE s.deleted_at IS NULL

@@ -12,13 +12,13 @@
 --   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
 -- * the oldest attempt still RUNNING (ix_jobs_running_schedule).
 SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
-       statement_timestamp() AS db_now,
+       cronplane_statement_now() AS db_now,
        h.schedule_id IS NOT NULL AS evaluated, h.state, h.since,
        h.last_success_at AS stored_last_success_at,
        h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
        recent.recent_statuses, recent.last_success_at,
        LEAST(unstarted.fire_time, waiting.fire_time,
-             CASE WHEN s.next_run_at < statement_timestamp() THEN s.next_run_at END)
+             CASE WHEN s.next_run_at < cronplane_statement_now() THEN s.next_run_at END)
          AS oldest_unstarted_fire,
        running.started_at AS longest_running_since
   FROM schedules s
@@ -54,7 +54,7 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
 INSERT INTO schedule_health AS h (schedule_id, state, since, last_success_at,
                                   consecutive_failures, alerts, evaluated_at)
 SELECT v.id, v.state, v.since, v.last_success_at, v.consecutive_failures, v.alerts,
-       statement_timestamp()
+       cronplane_statement_now()
   FROM unnest(%(ids)s::bigint[], %(states)s::text[], %(sinces)s::timestamptz[],
               %(last_success_ats)s::timestamptz[], %(consecutive)s::int[],
               %(alerts)s::jsonb[])

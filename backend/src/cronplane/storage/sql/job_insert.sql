@@ -62,7 +62,7 @@ WITH input AS MATERIALIZED (
                     schedule_version, run_when, waiting_on, batch_id, trace_context, status, error,
                     finished_at, wait_deadline)
   SELECT i.new_id, coalesce(i.project, 'default'), i.handler, coalesce(i.payload, '{}'),
-         coalesce(i.priority, 0), coalesce(i.run_at, now()), i.max_attempts, i.timeout_seconds,
+         coalesce(i.priority, 0), coalesce(i.run_at, cronplane_now()), i.max_attempts, i.timeout_seconds,
          coalesce(i.trigger, 'api'), i.schedule_id, i.fire_time, coalesce(i.exclusive, false),
          i.idempotency_key, i.request_fingerprint, i.requested_by, coalesce(i.queue, 'default'),
          i.concurrency_key, i.rerun_of, i.schedule_version,
@@ -71,7 +71,7 @@ WITH input AS MATERIALIZED (
          CASE WHEN s.failed IS NOT NULL THEN 'CANCELLED'
               WHEN s.open > 0 THEN 'WAITING' ELSE 'PENDING' END,
          CASE WHEN s.failed IS NOT NULL THEN 'upstream ' || s.failed END,
-         CASE WHEN s.failed IS NOT NULL THEN now() END,
+         CASE WHEN s.failed IS NOT NULL THEN cronplane_now() END,
          CASE WHEN s.failed IS NULL AND s.open > 0 THEN i.wait_deadline END
     FROM input i LEFT JOIN state s ON s.job_id = i.new_id
    WHERE i.eligible ORDER BY i.n

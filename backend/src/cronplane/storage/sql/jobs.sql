@@ -40,7 +40,7 @@ WITH lanes AS MATERIALIZED (
              -- job at the head of the heap first, on every claim (issue 43)
              AND (SELECT true FROM jobs r
                    WHERE r.project = q.project AND r.queue = q.name
-                     AND r.status = 'PENDING' AND r.run_at <= now()
+                     AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
                    ORDER BY r.priority DESC, r.run_at, r.id LIMIT 1)
            ORDER BY q.project, q.name) l
 ), candidates AS (
@@ -52,14 +52,14 @@ WITH lanes AS MATERIALIZED (
     FROM lanes l CROSS JOIN LATERAL (
       SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at FROM jobs c
        WHERE c.project = l.project AND c.queue = l.name
-         AND c.status = 'PENDING' AND c.run_at <= now()
+         AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
          AND (NOT c.exclusive OR (
                NOT EXISTS (SELECT 1 FROM jobs r
                             WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
                               AND r.exclusive)
            AND NOT EXISTS (SELECT 1 FROM jobs e
                             WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
-                              AND e.exclusive AND e.run_at <= now() AND e.id <> c.id
+                              AND e.exclusive AND e.run_at <= cronplane_now() AND e.id <> c.id
                               AND (e.priority > c.priority
                                    OR (e.priority = c.priority
                                        AND (e.run_at, e.id) < (c.run_at, c.id))))))
@@ -75,7 +75,7 @@ WITH lanes AS MATERIALIZED (
    LIMIT %(limit)s
 ), claimed AS (
   UPDATE jobs j
-     SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = now()
+     SET status = 'RUNNING', attempt_count = j.attempt_count + 1, started_at = cronplane_now()
    -- = ANY(ARRAY(...)): primary-key probes, not a hash semi-join over the table
    WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
   RETURNING j.id, j.project, j.queue, j.handler, j.payload, j.attempt_count, j.max_attempts,
@@ -83,27 +83,27 @@ WITH lanes AS MATERIALIZED (
             j.schedule_id, j.schedule_version, j.fire_time, j.batch_id, j.created_at
 ), attempt AS (
   INSERT INTO attempts (job_id, number, status, worker_id, started_at, lease_expires_at)
-  SELECT id, attempt_count, 'RUNNING', %(worker_id)s, now(),
-         now() + make_interval(secs => %(lease_seconds)s)
+  SELECT id, attempt_count, 'RUNNING', %(worker_id)s, cronplane_now(),
+         cronplane_now() + make_interval(secs => %(lease_seconds)s)
     FROM claimed
   RETURNING id AS attempt_id, job_id
 ), spent AS (
   UPDATE queues q
      SET rate_tokens = least(q.rate_limit_per_second,
                              coalesce(q.rate_tokens, q.rate_limit_per_second)
-                             + extract(epoch FROM clock_timestamp()
-                                       - coalesce(q.rate_refilled_at, clock_timestamp()))
+                             + extract(epoch FROM cronplane_clock_now()
+                                       - coalesce(q.rate_refilled_at, cronplane_clock_now()))
                                * q.rate_limit_per_second) - s.n,
-         rate_refilled_at = clock_timestamp()
+         rate_refilled_at = cronplane_clock_now()
     FROM (SELECT project, queue, count(*) AS n FROM claimed GROUP BY project, queue) s
    WHERE q.project = s.project AND q.name = s.queue AND q.rate_limit_per_second IS NOT NULL
   RETURNING q.name
 )
 SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS number,
        c.max_attempts, c.timeout_seconds, c.cancel_requested, c.project, c.queue,
-       extract(epoch FROM now() - c.run_at)::float8 AS claim_lag_seconds,
+       extract(epoch FROM cronplane_now() - c.run_at)::float8 AS claim_lag_seconds,
        -- created → started (cronplane_job_wait_seconds, observed on a job's first attempt)
-       extract(epoch FROM now() - c.created_at)::float8 AS wait_seconds,
+       extract(epoch FROM cronplane_now() - c.created_at)::float8 AS wait_seconds,
        -- what the attempt's process span links to and names (observability/tracing.py)
        c.trace_context, c.schedule_id, c.schedule_version, c.fire_time,
        -- a batch job's attempt may be given a job token (security/job_tokens.py)
@@ -131,11 +131,11 @@ WITH input AS (
          run_at = CASE
            WHEN job_status_after_attempt(i.outcome, j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
-           THEN now() + make_interval(secs => i.delay) ELSE j.run_at END,
+           THEN cronplane_now() + make_interval(secs => i.delay) ELSE j.run_at END,
          finished_at = CASE
            WHEN job_status_after_attempt(i.outcome, j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
-           THEN NULL ELSE now() END,
+           THEN NULL ELSE cronplane_now() END,
          result = CASE WHEN i.outcome = 'SUCCEEDED' THEN i.result ELSE j.result END,
          error = CASE WHEN i.outcome = 'SUCCEEDED' THEN NULL ELSE i.error END,
          started_at = j.started_at + make_interval(secs => i.queued)
@@ -156,7 +156,7 @@ WITH input AS (
   UPDATE attempts a
      SET status = CASE WHEN i.outcome <> 'SUCCEEDED' AND d.cancel_requested THEN 'CANCELLED'
                        ELSE i.outcome END,
-         finished_at = now(), error = i.error,
+         finished_at = cronplane_now(), error = i.error,
          started_at = a.started_at + make_interval(secs => i.queued)
     FROM input i JOIN done d ON d.id = i.job_id
    WHERE a.id = i.attempt_id
@@ -170,7 +170,7 @@ SELECT i.attempt_id, i.job_id, d.status AS job_status
 -- still RUNNING (any missing one was reclaimed: its handler is told to stop) and whether a cancel
 -- was requested (the fallback path when the cancel NOTIFY was missed).
 UPDATE attempts a
-   SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => %(lease_seconds)s)
+   SET heartbeat_at = cronplane_now(), lease_expires_at = cronplane_now() + make_interval(secs => %(lease_seconds)s)
   FROM jobs j
  WHERE a.id = ANY(%(attempt_ids)s::bigint[]) AND a.status = 'RUNNING' AND j.id = a.job_id
 RETURNING a.id AS attempt_id, j.cancel_requested;
@@ -195,7 +195,7 @@ WITH expired AS (
   SELECT a.id, a.job_id, a.number, a.worker_id, a.lease_expires_at
     FROM attempts a
     JOIN jobs j ON j.id = a.job_id
-   WHERE a.status = 'RUNNING' AND a.lease_expires_at < now()
+   WHERE a.status = 'RUNNING' AND a.lease_expires_at < cronplane_now()
    ORDER BY a.lease_expires_at
    LIMIT %(limit)s
      FOR UPDATE OF a, j SKIP LOCKED
@@ -203,11 +203,11 @@ WITH expired AS (
   UPDATE jobs j
      SET status = job_status_after_attempt('LOST', j.attempt_count - j.interruptions, j.max_attempts,
                                            j.cancel_requested),
-         run_at = now(),
+         run_at = cronplane_now(),
          finished_at = CASE
            WHEN job_status_after_attempt('LOST', j.attempt_count - j.interruptions, j.max_attempts,
                                          j.cancel_requested) = 'PENDING'
-           THEN NULL ELSE now() END,
+           THEN NULL ELSE cronplane_now() END,
          error = 'attempt ' || e.number || ' lost: lease expired (worker ' || e.worker_id || ')'
     FROM expired e
    WHERE j.id = e.job_id AND j.status = 'RUNNING' AND j.attempt_count = e.number
@@ -217,9 +217,9 @@ WITH expired AS (
   -- did, the page would scan it forever). A job completed meanwhile still shows this attempt as
   -- current in the statement's snapshot, so its attempt is left to the completion.
   UPDATE attempts a
-     SET status = 'LOST', finished_at = now(), error = 'lease expired'
+     SET status = 'LOST', finished_at = cronplane_now(), error = 'lease expired'
     FROM expired e
-   WHERE a.id = e.id AND a.status = 'RUNNING' AND a.lease_expires_at < now()
+   WHERE a.id = e.id AND a.status = 'RUNNING' AND a.lease_expires_at < cronplane_now()
      AND (e.id IN (SELECT attempt_id FROM reset)
           OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.status = 'RUNNING'
                                                 AND j.attempt_count = e.number))
@@ -251,16 +251,16 @@ WITH input AS (
      SET status = job_status_after_attempt('INTERRUPTED', j.attempt_count - j.interruptions,
                                            j.max_attempts, j.cancel_requested),
          interruptions = j.interruptions + 1,
-         run_at = now(),
+         run_at = cronplane_now(),
          finished_at = CASE
-           WHEN j.cancel_requested THEN now() ELSE NULL END,
+           WHEN j.cancel_requested THEN cronplane_now() ELSE NULL END,
          error = 'attempt ' || i.number || ' interrupted: worker shut down'
     FROM input i
    WHERE j.id = i.job_id AND j.status = 'RUNNING' AND j.attempt_count = i.number
   RETURNING j.id, j.status
 ), closed AS (
   UPDATE attempts a
-     SET status = 'INTERRUPTED', finished_at = now(), error = 'interrupted: worker shut down'
+     SET status = 'INTERRUPTED', finished_at = cronplane_now(), error = 'interrupted: worker shut down'
     FROM input i JOIN released r ON r.id = i.job_id
    WHERE a.id = i.attempt_id AND a.status = 'RUNNING'
   RETURNING a.id
@@ -280,7 +280,7 @@ WITH doomed AS (
    WHERE finished_at IS NOT NULL
      AND project = %(project)s
      AND finished_at >= coalesce(%(after)s::timestamptz, '-infinity')
-     AND finished_at < now() - make_interval(days => %(older_than_days)s)
+     AND finished_at < cronplane_now() - make_interval(days => %(older_than_days)s)
      AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
    ORDER BY finished_at
    LIMIT %(batch)s),
@@ -290,7 +290,7 @@ SELECT count(*) AS deleted, max(finished_at) AS last, min(id) AS first_id, max(i
   FROM deleted;
 
 -- name: prune_throughput
-DELETE FROM job_throughput WHERE minute < now() - interval '1 day';
+DELETE FROM job_throughput WHERE minute < cronplane_now() - interval '1 day';
 
 -- name: job_search_query
 -- The query of a job search's words as text (storage.job_search.resolved_query): asked once per

@@ -12,14 +12,14 @@ SELECT set_config('lock_timeout', %(lock_timeout_ms)s, true),
 INSERT INTO leases (name) VALUES (%(name)s) ON CONFLICT (name) DO NOTHING;
 
 -- name: lease_lock
--- Lock the row and let the DATABASE clock make every comparison (clock_timestamp(), not now():
--- the lock wait may have lasted, and now() is frozen at transaction start). The caller decides
+-- Lock the row and let the DATABASE clock make every comparison (cronplane_clock_now(), not cronplane_now():
+-- the lock wait may have lasted, and cronplane_now() is frozen at transaction start). The caller decides
 -- renew / claim / decline from these booleans (domain/lease.decide).
 -- nullif: a never-claimed row expires at -infinity, which Python datetimes cannot hold.
 SELECT owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at, barred_owner,
-       clock_timestamp() AS db_now,
-       expires_at <= clock_timestamp() AS expired,
-       (barred_owner IS NOT NULL AND barred_until > clock_timestamp()) AS barred
+       cronplane_clock_now() AS db_now,
+       expires_at <= cronplane_clock_now() AS expired,
+       (barred_owner IS NOT NULL AND barred_until > cronplane_clock_now()) AS barred
   FROM leases
  WHERE name = %(name)s
    FOR UPDATE;
@@ -28,10 +28,10 @@ SELECT owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at, barr
 -- Only ever run after lease_lock showed a live lease that we own, in the same transaction;
 -- the owner/token predicate is a second guard, so a renewal can never extend someone else's term.
 UPDATE leases
-   SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s::float8),
-       renewed_at = clock_timestamp()
+   SET expires_at = cronplane_clock_now() + make_interval(secs => %(ttl)s::float8),
+       renewed_at = cronplane_clock_now()
  WHERE name = %(name)s AND owner = %(owner)s AND fencing_token = %(fencing_token)s
-RETURNING owner, fencing_token, expires_at, clock_timestamp() AS db_now;
+RETURNING owner, fencing_token, expires_at, cronplane_clock_now() AS db_now;
 
 -- name: lease_claim
 -- Only ever run after lease_lock showed an expired lease. The fencing token strictly increases
@@ -40,26 +40,26 @@ RETURNING owner, fencing_token, expires_at, clock_timestamp() AS db_now;
 UPDATE leases
    SET owner = %(owner)s,
        fencing_token = fencing_token + 1,
-       acquired_at = clock_timestamp(),
-       renewed_at = clock_timestamp(),
-       expires_at = clock_timestamp() + make_interval(secs => %(ttl)s::float8)
- WHERE name = %(name)s AND expires_at <= clock_timestamp()
-RETURNING owner, fencing_token, expires_at, clock_timestamp() AS db_now;
+       acquired_at = cronplane_clock_now(),
+       renewed_at = cronplane_clock_now(),
+       expires_at = cronplane_clock_now() + make_interval(secs => %(ttl)s::float8)
+ WHERE name = %(name)s AND expires_at <= cronplane_clock_now()
+RETURNING owner, fencing_token, expires_at, cronplane_clock_now() AS db_now;
 
 -- name: lease_resign
 -- Graceful handoff: expire our own term now (the owner stays visible as the last holder), so a
 -- standby's next heartbeat claims it; the caller NOTIFYs the leader channel in this transaction.
 UPDATE leases
-   SET expires_at = clock_timestamp()
+   SET expires_at = cronplane_clock_now()
  WHERE name = %(name)s AND owner = %(owner)s AND fencing_token = %(fencing_token)s
-   AND expires_at > clock_timestamp()
+   AND expires_at > cronplane_clock_now()
 RETURNING fencing_token;
 
 -- name: lease_current
 -- For /stats and the console: who leads, under which token, until when (null when expired).
 SELECT name, owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at,
        acquired_at, renewed_at,
-       expires_at > clock_timestamp() AS live
+       expires_at > cronplane_clock_now() AS live
   FROM leases
  WHERE name = %(name)s;
 

@@ -17,7 +17,7 @@ WITH events AS (
            'channel_id', c.id,
            'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
            'type', e.type,
-           'timestamp', to_char(statement_timestamp() AT TIME ZONE 'UTC',
+           'timestamp', to_char(cronplane_statement_now() AT TIME ZONE 'UTC',
                                 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            'data', e.data),
          %(queue)s, %(max_attempts)s, 30, 'notification', 'system'
@@ -79,7 +79,7 @@ SELECT c.id, c.project, c.name, c.kind,
 -- The (channel, UTC minute) window a delivery falls into (migration 0032), made if it is the
 -- minute's first; ``now`` is NULL outside tests (the database's clock).
 INSERT INTO notification_rate_windows (channel_id, minute)
-SELECT c.id, date_trunc('minute', coalesce(%(now)s::timestamptz, now()), 'UTC')
+SELECT c.id, date_trunc('minute', coalesce(%(now)s::timestamptz, cronplane_now()), 'UTC')
   FROM notification_channels c
  WHERE c.id = %(channel_id)s
 ON CONFLICT (channel_id, minute) DO NOTHING;
@@ -103,7 +103,7 @@ UPDATE notification_rate_windows w
   FROM (SELECT channel_id, minute, (sent < %(limit)s OR flushed) AS admit
           FROM notification_rate_windows
          WHERE channel_id = %(channel_id)s
-           AND minute = date_trunc('minute', coalesce(%(now)s::timestamptz, now()), 'UTC')
+           AND minute = date_trunc('minute', coalesce(%(now)s::timestamptz, cronplane_now()), 'UTC')
            FOR UPDATE) d
  WHERE w.channel_id = d.channel_id AND w.minute = d.minute
 RETURNING d.admit AS admitted;
@@ -118,7 +118,7 @@ WITH due AS (
     FROM notification_rate_windows w
     JOIN notification_channels c ON c.id = w.channel_id
    WHERE w.digested > 0 AND NOT w.flushed
-     AND w.minute + interval '1 minute' <= coalesce(%(now)s::timestamptz, now())
+     AND w.minute + interval '1 minute' <= coalesce(%(now)s::timestamptz, cronplane_now())
    ORDER BY w.minute
    LIMIT 500
      FOR UPDATE OF w SKIP LOCKED
@@ -143,7 +143,7 @@ WITH due AS (
   RETURNING id
 ), pruned AS (
   DELETE FROM notification_rate_windows
-   WHERE minute < coalesce(%(now)s::timestamptz, now()) - interval '1 hour'
+   WHERE minute < coalesce(%(now)s::timestamptz, cronplane_now()) - interval '1 hour'
      AND (flushed OR digested = 0)
 ), woken AS (
   SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued

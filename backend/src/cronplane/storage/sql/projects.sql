@@ -10,17 +10,17 @@
 UPDATE projects
    SET enqueue_tokens = least(enqueue_per_minute::float8,
                               coalesce(enqueue_tokens, enqueue_per_minute::float8)
-                              + greatest(0, extract(epoch FROM clock_timestamp()
+                              + greatest(0, extract(epoch FROM cronplane_clock_now()
                                                     - coalesce(enqueue_refilled_at,
-                                                               clock_timestamp())))
+                                                               cronplane_clock_now())))
                                 * enqueue_per_minute / 60.0) - %(n)s,
-       enqueue_refilled_at = clock_timestamp()
+       enqueue_refilled_at = cronplane_clock_now()
  WHERE slug = %(project)s
    AND enqueue_per_minute IS NOT NULL
    AND least(enqueue_per_minute::float8,
              coalesce(enqueue_tokens, enqueue_per_minute::float8)
-             + greatest(0, extract(epoch FROM clock_timestamp()
-                                   - coalesce(enqueue_refilled_at, clock_timestamp())))
+             + greatest(0, extract(epoch FROM cronplane_clock_now()
+                                   - coalesce(enqueue_refilled_at, cronplane_clock_now())))
                * enqueue_per_minute / 60.0) >= %(n)s
 RETURNING enqueue_tokens;
 
@@ -30,9 +30,9 @@ RETURNING enqueue_tokens;
 SELECT CASE WHEN enqueue_per_minute = 0 OR %(n)s > enqueue_per_minute THEN NULL
             ELSE (%(n)s - least(enqueue_per_minute::float8,
                                 coalesce(enqueue_tokens, enqueue_per_minute::float8)
-                                + greatest(0, extract(epoch FROM clock_timestamp()
+                                + greatest(0, extract(epoch FROM cronplane_clock_now()
                                                       - coalesce(enqueue_refilled_at,
-                                                                 clock_timestamp())))
+                                                                 cronplane_clock_now())))
                                   * enqueue_per_minute / 60.0))
                  / (enqueue_per_minute / 60.0) END AS wait_seconds
   FROM projects WHERE slug = %(project)s;

@@ -21,17 +21,17 @@ WITH guards AS MATERIALIZED (
 SELECT l.fencing_token,
        EXISTS (SELECT 1 FROM schedules s
                 WHERE s.paused AND s.paused_until IS NOT NULL
-                  AND s.paused_until <= clock_timestamp() AND s.deleted_at IS NULL)
+                  AND s.paused_until <= cronplane_clock_now() AND s.deleted_at IS NULL)
          AS pauses_ended,
        -- waits_expired: a chained fire is WAITING past its wait limit (ix_jobs_wait_deadline),
        -- so the fire path runs chain_waits_expire only when one is.
        EXISTS (SELECT 1 FROM jobs j
                 WHERE j.status = 'WAITING' AND j.wait_deadline IS NOT NULL
-                  AND j.wait_deadline <= clock_timestamp())
+                  AND j.wait_deadline <= cronplane_clock_now())
          AS waits_expired
   FROM guards, leases l
  WHERE l.name = %(lease)s AND l.owner = %(owner)s AND l.fencing_token = %(fencing_token)s
-   AND l.expires_at > clock_timestamp()
+   AND l.expires_at > cronplane_clock_now()
    FOR SHARE OF l;
 
 -- name: schedules_due
@@ -41,11 +41,11 @@ SELECT l.fencing_token,
 SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
        s.project, s.queue, s.version, -- what a fire's span names (observability/tracing.py)
        s.upstream, -- a chained schedule's fires wait on its upstream's (storage/chain_fire.py)
-       statement_timestamp() AS db_now,
+       cronplane_statement_now() AS db_now,
        EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id AND j.status = 'RUNNING')
          AS running
   FROM schedules s
- WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at <= statement_timestamp()
+ WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at <= cronplane_statement_now()
  ORDER BY s.next_run_at
  LIMIT %(limit)s
    FOR UPDATE OF s SKIP LOCKED;
@@ -106,14 +106,14 @@ SELECT extract(epoch FROM least(
            WHERE paused AND paused_until IS NOT NULL AND deleted_at IS NULL),
          (SELECT min(wait_deadline) FROM jobs
            WHERE status = 'WAITING' AND wait_deadline IS NOT NULL))
-       - clock_timestamp())::float8 AS seconds;
+       - cronplane_clock_now())::float8 AS seconds;
 
 -- name: pauses_ended
 -- Live schedules whose timed pause has ended (ix_schedules_paused_until). SKIP LOCKED: one being
 -- edited right now is resumed on the next tick.
-SELECT s.id, s.cron, s.timezone, s.paused_until, s.pause_reason, clock_timestamp() AS db_now
+SELECT s.id, s.cron, s.timezone, s.paused_until, s.pause_reason, cronplane_clock_now() AS db_now
   FROM schedules s
- WHERE s.paused AND s.paused_until IS NOT NULL AND s.paused_until <= clock_timestamp()
+ WHERE s.paused AND s.paused_until IS NOT NULL AND s.paused_until <= cronplane_clock_now()
    AND s.deleted_at IS NULL
  ORDER BY s.paused_until
  LIMIT %(limit)s
@@ -126,7 +126,7 @@ SELECT s.id, s.cron, s.timezone, s.paused_until, s.pause_reason, clock_timestamp
 WITH resumed AS (
   UPDATE schedules s
      SET paused = false, paused_until = NULL, pause_reason = NULL,
-         next_run_at = v.next_run_at, version = s.version + 1, updated_at = now()
+         next_run_at = v.next_run_at, version = s.version + 1, updated_at = cronplane_now()
     FROM unnest(%(ids)s::bigint[], %(next_run_ats)s::timestamptz[]) AS v(id, next_run_at)
    WHERE s.id = v.id AND s.paused
   RETURNING s.id, s.next_run_at, s.version,
@@ -215,7 +215,7 @@ SELECT k.kind, k.starts_at, k.ends_at, k.reason
 
 -- name: fire_ledger_schedule
 SELECT s.id, s.cron, s.timezone, s.created_at, s.deleted_at, s.next_run_at,
-       statement_timestamp() AS db_now, s.project
+       cronplane_statement_now() AS db_now, s.project
   FROM schedules s
  WHERE s.id = %(schedule_id)s;
 
@@ -247,12 +247,12 @@ SELECT k.schedule_id, k.kind, k.starts_at, k.ends_at, k.reason
 WITH expired AS (
   SELECT j.id FROM jobs j
    WHERE j.status = 'WAITING' AND j.wait_deadline IS NOT NULL
-     AND j.wait_deadline <= statement_timestamp()
+     AND j.wait_deadline <= cronplane_statement_now()
    ORDER BY j.wait_deadline, j.id
    LIMIT %(limit)s
 )
 UPDATE jobs j
-   SET status = 'CANCELLED', finished_at = now(),
+   SET status = 'CANCELLED', finished_at = cronplane_now(),
        error = 'upstream wait expired at '
                || to_char(j.wait_deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
   FROM expired e

@@ -3,9 +3,15 @@
 -- database. Do not edit: change a migration and regenerate. What relies on each function and
 -- trigger: docs/database-program.md.
 
+CREATE FUNCTION public.cronplane_now() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT coalesce(nullif(current_setting('cronplane.now', true), '')::timestamptz, now())
+$$;
+
 CREATE TABLE public.audit_events (
     id bigint NOT NULL,
-    at timestamp with time zone DEFAULT now() NOT NULL,
+    at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     actor text NOT NULL,
     actor_role text,
     action text NOT NULL,
@@ -42,7 +48,7 @@ CREATE FUNCTION public.audit_events_chain() RETURNS trigger
       END IF;
       PERFORM pg_advisory_xact_lock(7317001);
       NEW.id := nextval(pg_get_serial_sequence('audit_events', 'id'));
-      NEW.at := clock_timestamp();
+      NEW.at := cronplane_clock_now();
       SELECT hash INTO last_hash FROM audit_events ORDER BY id DESC LIMIT 1;
       NEW.prev_hash := last_hash;
       NEW.hash := encode(sha256(convert_to(coalesce(last_hash, '') || audit_canonical(NEW),
@@ -60,6 +66,12 @@ CREATE FUNCTION public.audit_events_immutable() RETURNS trigger
     END
     $$;
 
+CREATE FUNCTION public.cronplane_clock_now() RETURNS timestamp with time zone
+    LANGUAGE sql PARALLEL SAFE
+    AS $$
+  SELECT coalesce(nullif(current_setting('cronplane.now', true), '')::timestamptz, clock_timestamp())
+$$;
+
 CREATE FUNCTION public.cronplane_credentials_changed() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -67,6 +79,12 @@ CREATE FUNCTION public.cronplane_credentials_changed() RETURNS trigger
           PERFORM pg_notify('cronplane_auth', txid_current()::text);
           RETURN NULL;
         END $$;
+
+CREATE FUNCTION public.cronplane_statement_now() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT coalesce(nullif(current_setting('cronplane.now', true), '')::timestamptz, statement_timestamp())
+$$;
 
 CREATE FUNCTION public.job_attempts_after_release(max_attempts integer) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -180,7 +198,7 @@ CREATE FUNCTION public.jobs_counts_update() RETURNS trigger
           ON CONFLICT (project, queue, status, slot) DO UPDATE SET count = c.count + excluded.count;
 
           INSERT INTO job_throughput AS t (project, minute, slot, succeeded, failed)
-          SELECT n.project, date_trunc('minute', now()), pg_backend_pid() % 64,
+          SELECT n.project, date_trunc('minute', cronplane_now()), pg_backend_pid() % 64,
                  count(*) FILTER (WHERE n.status = 'SUCCEEDED'),
                  count(*) FILTER (WHERE n.status = 'DEAD')
             FROM new_rows n JOIN old_rows o USING (id)
@@ -233,7 +251,7 @@ CREATE FUNCTION public.jobs_flow_after_insert() RETURNS trigger
          cancelled = b.cancelled + d.cancelled,
          finished_at = CASE
            WHEN b.succeeded + d.succeeded + b.dead + d.dead + b.cancelled + d.cancelled
-                = b.total + d.total THEN coalesce(b.finished_at, now()) ELSE NULL END
+                = b.total + d.total THEN coalesce(b.finished_at, cronplane_now()) ELSE NULL END
     FROM (SELECT batch_id, sum(t) AS total,
                  sum(s) FILTER (WHERE status = 'WAITING') AS waiting,
                  sum(s) FILTER (WHERE status = 'PENDING') AS pending,
@@ -275,7 +293,7 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
          cancelled = b.cancelled + d.cancelled,
          finished_at = CASE
            WHEN b.succeeded + d.succeeded + b.dead + d.dead + b.cancelled + d.cancelled
-                = b.total + d.total THEN coalesce(b.finished_at, now()) ELSE NULL END
+                = b.total + d.total THEN coalesce(b.finished_at, cronplane_now()) ELSE NULL END
     FROM (SELECT batch_id, sum(t) AS total,
                  sum(s) FILTER (WHERE status = 'WAITING') AS waiting,
                  sum(s) FILTER (WHERE status = 'PENDING') AS pending,
@@ -316,10 +334,10 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
            SET waiting_on = greatest(j.waiting_on - d.n, 0),
                status = CASE WHEN d.failed IS NOT NULL THEN 'CANCELLED'
                              WHEN j.waiting_on - d.n <= 0 THEN 'PENDING' ELSE 'WAITING' END,
-               finished_at = CASE WHEN d.failed IS NOT NULL THEN now() ELSE NULL END,
+               finished_at = CASE WHEN d.failed IS NOT NULL THEN cronplane_now() ELSE NULL END,
                error = CASE WHEN d.failed IS NOT NULL THEN 'upstream ' || d.failed
                             ELSE j.error END,
-               run_at = CASE WHEN j.waiting_on - d.n <= 0 THEN greatest(j.run_at, now())
+               run_at = CASE WHEN j.waiting_on - d.n <= 0 THEN greatest(j.run_at, cronplane_now())
                              ELSE j.run_at END,
                payload = CASE
                  WHEN b.id IS NOT NULL AND j.waiting_on - d.n <= 0 AND d.failed IS NULL
@@ -375,7 +393,7 @@ BEGIN
            'channel_id', c.id,
            'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
            'type', e.type,
-           'timestamp', to_char(statement_timestamp() AT TIME ZONE 'UTC',
+           'timestamp', to_char(cronplane_statement_now() AT TIME ZONE 'UTC',
                                 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            'data', jsonb_build_object('job', jsonb_build_object(
              'id', n.id, 'project', n.project, 'handler', n.handler, 'queue', n.queue,
@@ -431,7 +449,7 @@ BEGIN
   END IF;
   IF rate IS NOT NULL THEN
     tokens := least(rate, coalesce(tokens, rate)
-                    + extract(epoch FROM clock_timestamp() - coalesce(refilled, clock_timestamp()))
+                    + extract(epoch FROM cronplane_clock_now() - coalesce(refilled, cronplane_clock_now()))
                       * rate);
     room := least(room, floor(tokens)::int);
   END IF;
@@ -459,10 +477,10 @@ BEGIN
     END IF;
   ELSIF NEW.paused AND NOT OLD.paused THEN
     INSERT INTO schedule_skips (schedule_id, kind, starts_at, ends_at, reason)
-    VALUES (NEW.id, 'paused', least(now(), coalesce(OLD.next_run_at, now())), NULL,
+    VALUES (NEW.id, 'paused', least(cronplane_now(), coalesce(OLD.next_run_at, cronplane_now())), NULL,
             NEW.pause_reason);
   ELSIF OLD.paused AND NOT NEW.paused THEN
-    UPDATE schedule_skips SET ends_at = now()
+    UPDATE schedule_skips SET ends_at = cronplane_now()
      WHERE schedule_id = NEW.id AND kind = 'paused' AND ends_at IS NULL;
   END IF;
   RETURN NULL;
@@ -501,7 +519,7 @@ CREATE FUNCTION public.usage_jobs_update() RETURNS trigger
       WITH changed AS (
         SELECT n.project, o.status = 'RUNNING' AS ended,
                n.status = 'SUCCEEDED' AS succeeded, n.status = 'DEAD' AS dead,
-               greatest(0, extract(epoch FROM now() - n.started_at))::float8 AS seconds
+               greatest(0, extract(epoch FROM cronplane_now() - n.started_at))::float8 AS seconds
           FROM new_rows n JOIN old_rows o USING (id)
          WHERE n.status <> o.status
            AND (o.status = 'RUNNING' OR n.status IN ('SUCCEEDED', 'DEAD'))
@@ -514,7 +532,7 @@ CREATE FUNCTION public.usage_jobs_update() RETURNS trigger
       ), hourly AS (
         INSERT INTO usage_hourly AS u (project, hour, slot, attempts, attempt_seconds,
                                        succeeded, dead)
-        SELECT project, date_trunc('hour', now(), 'UTC'), pg_backend_pid() % 64, attempts,
+        SELECT project, date_trunc('hour', cronplane_now(), 'UTC'), pg_backend_pid() % 64, attempts,
                attempt_seconds, succeeded, dead
           FROM folded ORDER BY project
         ON CONFLICT (project, hour, slot) DO UPDATE
@@ -543,7 +561,7 @@ CREATE TABLE public.api_tokens (
     role text NOT NULL,
     token_hash text NOT NULL,
     prefix text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     expires_at timestamp with time zone,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
@@ -572,7 +590,7 @@ CREATE TABLE public.attempts (
     number integer NOT NULL,
     status text DEFAULT 'RUNNING'::text NOT NULL,
     worker_id text NOT NULL,
-    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     heartbeat_at timestamp with time zone,
     lease_expires_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone,
@@ -636,7 +654,7 @@ CREATE TABLE public.batches (
     id bigint NOT NULL,
     project text NOT NULL,
     created_by text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     finished_at timestamp with time zone,
     callback_job_id bigint,
     total integer DEFAULT 0 NOT NULL,
@@ -661,7 +679,7 @@ CREATE TABLE public.chaos_experiments (
     id bigint NOT NULL,
     kind text NOT NULL,
     params jsonb DEFAULT '{}'::jsonb NOT NULL,
-    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
     ended_at timestamp with time zone,
     end_reason text,
@@ -728,7 +746,7 @@ CREATE TABLE public.job_throughput (
 CREATE TABLE public.job_tokens (
     token_hash text NOT NULL,
     attempt_id bigint NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL
 );
 
 CREATE TABLE public.jobs (
@@ -737,7 +755,7 @@ CREATE TABLE public.jobs (
     payload jsonb DEFAULT '{}'::jsonb NOT NULL,
     status text DEFAULT 'PENDING'::text NOT NULL,
     priority smallint DEFAULT 0 NOT NULL,
-    run_at timestamp with time zone DEFAULT now() NOT NULL,
+    run_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     attempt_count integer DEFAULT 0 NOT NULL,
     max_attempts integer DEFAULT 3 NOT NULL,
     timeout_seconds integer,
@@ -751,7 +769,7 @@ CREATE TABLE public.jobs (
     exclusive boolean DEFAULT false NOT NULL,
     result jsonb,
     error text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     project text DEFAULT 'default'::text NOT NULL,
@@ -816,7 +834,7 @@ CREATE TABLE public.notification_channels (
     secret text,
     events jsonb DEFAULT '["job.dead", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]'::jsonb NOT NULL,
     created_by text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     CONSTRAINT ck_notification_channels_kind CHECK ((kind = ANY (ARRAY['webhook'::text, 'slack'::text, 'email'::text]))),
     CONSTRAINT ck_notification_channels_name CHECK ((name ~ '^[a-z0-9_.-]{1,64}$'::text))
 );
@@ -840,7 +858,7 @@ CREATE TABLE public.notification_deliveries (
     status_code integer,
     error text,
     duration_ms double precision,
-    at timestamp with time zone DEFAULT now() NOT NULL
+    at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL
 );
 
 CREATE SEQUENCE public.notification_deliveries_id_seq
@@ -867,7 +885,7 @@ CREATE TABLE public.project_members (
     project text NOT NULL,
     user_id bigint NOT NULL,
     role text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     CONSTRAINT ck_project_members_role CHECK ((role = ANY (ARRAY['VIEWER'::text, 'OPERATOR'::text, 'ADMIN'::text])))
 );
 
@@ -877,8 +895,8 @@ CREATE TABLE public.projects (
     max_schedules integer,
     max_pending_jobs integer,
     enqueue_per_minute integer,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     enqueue_tokens double precision,
     enqueue_refilled_at timestamp with time zone,
     archived_at timestamp with time zone,
@@ -897,8 +915,8 @@ CREATE TABLE public.queues (
     rate_limit_per_second double precision,
     rate_tokens double precision,
     rate_refilled_at timestamp with time zone,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     CONSTRAINT ck_queues_concurrency_limit CHECK (((concurrency_limit IS NULL) OR (concurrency_limit > 0))),
     CONSTRAINT ck_queues_name CHECK ((name ~ '^[a-z0-9_.-]{1,64}$'::text)),
     CONSTRAINT ck_queues_per_key_limit CHECK (((per_key_limit IS NULL) OR (per_key_limit > 0))),
@@ -909,8 +927,8 @@ CREATE TABLE public.refresh_families (
     id text NOT NULL,
     user_id bigint NOT NULL,
     current_jti text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    last_used_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    last_used_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
     revoked_at timestamp with time zone,
     revoked_reason text,
@@ -926,7 +944,7 @@ CREATE TABLE public.schedule_health (
     last_success_at timestamp with time zone,
     consecutive_failures integer DEFAULT 0 NOT NULL,
     alerts jsonb DEFAULT '{}'::jsonb NOT NULL,
-    evaluated_at timestamp with time zone DEFAULT now() NOT NULL,
+    evaluated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     CONSTRAINT ck_schedule_health_state CHECK ((state = ANY (ARRAY['ok'::text, 'late'::text, 'failing'::text, 'paused'::text, 'silent'::text])))
 );
 
@@ -952,7 +970,7 @@ ALTER SEQUENCE public.schedule_skips_id_seq OWNED BY public.schedule_skips.id;
 CREATE TABLE public.schedule_versions (
     schedule_id bigint NOT NULL,
     version integer NOT NULL,
-    at timestamp with time zone DEFAULT now() NOT NULL,
+    at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     actor text NOT NULL,
     definition jsonb NOT NULL,
     changes jsonb DEFAULT '{}'::jsonb NOT NULL
@@ -978,8 +996,8 @@ CREATE TABLE public.schedules (
     overlap_skipped_count bigint DEFAULT 0 NOT NULL,
     version integer DEFAULT 1 NOT NULL,
     created_by text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     deleted_at timestamp with time zone,
     search tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, ((((name || ' '::text) || handler) || ' '::text) || description))) STORED NOT NULL,
     project text DEFAULT 'default'::text NOT NULL,
@@ -1030,7 +1048,7 @@ CREATE TABLE public.user_identities (
     user_id bigint NOT NULL,
     groups jsonb DEFAULT '[]'::jsonb NOT NULL,
     role_source jsonb DEFAULT '{}'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     last_login_at timestamp with time zone
 );
 
@@ -1043,8 +1061,8 @@ CREATE TABLE public.users (
     disabled boolean DEFAULT false NOT NULL,
     is_persona boolean DEFAULT false NOT NULL,
     token_version integer DEFAULT 0 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     last_login_at timestamp with time zone,
     CONSTRAINT ck_users_role CHECK ((role = ANY (ARRAY['VIEWER'::text, 'OPERATOR'::text, 'ADMIN'::text]))),
     CONSTRAINT ck_users_username_length CHECK (((length(username) >= 1) AND (length(username) <= 64)))
@@ -1066,8 +1084,8 @@ CREATE TABLE public.workers (
     kind text DEFAULT 'worker'::text NOT NULL,
     concurrency integer DEFAULT 0 NOT NULL,
     running integer DEFAULT 0 NOT NULL,
-    started_at timestamp with time zone DEFAULT now() NOT NULL,
-    heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    heartbeat_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
     stopped_at timestamp with time zone
 )
 WITH (fillfactor='80');

@@ -28,25 +28,25 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
        (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
                                  'expires_at', expires_at)
           FROM leases
-         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader,
+         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > cronplane_now()) AS leader,
        (SELECT coalesce(json_agg(json_build_object('id', id, 'host', host, 'pid', pid,
                                                    'heartbeat_at', heartbeat_at,
                                                    'running', running) ORDER BY id), '[]')
           FROM workers
          WHERE stopped_at IS NULL
-           AND heartbeat_at > now() - make_interval(secs => %(liveness)s)) AS workers,
+           AND heartbeat_at > cronplane_now() - make_interval(secs => %(liveness)s)) AS workers,
        (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind,
                                                    'expires_at', expires_at) ORDER BY id), '[]')
           FROM chaos_experiments
-         WHERE ended_at IS NULL AND expires_at > now()) AS chaos
+         WHERE ended_at IS NULL AND expires_at > cronplane_now()) AS chaos
   FROM (SELECT array_agg(g.minute ORDER BY g.minute) AS minutes,
                array_agg(g.succeeded ORDER BY g.minute) AS succeeded,
                array_agg(g.failed ORDER BY g.minute) AS failed
           FROM (SELECT g.minute, coalesce(sum(t.succeeded), 0)::bigint AS succeeded,
                        coalesce(sum(t.failed), 0)::bigint AS failed
-                  FROM generate_series(date_trunc('minute', now())
+                  FROM generate_series(date_trunc('minute', cronplane_now())
                                          - make_interval(mins => %(span)s - 1),
-                                       date_trunc('minute', now()), interval '1 minute')
+                                       date_trunc('minute', cronplane_now()), interval '1 minute')
                          AS g(minute)
                   LEFT JOIN job_throughput t
                          ON t.minute = g.minute
@@ -63,7 +63,7 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
        (SELECT json_build_object('owner', owner, 'fencing_token', fencing_token,
                                  'expires_at', expires_at)
           FROM leases
-         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > now()) AS leader,
+         WHERE name = %(name)s AND owner IS NOT NULL AND expires_at > cronplane_now()) AS leader,
        (SELECT json_build_object('missing', coalesce(sum(missing), 0),
                                  'duplicate', coalesce(sum(duplicate), 0))
           FROM fire_checks) AS fire_checks,

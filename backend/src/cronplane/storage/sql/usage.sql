@@ -25,4 +25,4 @@ SELECT project, sum(attempts)::bigint AS attempts, sum(attempt_seconds)::float8 
 
 -- name: prune_usage
 -- Retention: usage is kept %(days)s days (400), whether or not its jobs still exist.
-DELETE FROM usage_hourly WHERE hour < date_trunc('hour', now(), 'UTC') - make_interval(days => %(days)s);
+DELETE FROM usage_hourly WHERE hour < date_trunc('hour', cronplane_now(), 'UTC') - make_interval(days => %(days)s);
