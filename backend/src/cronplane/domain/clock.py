@@ -1,7 +1,7 @@
 """Clocks. Code that waits or measures takes a ``Clock`` so tests move time instead of sleeping.
 
 Lease and due-time comparisons happen in Postgres, through ``cronplane_now()`` and its two
-readings (migration 0035, ADR 0034): they read the setting ``cronplane.now`` when a ``Database``
+readings (migration 0036, ADR 0034): they read the setting ``cronplane.now`` when a ``Database``
 whose ``clock`` gives a ``sql_now()`` has set it on the connection, and the database's own clock
 otherwise. A ``SystemClock`` gives None (production never sets it); a ``ManualClock`` gives its
 time, so a test that advances it moves the database's time too. The clock here also serves local

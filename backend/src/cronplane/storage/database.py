@@ -38,7 +38,7 @@ from cronplane.domain.clock import Clock, SystemClock
 
 SESSION_SETUP = "SET TIME ZONE 'UTC'"
 # What SQL's cronplane_now(), cronplane_statement_now() and cronplane_clock_now() read before
-# the database's own clock (migration 0035, ADR 0034); '' = unset. Session-level, so it also
+# the database's own clock (migration 0036, ADR 0034); '' = unset. Session-level, so it also
 # holds for the autocommit statements and a transaction's later statements.
 SET_SQL_CLOCK = "SELECT set_config('cronplane.now', %s, false)"
 # A database that does not answer a connection within this is down, as far as a request goes.

@@ -7,9 +7,9 @@ last clock seconds that ``advance`` moves through, not real seconds."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterator
-import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise

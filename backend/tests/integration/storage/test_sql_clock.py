@@ -3,7 +3,7 @@
 ``cronplane_now()``, ``cronplane_statement_now()`` and ``cronplane_clock_now()`` read the session
 setting ``cronplane.now`` that ``Database`` sets from ``clock.sql_now()`` on every checkout, and
 Postgres's own clock when it is unset. These tests hold both halves: nothing in ``backend/src``
-(or a migration after 0035) reads Postgres's clock directly, and a ``ManualClock`` moves the time
+(or a migration after 0036) reads Postgres's clock directly, and a ``ManualClock`` moves the time
 of every path (ORM session, pooled psycopg, autocommit, a store's hot connection, column
 defaults, triggers) and then a lease expiry and a cron fire with no real wait.
 """
@@ -73,10 +73,10 @@ def test_schema_sql_reads_the_database_clock_only_inside_the_clock_functions() -
 
 
 def test_migrations_after_the_clock_read_the_clock_functions() -> None:
-    """Migrations up to 0035 are history (0035 rewrote what they left); later ones must not
+    """Migrations up to 0036 are history (0036 rewrote what they left); later ones must not
     bring ``now()`` back."""
     later = [path for path in sorted((ROOT / "migrations" / "versions").glob("*.py"))
-             if path.name[:4].isdigit() and int(path.name[:4]) > 35]
+             if path.name[:4].isdigit() and int(path.name[:4]) > 36]
     found = [hit for path in later for hit in _pg_clock_lines(path)]
     assert found == [], "\n".join(found)
 
@@ -100,7 +100,7 @@ def test_a_manual_clock_is_what_every_connection_path_reads(database_url: str) -
             assert _clock_row(conn) == (later, later, later)
         with db.transaction() as session:
             assert session.execute(select(func.cronplane_now())).scalar_one() == later
-            # A column default (0035 rewrote DEFAULT now()) and a trigger (the audit chain's
+            # A column default (0036 rewrote DEFAULT now()) and a trigger (the audit chain's
             # clock) read it too.
             at = session.execute(text(
                 "INSERT INTO audit_events (actor, action) VALUES ('clock-test', 'test.clock') "

@@ -126,15 +126,15 @@ CREATE FUNCTION public.job_outcomes_update() RETURNS trigger
     BEGIN
       INSERT INTO job_outcomes AS o (project, bucket, queue, handler, schedule_id, slot, succeeded, dead, cancelled, claimed,
                                      claim_lag_seconds, claim_lag_max)
-      SELECT n.project, date_bin('10 minutes', now(), timestamptz '2000-01-01 00:00:00+00'), n.queue, n.handler,
+      SELECT n.project, date_bin('10 minutes', cronplane_now(), timestamptz '2000-01-01 00:00:00+00'), n.queue, n.handler,
              coalesce(n.schedule_id, 0), pg_backend_pid() % 16,
              count(*) FILTER (WHERE n.status = 'SUCCEEDED'),
              count(*) FILTER (WHERE n.status = 'DEAD'),
              count(*) FILTER (WHERE n.status = 'CANCELLED'),
              count(*) FILTER (WHERE n.status = 'RUNNING'),
-             coalesce(sum(greatest(0, extract(epoch FROM now() - p.run_at)))
+             coalesce(sum(greatest(0, extract(epoch FROM cronplane_now() - p.run_at)))
                       FILTER (WHERE n.status = 'RUNNING'), 0),
-             coalesce(max(greatest(0, extract(epoch FROM now() - p.run_at)))
+             coalesce(max(greatest(0, extract(epoch FROM cronplane_now() - p.run_at)))
                       FILTER (WHERE n.status = 'RUNNING'), 0)
         FROM new_rows n JOIN old_rows p USING (id)
        WHERE n.status <> p.status

@@ -85,7 +85,7 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
 -- bucket) prefix, or ix_job_outcomes_bucket for every project. Schedule names are joined after
 -- the sums (a deleted schedule keeps its numbers, with no name).
 WITH bounds AS (
-  SELECT date_bin('10 minutes', now(), timestamptz '2000-01-01 00:00:00+00') AS current_bucket
+  SELECT date_bin('10 minutes', cronplane_now(), timestamptz '2000-01-01 00:00:00+00') AS current_bucket
 ), sums AS (
   SELECT o.project, o.queue, o.handler, o.schedule_id,
          o.bucket >= b.current_bucket - interval '1 hour' AS last_hour,
@@ -100,7 +100,7 @@ WITH bounds AS (
 )
 SELECT s.*, sc.name AS schedule_name,
        b.current_bucket - interval '1 hour' AS hour_since,
-       b.current_bucket - interval '24 hours' AS day_since, now() AS now
+       b.current_bucket - interval '24 hours' AS day_since, cronplane_now() AS now
   FROM bounds b
   LEFT JOIN sums s ON true
   LEFT JOIN schedules sc ON sc.id = s.schedule_id AND s.schedule_id <> 0;
@@ -111,7 +111,7 @@ SELECT s.*, sc.name AS schedule_name,
 SELECT date_trunc('hour', o.bucket, 'UTC') AS hour, o.handler = %(deliver)s AS delivery,
        sum(o.succeeded)::bigint AS succeeded, sum(o.dead)::bigint AS dead
   FROM job_outcomes o
- WHERE o.bucket >= date_trunc('hour', now(), 'UTC') - interval '23 hours'
+ WHERE o.bucket >= date_trunc('hour', cronplane_now(), 'UTC') - interval '23 hours'
    AND (%(projects)s::text[] IS NULL OR o.project = ANY(%(projects)s::text[]))
  GROUP BY 1, 2
  ORDER BY 1;
@@ -133,4 +133,4 @@ SELECT id, action, at, details
 -- name: prune_job_outcomes
 -- Retention of the windows' buckets: the dashboard reads 24 hours; 8 days leave a week to look
 -- at by hand. Run by maintenance.purge_history with the per-minute throughput.
-DELETE FROM job_outcomes WHERE bucket < now() - interval '8 days';
+DELETE FROM job_outcomes WHERE bucket < cronplane_now() - interval '8 days';

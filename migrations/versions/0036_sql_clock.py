@@ -1,8 +1,8 @@
 # ruff: noqa: S608 - fixed SQL text of a migration, no input
 """one clock for SQL: cronplane_now() and its two readings, fed by the injected Clock
 
-Revision ID: 0035
-Revises: 0034
+Revision ID: 0036
+Revises: 0035
 Create Date: 2026-12-06 03:00:00
 
 Every statement, function, trigger and column default that read Postgres's clock (``now()``,
@@ -24,7 +24,7 @@ statement relied on before):
   lock wait inside the statement must count (the leader lease).
 
 The live functions are rewritten in place from their current definitions (``pg_get_functiondef``)
-rather than restated here: eight bodies copied from their migrations would be a second copy of
+rather than restated here: the bodies copied from their migrations would be a second copy of
 each to drift; schema.sql shows the result. Earlier migrations keep ``now()``: they are history,
 replayed in order, and this one rewrites what they left.
 """
@@ -35,8 +35,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0035"
-down_revision: str | None = "0034"
+revision: str = "0036"
+down_revision: str | None = "0035"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
