@@ -240,18 +240,18 @@ def _trace_to_local_receiver() -> None:
 
 def pickup_latency(url: str, count: int) -> dict[str, float]:
     from cronplane.config import Settings
-    from cronplane.execution.queue_plane import build_queue_services
+    from cronplane.execution.plane import Part, build_plane
     from cronplane.execution.runner import ExecutionRunner
     from cronplane.execution.worker import Worker
     from cronplane.storage.database import Database
 
     db = Database(url, application_name="bench-pickup", pool_size=12)
-    runner = ExecutionRunner(Settings(database_url=url), db, kind="worker",
-                             builders=[build_queue_services])
+    runner = ExecutionRunner(build_plane(Settings(database_url=url), db, kind="worker",
+                                         parts={Part.QUEUE}))
     runner.start()
-    worker = runner.context.worker
+    worker = runner.plane.worker
     assert isinstance(worker, Worker)
-    listener: Any = runner.context.listener
+    listener: Any = runner.plane.listener
     wait_until(listener.connected.is_set, 10, "listener")
     started: dict[int, float] = {}
     arrived = threading.Condition()

@@ -41,9 +41,8 @@ from bench.databases import BenchServer
 from psycopg.rows import dict_row
 
 from cronplane.config import Settings
-from cronplane.execution.elector import leadership_services
-from cronplane.execution.runner import ExecutionRunner, RunnerContext, ServiceBuilder
-from cronplane.execution.service import Service
+from cronplane.execution.plane import Part, build_plane
+from cronplane.execution.runner import ExecutionRunner
 from cronplane.storage.database import Database
 from cronplane.storage.schedule_store import FireResult, ScheduleStore
 
@@ -92,22 +91,14 @@ def plane(url: str, *, workers: bool, ttl: float = 5.0) -> tuple[ExecutionRunner
     settings = Settings(database_url=url, lease_ttl_seconds=ttl, worker_concurrency=8)
     db = Database(url, application_name="bench-scheduler", pool_size=12)
     store = TimedScheduleStore(db)
-    builders: list[ServiceBuilder] = []
-    if workers:
-        from cronplane.execution.queue_plane import build_queue_services
-
-        builders.append(build_queue_services)
-
-    def leadership(ctx: RunnerContext) -> list[Service]:
-        return leadership_services(ctx, schedule_store=store)
-
-    builders.append(leadership)
-    runner = ExecutionRunner(settings, db, kind="worker", builders=builders)
+    parts = {Part.QUEUE, Part.LEADERSHIP} if workers else {Part.LEADERSHIP}
+    runner = ExecutionRunner(build_plane(settings, db, kind="worker", parts=parts,
+                                         schedule_store=store))
     return runner, store, db
 
 
 def wait_for_leader(runner: ExecutionRunner, timeout: float = 10.0) -> None:
-    elector = runner.context.elector
+    elector = runner.plane.elector
     if not elector.wait_for_leadership(timeout):  # type: ignore[attr-defined]
         raise RuntimeError("the benchmark's elector never became leader")
 

@@ -196,6 +196,7 @@ def worker(output: str) -> None:
     _json_logs(settings, output)
     url = resolve_database(settings)
     check_database(url, require_current_schema=True, wait_seconds=settings.startup_wait_seconds)
+    from cronplane.execution.plane import build_plane
     from cronplane.execution.runner import ExecutionRunner
     from cronplane.storage.database import Database
 
@@ -205,7 +206,7 @@ def worker(output: str) -> None:
     from cronplane.observability import tracing
 
     tracing.configure()
-    runner = ExecutionRunner(settings, db, kind="worker")
+    runner = ExecutionRunner(build_plane(settings, db, kind="worker"))
     from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
 
     shutdown = Shutdown(lambda: runner.stop(

@@ -146,13 +146,14 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         tracing.configure()  # after the fork: the exporter's thread lives in the worker
         if not self.settings.execution:
             return
+        from cronplane.execution.plane import build_plane
         from cronplane.execution.runner import ExecutionRunner
         from cronplane.storage.database import Database
 
         db = Database(self.database_url, application_name="cronplane-serve-exec",
                       pool_size=max(4, self.settings.worker_concurrency + 4),
                       direct_url=self.settings.direct_database_url)
-        self.runner = ExecutionRunner(self.settings, db, kind="serve")
+        self.runner = ExecutionRunner(build_plane(self.settings, db, kind="serve"))
         self.runner.start()
 
     def _child_exit(self, _server: Any, worker: Any) -> None:

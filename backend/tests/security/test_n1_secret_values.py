@@ -25,7 +25,7 @@ import psycopg
 import pytest
 
 from cronplane.domain.egress import EgressPolicy
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.management import projects
 from cronplane.management.actor import Actor
@@ -106,7 +106,7 @@ def world(fresh_database_url: str, secrets_dir: Path, tmp_path: Path) -> Iterato
         root = add_user(app, "ADMIN", "root")
         db = Database(fresh_database_url, application_name="cronplane-test-n1", pool_size=4)
         tuned = dataclasses.replace(ctx.settings, worker_concurrency=2, **overrides)
-        runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+        runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
         runner.start()
         client = app.test_client(use_cookies=False)
         try:

@@ -28,7 +28,7 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.domain.egress import EgressPolicy
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.storage.database import Database
 from tests.support.apps import RoleClient
@@ -46,7 +46,7 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Callable[...,
         db = Database(fresh_database_url, application_name="test-n5", pool_size=4)
         tuned = dataclasses.replace(settings, worker_concurrency=2, egress_policy=LOOPBACK,
                                     **overrides)
-        runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+        runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
         runner.start()
         clients = RoleClient.on(fresh_database_url, egress_policy=LOOPBACK, **overrides)
         started.append((runner, db, clients))

@@ -4,7 +4,7 @@ calendar minute; the rest of that minute becomes ONE delivery of type ``digest``
 minute ends, with ``{count, types: {event type: count}, first_ids: [the first ≤ 10 subject ids]}``.
 
 Real Postgres, the real worker service and the real HTTP receiver of tests/support; the minute is
-judged by an injected clock (``RunnerContext.notification_now``, the database's clock in
+judged by an injected clock (``build_plane(notification_now=…)``, the database's clock in
 production), so the test moves to the minute's end instead of waiting for it."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cronplane.config import Settings
 from cronplane.domain.clock import ManualClock
 from cronplane.domain.egress import EgressPolicy
 from cronplane.execution.digest_sender import DigestSender
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.storage.database import Database
 from tests.support.apps import RoleClient
@@ -50,8 +50,8 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Callable[...,
         db = Database(fresh_database_url, application_name="test-n6-digest", pool_size=6)
         tuned = dataclasses.replace(settings, worker_concurrency=3, egress_policy=LOOPBACK,
                                     **overrides)
-        runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
-        runner.context.notification_now = clock.now
+        runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE},
+                                             notification_now=clock.now))
         runner.start()
         clients = RoleClient.on(fresh_database_url, egress_policy=LOOPBACK)
         started.append((runner, db, clients))

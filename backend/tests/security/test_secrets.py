@@ -20,7 +20,7 @@ from cronplane.config import Settings
 from cronplane.domain.egress import EgressPolicy
 from cronplane.domain.roles import Role
 from cronplane.domain.secrets import mask, references
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.management import history, jobs
@@ -89,7 +89,7 @@ def plane(fresh_database_url: str, settings: Settings, secret_dir: Path) -> Iter
     db = Database(fresh_database_url, application_name="cronplane-test-secrets", pool_size=8)
     tuned = dataclasses.replace(settings, worker_concurrency=2, secrets_dir=secret_dir,
                                 egress_policy=EgressPolicy.parse("127.0.0.1/32"))
-    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     runner.start()
     yield ManagementContext(settings=tuned, db=db)
     runner.stop(timeout=10)

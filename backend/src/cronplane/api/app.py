@@ -1,7 +1,7 @@
 """The application factory: attaches extensions and blueprints, starts nothing.
 
-Threads (the execution plane) are started by the runner (``execution/runner.py``) in each serving
-process after fork, never here and never at import.
+Threads (the execution plane, built by ``execution/plane.py``) are started by the runner
+(``execution/runner.py``) in each serving process after fork, never here and never at import.
 """
 
 from __future__ import annotations

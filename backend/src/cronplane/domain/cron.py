@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from cronplane.domain.cron_describe import describe_fields
@@ -42,6 +43,8 @@ __all__ = [
     "MAX_EXPRESSION_LENGTH",
     "CronError",
     "CronExpression",
+    "cached_expression",
+    "cached_zone",
     "describe",
     "next_runs",
     "validate_timezone",
@@ -100,3 +103,15 @@ def next_runs(expression: CronExpression, tz: ZoneInfo, count: int, after: datet
         if len(runs) == count:
             break
     return runs
+
+
+# The leader parses every due schedule's expression and zone on every tick; schedules change
+# rarely, so the parsed forms are kept (bounded) for the process.
+@lru_cache(maxsize=4096)
+def cached_expression(text: str) -> CronExpression:
+    return CronExpression.parse(text)
+
+
+@lru_cache(maxsize=1024)
+def cached_zone(name: str) -> ZoneInfo:
+    return validate_timezone(name)

@@ -22,16 +22,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cronplane.domain import audit_chain
 from cronplane.domain.audit_chain import Checkpoint, Keyring
 from cronplane.domain.clock import Clock
-from cronplane.execution.service import LoopService, Service
+from cronplane.execution.service import LoopService
 from cronplane.storage.audit_store import AuditChainStore, read_anchor, write_anchor
-
-if TYPE_CHECKING:
-    from cronplane.execution.runner import RunnerContext
 
 BATCH = 5000
 LOG_EVERY_SECONDS = 60.0
@@ -128,20 +124,3 @@ class AuditSealer(LoopService):
         self.log.log(level, "audit checkpoint: %d event(s) sealed, head %d", sealed,
                      checkpoint.head_id, extra={"audit_checkpoint": checkpoint.to_json()})
 
-
-def audit_services(ctx: RunnerContext) -> list[Service]:
-    """Runner builder: the sealer, started and stopped by the elector with leadership (one
-    sealer in the cluster; the try-lock covers an overlap of terms). Needs the audit key."""
-    keyring = ctx.settings.audit_keyring()
-    if ctx.elector is None:
-        return []
-    if keyring is None:
-        logging.getLogger(__name__).warning(
-            "no CRONPLANE_AUDIT_KEY: audit events are not sealed in this process")
-        return []
-    sealer = AuditSealer(AuditChainStore(ctx.db), keyring,
-                         interval=ctx.settings.audit_seal_seconds,
-                         anchor_path=ctx.settings.audit_anchor_path, clock=ctx.clock)
-    ctx.elector.leader_services.append(sealer)
-    ctx.audit_sealer = sealer
-    return []

@@ -38,17 +38,13 @@ import random
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.clock import Clock
 from cronplane.execution.faults import FaultSwitch
-from cronplane.execution.service import LoopService, Service
-from cronplane.storage import notify
+from cronplane.execution.service import LoopService
 from cronplane.storage.chaos_store import ActiveExperiment, ChaosStore
-
-if TYPE_CHECKING:
-    from cronplane.execution.runner import RunnerContext
 
 
 class ChaosFailure(RuntimeError):
@@ -216,18 +212,3 @@ class ChaosService(LoopService):
                              if experiments else "no experiment active")
         self._installed = ids
 
-
-def chaos_services(ctx: RunnerContext) -> list[Service]:
-    """Runner builder: the process's chaos service, woken by the shared listener if there is one.
-    The elector is looked up when needed (it is built after this)."""
-
-    def wake_elector() -> None:
-        if ctx.elector is not None:
-            ctx.elector.wake()
-
-    service = ChaosService(ChaosStore(ctx.db), ctx.faults, ctx.identity.id,
-                           leader_wake=wake_elector, clock=ctx.clock)
-    if ctx.listener is not None:
-        ctx.listener.subscribe(notify.CHAOS, service.notify)
-    ctx.chaos = service
-    return [service]

@@ -82,7 +82,7 @@ class Completer(LoopService):
             self.log.exception("could not write %d outcome(s) at shutdown", self.pending)
         finally:
             # The completer stops after the worker, heartbeater and watchdog (see
-            # queue_plane): nothing uses the store's per-thread connections any more.
+            # execution/plane.py): nothing uses the store's per-thread connections any more.
             self.store.close()
 
     # -- API ---------------------------------------------------------------------------------

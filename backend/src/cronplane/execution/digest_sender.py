@@ -21,7 +21,7 @@ from datetime import datetime
 
 from cronplane.domain.clock import Clock
 from cronplane.domain.lease import LeaseGrant
-from cronplane.execution.service import LoopService
+from cronplane.execution.fenced_loop import FencedLoop, Grant
 from cronplane.storage.database import Database
 from cronplane.storage.notification_store import queue_due_digests
 
@@ -30,26 +30,23 @@ def _database_now() -> datetime | None:
     return None
 
 
-class DigestSender(LoopService):
+class DigestSender(FencedLoop):
     name = "digest-sender"
     error_backoff = 1.0
 
-    def __init__(self, db: Database, grant: Callable[[], LeaseGrant | None], *,
+    def __init__(self, db: Database, grant: Grant, *,
                  interval: float = 1.0, now: Callable[[], datetime | None] = _database_now,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0:
             raise ValueError("interval must be > 0")
-        super().__init__(clock=clock, logger=logger)
+        super().__init__(grant, idle_delay=interval, clock=clock, logger=logger)
         self.db = db
-        self.grant = grant
         self.interval = interval
         self.now = now
         self.queued = 0  # digests queued by this process
         self.sent_some = threading.Event()  # set after a tick that queued a digest (tests)
 
-    def tick(self) -> float:
-        if self.grant() is None:
-            return self.interval
+    def lead(self, grant: LeaseGrant) -> float:
         queued = queue_due_digests(self.db, self.now)
         if queued:
             self.queued += queued

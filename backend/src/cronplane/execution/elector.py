@@ -19,27 +19,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from cronplane.domain.clock import Clock
-from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import LeaseGrant, local_deadline, renew_interval, standby_delay
-from cronplane.execution.digest_sender import DigestSender
-from cronplane.execution.fire_checker import FireChecker
-from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.listener import Listener
-from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import LoopService, Service, log_failure
 from cronplane.storage import notify
 from cronplane.storage.database import Database
-from cronplane.storage.fire_check_store import FireCheckStore
-from cronplane.storage.health_store import HealthStore
 from cronplane.storage.lease_store import LEADER_LEASE, LeaseOutcome, LeaseStore
-from cronplane.storage.notification_store import queue_schedule_events
-from cronplane.storage.schedule_store import ScheduleStore
-
-if TYPE_CHECKING:
-    from cronplane.execution.runner import RunnerContext
 
 log = logging.getLogger(__name__)
 
@@ -200,41 +187,3 @@ class Elector(LoopService):
             for callback in self.on_schedules_changed:
                 callback()
 
-
-def leadership_services(ctx: RunnerContext, *,
-                        schedule_store: ScheduleStore | None = None) -> list[Service]:
-    """Runner builder: the elector, which starts and stops the scheduler and the health
-    evaluator as leadership moves.
-
-    ``schedule_store`` lets a benchmark instrument the fire path; the runner passes nothing."""
-    ttl = ctx.settings.lease_ttl_seconds
-    # The process's one LISTEN connection; built here when no earlier builder made it.
-    services: list[Service] = []
-    listener = ctx.listener
-    if listener is None:
-        listener = ctx.listener = Listener(ctx.db, clock=ctx.clock)
-        services.append(listener)
-    # The lease on a session of its own when DATABASE_URL is a pooler: a renewal queued behind
-    # a saturated pool would cost the lease.
-    leases = LeaseStore(ctx.db.direct(application_name=f"{ctx.db.application_name}-lease"))
-    elector = Elector(leases, ctx.identity.id, ttl, clock=ctx.clock)
-    elector.subscribe_to(listener)
-    scheduler = Scheduler(schedule_store or ScheduleStore(ctx.db), elector.grant, grace=misfire_grace(ttl),
-                          idle_timeout_seconds=renew_interval(ttl),
-                          on_fenced=elector.wake, clock=ctx.clock)
-    elector.leader_services.append(scheduler)
-    elector.on_schedules_changed.append(scheduler.wake)
-    # After the scheduler: a new leader fires what is due before judging lateness.
-    health = HealthEvaluator(HealthStore(ctx.db), elector.grant,
-                             idle_timeout_seconds=renew_interval(ttl), on_fenced=elector.wake,
-                             sink=queue_schedule_events, clock=ctx.clock)
-    elector.leader_services.append(health)
-    checker = FireChecker(FireCheckStore(ctx.db), elector.grant,
-                          idle_timeout_seconds=renew_interval(ttl), clock=ctx.clock)
-    elector.leader_services.append(checker)
-    digests = DigestSender(ctx.db, elector.grant, now=ctx.notification_now, clock=ctx.clock)
-    elector.leader_services.append(digests)
-    ctx.elector, ctx.scheduler, ctx.health = elector, scheduler, health
-    ctx.digest_sender = digests
-    ctx.fire_checker = checker
-    return [*services, elector]

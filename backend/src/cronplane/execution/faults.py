@@ -1,7 +1,7 @@
 """Fault injection hooks the worker and heartbeater consult (chaos experiments implement them).
 
 The default injects nothing and costs one attribute lookup and a call per hook. A process holds
-one ``FaultSwitch`` (``RunnerContext.faults``): services keep a reference to the switch,
+one ``FaultSwitch`` (``Plane.faults``, execution/plane.py): services keep a reference to the switch,
 and the chaos service installs its injector into it whenever it likes, before or after the
 services were built.
 """

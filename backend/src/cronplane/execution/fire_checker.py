@@ -19,24 +19,23 @@ from datetime import timedelta
 
 from cronplane.domain.clock import Clock
 from cronplane.domain.lease import LeaseGrant
-from cronplane.execution.service import LoopService
+from cronplane.execution.fenced_loop import FencedLoop, Grant
 from cronplane.storage.fire_check_store import CheckResult, FireCheckStore
-from cronplane.storage.schedule_store import FencedOut
 
 
-class FireChecker(LoopService):
+class FireChecker(FencedLoop):
     name = "fire-checker"
     error_backoff = 2.0
 
-    def __init__(self, store: FireCheckStore, grant: Callable[[], LeaseGrant | None], *,
+    def __init__(self, store: FireCheckStore, grant: Grant, *,
                  interval: float = 5.0, settle: timedelta = timedelta(seconds=2),
-                 idle_timeout_seconds: float = 1.0, clock: Clock | None = None,
-                 logger: logging.Logger | None = None) -> None:
+                 idle_timeout_seconds: float = 1.0, on_fenced: Callable[[], None] | None = None,
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0 or settle < timedelta(0):
             raise ValueError("interval must be > 0 and settle >= 0")
-        super().__init__(clock=clock, logger=logger)
+        super().__init__(grant, idle_delay=interval, on_fenced=on_fenced, clock=clock,
+                         logger=logger)
         self.store = store
-        self.grant = grant
         self.interval = interval
         self.settle = settle
         self.idle_timeout_seconds = idle_timeout_seconds
@@ -44,17 +43,9 @@ class FireChecker(LoopService):
         self.last_result: CheckResult | None = None
         self.round_done = threading.Event()  # set after every completed round (tests)
 
-    def tick(self) -> float:
-        grant = self.grant()
-        if grant is None:
-            return self.interval
-        try:
-            result = self.store.check(grant.owner, grant.fencing_token, settle=self.settle,
-                                      idle_timeout_seconds=self.idle_timeout_seconds)
-        except FencedOut:
-            self.log.warning("fenced out (token %s is no longer current): checked nothing",
-                             grant.fencing_token)
-            return self.interval
+    def lead(self, grant: LeaseGrant) -> float:
+        result = self.store.check(grant.owner, grant.fencing_token, settle=self.settle,
+                                  idle_timeout_seconds=self.idle_timeout_seconds)
         self.last_result = result
         self.checked += result.fire_times
         self.round_done.set()

@@ -33,7 +33,7 @@ from cronplane.domain.health import (
     step,
 )
 from cronplane.domain.lease import LeaseGrant
-from cronplane.execution.service import LoopService
+from cronplane.execution.fenced_loop import FencedLoop, Grant
 from cronplane.storage.health_store import (
     AuditEntry,
     Evaluation,
@@ -43,7 +43,6 @@ from cronplane.storage.health_store import (
     HealthStore,
 )
 from cronplane.storage.notification_store import ScheduleEvent
-from cronplane.storage.schedule_store import FencedOut
 
 
 def _iso(instant: datetime | None) -> str | None:
@@ -101,45 +100,31 @@ def _details(row: dict[str, Any], config: AlertConfig, facts: Facts,
     }
 
 
-class HealthEvaluator(LoopService):
+class HealthEvaluator(FencedLoop):
     name = "health-evaluator"
     error_backoff = 1.0
 
-    def __init__(self, store: HealthStore, grant: Callable[[], LeaseGrant | None], *,
+    def __init__(self, store: HealthStore, grant: Grant, *,
                  interval: float = 1.0, idle_timeout_seconds: float = 1.0,
                  sink: EventSink | None = None,
                  on_fenced: Callable[[], None] | None = None,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0:
             raise ValueError("interval must be > 0")
-        super().__init__(clock=clock, logger=logger)
+        super().__init__(grant, idle_delay=interval, on_fenced=on_fenced, clock=clock,
+                         logger=logger)
         self.store = store
-        self.grant = grant
         self.interval = interval
         self.idle_timeout_seconds = idle_timeout_seconds
         self.sink = sink
-        self.on_fenced = on_fenced
         self.transitions = 0
-        self.fenced = 0
         self.last_result: EvaluationResult | None = None
         # Set after an evaluation that recorded a transition (tests wait on it).
         self.transitioned = threading.Event()
 
-    def tick(self) -> float:
-        grant = self.grant()
-        if grant is None:
-            return self.interval
-        try:
-            result = self.store.evaluate(grant.owner, grant.fencing_token, _evaluate,
-                                         sink=self.sink,
-                                         idle_timeout_seconds=self.idle_timeout_seconds)
-        except FencedOut:
-            self.fenced += 1
-            self.log.warning("fenced out (token %s is no longer current): wrote nothing",
-                             grant.fencing_token)
-            if self.on_fenced is not None:
-                self.on_fenced()
-            return self.interval
+    def lead(self, grant: LeaseGrant) -> float:
+        result = self.store.evaluate(grant.owner, grant.fencing_token, _evaluate, sink=self.sink,
+                                     idle_timeout_seconds=self.idle_timeout_seconds)
         self.last_result = result
         if result.audited:
             self.transitions += result.audited

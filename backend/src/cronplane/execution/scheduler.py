@@ -21,9 +21,9 @@ from datetime import timedelta
 from cronplane.domain.clock import Clock
 from cronplane.domain.firing import DEFAULT_GRACE
 from cronplane.domain.lease import LeaseGrant
-from cronplane.execution.service import LoopService
+from cronplane.execution.fenced_loop import FencedLoop, Grant
 from cronplane.observability.metrics import observe_fire_lag
-from cronplane.storage.schedule_store import FencedOut, FireResult, ScheduleStore
+from cronplane.storage.schedule_store import FireResult, ScheduleStore
 
 # Waking a hair after the due instant means the due scan (cronplane_statement_now() >= due) sees
 # it on the first try instead of spinning once on a not-yet-due row.
@@ -31,46 +31,33 @@ _DUE_SLACK = 0.002
 _LOCKED_RETRY = 0.02
 
 
-class Scheduler(LoopService):
+class Scheduler(FencedLoop):
     name = "scheduler"
     error_backoff = 0.25
 
-    def __init__(self, store: ScheduleStore, grant: Callable[[], LeaseGrant | None], *,
+    def __init__(self, store: ScheduleStore, grant: Grant, *,
                  grace: timedelta = DEFAULT_GRACE, batch_size: int = 500, max_sleep: float = 1.0,
                  idle_timeout_seconds: float = 1.0, on_fenced: Callable[[], None] | None = None,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if batch_size < 1 or max_sleep <= 0:
             raise ValueError("batch_size must be >= 1 and max_sleep > 0")
-        super().__init__(clock=clock, logger=logger)
+        super().__init__(grant, idle_delay=max_sleep, on_fenced=on_fenced, clock=clock,
+                         logger=logger)
         self.store = store
-        self.grant = grant
         self.grace = grace
         self.batch_size = batch_size
         self.max_sleep = max_sleep
         self.idle_timeout_seconds = idle_timeout_seconds
-        self.on_fenced = on_fenced
         self.enqueued = 0
-        self.fenced = 0
         # Set whenever a batch inserted jobs: tests and benchmarks wait on it.
         self.fired = threading.Event()
         self.resumed = threading.Event()  # a timed pause ended (tests wait on it)
         self.last_result: FireResult | None = None
 
-    def tick(self) -> float:
-        grant = self.grant()
-        if grant is None:
-            return self.max_sleep
-        try:
-            result = self.store.fire_due(grant.owner, grant.fencing_token,
-                                         limit=self.batch_size, grace=self.grace,
-                                         idle_timeout_seconds=self.idle_timeout_seconds)
-        except FencedOut:
-            self.fenced += 1
-            self.log.warning("fenced out (token %s is no longer current): wrote nothing",
-                             grant.fencing_token)
-            if self.on_fenced is not None:
-                self.on_fenced()
-            return self.max_sleep
+    def lead(self, grant: LeaseGrant) -> float:
+        result = self.store.fire_due(grant.owner, grant.fencing_token, limit=self.batch_size,
+                                     grace=self.grace,
+                                     idle_timeout_seconds=self.idle_timeout_seconds)
         self.last_result = result
         if result.resumed:
             self.resumed.set()

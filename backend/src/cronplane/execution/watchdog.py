@@ -18,6 +18,12 @@ from cronplane.observability.metrics import count_watchdog_reclaims
 from cronplane.storage.job_store import JobStore, Reclaimed, TransientConflict
 
 
+def watchdog_interval(lease_seconds: float) -> float:
+    """Half a lease, between 0.5 s and 5 s: a dead worker's attempt is LOST within
+    lease + interval, and an idle cluster runs one cheap index probe per process per interval."""
+    return max(0.5, min(5.0, lease_seconds / 2))
+
+
 class Watchdog(LoopService):
     name = "watchdog"
 

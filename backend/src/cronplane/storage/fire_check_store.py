@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from cronplane.domain.cron import CronError
+from cronplane.domain.cron import CronError, cached_expression, cached_zone
 from cronplane.domain.fire_ledger import (
     MAX_WINDOW,
     FiredJob,
@@ -26,9 +26,8 @@ from cronplane.domain.fire_ledger import (
 )
 from cronplane.domain.keys import format_fire_time, schedule_fire_key
 from cronplane.storage.database import Database
-from cronplane.storage.lease_store import LEADER_LEASE
+from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
 from cronplane.storage.queries import QUERIES
-from cronplane.storage.schedule_store import FencedOut, _expression, _zone
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +62,8 @@ class FireCheckStore:
     def check(self, owner: str, fencing_token: int, *, settle: timedelta,
               idle_timeout_seconds: float = 1.0) -> CheckResult:
         result = CheckResult()
-        with self.db.connection() as conn, conn.transaction():
-            timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
-            if conn.execute(QUERIES["schedule_fence"], {
-                    "lease": self.lease_name, "owner": owner, "fencing_token": fencing_token,
-                    "idle_timeout_ms": timeout, "lock_timeout_ms": timeout}).fetchone() is None:
-                raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
+        with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
+                                idle_timeout_seconds=idle_timeout_seconds) as (conn, _fence):
             rows = conn.execute(QUERIES["fire_check_schedules"]).fetchall()
             result.schedules = len(rows)
             saves: dict[str, list[Any]] = {"ids": [], "untils": [], "missing": [],
@@ -93,7 +88,7 @@ class FireCheckStore:
     def _judge(self, conn: Any, row: dict[str, Any], settle: timedelta
                ) -> tuple[datetime, int, int, int, str | None] | None:
         try:
-            expression, zone = _expression(row["cron"]), _zone(row["timezone"])
+            expression, zone = cached_expression(row["cron"]), cached_zone(row["timezone"])
         except CronError:
             return None
         start = max(t for t in (row["checked_until"], row["updated_at"], row["created_at"])

@@ -17,9 +17,8 @@ from psycopg.types.json import Jsonb
 
 from cronplane.domain.health import RECENT_RUNS
 from cronplane.storage.database import Database
-from cronplane.storage.lease_store import LEADER_LEASE
+from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
 from cronplane.storage.queries import QUERIES
-from cronplane.storage.schedule_store import FencedOut
 
 
 @dataclass(frozen=True)
@@ -74,13 +73,8 @@ class HealthStore:
                  sink: EventSink | None = None, idle_timeout_seconds: float = 1.0
                  ) -> EvaluationResult:
         result = EvaluationResult()
-        with self.db.connection() as conn, conn.transaction():
-            timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
-            fenced = conn.execute(QUERIES["schedule_fence"], {
-                "lease": self.lease_name, "owner": owner, "fencing_token": fencing_token,
-                "idle_timeout_ms": timeout, "lock_timeout_ms": timeout}).fetchone()
-            if fenced is None:
-                raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
+        with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
+                                idle_timeout_seconds=idle_timeout_seconds) as (conn, _fence):
             rows = conn.execute(QUERIES["health_facts"], {"recent": RECENT_RUNS}).fetchall()
             result.schedules = len(rows)
             saved: list[HealthRow] = []

@@ -8,10 +8,13 @@ docs/adr/0002-leases-and-fencing.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from cronplane.domain.lease import LeaseAction, LeaseState, decide
@@ -20,6 +23,30 @@ from cronplane.storage.database import Database
 from cronplane.storage.queries import QUERIES
 
 LEADER_LEASE = "scheduler"
+
+
+class FencedOut(Exception):
+    """The fencing token is no longer the live one: this process is not the leader any more."""
+
+
+@contextmanager
+def fenced_transaction(db: Database, owner: str, fencing_token: int, *,
+                       lease: str = LEADER_LEASE, idle_timeout_seconds: float = 1.0
+                       ) -> Iterator[tuple[psycopg.Connection[dict[str, Any]], dict[str, Any]]]:
+    """A transaction whose first statement is the fencing check (``schedule_fence``): every
+    leader-only write goes inside one, so a leader whose term is over writes nothing. Yields the
+    connection and the fence row (the fire path reads its probes); raises :class:`FencedOut`
+    when ``owner``/``fencing_token`` is not the live term. The transaction may stay idle, or
+    wait for a lock, at most ``idle_timeout_seconds`` (at least 0.1 s): the server ends a frozen
+    leader's session instead of letting it hold the lease row. See ADR 0002."""
+    with db.connection() as conn, conn.transaction():
+        timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
+        fence = conn.execute(QUERIES["schedule_fence"], {
+            "lease": lease, "owner": owner, "fencing_token": fencing_token,
+            "idle_timeout_ms": timeout, "lock_timeout_ms": timeout}).fetchone()
+        if fence is None:
+            raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
+        yield conn, fence
 
 
 @dataclass(frozen=True)

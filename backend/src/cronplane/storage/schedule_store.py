@@ -4,7 +4,8 @@
 fire times to enqueue, inserts one job per fire time with the key ``schedule:{id}:{fire time}``
 (``ON CONFLICT DO NOTHING``), advances ``next_run_at`` and the counters, and sends one NOTIFY on
 the jobs channel, all in a transaction that first re-checks the caller's fencing token against
-the lease row. A caller whose term is over gets :class:`FencedOut` and has written nothing.
+the lease row (``lease_store.fenced_transaction``). A caller whose term is over gets ``FencedOut``
+and has written nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from cronplane.domain.cron import CronError, CronExpression, validate_timezone
+from cronplane.domain.cron import CronError, cached_expression, cached_zone
 from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import DEFAULT_GRACE, FirePlan, plan_fires
 from cronplane.domain.keys import format_fire_time as format_instant
@@ -25,14 +24,10 @@ from cronplane.observability import tracing
 from cronplane.storage import notify
 from cronplane.storage.chain_fire import fire_chained
 from cronplane.storage.database import Database
-from cronplane.storage.lease_store import LEADER_LEASE
+from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
 from cronplane.storage.queries import QUERIES
 
 log = logging.getLogger(__name__)
-
-
-class FencedOut(Exception):
-    """The fencing token is no longer the live one: this process is not the leader any more."""
 
 
 @dataclass
@@ -50,16 +45,6 @@ class FireResult:
     upstream_skipped: int = 0
     deferred: list[int] = field(default_factory=list)
     waits_expired: int = 0
-
-
-@lru_cache(maxsize=4096)
-def _expression(text: str) -> CronExpression:
-    return CronExpression.parse(text)
-
-
-@lru_cache(maxsize=1024)
-def _zone(name: str) -> ZoneInfo:
-    return validate_timezone(name)
 
 
 def _add_skips(skips: dict[str, list[Any]], row: dict[str, Any], plan: FirePlan,
@@ -106,13 +91,8 @@ class ScheduleStore:
                  grace: timedelta = DEFAULT_GRACE, idle_timeout_seconds: float = 1.0) -> FireResult:
         """Fire one batch of due schedules as the leader ``owner`` holding ``fencing_token``."""
         result = FireResult()
-        with self.db.connection() as conn, conn.transaction():
-            timeout = f"{max(100, int(idle_timeout_seconds * 1000))}ms"
-            fenced = conn.execute(QUERIES["schedule_fence"], {
-                "lease": self.lease_name, "owner": owner, "fencing_token": fencing_token,
-                "idle_timeout_ms": timeout, "lock_timeout_ms": timeout}).fetchone()
-            if fenced is None:
-                raise FencedOut(f"fencing token {fencing_token} of {owner} is not current")
+        with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
+                                idle_timeout_seconds=idle_timeout_seconds) as (conn, fenced):
             # Timed pauses end first (same fenced transaction), so a schedule resumed now is
             # fired from its next fire time by the next batch; the fence said whether any has.
             if fenced["pauses_ended"]:
@@ -210,8 +190,8 @@ class ScheduleStore:
         ids, next_runs, untils = [], [], []
         for row in rows:
             try:
-                next_run = _expression(row["cron"]).next_after(row["db_now"],
-                                                               _zone(row["timezone"]))
+                next_run = cached_expression(row["cron"]).next_after(
+                    row["db_now"], cached_zone(row["timezone"]))
             except CronError:
                 next_run = None  # parked, as the fire path does
             ids.append(row["id"])
@@ -231,8 +211,8 @@ class ScheduleStore:
     @staticmethod
     def _plan(row: dict[str, Any], grace: timedelta) -> FirePlan | None:
         try:
-            expression = _expression(row["cron"])
-            zone = _zone(row["timezone"])
+            expression = cached_expression(row["cron"])
+            zone = cached_zone(row["timezone"])
         except CronError:
             # Validated on every write, so only a tzdata change can get here. Parking the
             # schedule (next_run_at NULL) beats failing the whole batch on every tick.

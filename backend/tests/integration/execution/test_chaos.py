@@ -18,6 +18,7 @@ from cronplane.domain.roles import Role
 from cronplane.execution.chaos import ChaosService
 from cronplane.execution.completer import Completer
 from cronplane.execution.elector import Elector
+from cronplane.execution.plane import build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.management import chaos, jobs
 from cronplane.management.actor import Actor
@@ -37,7 +38,7 @@ class Plane:
 
     def start_runner(self) -> ExecutionRunner:
         db = Database(self.ctx.db.url, application_name="cronplane-test-chaos", pool_size=12)
-        runner = ExecutionRunner(self.ctx.settings, db, kind="worker")
+        runner = ExecutionRunner(build_plane(self.ctx.settings, db, kind="worker"))
         runner.start()
         self.runners.append(runner)
         return runner
@@ -63,12 +64,12 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Plane]:
     yield result
     for runner in result.runners:
         runner.stop(timeout=10)
-        runner.context.db.close()
+        runner.plane.db.close()
     db.close()
 
 
 def chaos_of(runner: ExecutionRunner) -> ChaosService:
-    service = runner.context.chaos
+    service = runner.plane.chaos
     assert isinstance(service, ChaosService)
     return service
 
@@ -122,7 +123,7 @@ def test_freeze_heartbeats_gets_attempts_lost_and_rejects_their_late_completion(
                                                          max_attempts=5)).job
     wait_until(lambda: plane.attempts(job.id)[:1] == ["LOST"], 10,
                lambda: f"attempt 1 LOST (lease 2 s not renewed): {plane.attempts(job.id)}")
-    completer = runner.context.completer
+    completer = runner.plane.completer
     assert isinstance(completer, Completer)
     # The handler of attempt 1 still finishes (3.5 s): its completion must be rejected.
     wait_until(lambda: completer.rejected >= 1, 10, "the late completion rejected by the CAS")
@@ -138,7 +139,7 @@ def test_freeze_heartbeats_scoped_to_a_worker_id_spares_the_others(plane: Plane)
     job = jobs.enqueue(plane.ctx, ADMIN, jobs.JobRequest("sleep", {"seconds": 3})).job
     wait_until(lambda: plane.status(job.id) == "SUCCEEDED", 10, "job SUCCEEDED")
     assert plane.attempts(job.id) == ["SUCCEEDED"], "our heartbeats must keep the lease"
-    assert not runner.context.faults.heartbeats_frozen()  # type: ignore[attr-defined]
+    assert not runner.plane.faults.heartbeats_frozen()  # type: ignore[attr-defined]
 
 
 def test_kill_worker_thread_kills_one_thread_once_and_the_attempt_is_reclaimed(
@@ -162,7 +163,7 @@ def leader_of(plane: Plane) -> dict[str, Any] | None:
 
 
 def elector_of(runner: ExecutionRunner) -> Elector:
-    elector = runner.context.elector
+    elector = runner.plane.elector
     assert isinstance(elector, Elector)
     return elector
 

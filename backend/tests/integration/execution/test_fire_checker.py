@@ -19,8 +19,8 @@ from cronplane.execution.fire_checker import FireChecker
 from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.fire_check_store import FireCheckStore
-from cronplane.storage.lease_store import LeaseStore
-from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+from cronplane.storage.lease_store import FencedOut, LeaseStore
+from cronplane.storage.schedule_store import ScheduleStore
 from tests.integration.execution.test_leadership import query
 from tests.support.apps import RoleClient
 from tests.support.waiting import wait_until

@@ -16,13 +16,13 @@ from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import renew_interval
 from cronplane.execution.elector import Elector
 from cronplane.execution.health_evaluator import HealthEvaluator
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.execution.scheduler import Scheduler
 from cronplane.storage.database import Database
 from cronplane.storage.health_store import HealthStore
-from cronplane.storage.lease_store import LeaseStore
-from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+from cronplane.storage.lease_store import FencedOut, LeaseStore
+from cronplane.storage.schedule_store import ScheduleStore
 from tests.integration.execution.test_leadership import query
 from tests.support.apps import RoleClient
 from tests.support.waiting import wait_until
@@ -42,7 +42,7 @@ def world(fresh_database_url: str, settings: Settings) -> Iterator[Any]:
     elector.leader_services.extend([scheduler, health])
     elector.on_schedules_changed.append(scheduler.wake)
     tuned = dataclasses.replace(settings, worker_concurrency=2, shutdown_grace_seconds=0.5)
-    workers = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    workers = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     workers.start()
     elector.start()
     assert elector.wait_for_leadership(10)

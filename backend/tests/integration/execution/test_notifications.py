@@ -22,7 +22,7 @@ from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import renew_interval
 from cronplane.execution.elector import Elector
 from cronplane.execution.health_evaluator import HealthEvaluator
-from cronplane.execution.queue_plane import build_queue_services
+from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
 from cronplane.execution.scheduler import Scheduler
 from cronplane.management.notifications import new_secret
@@ -60,7 +60,7 @@ def world(fresh_database_url: str, settings: Settings, smtp: SmtpReceiver) -> It
     elector.on_schedules_changed.append(scheduler.wake)
     tuned = dataclasses.replace(settings, worker_concurrency=4, shutdown_grace_seconds=0.5,
                                 egress_policy=LOOPBACK, **mail)
-    workers = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    workers = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     workers.start()
     elector.start()
     assert elector.wait_for_leadership(10)

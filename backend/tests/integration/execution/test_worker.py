@@ -14,9 +14,8 @@ from cronplane.config import Settings
 from cronplane.domain.clock import SystemClock
 from cronplane.domain.egress import EgressPolicy
 from cronplane.domain.roles import Role
-from cronplane.execution.queue_plane import build_queue_services
-from cronplane.execution.runner import ExecutionRunner, RunnerContext
-from cronplane.execution.service import Service
+from cronplane.execution.plane import Part, build_plane
+from cronplane.execution.runner import ExecutionRunner
 from cronplane.execution.worker import Worker
 from cronplane.management import history, jobs, output
 from cronplane.management.actor import Actor
@@ -38,7 +37,7 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[
     tuned = dataclasses.replace(settings, worker_concurrency=4, attempt_lease_seconds=2,
                                 shutdown_grace_seconds=0.5,
                                 egress_policy=EgressPolicy.parse("127.0.0.0/8"))
-    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     runner.start()
     ctx = ManagementContext(settings=tuned, db=db)
     yield ctx, runner
@@ -51,7 +50,7 @@ def status_of(ctx: ManagementContext, job_id: int) -> str:
 
 
 def worker_of(runner: ExecutionRunner) -> Worker:
-    worker = runner.context.worker
+    worker = runner.plane.worker
     assert isinstance(worker, Worker)
     return worker
 
@@ -104,7 +103,7 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
     tuned = dataclasses.replace(settings, worker_concurrency=2, attempt_lease_seconds=30,
                                 shutdown_grace_seconds=0.2)
     ctx = ManagementContext(settings=tuned, db=db)
-    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     runner.start()
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60},
                                                    max_attempts=1)).job
@@ -115,7 +114,7 @@ def test_graceful_stop_releases_running_attempts_for_immediate_retry(
     assert detail.job.status == "PENDING", "a released job must be runnable at once"
     assert detail.job.max_attempts == 1, "a release leaves the job's max_attempts alone"
     assert [a.status for a in detail.attempts] == ["INTERRUPTED"]
-    second = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    second = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     second.start()
     try:
         wait_until(lambda: status_of(ctx, job.id) == "RUNNING", message="picked up again")
@@ -135,19 +134,15 @@ class NoPolls(SystemClock):
 
 def test_notify_wakes_an_idle_worker_without_its_poll(fresh_database_url: str,
                                                       settings: Settings) -> None:
-    def queue_services_that_never_poll(ctx: RunnerContext) -> list[Service]:
-        services = build_queue_services(ctx)
-        worker_of_context = ctx.worker
-        assert isinstance(worker_of_context, Worker)
-        worker_of_context.clock = NoPolls()  # before start: the loop has not waited yet
-        return services
-
     db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=12)
-    runner = ExecutionRunner(settings, db, kind="worker", builders=[queue_services_that_never_poll])
+    plane = build_plane(settings, db, kind="worker", parts={Part.QUEUE})
+    assert plane.worker is not None
+    plane.worker.clock = NoPolls()  # before start: the loop has not waited yet
+    runner = ExecutionRunner(plane)
     runner.start()
     ctx = ManagementContext(settings=settings, db=db)
     try:
-        listener = runner.context.listener
+        listener = runner.plane.listener
         wait_until(lambda: listener.connected.is_set(), message="listener connected")
         for _ in range(5):
             job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
@@ -160,7 +155,7 @@ def test_notify_wakes_an_idle_worker_without_its_poll(fresh_database_url: str,
 
 def test_listener_reconnects_and_wakes_everyone(plane) -> None:
     ctx, runner = plane
-    listener = runner.context.listener
+    listener = runner.plane.listener
     wait_until(lambda: listener.connected.is_set(), message="listener connected")
     listener.interrupt_connection()
     wait_until(lambda: listener.reconnects >= 1, timeout=10, message="reconnect")
@@ -196,7 +191,7 @@ class FailEverything(KillOnce):
 def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -> None:
     ctx, runner = plane
     faults = KillOnce()
-    runner.context.faults.install(faults)
+    runner.plane.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
                message="job re-run after its thread died")
@@ -208,7 +203,7 @@ def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -
 
 def test_injected_failures_fail_the_attempt(plane) -> None:
     ctx, runner = plane
-    runner.context.faults.install(FailEverything())
+    runner.plane.faults.install(FailEverything())
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {}, max_attempts=1)).job
     wait_until(lambda: status_of(ctx, job.id) == "DEAD", message="injected failure")
     assert "injected failure" in (history.get_job(ctx, Actor.system(), job.id).job.error or "")
@@ -276,7 +271,7 @@ def test_purge_history_deletes_old_finished_jobs(plane) -> None:
 
 def test_polling_picks_up_work_when_no_notification_arrives(plane) -> None:
     ctx, runner = plane
-    listener = runner.context.listener
+    listener = runner.plane.listener
     assert listener.stop(5), "listener should stop"
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
     wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=5,
@@ -298,7 +293,7 @@ class FrozenHeartbeats(KillOnce):
 def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(plane) -> None:
     ctx, runner = plane
     faults = FrozenHeartbeats()
-    runner.context.faults.install(faults)
+    runner.plane.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
     wait_until(lambda: [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts][:1] == ["LOST"],
                timeout=10, message="attempt 1 reclaimed after its lease expired")
@@ -321,7 +316,7 @@ def _prefetching_plane(fresh_database_url: str, settings: Settings, grace: float
     db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=8)
     tuned = dataclasses.replace(settings, worker_concurrency=1, attempt_lease_seconds=30,
                                 shutdown_grace_seconds=grace)
-    runner = ExecutionRunner(tuned, db, kind="worker", builders=[build_queue_services])
+    runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
     runner.start()
     worker = worker_of(runner)
     worker.config = dataclasses.replace(worker.config, prefetch=3, prefetch_wait=float("inf"))

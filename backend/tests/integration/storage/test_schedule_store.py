@@ -12,8 +12,8 @@ import pytest
 from cronplane.domain.keys import schedule_fire_key
 from cronplane.storage import notify
 from cronplane.storage.database import Database
-from cronplane.storage.lease_store import LeaseStore
-from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+from cronplane.storage.lease_store import FencedOut, LeaseStore
+from cronplane.storage.schedule_store import ScheduleStore
 
 LEASE = "scheduler"
 
