@@ -48,7 +48,7 @@ export function aSchedule(overrides: Partial<Schedule> = {}): Schedule {
     priority: 0, max_attempts: 3, timeout_seconds: null, overlap: 'forbid', misfire: 'skip', paused: false,
     pause_reason: null, paused_until: null, next_run_at: AT, last_run_at: null, deleted_at: null,
     created_at: AT, updated_at: AT, version: 1, project: 'default', queue: 'default', alerts: {}, notify: [],
-    upstream: [], downstream: [],
+    upstream: [], downstream: [], last_error: null,
     health: { state: 'ok', since: AT, consecutive_failures: 0, last_success_at: null, alerts: {} },
     ...overrides,
   };
