@@ -5,6 +5,14 @@ the leader lease first (a standby leads within milliseconds, not after gunicorn'
 linger), the worker stops claiming, running attempts get ``CRONPLANE_SHUTDOWN_GRACE_SECONDS``, the
 rest are given back INTERRUPTED; then the process exits 0. A second signal (or SIGQUIT, gunicorn's
 "quick shutdown") exits at once; the watchdog then recovers its attempts as after kill -9.
+
+One stop often arrives twice, and must still drain: ``kill -TERM -PGID``, systemd's control-group
+kill and a terminal's Ctrl-C reach every process of the group at once, and a parent such as
+``make`` passes SIGTERM on to its child as well. So a second signal counts only once the first
+was acknowledged ("draining" in the log) and ``SAME_STOP_SECONDS`` have passed, which no person
+reading the log and signalling again undercuts; and a process whose parent owns the operator's
+signals (a gunicorn worker: its master relays a stop as SIGTERM and a second one as SIGQUIT)
+never takes a repeated SIGTERM as "exit now" (``repeat_exits=False``).
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,14 +30,22 @@ log = logging.getLogger("cronplane.lifecycle")
 # What the drain may take beyond the grace period: resigning, releasing, flushing completions.
 DRAIN_MARGIN_SECONDS = 5.0
 
+# A second signal sooner than this after the first is the same stop delivered twice (the process
+# group's signal and a parent relaying it arrive milliseconds apart), not an operator's second one.
+SAME_STOP_SECONDS = 0.5
+
 
 class Shutdown:
     def __init__(self, drain: Callable[[], object], *,
-                 before: Callable[[], object] | None = None) -> None:
+                 before: Callable[[], object] | None = None, repeat_exits: bool = True) -> None:
         """``drain`` runs once, on its own thread, at the first signal; ``before`` runs in the
-        signal handler itself (e.g. telling gunicorn's loop to stop accepting)."""
+        signal handler itself (e.g. telling gunicorn's loop to stop accepting). With
+        ``repeat_exits`` False a repeated graceful signal never exits at once (the parent
+        decides, by another signal)."""
         self._drain = drain
         self._before = before
+        self._repeat_exits = repeat_exits
+        self._first_at = 0.0
         self.started = threading.Event()
         self.drained = threading.Event()
 
@@ -40,8 +57,15 @@ class Shutdown:
             signal.signal(signum, self._exit_now)
 
     def handle(self, signum: int, _frame: Any = None) -> None:
+        now = time.monotonic()
         if self.started.is_set():
-            self._exit_now(signum)
+            if self._repeat_exits and is_second_stop(self._first_at, now):
+                self._exit_now(signum)
+            log.info("signal %s again, %.3f s after the first: the same stop (the process "
+                     "group's signal, or a parent passing it on); still draining",
+                     signal.Signals(signum).name, now - self._first_at)
+            return
+        self._first_at = now
         self.started.set()
         log.info("signal %s: draining (a second signal exits at once)",
                  signal.Signals(signum).name)
@@ -62,3 +86,9 @@ class Shutdown:
         # os._exit: no atexit handlers, no joining of threads still in a handler or a query.
         os.write(2, f"cronplane: signal {signum} again: exiting now\n".encode())
         os._exit(128 + signum)
+
+
+def is_second_stop(first_at: float, now: float) -> bool:
+    """Whether a graceful signal at ``now`` (monotonic) is an operator's second one after the first
+    at ``first_at``, rather than the first delivered again."""
+    return now - first_at >= SAME_STOP_SECONDS

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from typing import Any
 
 from gunicorn import util as gunicorn_util
@@ -22,7 +23,7 @@ from gunicorn.glogging import Logger as _GunicornBaseLogger
 from gunicorn.workers.gthread import ThreadWorker
 
 from cronplane.config import Settings
-from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
+from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, is_second_stop
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 
 log = logging.getLogger("cronplane.serve")
@@ -63,20 +64,38 @@ class ProblemThreadWorker(ThreadWorker):  # type: ignore[misc]
 
 class _Arbiter(Arbiter):  # type: ignore[misc]
     """gunicorn's master with the contract's signals: SIGINT (Ctrl-C, ``make run``) drains like
-    SIGTERM instead of gunicorn's quick shutdown, and a second SIGTERM or SIGINT during the drain
-    is the quick shutdown (SIGQUIT to the workers, which exit at once)."""
+    SIGTERM instead of gunicorn's quick shutdown, and an operator's second SIGTERM or SIGINT
+    during the drain is the quick shutdown (SIGQUIT to the workers, which exit at once; the
+    master then exits 128 + the signal). The master alone judges what is a second signal
+    (``lifecycle.is_second_stop``): the same stop delivered twice, by the process group and by a
+    parent such as make, still drains."""
 
-    stopping = False
+    stopping_since: float | None = None
+    quick_exit_status = 0
 
     def signal(self, sig: int, frame: Any) -> None:
         if sig in (signal.SIGTERM, signal.SIGINT):
-            if self.stopping:
+            now = time.monotonic()
+            if self.stopping_since is None:
+                self.stopping_since = now
+            elif not is_second_stop(self.stopping_since, now):
+                return  # the first stop again; the workers were (or will be) told once
+            else:
+                self.quick_exit_status = 128 + sig
                 sig = signal.SIGQUIT
-            self.stopping = True
         super().signal(sig, frame)
 
     def handle_int(self) -> None:
         self.handle_term()
+
+    def halt(self, reason: str | None = None, exit_status: int = 0) -> None:
+        try:
+            super().halt(reason, exit_status)
+        except SystemExit as exc:
+            # gunicorn exits 0 after its quick shutdown; an interrupted drain is not a clean stop.
+            if not exc.code and self.quick_exit_status:
+                raise SystemExit(self.quick_exit_status) from None
+            raise
 
 
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
@@ -124,8 +143,10 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             print(banner(self.settings, self.first_run), flush=True)
         # Replaces gunicorn's worker handlers (installed just before this hook): the drain starts
         # on the signal, not after the request loop has let its kept-alive connections linger
-        # (worker_exit). Ctrl-C reaches every process of the group: the worker leaves SIGINT to
-        # the master, which relays it as SIGTERM (and a second one as SIGQUIT).
+        # (worker_exit). A stop signalled to the process group (Ctrl-C, `kill -TERM -PGID`,
+        # systemd's control-group kill) reaches the workers as well as the master: the worker
+        # leaves SIGINT to the master, which relays a stop as SIGTERM and an operator's second
+        # one as SIGQUIT, so a repeated SIGTERM here (the group's and the master's) only drains.
         runner = self.runner
         timeout = self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS
 
@@ -133,7 +154,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             worker.alive = False
 
         shutdown = Shutdown(lambda: runner is not None and runner.stop(timeout=timeout),
-                            before=stop_accepting)
+                            before=stop_accepting, repeat_exits=False)
         shutdown.install(graceful=(signal.SIGTERM,))
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 

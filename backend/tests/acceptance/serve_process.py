@@ -27,7 +27,9 @@ def _free_port() -> int:
 class Serve:
     """``cronplane serve`` in its own process group, its output collected line by line."""
 
-    def __init__(self, database_url: str, data_dir: Path, **env: str) -> None:
+    def __init__(self, database_url: str, data_dir: Path, *, command: list[str] | None = None,
+                 **env: str) -> None:
+        """``command`` replaces ``cronplane serve`` (e.g. ``make`` running it, as ``make run``)."""
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         full = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
@@ -38,7 +40,7 @@ class Serve:
         full.update(env)
         self.lines: list[str] = []
         self.ready = threading.Event()
-        self.proc = subprocess.Popen([*CLI, "serve"], env=full, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(command or [*CLI, "serve"], env=full, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, start_new_session=True)
         threading.Thread(target=self._read, daemon=True).start()
 
