@@ -1,17 +1,20 @@
 """The leader's continuous fire check against a real leader: a healthy per-second schedule
 keeps both counters at 0 while its fire times are judged; a job removed behind the scheduler's
-back is counted missing and a second job for one fire time duplicate, and /metrics says so."""
+back is counted missing and a second job for one fire time duplicate, and /metrics says so.
+
+The leader, the API and the database share a ``ManualClock`` (ADR 0034) that the tests step,
+except where a real lock wait across a second boundary is what is tested."""
 
 from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
-from datetime import timedelta
-from typing import Any
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cronplane.domain.clock import Clock, ManualClock
 from cronplane.domain.firing import misfire_grace
 from cronplane.domain.lease import renew_interval
 from cronplane.execution.elector import Elector
@@ -22,28 +25,58 @@ from cronplane.storage.fire_check_store import FireCheckStore
 from cronplane.storage.lease_store import FencedOut, LeaseStore
 from cronplane.storage.schedule_store import ScheduleStore
 from tests.integration.execution.test_leadership import query
-from tests.support.apps import RoleClient
-from tests.support.waiting import wait_until
+from tests.support.apps import RoleClient, context
+from tests.support.waiting import advance_until, wait_until
 
 TTL = 2.0
 
 
+class World:
+    def __init__(self, url: str, clock: Clock | None) -> None:
+        self.clock = clock
+        self.db = Database(url, application_name="test-fire-checker", pool_size=6, clock=clock)
+        self.clients = RoleClient.on(url)
+        if clock is not None:
+            context(self.clients.app).db.clock = clock
+        self.elector = Elector(LeaseStore(self.db), "leader-1", TTL, listen_db=self.db,
+                               clock=clock)
+        self.scheduler = Scheduler(ScheduleStore(self.db), self.elector.grant,
+                                   grace=misfire_grace(TTL), idle_timeout_seconds=renew_interval(TTL),
+                                   on_fenced=self.elector.wake, clock=clock)
+        self.checker = FireChecker(FireCheckStore(self.db), self.elector.grant, interval=0.3,
+                                   settle=timedelta(seconds=3),
+                                   idle_timeout_seconds=renew_interval(TTL), clock=clock)
+        self.elector.leader_services.extend([self.scheduler, self.checker])
+        self.elector.on_schedules_changed.append(self.scheduler.wake)
+        self.elector.start()
+        assert self.elector.wait_for_leadership(10)
+
+    def until(self, predicate: Callable[[], object], limit: float, message: str) -> None:
+        """Clock seconds when the world has a manual clock, real ones when it does not."""
+        if isinstance(self.clock, ManualClock):
+            advance_until(self.clock, predicate, limit=limit, message=message,
+                          loops=[self.elector, self.scheduler, self.checker])
+        else:
+            wait_until(predicate, limit, message)
+
+    def close(self) -> None:
+        self.elector.stop(5)
+        self.clients.close()
+        self.db.close()
+
+
 @pytest.fixture
-def world(fresh_database_url: str) -> Iterator[Any]:
-    db = Database(fresh_database_url, application_name="test-fire-checker", pool_size=6)
-    clients = RoleClient.on(fresh_database_url)
-    elector = Elector(LeaseStore(db), "leader-1", TTL, listen_db=db)
-    scheduler = Scheduler(ScheduleStore(db), elector.grant, grace=misfire_grace(TTL),
-                          idle_timeout_seconds=renew_interval(TTL), on_fenced=elector.wake)
-    checker = FireChecker(FireCheckStore(db), elector.grant, interval=0.3,
-                          settle=timedelta(seconds=3), idle_timeout_seconds=renew_interval(TTL))
-    elector.leader_services.extend([scheduler, checker])
-    elector.on_schedules_changed.append(scheduler.wake)
-    elector.start()
-    assert elector.wait_for_leadership(10)
-    yield db, clients, checker
-    elector.stop(5)
-    db.close()
+def world(fresh_database_url: str) -> Iterator[World]:
+    world = World(fresh_database_url, ManualClock(datetime(2030, 2, 3, 4, 5, 6, 300000, tzinfo=UTC)))
+    yield world
+    world.close()
+
+
+@pytest.fixture
+def real_world(fresh_database_url: str) -> Iterator[World]:
+    world = World(fresh_database_url, None)
+    yield world
+    world.close()
 
 
 def _metric(clients: RoleClient, name: str) -> float:
@@ -52,14 +85,14 @@ def _metric(clients: RoleClient, name: str) -> float:
     return float(line.split()[1])
 
 
-def test_fire_times_are_judged_continuously_and_a_violation_is_counted(world) -> None:
-    db, clients, checker = world
+def test_fire_times_are_judged_continuously_and_a_violation_is_counted(world: World) -> None:
+    db, clients, checker = world.db, world.clients, world.checker
     created = clients.admin.post("/api/v1/schedules", json={
         "name": f"checked-{uuid.uuid4().hex[:6]}", "handler": "noop", "cron": "* * * * * *",
         "overlap": "allow"})
     assert created.status_code == 201
     sid = created.json["id"]
-    wait_until(lambda: checker.checked >= 3, 15, "fire times judged")
+    world.until(lambda: checker.checked >= 3, 15, "fire times judged")
     totals = FireCheckStore(db).totals()
     assert (totals.missing, totals.duplicate) == (0, 0), query(
         db, "SELECT last_violation FROM fire_checks")
@@ -75,8 +108,8 @@ def test_fire_times_are_judged_continuously_and_a_violation_is_counted(world) ->
     query(db, "DELETE FROM jobs WHERE id = %s RETURNING id", victim["id"])
     query(db, "INSERT INTO jobs (handler, schedule_id, fire_time, trigger) "
               "VALUES ('noop', %s, %s, 'schedule') RETURNING id", sid, twin["fire_time"])
-    wait_until(lambda: FireCheckStore(db).totals().missing == 1, 15, "the missing fire counted")
-    wait_until(lambda: FireCheckStore(db).totals().duplicate == 1, 15, "the double counted")
+    world.until(lambda: FireCheckStore(db).totals().missing == 1, 15, "the missing fire counted")
+    world.until(lambda: FireCheckStore(db).totals().duplicate == 1, 15, "the double counted")
     assert checker.checked > before
     assert _metric(clients, "cronplane_fires_missing_total") == 1
     assert _metric(clients, "cronplane_fires_duplicate_total") == 1
@@ -84,10 +117,9 @@ def test_fire_times_are_judged_continuously_and_a_violation_is_counted(world) ->
     assert "without a job" in row["last_violation"]
 
 
-def test_a_stale_leader_checks_nothing(world) -> None:
-    db, _, _ = world
+def test_a_stale_leader_checks_nothing(world: World) -> None:
     with pytest.raises(FencedOut):
-        FireCheckStore(db).check("someone-else", 999, settle=timedelta(seconds=1))
+        FireCheckStore(world.db).check("someone-else", 999, settle=timedelta(seconds=1))
 
 
 def test_the_duplicate_count_reads_only_the_checked_window(fresh_database_url: str) -> None:
@@ -124,12 +156,13 @@ def test_the_duplicate_count_reads_only_the_checked_window(fresh_database_url: s
         db.close()
 
 
-def test_a_create_that_waited_for_the_project_lock_loses_no_fire(world) -> None:
+def test_a_create_that_waited_for_the_project_lock_loses_no_fire(real_world: World) -> None:
     """The create's transaction starts (``created_at`` = its ``now()``), then waits for the
     project's quota lock; ``next_run_at`` must still be the first fire time after
     ``created_at``, not after the end of the wait, or the fire times in between have neither a
-    job nor a skip and the check counts them missing (issue 16: it did, one per second waited)."""
-    db, clients, _ = world
+    job nor a skip and the check counts them missing (issue 16: it did, one per second waited).
+    On real time: a manual clock stands still during the wait, which would hide the bug."""
+    db, clients = real_world.db, real_world.clients
     query(db, "UPDATE projects SET max_schedules = 100 WHERE slug = 'default' RETURNING slug")
     locked, release = threading.Event(), threading.Event()
 
