@@ -46,6 +46,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
+import requests
 from bench.api import Serve, free_port, login
 from bench.databases import BenchServer
 from bench.queue import cpu_seconds, cronplane_drain, pgqueuer_drain, query, scalar
@@ -70,6 +71,49 @@ def api_enqueue(url: str, base: str, token: str, backlog: int, clients: int) -> 
     if jobs != backlog or sum(n for c, n in codes.items() if c < 300) != backlog:
         raise RuntimeError(f"POST /jobs made {jobs} jobs of {backlog}: {codes}")
     return {"post_per_s": round(backlog / seconds), "codes": codes, "audit_events": events}
+
+
+def batches_enqueue(url: str, base: str, token: str, backlog: int, clients: int, *,
+                    per_batch: int = 1000) -> dict[str, Any]:
+    """``backlog`` jobs as ``POST /batches`` of ``per_batch`` jobs each (no callback), ``clients``
+    requests at a time: one audit event (``batch.create``) per batch, not one per job. The path
+    for a 1,000,000-job backlog on a shared box, where ``POST /jobs`` makes ~300-600 jobs/s."""
+    body = json.dumps({"jobs": [{"handler": "noop", "payload": {}}] * per_batch}).encode()
+    sizes = [per_batch] * (backlog // per_batch) + ([backlog % per_batch] if backlog % per_batch
+                                                     else [])
+    bodies = {per_batch: body}
+    for size in set(sizes) - {per_batch}:
+        bodies[size] = json.dumps({"jobs": [{"handler": "noop", "payload": {}}] * size}).encode()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    codes: Counter[int] = Counter()
+    lock = threading.Lock()
+    todo = list(sizes)
+
+    def client() -> None:
+        with requests.Session() as session:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    size = todo.pop()
+                code = session.post(base + "/api/v1/batches", data=bodies[size],
+                                    headers=headers, timeout=300).status_code
+                with lock:
+                    codes[code] += 1
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    jobs = scalar(url, "SELECT count(*) FROM jobs")
+    events = scalar(url, "SELECT count(*) FROM audit_events")
+    if jobs != backlog or sum(n for c, n in codes.items() if c < 300) != len(sizes):
+        raise RuntimeError(f"POST /batches made {jobs} jobs of {backlog}: {dict(codes)}")
+    return {"post_per_s": round(backlog / seconds), "codes": dict(codes),
+            "audit_events": events, "via": f"POST /batches of {per_batch}"}
 
 
 class ActivitySampler:
@@ -111,7 +155,7 @@ class ActivitySampler:
 
 def _label(statement: str) -> str:
     text = " ".join(statement.split())
-    for marker, name in (("INSERT INTO attempts", "claim"), ("unnest(%", "complete"),
+    for marker, name in (("claims up to", "claim"), ("INSERT INTO attempts", "claim"), ("unnest(%", "complete"),
                          ("unnest($", "complete"), ("audit_seals", "audit seal"),
                          ("heartbeat_at = now()", "heartbeat"), ("lease_expires_at < now()",
                                                                  "watchdog")):
@@ -120,28 +164,81 @@ def _label(statement: str) -> str:
     return text[:60]
 
 
-def api_drain(server: BenchServer, backlog: int, clients: int,
-              profile: Path | None = None) -> dict[str, Any]:
+# How the claim and the completion run at a point of the drain: the worker is stopped (SIGSTOP:
+# its statements in flight finish, it sends no more), both statements run under EXPLAIN (ANALYZE,
+# BUFFERS) in a transaction that is rolled back, and the worker continues. The paused time is
+# taken out of the drain's wall clock. The completion is of the attempts the stopped worker holds.
+def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
+    from cronplane.storage.queries import QUERIES
+
+    def run(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> str:
+        cur = psycopg.ClientCursor(conn)
+        try:
+            cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement, params)
+            return "\n".join(r[0] for r in cur.fetchall())
+        finally:
+            conn.rollback()
+
+    def summary(plan: str) -> dict[str, Any]:
+        hit = re.search(r"Buffers: shared hit=(\d+)(?: read=(\d+))?", plan)
+        return {"ms": float(re.findall(r"Execution Time: ([\d.]+)", plan)[-1]),
+                "buffers_hit": int(hit.group(1)) if hit else 0,
+                "buffers_read": int(hit.group(2) or 0) if hit else 0}
+
+    result: dict[str, Any] = {}
+    with psycopg.connect(url) as conn:
+        claim = run(conn, QUERIES["claim_jobs"], {"limit": 264, "worker_id": "bench-explain",
+                                                  "lease_seconds": 30, "queues": None})
+        held = conn.execute("SELECT a.id, a.job_id, a.number FROM attempts a "
+                            "WHERE a.status = 'RUNNING' ORDER BY a.id LIMIT 1000").fetchall()
+        conn.rollback()
+        text = f"-- claim_jobs (limit 264)\n{claim}\n"
+        result["claim"] = summary(claim)
+        if held:
+            n = len(held)
+            complete = run(conn, QUERIES["complete_attempts"], {
+                "attempt_ids": [h[0] for h in held], "job_ids": [h[1] for h in held],
+                "numbers": [h[2] for h in held], "outcomes": ["SUCCEEDED"] * n,
+                "results": [None] * n, "errors": [None] * n, "delays": [0.0] * n,
+                "queued": [0.0] * n})
+            text += f"\n-- complete_attempts ({n} outcomes)\n{complete}\n"
+            result["complete"] = {**summary(complete), "outcomes": n}
+        dead = conn.execute("SELECT n_dead_tup, n_live_tup, autovacuum_count "
+                            "FROM pg_stat_user_tables WHERE relname = 'jobs'").fetchone()
+        result["jobs_dead_live_vacuums"] = list(dead) if dead else None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"explain-{label}.txt").write_text(text)
+    return result
+
+
+def api_drain(server: BenchServer, backlog: int, clients: int, *, profile: Path | None = None,
+              via: str = "jobs", explain: Path | None = None) -> dict[str, Any]:
     with server.fresh() as url, tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
         serve = Serve(url, free_port())
         try:
             token = login(url, serve.base, "OPERATOR")
-            made = api_enqueue(url, serve.base, token, backlog, clients)
-            print(f"  api {backlog:,}: POST /jobs {made['post_per_s']:,}/s, "
-                  f"{made['audit_events']:,} audit events", flush=True)
-            result = _time_worker(url, backlog, data_dir, profile)
+            enqueue = api_enqueue if via == "jobs" else batches_enqueue
+            made = enqueue(url, serve.base, token, backlog, clients)
+            print(f"  api {backlog:,}: {made.get('via', 'POST /jobs')} {made['post_per_s']:,} "
+                  f"jobs/s, {made['audit_events']:,} audit events", flush=True)
+            result = _time_worker(url, backlog, data_dir, profile, explain=explain,
+                                  label=f"{via}-")
         finally:
             serve.stop()
     return {**made, **result}
 
 
-def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None,
-                 pythonpath: str | None = None) -> dict[str, Any]:
+def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None, *,
+                 pythonpath: str | None = None, explain: Path | None = None,
+                 label: str = "") -> dict[str, Any]:
     database = urlsplit(url).path.lstrip("/")
     env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_LOG_LEVEL": "WARNING",
            "CRONPLANE_DATA_DIR": data_dir}
     if pythonpath:
         env["PYTHONPATH"] = pythonpath  # another tree's worker (before/after in one run)
+    explained: dict[str, Any] = {}
+    points = [0.02, 0.5, 0.9] if explain is not None else []
+    paused = 0.0
     with ActivitySampler(url) as sampler:
         started = time.perf_counter()
         proc = subprocess.Popen([CRONPLANE, "worker"], env=env, stdout=subprocess.DEVNULL,
@@ -156,13 +253,25 @@ def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None,
         try:
             pause = threading.Event()
             with psycopg.connect(url, autocommit=True) as conn:
-                while conn.execute(_SUCCEEDED).fetchone()[0] < backlog:  # type: ignore[index]
+                while (done := conn.execute(_SUCCEEDED).fetchone()[0]) < backlog:  # type: ignore[index]
+                    if points and done >= points[0] * backlog and explain is not None:
+                        point = points.pop(0)
+                        stopped = time.perf_counter()
+                        os.kill(proc.pid, signal.SIGSTOP)
+                        try:
+                            time.sleep(0.5)  # its statements in flight end
+                            explained[f"{point:.0%}"] = explain_point(
+                                url, explain, f"{label}{backlog}-{point:.0%}")
+                        finally:
+                            os.kill(proc.pid, signal.SIGCONT)
+                        paused += time.perf_counter() - stopped
+                        print(f"    {point:.0%} drained: {explained[f'{point:.0%}']}", flush=True)
                     if proc.poll() is not None:
                         raise RuntimeError("cronplane worker exited during the drain")
                     if time.perf_counter() - started > 1800:
                         raise RuntimeError("drain took over 30 minutes")
                     pause.wait(0.02)
-            seconds = time.perf_counter() - started
+            seconds = time.perf_counter() - started - paused
             cpu = cpu_seconds(proc.pid, database)
         finally:
             if spy is not None:
@@ -177,12 +286,13 @@ def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None,
                (SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED') AS succeeded""")[0]
     if not (row["attempts"] == row["succeeded"] == backlog):
         raise RuntimeError(f"drain lost or duplicated work: {row}")
-    window = (row["last_finish"] - row["first_start"]).total_seconds()
+    window = (row["last_finish"] - row["first_start"]).total_seconds() - paused
     return {"seconds": round(seconds, 2), "jobs_per_s": round(backlog / seconds),
             "db_window_jobs_per_s": round(backlog / window),
             "worker_cpu_us_per_job": round(cpu[0] / backlog * 1e6),
             "postgres_cpu_us_per_job": round(cpu[1] / backlog * 1e6),
-            "active_backends": sampler.shares()}
+            "active_backends": sampler.shares(),
+            **({"explain": explained} if explain is not None else {})}
 
 
 def seal_all(url: str, data_dir: str) -> int:
@@ -241,7 +351,7 @@ def why(server: BenchServer, backlog: int, clients: int,
                     if vacuumed:
                         query(clone_url, "VACUUM ANALYZE jobs")
                     result = _time_worker(clone_url, backlog, data_dir, None,
-                                          baseline if old else None)
+                                          pythonpath=baseline if old else None)
             finally:
                 server.drop(clone)
             rates[variant].append(result["jobs_per_s"])
@@ -260,7 +370,9 @@ def run(server: BenchServer, args: argparse.Namespace) -> dict[str, Any]:
                            "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
     for backlog in [int(b) for b in args.backlogs.split(",")]:
         row: dict[str, Any] = {}
-        row["api"] = api_drain(server, backlog, args.clients, args.profile)
+        via = "batches" if backlog >= args.batches_from else "jobs"
+        row["api"] = api_drain(server, backlog, args.clients, profile=args.profile, via=via,
+                               explain=args.explain)
         print(f"  api {backlog:,}: {row['api']['jobs_per_s']:,} jobs/s "
               f"(database window {row['api']['db_window_jobs_per_s']:,})", flush=True)
         if not args.skip_pgqueuer:
@@ -292,6 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-bulk", action="store_true")
     parser.add_argument("--skip-pgqueuer", action="store_true")
     parser.add_argument("--profile", type=Path, default=None)
+    parser.add_argument("--explain", type=Path, default=None,
+                        help="EXPLAIN (ANALYZE, BUFFERS) of the claim and the completion at 2, "
+                             "50 and 90%% of each api drain (worker paused meanwhile), in DIR")
+    parser.add_argument("--batches-from", type=int, default=10**9,
+                        help="make backlogs of at least this size with POST /batches of 1,000 "
+                             "jobs (one audit event each) instead of POST /jobs")
     parser.add_argument("--why", action="store_true",
                         help="instead: the api drain of each backlog on clones of one backlog, "
                              "with its audit events sealed and/or VACUUM ANALYZE beforehand")
