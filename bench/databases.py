@@ -65,6 +65,10 @@ class BenchServer:
         migrator.upgrade(self._owner_url_for(name), runtime_role=self.runtime_role)
         return name, self._url_for(name)
 
+    def runtime_url(self, name: str) -> str:
+        """The runtime role's URL of database ``name``."""
+        return self._url_for(name)
+
     def clone(self, template: str) -> tuple[str, str]:
         """A copy of database ``template`` (nobody may be connected to it): its name and the
         runtime role's URL."""

@@ -47,8 +47,8 @@ from urllib.parse import urlsplit
 
 import psycopg
 import requests
-from bench.api import Serve, free_port, login
-from bench.databases import BenchServer
+from bench.api import PASSWORD, Serve, free_port, login
+from bench.databases import REPO, BenchServer
 from bench.queue import cpu_seconds, cronplane_drain, pgqueuer_drain, query, scalar
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
@@ -155,8 +155,9 @@ class ActivitySampler:
 
 def _label(statement: str) -> str:
     text = " ".join(statement.split())
-    for marker, name in (("claims up to", "claim"), ("INSERT INTO attempts", "claim"), ("unnest(%", "complete"),
-                         ("unnest($", "complete"), ("audit_seals", "audit seal"),
+    # (the claim by its comment: pg_stat_activity keeps the first 1,024 bytes of a statement)
+    for marker, name in (("claims up to", "claim"), ("INSERT INTO attempts", "claim"),
+                         ("unnest(%", "complete"), ("unnest($", "complete"), ("audit_seals", "audit seal"),
                          ("heartbeat_at = now()", "heartbeat"), ("lease_expires_at < now()",
                                                                  "watchdog")):
         if marker in text:
@@ -212,20 +213,69 @@ def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
 
 
 def api_drain(server: BenchServer, backlog: int, clients: int, *, profile: Path | None = None,
-              via: str = "jobs", explain: Path | None = None) -> dict[str, Any]:
-    with server.fresh() as url, tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
-        serve = Serve(url, free_port())
-        try:
-            token = login(url, serve.base, "OPERATOR")
-            enqueue = api_enqueue if via == "jobs" else batches_enqueue
-            made = enqueue(url, serve.base, token, backlog, clients)
-            print(f"  api {backlog:,}: {made.get('via', 'POST /jobs')} {made['post_per_s']:,} "
-                  f"jobs/s, {made['audit_events']:,} audit events", flush=True)
-            result = _time_worker(url, backlog, data_dir, profile, explain=explain,
-                                  label=f"{via}-")
-        finally:
-            serve.stop()
+              via: str = "jobs", explain: Path | None = None,
+              tree: Path | None = None) -> dict[str, Any]:
+    """One api drain on a fresh database. ``tree``: another checkout's code (``--baseline``),
+    whole: its migrations make the database, its serve takes the requests, its worker drains."""
+    if tree is None:
+        name, url = server.create()
+    else:
+        name, owner_url = server.create(migrate=False)
+        url = server.runtime_url(name)
+    try:
+        pythonpath = None if tree is None else str(tree / "backend" / "src")
+        if pythonpath is not None:
+            _in_tree(pythonpath, "from cronplane.storage import migrator; "
+                                 f"migrator.upgrade({owner_url!r}, "
+                                 f"runtime_role=migrator.current_role({url!r}))")
+        with tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
+            serve = Serve(url, free_port(), pythonpath=pythonpath)
+            try:
+                token = _login(url, serve.base, pythonpath)
+                enqueue = api_enqueue if via == "jobs" else batches_enqueue
+                made = enqueue(url, serve.base, token, backlog, clients)
+                print(f"  api {backlog:,}{'' if tree is None else ' (baseline)'}: "
+                      f"{made.get('via', 'POST /jobs')} {made['post_per_s']:,} jobs/s, "
+                      f"{made['audit_events']:,} audit events", flush=True)
+                result = _time_worker(url, backlog, data_dir, profile, explain=explain,
+                                      pythonpath=pythonpath,
+                                      label=f"{via}-{'' if tree is None else 'baseline-'}")
+            finally:
+                serve.stop()
+    finally:
+        server.drop(name)
     return {**made, **result}
+
+
+def _in_tree(pythonpath: str, code: str) -> None:
+    subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": pythonpath},
+                   check=True)
+
+
+def _login(url: str, base: str, pythonpath: str | None) -> str:
+    if pythonpath is None:
+        return login(url, base, "OPERATOR")
+    # The user is made by the tree's own code (its users table may differ from this one's).
+    _in_tree(pythonpath, f"""
+from cronplane.config import Settings
+from cronplane.management.context import ManagementContext
+from cronplane.management.users import create_user_cli
+ctx = ManagementContext.build(Settings(secret_key="unused"), {url!r})
+create_user_cli(ctx, username="bench-operator", password={PASSWORD!r}, role="OPERATOR")
+ctx.db.close()""")
+    response = requests.post(base + "/api/v1/auth/login", timeout=10,
+                             json={"username": "bench-operator", "password": PASSWORD})
+    response.raise_for_status()
+    return str(response.json()["access_token"])
+
+
+def checkout(commit: str) -> Path:
+    """The whole code of ``commit`` (backend/src and migrations) in a new temporary directory."""
+    target = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "backend/src",
+                              "migrations"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
 
 
 def _time_worker(url: str, backlog: int, data_dir: str, profile: Path | None, *,
@@ -315,21 +365,19 @@ def seal_all(url: str, data_dir: str) -> int:
 
 
 # What differs between the two methods, one cause at a time, on clones of one API-made backlog:
-# name: (audit events sealed beforehand, VACUUM ANALYZE beforehand, worker of --baseline-src).
-WHY_VARIANTS: dict[str, tuple[bool, bool, bool]] = {
-    "as made by the API": (False, False, False),
-    "as made, baseline worker": (False, False, True),
-    "audit events sealed beforehand": (True, False, False),
-    "VACUUM ANALYZE beforehand": (False, True, False),
-    "sealed and VACUUM ANALYZE, baseline worker": (True, True, True),
+# name: (audit events sealed beforehand, VACUUM ANALYZE beforehand). The code before and after
+# a change is compared with --baseline instead (a worker runs only on the schema it knows).
+WHY_VARIANTS: dict[str, tuple[bool, bool]] = {
+    "as made by the API": (False, False),
+    "audit events sealed beforehand": (True, False),
+    "VACUUM ANALYZE beforehand": (False, True),
+    "sealed and VACUUM ANALYZE": (True, True),
 }
 
 
-def why(server: BenchServer, backlog: int, clients: int,
-        baseline: str | None) -> dict[str, Any]:
+def why(server: BenchServer, backlog: int, clients: int) -> dict[str, Any]:
     """One API-made backlog (serve stopped after it), then a worker on a clone of it per
-    variant of WHY_VARIANTS (those of the baseline worker only with ``baseline``), and the first
-    two again at the end, so drift shows."""
+    variant of WHY_VARIANTS, and the first two again at the end, so drift shows."""
     name, url = server.create()
     out: dict[str, Any] = {}
     try:
@@ -339,10 +387,10 @@ def why(server: BenchServer, backlog: int, clients: int,
             out["made"] = api_enqueue(url, serve.base, token, backlog, clients)
         finally:
             serve.stop()
-        variants = [v for v, (_, _, old) in WHY_VARIANTS.items() if baseline or not old]
+        variants = list(WHY_VARIANTS)
         rates: dict[str, list[int]] = {v: [] for v in variants}
         for variant in [*variants, *variants[:2]]:
-            sealed, vacuumed, old = WHY_VARIANTS[variant]
+            sealed, vacuumed = WHY_VARIANTS[variant]
             clone, clone_url = server.clone(name)
             try:
                 with tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
@@ -350,8 +398,7 @@ def why(server: BenchServer, backlog: int, clients: int,
                         seal_all(clone_url, data_dir)
                     if vacuumed:
                         query(clone_url, "VACUUM ANALYZE jobs")
-                    result = _time_worker(clone_url, backlog, data_dir, None,
-                                          pythonpath=baseline if old else None)
+                    result = _time_worker(clone_url, backlog, data_dir, None)
             finally:
                 server.drop(clone)
             rates[variant].append(result["jobs_per_s"])
@@ -365,16 +412,73 @@ def why(server: BenchServer, backlog: int, clients: int,
     return out
 
 
+# Issue 44's bound: a batch with a callback drains at ≥ 90% of the same jobs made alone.
+def batch_vs_alone(server: BenchServer, jobs: int, clients: int, rounds: int) -> dict[str, Any]:
+    """``jobs`` independent jobs (``POST /jobs``) and one batch of ``jobs`` jobs with an
+    ``on_complete`` callback (``POST /batches`` of 1,000, then ``POST /batches/{id}/jobs`` of
+    1,000 until it holds ``jobs``), each on a fresh database, alternating ``rounds`` times; each
+    drained by one ``cronplane worker`` timed from its start until every job (the callback
+    included) is SUCCEEDED. The rate counts the ``jobs`` jobs, not the callback."""
+    rates: dict[str, list[int]] = {"alone": [], "batch with callback": []}
+    for _ in range(rounds):
+        for kind, kept in rates.items():
+            with server.fresh() as url, \
+                    tempfile.TemporaryDirectory(prefix="bench-drain-") as data_dir:
+                serve = Serve(url, free_port())
+                try:
+                    token = login(url, serve.base, "OPERATOR")
+                    if kind == "alone":
+                        api_enqueue(url, serve.base, token, jobs, clients)
+                        total = jobs
+                    else:
+                        _one_batch(serve.base, token, jobs)
+                        total = jobs + 1
+                        if scalar(url, "SELECT count(*) FROM jobs") != total:
+                            raise RuntimeError("the batch was not made whole")
+                    result = _time_worker(url, total, data_dir, None)
+                finally:
+                    serve.stop()
+            rate = round(jobs / result["seconds"])
+            kept.append(rate)
+            print(f"  {jobs:,} jobs, {kind}: {rate:,} jobs/s; CPU/job worker "
+                  f"{result['worker_cpu_us_per_job']} us, postgres "
+                  f"{result['postgres_cpu_us_per_job']} us", flush=True)
+    alone, batch = (sorted(v)[len(v) // 2] for v in rates.values())
+    return {"jobs_per_s": rates, "batch / alone (medians)": round(batch / alone, 2)}
+
+
+def _one_batch(base: str, token: str, jobs: int) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    body = [{"handler": "noop", "payload": {}}] * min(jobs, 1000)
+    made = requests.post(base + "/api/v1/batches", headers=headers, timeout=120, json={
+        "jobs": body, "on_complete": {"handler": "noop", "payload": {}}})
+    made.raise_for_status()
+    batch_id = made.json()["id"]
+    for start in range(1000, jobs, 1000):
+        added = requests.post(f"{base}/api/v1/batches/{batch_id}/jobs", headers=headers,
+                              timeout=120, json={"jobs": body[:min(1000, jobs - start)]})
+        added.raise_for_status()
+
+
 def run(server: BenchServer, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"cpus": os.cpu_count(),
                            "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
+    baseline = checkout(args.baseline) if args.baseline else None
     for backlog in [int(b) for b in args.backlogs.split(",")]:
         row: dict[str, Any] = {}
         via = "batches" if backlog >= args.batches_from else "jobs"
+        if baseline is not None:
+            row["baseline"] = api_drain(server, backlog, args.clients, via=via, tree=baseline,
+                                        explain=args.explain)
+            print(f"  api {backlog:,} (baseline {args.baseline}): "
+                  f"{row['baseline']['jobs_per_s']:,} jobs/s", flush=True)
         row["api"] = api_drain(server, backlog, args.clients, profile=args.profile, via=via,
                                explain=args.explain)
         print(f"  api {backlog:,}: {row['api']['jobs_per_s']:,} jobs/s "
               f"(database window {row['api']['db_window_jobs_per_s']:,})", flush=True)
+        if baseline is not None:
+            row["api / baseline"] = round(row["api"]["jobs_per_s"]
+                                          / row["baseline"]["jobs_per_s"], 2)
         if not args.skip_pgqueuer:
             with server.fresh(migrate=False) as url:
                 row["pgqueuer"] = pgqueuer_drain(url, backlog)
@@ -413,15 +517,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--why", action="store_true",
                         help="instead: the api drain of each backlog on clones of one backlog, "
                              "with its audit events sealed and/or VACUUM ANALYZE beforehand")
-    parser.add_argument("--baseline-src", default=None,
-                        help="--why: also the worker of this tree's backend/src (e.g. "
-                             "`git archive <commit> backend/src | tar -x -C DIR`), alternating")
+    parser.add_argument("--baseline", default=None, metavar="COMMIT",
+                        help="also, before each api drain, the same drain by the code of COMMIT "
+                             "(git archive of its backend/src and migrations: its own migrated "
+                             "database, serve and worker), for a before/after in one run")
+    parser.add_argument("--batch", type=int, default=0, metavar="N",
+                        help="instead: N jobs in one batch with an on_complete callback against "
+                             "the same N jobs alone (issue 44), --rounds times each")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
     if shutil.which("hey") is None:
         raise SystemExit("bench drain-api: needs hey (apt-get install -y hey)")
     server = BenchServer(args.database_url, prefix="bench_drain")
+    if args.batch:
+        result = batch_vs_alone(server, args.batch, args.clients, args.rounds)
+        print(json.dumps(result, indent=2, default=str), flush=True)
+        return 0
     if args.why:
-        result = {b: why(server, int(b), args.clients, args.baseline_src)
+        result = {b: why(server, int(b), args.clients)
                   for b in args.backlogs.split(",")}
         print(json.dumps(result, indent=2, default=str), flush=True)
         return 0

@@ -42,6 +42,18 @@ def test_jobs_are_analyzed_after_a_fixed_number_of_changed_rows(database_url) ->
         options or ()), options
 
 
+def test_counter_triggers_plan_without_nested_loops(database_url) -> None:
+    # Migration 0037: PL/pgSQL keeps the plan of a trigger's statement from the session's first
+    # call; planned on a claim of a few jobs, the old_rows-new_rows join was a nested loop, n² on
+    # every later batch (issue 43). A CREATE OR REPLACE of one of these drops the setting.
+    with psycopg.connect(database_url) as conn:
+        rows = dict(conn.execute(
+            "SELECT proname, proconfig FROM pg_proc WHERE proname = ANY(%s)",
+            (["jobs_counts_update", "usage_jobs_update", "job_outcomes_update"],)).fetchall())
+    assert rows == {name: ["enable_nestloop=off"] for name in
+                    ("jobs_counts_update", "usage_jobs_update", "job_outcomes_update")}, rows
+
+
 def test_audit_events_reject_update_delete_and_truncate(database_url) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("INSERT INTO audit_events (actor, action) VALUES ('t', 'test.one')")

@@ -146,11 +146,14 @@ WITH input AS (
    -- nested loop quadratic in the batch (500 outcomes: 124,750 rows, 120,000 buffers, 86-116 ms
    -- instead of ~15 ms on 10,000,000 jobs; bench/RESULTS.md, 2026-12-03).
    WHERE j.id = i.job_id AND j.status || '' = 'RUNNING' AND j.attempt_count = i.number
-     -- `|| ''` again: answered by ix_attempts_running_lease, the test read every entry that
-     -- index still holds for attempts finished since the last vacuum (51,500 half-way through a
-     -- 100,000-job drain) into a bitmap on every batch: a cost growing with the drain (issue 43)
-     AND EXISTS (SELECT 1 FROM attempts a
-                  WHERE a.id = i.attempt_id AND a.status || '' = 'RUNNING')
+     -- The attempt's status by a scalar subquery: a primary-key probe per outcome, whatever
+     -- the statistics say. As `EXISTS (… a.status = 'RUNNING')` it was answered by
+     -- ix_attempts_running_lease, whose entries for attempts finished since the last vacuum
+     -- (51,500 half-way through a 100,000-job drain) were read into a bitmap on every batch; as
+     -- `EXISTS (… a.status || '' = 'RUNNING')` the planner, expecting 3 RUNNING attempts, hashed
+     -- a sequential scan of every attempt ever made (50,202 rows removed, 20 ms per batch at
+     -- half of 100,000; growing with the history, issue 43).
+     AND (SELECT a.status FROM attempts a WHERE a.id = i.attempt_id) = 'RUNNING'
   RETURNING j.id, j.status, j.cancel_requested
 ), closed AS (
   UPDATE attempts a

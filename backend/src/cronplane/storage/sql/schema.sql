@@ -122,6 +122,7 @@ CREATE FUNCTION public.job_outcomes_insert() RETURNS trigger
 
 CREATE FUNCTION public.job_outcomes_update() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_nestloop TO 'off'
     AS $$
     BEGIN
       INSERT INTO job_outcomes AS o (project, bucket, queue, handler, schedule_id, slot, succeeded, dead, cancelled, claimed,
@@ -185,6 +186,7 @@ CREATE FUNCTION public.jobs_counts_insert() RETURNS trigger
 
 CREATE FUNCTION public.jobs_counts_update() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_nestloop TO 'off'
     AS $$
         BEGIN
           INSERT INTO job_status_counts AS c (project, queue, status, slot, count)
@@ -514,6 +516,7 @@ CREATE FUNCTION public.usage_jobs_insert() RETURNS trigger
 
 CREATE FUNCTION public.usage_jobs_update() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_nestloop TO 'off'
     AS $$
     BEGIN
       WITH changed AS (
