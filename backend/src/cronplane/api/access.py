@@ -20,8 +20,8 @@ and a project-scoped token has none (management/scope.py, docs/adr/0026-two-scop
 
 Adding an endpoint: if what it reads or changes is not owned by one project, it is an
 installation endpoint and takes ``instance=True``; otherwise its use case calls
-``scope.require``/``scope.restrict`` with the object's project. tests/security/test_two_scopes.py
-walks the OpenAPI document and holds every operation to this.
+``scope.require``/``scope.restrict`` with the object's project. tests/security/test_scope_walk.py
+walks the OpenAPI document and holds every operation to this (an unclassified one fails it).
 """
 
 from __future__ import annotations

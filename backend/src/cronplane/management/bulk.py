@@ -1,9 +1,10 @@
 """Bulk cancel and retry: one action over a selection of ids or over a whole ``GET /jobs`` filter.
 
-One transaction, one audit event (``job.bulk_cancel`` / ``job.bulk_retry``) with the count, the
-filter and the reason. A filter that matches more than ``MAX_MATCHED`` jobs is refused before
-anything is changed: an action that wide is almost always a mistake in the filter, and a
-narrower one (or several) says what was meant.
+One transaction, one audit event (``job.bulk_cancel`` / ``job.bulk_retry``) in each project whose
+jobs it matched, with that project's counts, the filter and the reason; nothing matched, no event.
+A filter that matches more than ``MAX_MATCHED`` jobs is refused before anything is changed: an
+action that wide is almost always a mistake in the filter, and a narrower one (or several) says
+what was meant.
 """
 
 from __future__ import annotations
@@ -166,8 +167,8 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
                     continue
                 skipped.append(Skipped(m.id, "cancel already requested"
                                        if m.status == JobStatus.RUNNING else f"already {m.status}"))
-            details: dict[str, Any] = {"cancelled": len(cancelled),
-                                       "cancel_requested": len(requested)}
+            split: dict[str, set[int]] = {"cancelled": set(cancelled),
+                                          "cancel_requested": set(requested)}
         else:
             # A retry adds pending work: each project's max_pending_jobs holds (review N7); the
             # jobs past a project's room are skipped with reason "quota", in id order.
@@ -183,14 +184,21 @@ def apply(ctx: ManagementContext, actor: Actor, action: str, flt: JobFilter,
                 skipped.append(Skipped(m.id, f"is {m.status}; only DEAD or CANCELLED jobs can be "
                                        "retried" if not states.can_retry(m.status)
                                        else "has used all the attempts a job may have"))
-            details = {}
+            split = {}
         if asked.ids is not None:
             found = {m.id for m in matched}
             skipped.extend(Skipped(i, "not found") for i in asked.ids if i not in found)
-        touched = scope.readable(actor, asked.projects, Role.OPERATOR) or []
-        audit.record(session, actor, f"job.bulk_{action}", target_type="job", target_id=None,
-                     details={"count": len(changed_ids), "matched": len(matched),
-                              "skipped": len(skipped), "filter": _describe(asked),
-                              "reason": why, **details},
-                     project=touched[0] if len(touched) == 1 else scope.DEFAULT_PROJECT)
+        # One event in each project whose jobs the action matched, with that project's counts:
+        # never in a project it did not touch (the walk across the boundary found the event of a
+        # caller of several projects filed under ``default``), and none when it matched nothing.
+        for project in sorted({m.project for m in matched}):
+            mine = [m.id for m in matched if m.project == project]
+            changed_here = [i for i in mine if i in changed_ids]
+            audit.record(session, actor, f"job.bulk_{action}", target_type="job",
+                         target_id=None,
+                         details={"count": len(changed_here), "matched": len(mine),
+                                  "skipped": len(mine) - len(changed_here),
+                                  "filter": _describe(asked), "reason": why,
+                                  **{name: len(ids_ & set(mine)) for name, ids_ in split.items()}},
+                         project=project)
         return BulkResult(matched=len(matched), changed=len(changed_ids), skipped=skipped)
