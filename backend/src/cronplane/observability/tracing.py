@@ -27,6 +27,9 @@ SYSTEM = "cronplane"
 _ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 _tracer: Any = None  # the SDK tracer once configured; None: tracing is off
+# The API's names, bound once by configure(): an attempt's span costs a few microseconds less
+# than importing them per call (the drain with tracing on pays this per job; bench/RESULTS.md).
+_api: Any = None
 
 
 def enabled() -> bool:
@@ -51,8 +54,40 @@ def configure(environ: Mapping[str, str] | None = None) -> bool:
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
+    _bind_api()
     _tracer = trace.get_tracer("cronplane")
     return True
+
+
+def _bind_api() -> None:
+    global _api  # noqa: PLW0603 - bound once, with the provider
+    from types import SimpleNamespace
+
+    from opentelemetry import trace
+    from opentelemetry.context import Context
+    from opentelemetry.trace import Status, StatusCode
+
+    _api = SimpleNamespace(trace=trace, Context=Context, Status=Status, StatusCode=StatusCode,
+                           CONSUMER=trace.SpanKind.CONSUMER, sampled=trace.TraceFlags(1),
+                           unsampled=trace.TraceFlags(0))
+
+
+def _linked_context(traceparent: str | None) -> Any:
+    """The create span's context from its stored ``traceparent`` (None when absent or not
+    version 00 of W3C Trace Context), parsed here rather than by the propagator's regex and
+    context round trip: one attempt pays this per job."""
+    if not traceparent or len(traceparent) != 55 or not traceparent.startswith("00-"):
+        return None
+    try:
+        trace_id = int(traceparent[3:35], 16)
+        span_id = int(traceparent[36:52], 16)
+        flags = int(traceparent[53:55], 16)
+    except ValueError:
+        return None
+    if not trace_id or not span_id:
+        return None
+    return _api.trace.SpanContext(trace_id, span_id, is_remote=True,
+                                  trace_flags=_api.sampled if flags & 1 else _api.unsampled)
 
 
 def shutdown() -> None:
@@ -170,34 +205,25 @@ def start_process(*, job_id: int, attempt: int, project: str, queue: str, handle
     tracer = _tracer
     if tracer is None:
         return None
-    from opentelemetry import trace
-    from opentelemetry.context import Context
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-    links = []
-    if trace_context:
-        created = trace.get_current_span(
-            TraceContextTextMapPropagator().extract({"traceparent": trace_context}))
-        if created.get_span_context().is_valid:
-            links.append(trace.Link(created.get_span_context()))
+    api = _api
+    created = _linked_context(trace_context)
+    links = [api.trace.Link(created)] if created is not None else None
     attributes = _job_attributes(project, queue, schedule_id, schedule_version, fire_at)
     attributes.update({"messaging.operation.name": "process",
                        "messaging.operation.type": "process",
                        "messaging.message.id": str(job_id), "cronplane.attempt": attempt,
                        "cronplane.handler": handler})
     # An empty Context: the attempt's trace is its own, never the enqueuing request's.
-    return tracer.start_span(f"process {queue}", context=Context(),
-                             kind=trace.SpanKind.CONSUMER, links=links, attributes=attributes)
+    return tracer.start_span(f"process {queue}", context=api.Context(), kind=api.CONSUMER,
+                             links=links, attributes=attributes)
 
 
 def end_process(span: Any, status: str, error: str | None) -> None:
     if span is None:
         return
-    from opentelemetry.trace import Status, StatusCode
-
     span.set_attribute("cronplane.outcome", status)
     if status != "SUCCEEDED":
-        span.set_status(Status(StatusCode.ERROR, (error or status)[:500]))
+        span.set_status(_api.Status(_api.StatusCode.ERROR, (error or status)[:500]))
     span.end()
 
 
