@@ -2,8 +2,12 @@
 ``cronplane worker`` process started and timed until every job is ``SUCCEEDED``; PgQueuer 1.6 in
 the same run on the same server; and the repository's older method next to them.
 
-    python -m bench drain-api [--backlogs 20000,100000] [--clients 16] [--skip-bulk]
-                              [--skip-pgqueuer] [--profile DIR]
+    python -m bench drain-api [--backlogs 20000b,20000,100000,1000000] [--batches-from N]
+                              [--clients 16] [--skip-bulk] [--skip-pgqueuer]
+                              [--pgqueuer-max-seconds S] [--profile DIR] [--explain DIR]
+                              [--baseline COMMIT]
+    python -m bench drain-api --batch 10000 [--rounds 2]     # issue 44's batch bound
+    python -m bench drain-api --why [--backlogs N]            # why the two methods disagreed
 
 Per backlog, each on its own fresh, migrated database:
 
@@ -16,10 +20,28 @@ Per backlog, each on its own fresh, migrated database:
   database-clock window (first attempt's start → last finish) the older method uses, CPU per job
   (worker, its Postgres backends), what the Postgres backends of the database were doing (a
   ``pg_stat_activity`` sample every 50 ms) and the ``POST /jobs`` rate while the backlog was made.
+  A backlog of ``--batches-from`` jobs or more (default 1,000,000), or written ``20000b``, is
+  made with ``POST /batches`` of 1,000 jobs instead (the same job bodies, one ``batch.create``
+  audit event per 1,000 jobs, the jobs carry a batch id so every claim and completion also
+  keeps the batch's counts): ``POST /jobs`` makes 300-600 jobs/s on the shared box, an hour for
+  a million. The rate at the last backlog over the first is printed (write both ``…b`` for a
+  same-method ratio).
+* **baseline** (``--baseline COMMIT``): the same api drain before it with the whole code of
+  COMMIT (``git archive`` of its ``backend/src`` and ``migrations``): its migrations make the
+  database, its serve takes the requests, its worker drains (a worker refuses a schema it does
+  not know, so a baseline worker on this tree's schema cannot run).
 * **bulk**: the older method (``bench queue --only drain``): ``enqueue_many`` in batches of
   10,000, ``VACUUM ANALYZE``, then the worker, timed from its first claim.
 * **pgqueuer**: ``queries.enqueue`` in batches of 10,000, then ``QueueManager.run`` in drain mode,
-  timed from ``run`` (its start-up included) to the queue being empty.
+  timed from ``run`` (its start-up included) to the queue being empty; with
+  ``--pgqueuer-max-seconds`` stopped then, its rate being of the jobs it ran.
+
+With ``--explain DIR`` the worker is paused (SIGSTOP) at 2, 50 and 90 % of each api drain while
+the claim and the completion run under ``EXPLAIN (ANALYZE, BUFFERS)`` in a rolled-back
+transaction (plans in DIR, the paused time taken out of the rate).
+
+With ``--batch N``: N jobs in one batch with an ``on_complete`` callback (``POST /batches`` and
+``POST /batches/{id}/jobs``) against the same N jobs made alone (``POST /jobs``), alternating.
 
 With ``--profile DIR`` the api drain's worker is recorded by ``py-spy`` (raw folded stacks, in
 DIR) and each statement's share of the active samples is printed.
@@ -464,9 +486,11 @@ def run(server: BenchServer, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"cpus": os.cpu_count(),
                            "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
     baseline = checkout(args.baseline) if args.baseline else None
-    for backlog in [int(b) for b in args.backlogs.split(",")]:
+    for entry in args.backlogs.split(","):
+        # "20000b": made with POST /batches whatever --batches-from says (a same-method ratio)
+        backlog = int(entry.rstrip("b"))
         row: dict[str, Any] = {}
-        via = "batches" if backlog >= args.batches_from else "jobs"
+        via = "batches" if backlog >= args.batches_from or entry.endswith("b") else "jobs"
         if baseline is not None:
             row["baseline"] = api_drain(server, backlog, args.clients, via=via, tree=baseline,
                                         explain=args.explain)
@@ -481,17 +505,19 @@ def run(server: BenchServer, args: argparse.Namespace) -> dict[str, Any]:
                                           / row["baseline"]["jobs_per_s"], 2)
         if not args.skip_pgqueuer:
             with server.fresh(migrate=False) as url:
-                row["pgqueuer"] = pgqueuer_drain(url, backlog)
-            print(f"  pgqueuer {backlog:,}: {row['pgqueuer']['jobs_per_s']:,.0f} jobs/s",
-                  flush=True)
+                row["pgqueuer"] = pgqueuer_drain(url, backlog,
+                                                 max_seconds=args.pgqueuer_max_seconds)
+            print(f"  pgqueuer {backlog:,}: {row['pgqueuer']['jobs_per_s']:,.0f} jobs/s "
+                  f"({row['pgqueuer']['ran']:,} jobs run)", flush=True)
             row["api / pgqueuer"] = round(row["api"]["jobs_per_s"]
                                           / row["pgqueuer"]["jobs_per_s"], 2)
         if not args.skip_bulk:
             with server.fresh() as url:
                 row["bulk"] = cronplane_drain(url, backlog)
             print(f"  bulk {backlog:,}: {row['bulk']['jobs_per_s']:,.0f} jobs/s", flush=True)
-        out[str(backlog)] = row
-    rates = {b: out[b]["api"]["jobs_per_s"] for b in out if b.isdigit()}
+        out[entry] = row
+        print(f"  {entry}: {json.dumps(row, default=str)}", flush=True)
+    rates = {b: out[b]["api"]["jobs_per_s"] for b in out if b.rstrip("b").isdigit()}
     if len(rates) > 1:
         first, last = next(iter(rates)), list(rates)[-1]
         out[f"api rate at {last} / at {first}"] = round(rates[last] / rates[first], 2)
@@ -503,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench drain-api", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
-    parser.add_argument("--backlogs", default="20000,100000")
+    parser.add_argument("--backlogs", default="20000b,20000,100000,1000000")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--skip-bulk", action="store_true")
     parser.add_argument("--skip-pgqueuer", action="store_true")
@@ -511,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--explain", type=Path, default=None,
                         help="EXPLAIN (ANALYZE, BUFFERS) of the claim and the completion at 2, "
                              "50 and 90%% of each api drain (worker paused meanwhile), in DIR")
-    parser.add_argument("--batches-from", type=int, default=10**9,
+    parser.add_argument("--batches-from", type=int, default=1_000_000,
                         help="make backlogs of at least this size with POST /batches of 1,000 "
                              "jobs (one audit event each) instead of POST /jobs")
     parser.add_argument("--why", action="store_true",
@@ -525,6 +551,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: N jobs in one batch with an on_complete callback against "
                              "the same N jobs alone (issue 44), --rounds times each")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--pgqueuer-max-seconds", type=float, default=None,
+                        help="stop PgQueuer's drain after this long; its rate is then of the "
+                             "jobs it ran")
     args = parser.parse_args(argv)
     if shutil.which("hey") is None:
         raise SystemExit("bench drain-api: needs hey (apt-get install -y hey)")

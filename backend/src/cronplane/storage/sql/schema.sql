@@ -282,8 +282,8 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
     BEGIN
       -- No status moved (also: the release below updated nothing): nothing to count or release,
       -- and no nested update, so the trigger cannot recurse on an empty statement.
-      IF NOT EXISTS (SELECT 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
-                      WHERE n.status <> o.status) THEN
+      IF NOT EXISTS (SELECT 1 FROM new_rows n
+                      WHERE (n.id, n.status) NOT IN (SELECT o.id, o.status FROM old_rows o)) THEN
         RETURN NULL;
       END IF;
       -- Counts first: a callback released below reads its batch's final counts.
@@ -303,10 +303,9 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
                  sum(s) FILTER (WHERE status = 'SUCCEEDED') AS succeeded,
                  sum(s) FILTER (WHERE status = 'DEAD') AS dead,
                  sum(s) FILTER (WHERE status = 'CANCELLED') AS cancelled
-            FROM (SELECT n.batch_id, x.status, x.s, 0 AS t
-              FROM new_rows n JOIN old_rows o ON o.id = n.id
-              CROSS JOIN LATERAL (VALUES (n.status, 1), (o.status, -1)) AS x(status, s)
-             WHERE n.batch_id IS NOT NULL AND n.status <> o.status) c
+            FROM (SELECT batch_id, status, 1 AS s, 0 AS t FROM new_rows WHERE batch_id IS NOT NULL
+            UNION ALL
+            SELECT batch_id, status, -1, 0 FROM old_rows WHERE batch_id IS NOT NULL) c
            GROUP BY batch_id) raw
     CROSS JOIN LATERAL (SELECT coalesce(raw.total, 0) AS total,
                                coalesce(raw.waiting, 0) AS waiting,
@@ -318,8 +317,9 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
    WHERE b.id = raw.batch_id;
       -- Dependents of the upstreams that finished in this statement (ix: pk_job_dependencies).
       WITH finished AS (
-        SELECT n.id, n.status FROM new_rows n JOIN old_rows o ON o.id = n.id
-         WHERE n.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED') AND o.status <> n.status
+        SELECT n.id, n.status FROM new_rows n
+         WHERE n.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+           AND (n.id, n.status) NOT IN (SELECT o.id, o.status FROM old_rows o)
       ), marked AS (
         UPDATE job_dependencies d SET upstream_status = f.status
           FROM finished f
