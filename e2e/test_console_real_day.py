@@ -64,6 +64,41 @@ def test_the_dashboard_counts_the_operators_failures_and_names_the_broken_channe
     _shot(page, "dashboard-real-day", screenshot)
 
 
+def test_the_dashboard_has_time_windows_failure_rates_latency_and_leader_terms(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    """Issue 45 item 4: the day's numbers by window (GET /stats/windows), not all-time only."""
+    page = _signed_in(new_browser_context, real_day_server, "dashboard-windows", viewport=DESKTOP)
+    page.goto("/")
+    dead = page.get_by_test_id("window-DEAD")
+    expect(dead).to_contain_text(re.compile(r"\d+ last hour · \d+ in 24 h"))
+    in_day = int(re.search(r"(\d+) in 24 h", dead.inner_text()).group(1))  # type: ignore[union-attr]
+    all_time = int(page.get_by_label("DEAD jobs", exact=True).inner_text())
+    assert 0 < in_day <= all_time, (in_day, all_time)
+    by_schedule = page.get_by_role("table", name="Failure rate by schedule, 24 hours")
+    failing = by_schedule.locator("tbody tr").first
+    expect(failing).to_contain_text(re.compile(r"(card-settlement|warehouse-load|flaky-etl)"))
+    expect(failing).to_contain_text(re.compile(r"\d+ %"))
+    by_handler = page.get_by_role("table", name="Failure rate by handler, 24 hours")
+    expect(by_handler).not_to_contain_text("notification.deliver")
+    expect(page.get_by_role("table", name="Queue latency").locator("tbody tr").first).to_be_visible()
+    chart = page.get_by_role("figure", name=re.compile(r"Throughput, 24 hours: \d+ succeeded"))
+    expect(chart).to_be_visible()
+    # This server's own terms (its execution plane elects itself; with the e2e's 2 s lease a
+    # loaded box can see a term end and the next begin), from the audit trail, not the tab.
+    terms = page.get_by_role("table", name="Leader terms")
+    expect(terms.locator("tbody tr").first).to_contain_text(re.compile(r"^\d+\S+:\d+:"))
+    expect(terms.locator("tbody tr").first).to_contain_text(re.compile(r"(leading|ago)"))
+    expect(page.get_by_text("since this page opened")).to_have_count(0)
+    page.get_by_role("region", name="Failure rate (24 hours)").scroll_into_view_if_needed()
+    _shot(page, "dashboard-windows", screenshot)
+    # The Queues page has the same numbers on arrival, not sparklines that start empty.
+    page.goto("/queues")
+    row = page.locator('[data-queue="default/default"]')
+    expect(row.get_by_test_id("last-hour")).to_contain_text(re.compile(r"\d+ succeeded · \d+ dead"))
+    expect(row.get_by_test_id("last-hour")).to_contain_text(re.compile(r"claim lag \d"))
+
+
 def test_the_notifications_page_shows_each_broken_channel_as_failing(
         new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
         screenshot: Callable[[Page, str], Path]) -> None:

@@ -6,7 +6,7 @@
 import type { components } from '../api/schema';
 import type {
   Attempt, AuditEvent, AuditVerify, Batch, ChaosExperiment, CronDescription, Handler, Identity, Job, JobDetail, Me, Persona,
-  Schedule, Stats, User,
+  Schedule, Stats, StatsWindows, User, WindowCounts,
 } from '../api/types';
 
 const AT = '2026-11-29T08:00:00Z';
@@ -97,6 +97,27 @@ export function aPersona(overrides: Partial<Persona> = {}): Persona {
 
 export function someStats(overrides: Partial<Stats> = {}): Stats {
   return { jobs_by_status: {}, deliveries_by_status: {}, failing_channels: [], throughput: [], leader: null, workers: [], chaos: [], ...overrides };
+}
+
+export function someWindowCounts(overrides: Partial<WindowCounts> = {}): WindowCounts {
+  return { succeeded: 0, dead: 0, cancelled: 0, failure_rate: null, claimed: 0, claim_lag_mean_seconds: null, claim_lag_max_seconds: null, ...overrides };
+}
+
+/** GET /stats/windows with nothing in it: 24 empty hours ending at `now`. */
+export function someWindows(overrides: Partial<StatsWindows> = {}): StatsWindows {
+  const now = '2026-12-06T03:25:00Z';
+  const top = Date.parse('2026-12-06T03:00:00Z');
+  return {
+    now,
+    hour: { since: '2026-12-06T02:20:00Z', jobs: someWindowCounts(), deliveries: someWindowCounts() },
+    day: { since: '2026-12-05T03:20:00Z', jobs: someWindowCounts(), deliveries: someWindowCounts() },
+    throughput: Array.from({ length: 24 }, (_, i) => ({
+      hour: new Date(top - (23 - i) * 3_600_000).toISOString().replace('.000Z', 'Z'),
+      succeeded: 0, dead: 0, deliveries_succeeded: 0, deliveries_dead: 0,
+    })),
+    by_handler: [], by_schedule: [], queues: [], leader_terms: [],
+    ...overrides,
+  };
 }
 
 /** An intact chain of `checked` events. */

@@ -14,6 +14,9 @@ import { roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
 import { formatExact } from '../../lib/time';
 import { useStats } from './api/get-stats';
+import { useWindows } from '../../api/queries/get-stats-windows';
+import { FailureRates } from './FailureRates';
+import { QueueLatency } from './QueueLatency';
 import { LeaderPanel, WorkersTable } from './LeaderPanel';
 import { NeedsAttention } from './NeedsAttention';
 import { StatusCounts } from './StatusCounts';
@@ -22,6 +25,7 @@ import { FailingChannels } from './FailingChannels';
 // recharts is 290 KB of the dashboard's 440: loaded on its own, after the page (and its heading)
 // is on screen, so a slow network shows the numbers first (bench/RESULTS.md, issue 23).
 const ThroughputChart = lazy(async () => ({ default: (await import('./ThroughputChart')).ThroughputChart }));
+const HourlyThroughputChart = lazy(async () => ({ default: (await import('./ThroughputChart')).HourlyThroughputChart }));
 
 /** The chart's place while recharts loads: its height, so nothing below it jumps. */
 function ChartPlaceholder() {
@@ -52,6 +56,9 @@ export function DashboardPage() {
   const { can } = useSession();
   const polling = usePolling();
   const stats = useStats(polling.refetchInterval);
+  // The time windows (GET /stats/windows): a second request, polled at most every 30 s; the
+  // status cards do not wait for it (their all-time numbers come first).
+  const windows = useWindows(polling.refetchInterval);
   const failures = useJobs({ status: ['DEAD'], limit: 10, exclude_trigger: ['notification'] }, polling.refetchInterval);
   const failing = stats.isError || failures.isError;
   // Numbers from before a failed poll stay visible for orientation but are dimmed and labelled.
@@ -96,24 +103,49 @@ export function DashboardPage() {
         {stats.data && (
           <Box style={staleStyle} aria-busy={failing} data-stale={failing || undefined}>
             <Stack>
-              <StatusCounts counts={stats.data.jobs_by_status} deliveries={stats.data.deliveries_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} />
+              <StatusCounts counts={stats.data.jobs_by_status} deliveries={stats.data.deliveries_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} windows={windows.data} />
               <Grid>
-                <Grid.Col span={{ base: 12, md: 7 }}>
+                <Grid.Col span={{ base: 12, md: 6 }}>
+                  <Section title="Throughput (24 hours)">
+                    <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
+                      {windows.data && (
+                        <Suspense fallback={<ChartPlaceholder />}>
+                          <HourlyThroughputChart points={windows.data.throughput} />
+                        </Suspense>
+                      )}
+                    </QueryState>
+                  </Section>
+                </Grid.Col>
+                <Grid.Col span={{ base: 12, md: 6 }}>
                   <Section title="Throughput (last hour)">
                     <Suspense fallback={<ChartPlaceholder />}>
                       <ThroughputChart points={stats.data.throughput} />
                     </Suspense>
                   </Section>
                 </Grid.Col>
+              </Grid>
+              <Section title="Failure rate (24 hours)">
+                <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
+                  {windows.data && <FailureRates windows={windows.data} />}
+                </QueryState>
+              </Section>
+              <Section title="Queue latency">
+                <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
+                  {windows.data && <QueueLatency windows={windows.data} />}
+                </QueryState>
+              </Section>
+              <Grid>
                 <Grid.Col span={{ base: 12, md: 5 }}>
                   <Section title="Leader">
-                    <LeaderPanel leader={stats.data.leader} />
+                    <LeaderPanel leader={stats.data.leader} terms={windows.data?.leader_terms} />
+                  </Section>
+                </Grid.Col>
+                <Grid.Col span={{ base: 12, md: 7 }}>
+                  <Section title="Workers">
+                    <WorkersTable workers={stats.data.workers} />
                   </Section>
                 </Grid.Col>
               </Grid>
-              <Section title="Workers">
-                <WorkersTable workers={stats.data.workers} />
-              </Section>
             </Stack>
           </Box>
         )}

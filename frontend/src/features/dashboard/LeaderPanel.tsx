@@ -1,7 +1,7 @@
 import { Code, Group, Stack, Table, Text } from '@mantine/core';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { RelativeTime } from '../../components/RelativeTime';
-import type { Stats } from '../../api/types';
+import type { Stats, StatsWindows } from '../../api/types';
 import { formatDuration, formatExact } from '../../lib/time';
 
 function useNow(ms = 1000) {
@@ -13,26 +13,69 @@ function useNow(ms = 1000) {
   return now;
 }
 
-/** Remembers when the leader's owner last changed, as seen by this page (the API keeps no failover history). */
-function useLastFailover(owner: string | null) {
-  const last = useRef<{ owner: string | null; at: string | null }>({ owner, at: null });
-  if (last.current.owner !== owner) {
-    last.current = { owner, at: new Date().toISOString() };
-  }
-  return last.current.at;
+type Terms = StatsWindows['leader_terms'];
+
+/** The leader terms of the audit trail (GET /stats/windows), newest first: who led, from when to when, and why it ended. */
+export function LeaderTerms({ terms, now }: { terms: Terms; now?: number }) {
+  if (terms.length === 0) return <Text size="sm" c="dimmed">No leader term in the audit trail yet.</Text>;
+  return (
+    <Table fz="xs" aria-label="Leader terms" mt="xs">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Token</Table.Th>
+          <Table.Th>Owner</Table.Th>
+          <Table.Th>Began</Table.Th>
+          <Table.Th>Ended</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {terms.slice(0, 5).map((t) => (
+          <Table.Tr key={t.fencing_token}>
+            <Table.Td>{t.fencing_token}</Table.Td>
+            <Table.Td style={{ wordBreak: 'break-all' }}>{t.owner}</Table.Td>
+            <Table.Td>
+              <RelativeTime iso={t.started_at} now={now} />
+            </Table.Td>
+            <Table.Td>
+              {t.ended_at ? (
+                <>
+                  <RelativeTime iso={t.ended_at} now={now} />
+                  {t.end_reason && (
+                    <Text span size="xs" c="dimmed" display="block">
+                      {t.end_reason}
+                    </Text>
+                  )}
+                </>
+              ) : (
+                'leading'
+              )}
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
 }
 
-export function LeaderPanel({ leader }: { leader: Stats['leader'] }) {
+/** When the lease's term began, from the audit trail: the last failover (or the first election). */
+function currentTermStart(leader: NonNullable<Stats['leader']>, terms: Terms | undefined) {
+  return terms?.find((t) => t.fencing_token === leader.fencing_token)?.started_at ?? null;
+}
+
+export function LeaderPanel({ leader, terms }: { leader: Stats['leader']; terms?: Terms }) {
   const now = useNow();
-  const lastFailover = useLastFailover(leader?.owner ?? null);
   if (!leader) {
     return (
-      <Text className="cp-warning-text" role="status">
-        No leader holds the lease: schedules are not firing until one is elected.
-      </Text>
+      <Stack gap={4}>
+        <Text className="cp-warning-text" role="status">
+          No leader holds the lease: schedules are not firing until one is elected.
+        </Text>
+        {terms && <LeaderTerms terms={terms} now={now} />}
+      </Stack>
     );
   }
   const left = new Date(leader.expires_at).getTime() - now;
+  const since = currentTermStart(leader, terms);
   return (
     <Stack gap={4}>
       <Group gap="xs">
@@ -52,11 +95,12 @@ export function LeaderPanel({ leader }: { leader: Stats['leader'] }) {
             <Table.Td title={formatExact(leader.expires_at)}>{left > 0 ? formatDuration(left) : <Text className="cp-warning-text" span>expired</Text>}</Table.Td>
           </Table.Tr>
           <Table.Tr>
-            <Table.Th>Last failover</Table.Th>
-            <Table.Td>{lastFailover ? <RelativeTime iso={lastFailover} now={now} /> : 'none seen since this page opened'}</Table.Td>
+            <Table.Th>Leading since</Table.Th>
+            <Table.Td data-testid="leading-since">{since ? <RelativeTime iso={since} now={now} /> : terms ? 'before the audit trail\'s newest terms' : '…'}</Table.Td>
           </Table.Tr>
         </Table.Tbody>
       </Table>
+      {terms && <LeaderTerms terms={terms} now={now} />}
     </Stack>
   );
 }

@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Queue } from '../../api/types';
+import { someWindowCounts, someWindows } from '../../test/factories';
 import { fakeApi, fill, http, renderScreen } from '../../test/render';
 import { QueuesPage } from './QueuesPage';
 
@@ -26,6 +27,28 @@ afterEach(() => vi.unstubAllGlobals());
 const queues = [aQueue('billing', 'payments.sync'), aQueue('default', 'payments.sync'), aQueue('default', 'reports')];
 
 describe('queues page', () => {
+  it('shows each queue\'s last hour on arrival, from the server\'s windows (not the samples of this tab)', async () => {
+    const windows = someWindows({
+      queues: [{
+        project: 'default', queue: 'reports',
+        hour: someWindowCounts({ succeeded: 12, dead: 3, claimed: 15, claim_lag_mean_seconds: 1.5, claim_lag_max_seconds: 42 }),
+        day: someWindowCounts({ succeeded: 100, dead: 25, claimed: 125, failure_rate: 0.2 }),
+      }],
+    });
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/queues', ({ response }) => response(200).json(queues)),
+      http.get('/api/v1/stats/windows', ({ response }) => response(200).json(windows)),
+    ).fetch);
+    renderScreen(<QueuesPage />, { role: 'VIEWER' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    const reports = table.querySelector('[data-queue="default/reports"]') as HTMLElement;
+    await waitFor(() => expect(within(reports).getByTestId('last-hour')).toHaveTextContent('12 succeeded · 3 dead'));
+    expect(within(reports).getByTestId('last-hour')).toHaveTextContent('claim lag 1.5 s (max 42 s)24 h: failure rate 20 %');
+    const quiet = table.querySelector('[data-queue="billing/payments.sync"]') as HTMLElement;
+    expect(within(quiet).getByTestId('last-hour')).toHaveTextContent('nothing in 24 h');
+  });
+
+
   it('opens at the one queue a link names, and shows them all again on request', async () => {
     vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(queues))).fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/queues', route: '/queues?queue=billing%2Fpayments.sync' });

@@ -1,7 +1,9 @@
 import { Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { useQueues } from '../../api/queries/list-queues';
-import type { Queue } from '../../api/types';
+import { useWindows } from '../../api/queries/get-stats-windows';
+import type { Queue, StatsWindows } from '../../api/types';
+import { formatLag, formatRate } from '../../lib/windows';
 import { FirstStep } from '../../components/FirstStep';
 import { NoMatch } from '../../components/NoMatch';
 import { PageHeader } from '../../components/PageHeader';
@@ -32,7 +34,34 @@ function QueueState({ queue }: { queue: Queue }) {
   );
 }
 
-function QueueRow({ queue, samples, showProject }: { queue: Queue; samples?: QueueSamples; showProject: boolean }) {
+type QueueNumbers = StatsWindows['queues'][number];
+
+/** The queue's last hour from GET /stats/windows (server-side buckets): there on arrival, unlike the sparklines. */
+function LastHour({ numbers, label }: { numbers?: QueueNumbers | null; label: string }) {
+  if (numbers === null) return <Text size="xs">…</Text>;
+  if (!numbers || numbers.day.claimed + numbers.day.succeeded + numbers.day.dead === 0) {
+    return (
+      <Text size="xs" data-testid="last-hour">
+        nothing in 24 h
+      </Text>
+    );
+  }
+  const h = numbers.hour;
+  return (
+    <Stack gap={0} data-testid="last-hour" aria-label={`Last hour in ${label}`}>
+      <Text size="xs">
+        {h.succeeded} succeeded · {h.dead} dead
+      </Text>
+      <Text size="xs">
+        claim lag {formatLag(h.claim_lag_mean_seconds)}
+        {h.claim_lag_max_seconds != null && ` (max ${formatLag(h.claim_lag_max_seconds)})`}
+      </Text>
+      <Text size="xs">24 h: failure rate {formatRate(numbers.day.failure_rate)}</Text>
+    </Stack>
+  );
+}
+
+function QueueRow({ queue, samples, showProject, numbers }: { queue: Queue; samples?: QueueSamples; showProject: boolean; numbers?: QueueNumbers | null }) {
   const label = `${queue.project}/${queue.name}`;
   const jobsLink = `/jobs?project=${encodeURIComponent(queue.project)}&queue=${encodeURIComponent(queue.name)}`;
   const saturated = queue.concurrency_limit != null && queue.running >= queue.concurrency_limit;
@@ -67,6 +96,9 @@ function QueueRow({ queue, samples, showProject }: { queue: Queue; samples?: Que
         </Group>
       </Table.Td>
       <Table.Td>
+        <LastHour numbers={numbers} label={label} />
+      </Table.Td>
+      <Table.Td>
         <Text size="xs">concurrency {limitText(queue.concurrency_limit)}</Text>
         <Text size="xs">per key {limitText(queue.per_key_limit)}</Text>
         <Text size="xs">rate {limitText(queue.rate_limit_per_second, '/s')}</Text>
@@ -88,6 +120,9 @@ export function QueuesPage() {
   const polling = usePolling(2000);
   const queues = useQueues(polling.refetchInterval);
   const history = useQueueHistory(queues.data, queues.dataUpdatedAt);
+  const windows = useWindows(polling.refetchInterval);
+  const numbersOf = (q: Queue): QueueNumbers | null | undefined =>
+    windows.data ? windows.data.queues.find((w) => w.project === q.project && w.queue === q.name) : windows.isError ? undefined : null;
   const { project } = useProjectScope();
   const { params, set } = useUrlFilters();
   const filter = { queue: params.get('queue'), q: params.get('q') };
@@ -125,7 +160,7 @@ export function QueuesPage() {
           )
         }
       >
-        <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Queues (scrollable)">
+        <Table.ScrollContainer minWidth={860} tabIndex={0} aria-label="Queues (scrollable)">
           <Table striped withTableBorder fz="sm" aria-label="Queues">
             <Table.Thead>
               <Table.Tr>
@@ -134,13 +169,14 @@ export function QueuesPage() {
                 <Table.Th>State</Table.Th>
                 <Table.Th>Pending</Table.Th>
                 <Table.Th>Running</Table.Th>
+                <Table.Th>Last hour</Table.Th>
                 <Table.Th>Limits</Table.Th>
                 <Table.Th>Actions</Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {rows.map((q) => (
-                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} />
+                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} numbers={numbersOf(q)} />
               ))}
             </Table.Tbody>
           </Table>
