@@ -26,6 +26,7 @@ AUDIT_ACTIONS: tuple[str, ...] = (
     "notification_channel.create", "notification_channel.delete", "notification_channel.test",
     "chaos.start", "chaos.stop", "chaos.expire",
     "leader.acquire", "leader.lose",
+    "audit.redacted",
 )
 
 # What an event can be about; the console links those it has a page for.

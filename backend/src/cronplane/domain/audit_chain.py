@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 VERSION = 1  # part of every MAC input: a future canonical form cannot be confused with this one
 _CHECKPOINT_CONTEXT = b"cronplane-audit-checkpoint-v1\n"
 _KEY_ID_CONTEXT = b"cronplane-audit-key-id\n"
+_REDACTION_CONTEXT = b"cronplane-audit-redaction-v1\n"
 
 
 def key_id(key: str) -> str:
@@ -101,6 +102,55 @@ def seal(keyring: Keyring, prev_mac: str, events: Iterable[Event]) -> list[Seal]
         prev_mac = link(key, prev_mac, event)
         seals.append(Seal(event_id=event.id, mac=prev_mac, key_id=kid))
     return seals
+
+
+def digest(event: Event) -> str:
+    """The plain sha256 of an event as stored now (what a redaction attests to)."""
+    return hashlib.sha256(canonical(event)).hexdigest()
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """A key holder's word that event ``event_id`` was redacted (literal credentials replaced
+    by ``***``, migration 0038) and nothing else: the seal it had before (``mac_before``, empty
+    when it had none yet) and the digest of what it holds after. The MAC of a redacted event can
+    no longer be recomputed (its original bytes are gone on purpose); verification accepts it
+    only with this attestation, which nobody without the key can make for another row or
+    another content (ADR 0035)."""
+
+    event_id: int
+    mac_before: str
+    digest_after: str
+    key_id: str
+    attestation: str
+
+    def message(self) -> bytes:
+        return _REDACTION_CONTEXT + f"{self.event_id}\n{self.mac_before}\n{self.digest_after}".encode()
+
+    def valid(self, keyring: Keyring) -> bool:
+        key = keyring.by_id().get(self.key_id)
+        if key is None:
+            return False
+        expected = hmac.new(key, self.message(), hashlib.sha256).hexdigest()
+        return hmac.compare_digest(expected, self.attestation)
+
+    def holds(self, row: StoredEvent, keyring: Keyring) -> bool:
+        """Whether ``row`` is exactly what was attested: same seal, same content."""
+        if self.mac_before:  # sealed before: the seal must still be that one
+            kept = row.seal is not None and hmac.compare_digest(row.seal.mac, self.mac_before)
+        else:  # redacted before its seal: a later seal covers the redacted content, checked as usual
+            kept = True
+        return (kept and self.valid(keyring)
+                and hmac.compare_digest(digest(row.event), self.digest_after))
+
+
+def attest(keyring: Keyring, event_id: int, mac_before: str, digest_after: str) -> Redaction:
+    unsigned = Redaction(event_id=event_id, mac_before=mac_before, digest_after=digest_after,
+                         key_id=keyring.current_id, attestation="")
+    attestation = hmac.new(keyring.current.encode(), unsigned.message(),
+                           hashlib.sha256).hexdigest()
+    return Redaction(event_id=event_id, mac_before=mac_before, digest_after=digest_after,
+                     key_id=keyring.current_id, attestation=attestation)
 
 
 @dataclass(frozen=True)
@@ -188,7 +238,8 @@ def valid_anchors(checkpoints: Iterable[Checkpoint], keyring: Keyring
 
 def verify(rows: Iterable[StoredEvent], keyring: Keyring, *,
            anchors: Iterable[Checkpoint] = (), sealed_through: int = 0,
-           orphan_seal_ids: Iterable[int] = (), bad_checkpoints: int = 0) -> Verification:
+           orphan_seal_ids: Iterable[int] = (), bad_checkpoints: int = 0,
+           redactions: Mapping[int, Redaction] | None = None) -> Verification:
     """Walk ``rows`` (in id order) against the MAC chain and ``anchors`` (trusted checkpoints:
     each names an event that must still be there, with that MAC).
 
@@ -196,7 +247,9 @@ def verify(rows: Iterable[StoredEvent], keyring: Keyring, *,
     seals and checkpoints commit together, so an event up to there without a seal lost it.
     Past it, the MAC of an unsealed event is computed here (with the current key) and held
     against the anchors from outside the database, which may be newer than a restored backup.
-    ``orphan_seal_ids``: seals whose event is gone."""
+    ``orphan_seal_ids``: seals whose event is gone. ``redactions``: attested redactions by event
+    id; a redacted event is accepted exactly as attested (its seal kept, its content the one
+    attested), and continues the chain from its stored seal."""
     keys = keyring.by_id()
     current = keyring.current.encode()
     heads: dict[int, set[str]] = {}
@@ -219,17 +272,30 @@ def verify(rows: Iterable[StoredEvent], keyring: Keyring, *,
             first_bad = event_id
             reasons.append(f"event {event_id}: {reason}")
 
+    redacted = redactions or {}
     for row in rows:
         event = row.event
         checked += 1
         head_id = event.id
+        redaction = redacted.get(event.id)
         while next_head < len(pending) and pending[next_head] < event.id:
             bad(event.id, f"event {pending[next_head]}, the head of a signed checkpoint, is gone")
             next_head += 1
         anchored = next_head < len(pending) and pending[next_head] == event.id
         if anchored:
             next_head += 1
-        if not row.linked:
+        if redaction is not None:
+            if not redaction.holds(row, keyring):
+                bad(event.id, "redacted, but not as attested (content, seal or attestation)")
+            elif redaction.mac_before and row.seal is not None:
+                if unsealed:
+                    bad(event.id, "sealed after an unsealed event")
+                if anchored and heads[event.id] != {row.seal.mac}:
+                    bad(event.id, "its seal differs from a signed checkpoint of it")
+                prev_mac = row.seal.mac
+                sealed_id = event.id
+                continue
+        if not row.linked and not (redaction is not None and redaction.holds(row, keyring)):
             bad(event.id, "its stored hash or link disagrees with the database's chain")
         if row.seal is None:
             unsealed += 1

@@ -140,4 +140,5 @@ def verify(ctx: ManagementContext, *, anchors: Sequence[Checkpoint] = ()) -> Ver
         return audit_chain.verify(snapshot.events, keyring, anchors=[*inside, *beyond],
                                   sealed_through=max((c.head_id for c in inside), default=0),
                                   orphan_seal_ids=snapshot.orphan_seal_ids,
-                                  bad_checkpoints=bad + unreadable)
+                                  bad_checkpoints=bad + unreadable,
+                                  redactions=snapshot.redactions)

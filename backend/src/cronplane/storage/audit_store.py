@@ -11,13 +11,13 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from cronplane.domain.audit_chain import Checkpoint, Event, Seal, StoredEvent
+from cronplane.domain.audit_chain import Checkpoint, Event, Redaction, Seal, StoredEvent
 from cronplane.storage.database import Database
 from cronplane.storage.locks import AdvisoryLock
 from cronplane.storage.queries import QUERIES
@@ -80,6 +80,7 @@ class TrailSnapshot:
     events: Iterator[StoredEvent]
     orphan_seal_ids: list[int]
     checkpoints: list[Checkpoint]
+    redactions: dict[int, Redaction] = field(default_factory=dict)
 
 
 class AuditChainStore:
@@ -102,8 +103,10 @@ class AuditChainStore:
             orphans = [r["event_id"] for r in conn.execute(QUERIES["audit_orphan_seals"])]
             checkpoints = [_checkpoint(r)
                            for r in conn.execute(QUERIES["audit_newest_checkpoints"])]
+            redactions = {r["event_id"]: Redaction(**r)
+                          for r in conn.execute(QUERIES["audit_redactions"])}
             yield TrailSnapshot(events=self._walk(conn), orphan_seal_ids=orphans,
-                                checkpoints=checkpoints)
+                                checkpoints=checkpoints, redactions=redactions)
 
     @staticmethod
     def _walk(conn: psycopg.Connection[dict[str, Any]]) -> Iterator[StoredEvent]:

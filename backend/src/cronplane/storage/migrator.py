@@ -28,12 +28,13 @@ from alembic.script import ScriptDirectory
 from psycopg import sql
 from sqlalchemy import Engine, pool
 
+from cronplane.domain.audit_chain import Keyring
 from cronplane.storage.database import connect, engine_for
 
 log = logging.getLogger(__name__)
 
 # Append-only for the runtime role: history is written, never rewritten.
-APPEND_ONLY_TABLES = ("audit_events", "audit_seals", "audit_checkpoints")
+APPEND_ONLY_TABLES = ("audit_events", "audit_seals", "audit_checkpoints", "audit_redactions")
 
 _PACKAGED = Path(__file__).resolve().parent.parent / "_migrations"
 _CHECKOUT = Path(__file__).resolve().parents[4] / "migrations"
@@ -58,10 +59,13 @@ def alembic_config(url: str) -> Config:
 MIGRATION_LOCK_KEY = 0x63726F6E6D696772
 
 
-def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None) -> bool:
+def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None,
+            audit_keyring: Keyring | None = None) -> bool:
     """Migrate as the role of ``url`` (the owner); then grant ``runtime_role`` what it needs.
     Under the migration lock: returns False when another process held it first (this one
-    waited for it, then had nothing left to apply)."""
+    waited for it, then had nothing left to apply). ``audit_keyring``: for a migration that
+    must attest what it changes in the sealed audit trail (0038); one that needs it and lacks it
+    fails, changing nothing."""
     with connect(url, autocommit=True, application_name="cronplane-migrate") as lock:
         row = lock.execute("SELECT pg_try_advisory_lock(%s)", (MIGRATION_LOCK_KEY,)).fetchone()
         waited = not (row and row[0])
@@ -69,7 +73,9 @@ def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None
             log.info("another cronplane migrate is running; waiting for it")
             lock.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
         try:
-            command.upgrade(alembic_config(url), revision)
+            config = alembic_config(url)
+            config.attributes["audit_keyring"] = audit_keyring
+            command.upgrade(config, revision)
             if runtime_role is not None:
                 grant_runtime_role(url, runtime_role)
         finally:

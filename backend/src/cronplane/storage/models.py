@@ -864,6 +864,21 @@ class AuditCheckpoint(Base):
     __table_args__ = (Index("ix_audit_checkpoints_head_id", "head_id"),)
 
 
+class AuditRedaction(Base):
+    """A literal credential removed from an audit event written before version 3 (migration
+    0038, ADR 0035): the event's seal before, the digest of what it holds after, and the key
+    holder's attestation of both (domain/audit_chain.Redaction). Append-only."""
+
+    __tablename__ = "audit_redactions"
+
+    event_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    mac_before: Mapped[str] = mapped_column(Text)
+    digest_after: Mapped[str] = mapped_column(Text)
+    key_id: Mapped[str] = mapped_column(Text)
+    attestation: Mapped[str] = mapped_column(Text)
+    fields: Mapped[list[str]] = mapped_column(JSONB)
+
+
 class ChaosExperiment(Base):
     __tablename__ = "chaos_experiments"
 

@@ -19,6 +19,7 @@ const ACTIONS: Record<AuditAction, true> = {
   'notification_channel.create': true, 'notification_channel.delete': true, 'notification_channel.test': true,
   'chaos.start': true, 'chaos.stop': true, 'chaos.expire': true,
   'leader.acquire': true, 'leader.lose': true,
+  'audit.redacted': true,
   'batch.create': true, 'batch.add_jobs': true,
 };
 

@@ -59,6 +59,10 @@ SELECT e.id, e.at, e.actor, e.actor_role, e.project, e.action, e.target_type, e.
 WINDOW w AS (ORDER BY e.id)
  ORDER BY e.id;
 
+-- name: audit_redactions
+-- Attested redactions of literal credentials (migration 0038): verify accepts exactly these.
+SELECT event_id, mac_before, digest_after, key_id, attestation FROM audit_redactions;
+
 -- name: audit_orphan_seals
 -- Seals whose event is gone: a deleted event (in the middle, or the newest ones).
 SELECT s.event_id

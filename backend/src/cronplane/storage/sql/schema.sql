@@ -638,6 +638,15 @@ CREATE SEQUENCE public.audit_events_id_seq
 
 ALTER SEQUENCE public.audit_events_id_seq OWNED BY public.audit_events.id;
 
+CREATE TABLE public.audit_redactions (
+    event_id bigint NOT NULL,
+    mac_before text NOT NULL,
+    digest_after text NOT NULL,
+    key_id text NOT NULL,
+    attestation text NOT NULL,
+    fields jsonb NOT NULL
+);
+
 CREATE TABLE public.audit_seals (
     event_id bigint NOT NULL,
     mac text NOT NULL,
@@ -1122,6 +1131,9 @@ ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_
 ALTER TABLE ONLY public.alembic_version
     ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
 
+ALTER TABLE ONLY public.audit_redactions
+    ADD CONSTRAINT audit_redactions_pkey PRIMARY KEY (event_id);
+
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT pk_api_tokens PRIMARY KEY (id);
 
@@ -1338,6 +1350,10 @@ CREATE TRIGGER audit_events_chain BEFORE INSERT ON public.audit_events FOR EACH 
 CREATE TRIGGER audit_events_no_change BEFORE DELETE OR UPDATE ON public.audit_events FOR EACH ROW EXECUTE FUNCTION public.audit_events_immutable();
 
 CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON public.audit_events FOR EACH STATEMENT EXECUTE FUNCTION public.audit_events_immutable();
+
+CREATE TRIGGER audit_redactions_no_change BEFORE DELETE OR UPDATE ON public.audit_redactions FOR EACH ROW EXECUTE FUNCTION public.audit_events_immutable();
+
+CREATE TRIGGER audit_redactions_no_truncate BEFORE TRUNCATE ON public.audit_redactions FOR EACH STATEMENT EXECUTE FUNCTION public.audit_events_immutable();
 
 CREATE TRIGGER audit_seals_no_change BEFORE DELETE OR UPDATE ON public.audit_seals FOR EACH ROW EXECUTE FUNCTION public.audit_events_immutable();
 
