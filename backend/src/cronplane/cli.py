@@ -152,7 +152,7 @@ def migrate(output: str) -> None:
 
     try:
         runtime_role = migrator.current_role(runtime_url)
-        # The key attests what a migration changes in the sealed audit trail (0038, ADR 0035).
+        # The key attests what a migration changes in the sealed audit trail (0039, ADR 0035).
         migrator.upgrade(owner_url, runtime_role=runtime_role,
                          audit_keyring=settings.with_audit_key().audit_keyring())
     except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator

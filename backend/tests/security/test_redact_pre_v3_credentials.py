@@ -1,8 +1,8 @@
 """Issue 40, item 2: schedule versions and audit diffs written before version 3 with literal
-credentials are redacted by migration 0038 — and the tamper-evident trail still verifies
+credentials are redacted by migration 0039 — and the tamper-evident trail still verifies
 (ADR 0035).
 
-A version-2 database (migrated to 0037) gets what version 2 let a user write: an
+A version-2 database (migrated to 0038) gets what version 2 let a user write: an
 ``http.request`` schedule whose headers carry ``Authorization`` and ``X-Api-Key`` literally, its
 versions and diffs, the audit events of those changes, sealed with the audit key, and one more
 event after the last seal. Then ``cronplane migrate``'s path to head, with the key:
@@ -32,7 +32,7 @@ from cronplane.storage.database import Database
 from tests.support.accounts import add_user, bearer, mint_session
 from tests.support.apps import close_app, make_app, make_settings
 
-V2 = "0037"
+V2 = "0038"
 LEAKS = ("Bearer LEAKED-AUTH-1", "LEAKED-APIKEY-2", "Bearer LEAKED-AUTH-3", "LEAKED-TOKEN-4")
 
 

@@ -112,7 +112,7 @@ def digest(event: Event) -> str:
 @dataclass(frozen=True)
 class Redaction:
     """A key holder's word that event ``event_id`` was redacted (literal credentials replaced
-    by ``***``, migration 0038) and nothing else: the seal it had before (``mac_before``, empty
+    by ``***``, migration 0039) and nothing else: the seal it had before (``mac_before``, empty
     when it had none yet) and the digest of what it holds after. The MAC of a redacted event can
     no longer be recomputed (its original bytes are gone on purpose); verification accepts it
     only with this attestation, which nobody without the key can make for another row or

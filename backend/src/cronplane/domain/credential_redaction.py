@@ -1,5 +1,5 @@
 """Literal credentials written before version 3: which JSON values look like one, and their
-redaction (migration 0038, docs/adr/0035-redacting-literal-credentials.md).
+redaction (migration 0039, docs/adr/0035-redacting-literal-credentials.md).
 
 Version 2 let a payload carry a credential literally (an ``http.request`` header
 ``Authorization: Bearer …``); its schedule versions and the audit diffs of its changes kept it,

@@ -64,7 +64,7 @@ def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None
     """Migrate as the role of ``url`` (the owner); then grant ``runtime_role`` what it needs.
     Under the migration lock: returns False when another process held it first (this one
     waited for it, then had nothing left to apply). ``audit_keyring``: for a migration that
-    must attest what it changes in the sealed audit trail (0038); one that needs it and lacks it
+    must attest what it changes in the sealed audit trail (0039); one that needs it and lacks it
     fails, changing nothing."""
     with connect(url, autocommit=True, application_name="cronplane-migrate") as lock:
         row = lock.execute("SELECT pg_try_advisory_lock(%s)", (MIGRATION_LOCK_KEY,)).fetchone()

@@ -866,7 +866,7 @@ class AuditCheckpoint(Base):
 
 class AuditRedaction(Base):
     """A literal credential removed from an audit event written before version 3 (migration
-    0038, ADR 0035): the event's seal before, the digest of what it holds after, and the key
+    0039, ADR 0035): the event's seal before, the digest of what it holds after, and the key
     holder's attestation of both (domain/audit_chain.Redaction). Append-only."""
 
     __tablename__ = "audit_redactions"

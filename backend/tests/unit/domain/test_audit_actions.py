@@ -33,7 +33,7 @@ def _written() -> tuple[set[str], set[str]]:
     for path in SOURCE.glob("storage/sql/*.sql"):
         for statement in _SQL_INSERT.findall(path.read_text()):
             names.update(_SQL_NAME.findall(statement))
-    # A migration may write one too (0038: audit.redacted), in a statement of a Python string.
+    # A migration may write one too (0039: audit.redacted), in a statement of a Python string.
     for path in migrations_dir().glob("versions/*.py"):
         for statement in _MIGRATION_INSERT.findall(path.read_text()):
             names.update(_SQL_NAME.findall(statement))

@@ -60,7 +60,7 @@ WINDOW w AS (ORDER BY e.id)
  ORDER BY e.id;
 
 -- name: audit_redactions
--- Attested redactions of literal credentials (migration 0038): verify accepts exactly these.
+-- Attested redactions of literal credentials (migration 0039): verify accepts exactly these.
 SELECT event_id, mac_before, digest_after, key_id, attestation FROM audit_redactions;
 
 -- name: audit_orphan_seals

@@ -1,7 +1,7 @@
 """redact the literal credentials that version 2 kept in schedule history and the audit trail
 
-Revision ID: 0038
-Revises: 0037
+Revision ID: 0039
+Revises: 0038
 Create Date: 2026-12-06 03:30:00
 
 Version 2 let a payload carry a credential literally (an ``http.request`` header
@@ -36,8 +36,8 @@ from alembic import context, op
 from cronplane.domain import audit_chain
 from cronplane.domain.credential_redaction import redact
 
-revision: str = "0038"
-down_revision: str | None = "0037"
+revision: str = "0039"
+down_revision: str | None = "0038"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
