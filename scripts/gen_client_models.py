@@ -1,6 +1,6 @@
-"""Generates ``backend/src/cronplane/client/models.py``: one ``TypedDict`` per schema of the
-OpenAPI document (``frontend/openapi.json``), so the Python client is typed from the same document
-the console's TypeScript types come from. ``--check`` fails when the file is stale.
+"""Generates ``backend/src/cronplane/client/models.py``: one ``TypedDict`` (a ``Literal`` for a
+named enum) per schema of the OpenAPI document (``frontend/openapi.json``), so the Python client
+is typed from the same document the console's TypeScript types come from. ``--check`` fails when the file is stale.
 
 Run through ``make openapi`` (which also regenerates the document); never edit models.py by hand.
 """
@@ -60,6 +60,11 @@ def annotation(schema: dict[str, Any]) -> str:
 
 
 def render_class(name: str, schema: dict[str, Any]) -> str:
+    if "properties" not in schema and "enum" in schema:
+        # A named set of values (the status sets, api/vocabulary.py): a Literal alias.
+        doc = (schema.get("description") or "").strip()
+        comment = f"  # {doc}" if doc else ""
+        return f"{name} = {annotation(schema)}{comment}\n"
     required = set(schema.get("required", []))
     fields = []
     for prop, sub in schema.get("properties", {}).items():

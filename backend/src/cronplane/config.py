@@ -7,7 +7,6 @@ fails at start with a single line that names the variable, so an operator fixes 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from cronplane.domain.audit_chain import Keyring
 from cronplane.domain.egress import DEFAULT_POLICY, EgressPolicy
+from cronplane.domain.names import QUEUE_NAME
 
 DEFAULT_DATA_DIR = ".cronplane"
 
@@ -409,16 +409,13 @@ class _Reader:
         return value
 
 
-QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
-
-
 def _queue_list(text: str) -> tuple[str, ...] | None:
     """``*`` (the default) is every queue; otherwise a comma list of queue names."""
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     if not names or "*" in names:
         return None
     for name in names:
-        if not QUEUE_NAME.fullmatch(name):
+        if not QUEUE_NAME.matches(name):
             raise ConfigError(f"CRONPLANE_QUEUES: {name!r} is not a queue name "
-                              "([a-z0-9_.-]{1,64}, comma-separated, or *)")
+                              f"({QUEUE_NAME.shape}, comma-separated, or *)")
     return names

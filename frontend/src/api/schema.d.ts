@@ -1535,6 +1535,11 @@ export interface components {
              */
             run_when?: "succeeded" | "finished" | null;
         };
+        /**
+         * @description Waiting or in flight: POST /jobs/{id}/cancel applies
+         * @enum {string}
+         */
+        CancellableJobStatus: "PENDING" | "RUNNING" | "WAITING";
         ChainLink: {
             deleted: boolean;
             id: number;
@@ -1720,6 +1725,11 @@ export interface components {
             /** @description URI naming the problem type */
             type: string;
         };
+        /**
+         * @description A run that counts as a failure of its schedule (health, alerts)
+         * @enum {string}
+         */
+        FailedJobStatus: "DEAD";
         FailingChannel: {
             failures_in_a_row: number;
             id: number;
@@ -1729,6 +1739,16 @@ export interface components {
             name: string;
             project: string;
         };
+        /**
+         * @description An attempt in one of these is over
+         * @enum {string}
+         */
+        FinishedAttemptStatus: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "LOST" | "CANCELLED" | "INTERRUPTED";
+        /**
+         * @description A job in one of these never changes again
+         * @enum {string}
+         */
+        FinishedJobStatus: "SUCCEEDED" | "DEAD" | "CANCELLED";
         FireEntry: {
             /** Format: date-time */
             fire_time: string;
@@ -2212,6 +2232,11 @@ export interface components {
             /** @description Live schedules (null = unlimited) */
             max_schedules?: number | null;
         };
+        /**
+         * @description POST /jobs/{id}/retry applies
+         * @enum {string}
+         */
+        RetryableJobStatus: "DEAD" | "CANCELLED";
         Rollback: {
             version: number;
         };
@@ -2284,36 +2309,66 @@ export interface components {
             limit: number;
         };
         ScheduleCreate: {
-            /** @description Replaces the whole set */
+            /**
+             * @description Replaces the whole set
+             * @default {
+             *       "consecutive_failures": null,
+             *       "max_lateness_seconds": null,
+             *       "max_runtime_seconds": null,
+             *       "no_success_within_seconds": null,
+             *       "on_failure": false
+             *     }
+             */
             alerts?: components["schemas"]["Alerts"];
             /** @description 6 fields (sec min hour dom month dow) or 5 (normalised to 0 …) */
             cron: string;
+            /** @default  */
             description?: string;
             handler: string;
+            /** @default 3 */
             max_attempts?: number;
-            /** @enum {string} */
+            /**
+             * @default skip
+             * @enum {string}
+             */
             misfire?: "skip" | "fire_once";
             name: string;
-            /** @description Notification channel names of the project */
+            /**
+             * @description Notification channel names of the project
+             * @default []
+             */
             notify?: string[];
-            /** @enum {string} */
+            /**
+             * @default forbid
+             * @enum {string}
+             */
             overlap?: "forbid" | "allow";
+            /** @default false */
             paused?: boolean;
+            /** @default {} */
             payload?: {
                 [key: string]: unknown;
             };
+            /** @default 0 */
             priority?: number;
             /** @description Project slug (default: default) */
             project?: string;
-            /** @description [a-z0-9_.-]{1,64}, default `default` */
+            /**
+             * @description [a-z0-9_.-]{1,64}, default `default`
+             * @default default
+             */
             queue?: string;
+            /** @default null */
             timeout_seconds?: number | null;
             /**
              * @description IANA time zone (default UTC)
              * @default UTC
              */
             timezone?: string;
-            /** @description Replaces the whole list: same project, no cycles */
+            /**
+             * @description Replaces the whole list: same project, no cycles
+             * @default []
+             */
             upstream?: components["schemas"]["Upstream"][];
         };
         ScheduleList: {
@@ -2473,6 +2528,11 @@ export interface components {
             items: components["schemas"]["Token"][];
             next_cursor: string | null;
         };
+        /**
+         * @description Finished without succeeding
+         * @enum {string}
+         */
+        UnsuccessfulJobStatus: "DEAD" | "CANCELLED";
         Upstream: {
             /**
              * @description `succeeded` (default): its fire must succeed; `finished`: any end

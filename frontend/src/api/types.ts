@@ -55,5 +55,9 @@ export type ScheduleHealthInfo = Schemas['Health'];
 export type HealthState = ScheduleHealthInfo['state'];
 
 /** WAITING first: a job waits for its dependencies before it is PENDING. */
-export const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
+const LIFECYCLE = ['WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'] as const satisfies readonly JobStatus[];
+// Does not compile when the API gains a status the list lacks (the order is the console's own).
+const everyJobStatus: Exclude<JobStatus, (typeof LIFECYCLE)[number]> extends never ? true : false = true;
+void everyJobStatus;
+export const JOB_STATUSES: JobStatus[] = [...LIFECYCLE];
 export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

@@ -1,4 +1,5 @@
 import { Badge } from '@mantine/core';
+import { FailedJobStatus } from '../api/rules';
 
 // Apart from the run strip (components/ScheduleHealth.tsx): the dashboard shows these two, and the
 // strip's Tooltip would otherwise ride into the first download with them (issue 23).
@@ -8,7 +9,8 @@ export type ScheduleState = 'ok' | 'failing' | 'late' | 'silent' | 'paused' | 'd
 type ScheduleLike = { paused: boolean; deleted_at?: string | null; health?: { state?: string | null } | null };
 type RunLike = { id: number; status: string; finished_at?: string | null };
 
-export const FAILED = new Set(['DEAD', 'FAILED', 'TIMED_OUT', 'LOST']);
+/** A run (a job) that counts as a failure of its schedule, as the server's health judges it. */
+export const FAILED = new Set<string>(FailedJobStatus);
 
 /** A schedule's state at a glance. The API's `health.state` wins when the server computes it;
  * until then the newest finished run decides: a schedule whose last run died is failing, never a

@@ -140,7 +140,7 @@ def _register_resources(app: Flask, api: Api) -> None:
 
     for name in ("auth", "oidc", "users", "tokens", "audit", "schedules", "jobs", "handlers",
                  "cron", "stats", "chaos", "projects", "docs", "metrics", "queues", "secrets",
-                 "notifications", "tracing", "batches"):
+                 "notifications", "tracing", "batches", "vocabulary"):
         module = importlib.import_module(f"cronplane.api.{name}")
         if hasattr(module, "init_app"):
             module.init_app(app, api)

@@ -27,11 +27,13 @@ from cronplane.api.schemas_common import (
     UtcDateTime,
     id_field,
     list_schema,
+    name_field,
     next_link,
     problem_responses,
     project_field,
     strict_int,
 )
+from cronplane.domain.keys import MAX_KEY_LENGTH
 from cronplane.domain.limits import (
     BIGINT_MAX,
     MAX_ATTEMPTS_RANGE,
@@ -39,6 +41,7 @@ from cronplane.domain.limits import (
     PRIORITY_RANGE,
     TIMEOUT_RANGE,
 )
+from cronplane.domain.names import QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, RunWhen, Trigger
 from cronplane.management import bulk, history, jobs, output
@@ -53,8 +56,6 @@ TRIGGERS = [trigger.value for trigger in Trigger]
 EXCLUDE_TRIGGER_DOC = {"description": "Repeatable: leave out jobs made by this trigger "
                                       "(the console passes `notification`: deliveries are not "
                                       "the operator's work)"}
-MAX_IDEMPOTENCY_KEY = 255
-QUEUE_NAME_RE = r"^[a-z0-9_.-]{1,64}$"
 JOB_FIELDS = ("id", "project", "handler", "payload", "status", "priority", "run_at", "attempt_count",
               "max_attempts", "timeout_seconds", "schedule_id", "trigger", "idempotency_key",
               "requested_by", "cancel_requested", "result", "error", "created_at", "started_at",
@@ -209,11 +210,11 @@ class JobCreateSchema(ma.Schema):
     max_attempts = strict_int(*MAX_ATTEMPTS_RANGE, load_default=None, allow_none=True)
     timeout_seconds = strict_int(*TIMEOUT_RANGE, load_default=None, allow_none=True,
                                  metadata={"description": "Default: the handler's"})
-    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE),
-                       metadata={"description": "[a-z0-9_.-]{1,64}, default `default`; a new "
-                                                "name creates the queue"})
+    queue = name_field(QUEUE_NAME, load_default=None,
+                       description=f"{QUEUE_NAME.shape}, default `default`; a new name creates "
+                                   "the queue")
     concurrency_key = SafeString(load_default=None, allow_none=True,
-                                 validate=validate.Length(min=1, max=255),
+                                 validate=validate.Length(min=1, max=MAX_KEY_LENGTH),
                                  metadata={"description": "Jobs sharing a key count against "
                                                           "their queue's per_key_limit together"})
     depends_on = fields.List(
@@ -229,7 +230,7 @@ class JobCreateSchema(ma.Schema):
 class IdempotencyHeaderSchema(ma.Schema):
     idempotency_key = SafeString(
         data_key="Idempotency-Key", load_default=None,
-        validate=validate.Length(min=1, max=MAX_IDEMPOTENCY_KEY),
+        validate=validate.Length(min=1, max=MAX_KEY_LENGTH),
         metadata={"description": "A repeat with the same key and body returns the same job "
                                  "(200); the same key with a different body is 422."})
 
@@ -242,7 +243,7 @@ class JobListArgsSchema(ListArgsSchema, ProjectFilterArgs):
                          load_default=list, metadata={"description": "Repeatable"})
     schedule_id = id_field(load_default=None)
     handler = SafeString(load_default=None, validate=validate.Length(max=200))
-    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
+    queue = name_field(QUEUE_NAME, load_default=None)
     q = SafeString(load_default=None, validate=validate.Length(max=200),
                    metadata={"description": "A job id (2004 or #2004), or words each matched "
                                             "as a prefix of the handler, idempotency key or error"})
@@ -373,7 +374,7 @@ class JobFilterSchema(ProjectFilterArgs):
     status = fields.List(fields.String(validate=validate.OneOf(JOB_STATUSES)), load_default=list)
     schedule_id = id_field(load_default=None)
     handler = SafeString(load_default=None, validate=validate.Length(max=200))
-    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
+    queue = name_field(QUEUE_NAME, load_default=None)
     q = SafeString(load_default=None, validate=validate.Length(max=200))
     created_after = UtcDateTime(load_default=None)
     created_before = UtcDateTime(load_default=None)
@@ -437,7 +438,7 @@ class JobsBulkRetry(MethodView):
 
 
 class JobStatusCountsArgsSchema(ProjectFilterArgs):
-    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE))
+    queue = name_field(QUEUE_NAME, load_default=None)
     exclude_trigger = fields.List(
         fields.String(validate=validate.OneOf([Trigger.NOTIFICATION.value])), load_default=list,
         metadata={"description": "`notification`: leave out notification deliveries (as the "
@@ -482,9 +483,9 @@ class JobRerunSchema(ma.Schema):
 
     payload = JsonObject(load_default=None,
                          metadata={"description": "Checked against the handler's JSON Schema"})
-    priority = strict_int(-100, 100, load_default=None)
-    queue = SafeString(load_default=None, validate=validate.Regexp(QUEUE_NAME_RE),
-                       metadata={"description": "Run it in another queue (default: the same)"})
+    priority = strict_int(*PRIORITY_RANGE, load_default=None)
+    queue = name_field(QUEUE_NAME, load_default=None,
+                       description="Run it in another queue (default: the same)")
 
 
 @blp.route(f"/jobs/<{ID_CONVERTER}:job_id>/rerun")

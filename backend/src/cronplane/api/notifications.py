@@ -25,10 +25,12 @@ from cronplane.api.schemas_common import (
     SafeString,
     UtcDateTime,
     list_schema,
+    name_field,
     next_link,
     problem_responses,
     project_field,
 )
+from cronplane.domain.names import CHANNEL_NAME
 from cronplane.domain.notifications import ALL_EVENTS, DEFAULT_EVENTS, ChannelKind, shown_url
 from cronplane.domain.roles import Role
 from cronplane.management import notifications
@@ -86,8 +88,8 @@ class ChannelListArgsSchema(ListArgsSchema, ProjectFilterArgs):
 
 class ChannelCreateSchema(ma.Schema):
     project = project_field()
-    name = SafeString(required=True, validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$"),
-                      metadata={"description": "[a-z0-9_.-]{1,64}; schedules' notify names it"})
+    name = name_field(CHANNEL_NAME, required=True,
+                      description=f"{CHANNEL_NAME.shape}; schedules' notify names it")
     kind = fields.String(required=True, validate=validate.OneOf(KINDS))
     url = SafeString(validate=validate.Length(max=2048),
                      metadata={"description": "webhook and slack: where to POST"})

@@ -17,16 +17,17 @@ from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
-    PROJECT_SLUG,
     ApiBlueprint,
     ListArgsSchema,
     PatchSchema,
     SafeString,
     UtcDateTime,
     list_schema,
+    name_field,
     next_link,
     problem_responses,
 )
+from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import projects, usage
 
@@ -69,8 +70,7 @@ ProjectListSchema = list_schema(ProjectSchema, "ProjectList")
 
 
 class ProjectCreateSchema(ma.Schema):
-    slug = SafeString(required=True, validate=validate.Regexp(
-        PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."))
+    slug = name_field(PROJECT_SLUG, required=True)
     name = SafeString(required=True, validate=validate.Length(min=1, max=projects.MAX_NAME))
     quotas = fields.Nested(QuotasSchema, load_default=dict)
 

@@ -17,8 +17,10 @@ from cronplane.api.schemas_common import (
     PatchSchema,
     SafeString,
     UtcDateTime,
+    name_field,
     problem_responses,
 )
+from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import Role
 from cronplane.management import queues
 
@@ -50,7 +52,7 @@ class QueueSchema(ma.Schema):
 
 
 class QueueListArgsSchema(ma.Schema):
-    project = fields.List(SafeString(validate=validate.Regexp(r"^[a-z0-9-]{1,40}$")),
+    project = fields.List(name_field(PROJECT_SLUG),
                           load_default=list, metadata={"description": "Repeatable"})
 
 

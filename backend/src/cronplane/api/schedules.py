@@ -7,7 +7,9 @@ trigger's idempotency) live in ``management.schedules``; this module is the HTTP
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import marshmallow as ma
@@ -30,6 +32,7 @@ from cronplane.api.schemas_common import (
     UtcDateTime,
     id_field,
     list_schema,
+    name_field,
     next_link,
     problem_responses,
     project_field,
@@ -45,8 +48,15 @@ from cronplane.domain.health import (
     HealthState,
 )
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE, TIMEOUT_RANGE
+from cronplane.domain.names import CHANNEL_NAME, QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.schedule_chains import MAX_UPSTREAM, MAX_WAIT_SECONDS, RunWhen
+from cronplane.domain.schedule_definition import (
+    DEFAULTS,
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    MAX_NOTIFY,
+)
 from cronplane.management import fire_ledger, schedule_chains, schedules
 from cronplane.management.errors import PreconditionFailed
 
@@ -170,8 +180,8 @@ class SchedulePauseSchema(ma.Schema):
 class ScheduleUpdateSchema(PatchSchema):
     """Fields to change; absent fields keep their value."""
 
-    name = SafeString(validate=validate.Length(min=1, max=200))
-    description = SafeString(validate=validate.Length(max=2000))
+    name = SafeString(validate=validate.Length(min=1, max=MAX_NAME))
+    description = SafeString(validate=validate.Length(max=MAX_DESCRIPTION))
     handler = SafeString(validate=validate.Length(min=1, max=200))
     payload = JsonObject()
     cron = SafeString(validate=validate.Length(min=1, max=200),
@@ -185,11 +195,9 @@ class ScheduleUpdateSchema(PatchSchema):
     timeout_seconds = strict_int(*TIMEOUT_RANGE, allow_none=True)
     overlap = fields.String(validate=validate.OneOf(OVERLAP))
     misfire = fields.String(validate=validate.OneOf(MISFIRE))
-    queue = SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$"),
-                       metadata={"description": "[a-z0-9_.-]{1,64}, default `default`"})
+    queue = name_field(QUEUE_NAME, description=f"{QUEUE_NAME.shape}, default `default`")
     alerts = fields.Nested(AlertsSchema, metadata={"description": "Replaces the whole set"})
-    notify = fields.List(SafeString(validate=validate.Regexp(r"^[a-z0-9_.-]{1,64}$")),
-                         validate=validate.Length(max=20),
+    notify = fields.List(name_field(CHANNEL_NAME), validate=validate.Length(max=MAX_NOTIFY),
                          metadata={"description": "Notification channel names of the project"})
     upstream = fields.List(fields.Nested(UpstreamSchema), validate=validate.Length(max=MAX_UPSTREAM),
                            metadata={"description": "Replaces the whole list: same project, "
@@ -198,13 +206,26 @@ class ScheduleUpdateSchema(PatchSchema):
 
 class ScheduleCreateSchema(ScheduleUpdateSchema):
     project = project_field()
-    name = SafeString(required=True, validate=validate.Length(min=1, max=200))
+    name = SafeString(required=True, validate=validate.Length(min=1, max=MAX_NAME))
     handler = SafeString(required=True, validate=validate.Length(min=1, max=200))
     cron = SafeString(required=True, validate=validate.Length(min=1, max=200),
                       metadata={"description": "6 fields (sec min hour dom month dow) or 5 "
                                                "(normalised to 0 …)"})
-    timezone = SafeString(load_default="UTC", validate=validate.Length(min=1, max=64),
+    timezone = SafeString(load_default=DEFAULTS["timezone"], validate=validate.Length(min=1, max=64),
                           metadata={"description": "IANA time zone (default UTC)"})
+
+
+def _publish_defaults(schema: type[ma.Schema], defaults: Mapping[str, Any]) -> None:
+    """Show in OpenAPI the value a field left out gets (``default``: the console's new-schedule
+    form starts from them). Loading is unchanged: management fills the defaults in, once."""
+    declared: dict[str, Any] = schema._declared_fields
+    for name, default in defaults.items():
+        field = copy.deepcopy(declared[name])  # the parent's instance stays as it is
+        field.metadata = {**field.metadata, "default": default}
+        declared[name] = field
+
+
+_publish_defaults(ScheduleCreateSchema, DEFAULTS)
 
 
 class ScheduleFilterArgsSchema(ProjectFilterArgs):

@@ -29,6 +29,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, abort, is_json_request
 
 from cronplane.domain.limits import BIGINT_MAX
+from cronplane.domain.names import PROJECT_SLUG, NameGrammar
 from cronplane.management.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -210,13 +211,21 @@ class ListArgsSchema(ma.Schema):
                         metadata={"description": "Opaque cursor from a previous page's next_cursor"})
 
 
-PROJECT_SLUG = r"^[a-z0-9-]{1,40}$"
+def name_field(grammar: NameGrammar, *, description: str = "", **kwargs: Any) -> SafeString:
+    """A name of ``grammar`` (domain/names.py), published in OpenAPI as ``pattern`` and
+    ``maxLength`` (the console is generated from them); a mismatch is the grammar's message."""
+    # marshmallow formats the error with {input}/{regex}: the shape's braces are escaped.
+    error = grammar.message.replace("{", "{{").replace("}", "}}")
+    metadata: dict[str, Any] = {"maxLength": grammar.max_length}
+    if description:
+        metadata["description"] = description
+    return SafeString(validate=validate.Regexp(grammar.pattern, error=error), metadata=metadata,
+                      **kwargs)
 
 
 def project_field(**kwargs: Any) -> fields.Field[Any]:
     """A create body's ``project`` (slug; default ``default``)."""
-    return SafeString(validate=validate.Regexp(PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."),
-                      metadata={"description": "Project slug (default: default)"}, **kwargs)
+    return name_field(PROJECT_SLUG, description="Project slug (default: default)", **kwargs)
 
 
 class ProjectFilterArgs(ma.Schema):

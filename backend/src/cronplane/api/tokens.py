@@ -17,16 +17,17 @@ from cronplane.api.context import management_context
 from cronplane.api.schemas_common import (
     ID_CONVERTER,
     LINK_HEADER_DOC,
-    PROJECT_SLUG,
     ApiBlueprint,
     ListArgsSchema,
     SafeString,
     UtcDateTime,
     id_field,
     list_schema,
+    name_field,
     next_link,
     problem_responses,
 )
+from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import tokens
 
@@ -68,10 +69,9 @@ class TokenCreateSchema(ma.Schema):
         "description": "At most your own role; defaults to it"})
     expires_at = UtcDateTime(load_default=None, allow_none=True, metadata={
         "description": "Optional; in the future"})
-    project = SafeString(load_default=None, allow_none=True, validate=validate.Regexp(
-        PROJECT_SLUG, error="Must match [a-z0-9-]{{1,40}}."), metadata={
-        "description": "Act only in this project (one you are a member of); "
-                       "default: every project you are a member of, at most `role` in each"})
+    project = name_field(PROJECT_SLUG, load_default=None, allow_none=True, description=(
+        "Act only in this project (one you are a member of); "
+        "default: every project you are a member of, at most `role` in each"))
 
 
 @blp.route("/tokens")

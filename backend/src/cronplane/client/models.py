@@ -28,6 +28,7 @@ __all__ = [
     "BulkResult",
     "BulkSkipped",
     "Callback",
+    "CancellableJobStatus",
     "ChainLink",
     "ChannelCreate",
     "ChannelCreated",
@@ -43,7 +44,10 @@ __all__ = [
     "Delivery",
     "DeliveryList",
     "Error",
+    "FailedJobStatus",
     "FailingChannel",
+    "FinishedAttemptStatus",
+    "FinishedJobStatus",
     "FireEntry",
     "FireLedger",
     "FirstRun",
@@ -84,6 +88,7 @@ __all__ = [
     "QueueUpdate",
     "QueueWindows",
     "Quotas",
+    "RetryableJobStatus",
     "Rollback",
     "Schedule",
     "ScheduleChain",
@@ -102,6 +107,7 @@ __all__ = [
     "Token",
     "TokenCreate",
     "TokenList",
+    "UnsuccessfulJobStatus",
     "Upstream",
     "Usage",
     "UsageBucket",
@@ -279,6 +285,9 @@ class Callback(TypedDict):
     run_when: NotRequired[Literal["succeeded", "finished"] | None]
 
 
+CancellableJobStatus = Literal["PENDING", "RUNNING", "WAITING"]  # Waiting or in flight: POST /jobs/{id}/cancel applies
+
+
 class ChainLink(TypedDict):
     deleted: bool
     id: int
@@ -410,6 +419,9 @@ class Error(TypedDict):
     type: str
 
 
+FailedJobStatus = Literal["DEAD"]  # A run that counts as a failure of its schedule (health, alerts)
+
+
 class FailingChannel(TypedDict):
     failures_in_a_row: int
     id: int
@@ -417,6 +429,12 @@ class FailingChannel(TypedDict):
     last_success_at: str | None
     name: str
     project: str
+
+
+FinishedAttemptStatus = Literal["SUCCEEDED", "FAILED", "TIMED_OUT", "LOST", "CANCELLED", "INTERRUPTED"]  # An attempt in one of these is over
+
+
+FinishedJobStatus = Literal["SUCCEEDED", "DEAD", "CANCELLED"]  # A job in one of these never changes again
 
 
 class FireEntry(TypedDict):
@@ -753,6 +771,9 @@ class Quotas(TypedDict):
     max_schedules: NotRequired[int | None]
 
 
+RetryableJobStatus = Literal["DEAD", "CANCELLED"]  # POST /jobs/{id}/retry applies
+
+
 class Rollback(TypedDict):
     version: int
 
@@ -926,6 +947,9 @@ class TokenCreate(TypedDict):
 class TokenList(TypedDict):
     items: list[Token]
     next_cursor: str | None
+
+
+UnsuccessfulJobStatus = Literal["DEAD", "CANCELLED"]  # Finished without succeeding
 
 
 class Upstream(TypedDict):

@@ -18,23 +18,13 @@ import yaml
 
 from cronplane.client.http import ApiClient
 from cronplane.domain.cron import CronError, CronExpression
-from cronplane.domain.firing import Misfire, Overlap
+from cronplane.domain.schedule_definition import DEFAULTS, FIELDS, REQUIRED
 
-# What a file may say about a schedule, and what it means when it says nothing (the server's
-# defaults for a new schedule, see management/schedules.py).
-FIELDS = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-          "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
-          "alerts", "notify", "upstream")
-DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
-                            "priority": 0, "max_attempts": 3, "timeout_seconds": None,
-                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default", "alerts": {}, "notify": [], "upstream": []}
+# What a file may say about a schedule (FIELDS, REQUIRED) and what it means when it says
+# nothing: the server's own defaults for a new schedule (domain/schedule_definition.py).
 # An alert the file leaves out is off; the server answers with every rule, so both sides are
 # compared with the missing rules filled in.
-ALERT_DEFAULTS: dict[str, Any] = {"on_failure": False, "consecutive_failures": None,
-                                  "max_lateness_seconds": None, "max_runtime_seconds": None,
-                                  "no_success_within_seconds": None}
-REQUIRED = ("name", "handler", "cron")
+ALERT_DEFAULTS: dict[str, Any] = DEFAULTS["alerts"]
 DEFAULT_PROJECT = "default"
 
 

@@ -66,6 +66,10 @@ ACTIVE_JOB_STATUSES = frozenset(set(JobStatus) - FINISHED_JOB_STATUSES)
 # What a person may do to a job in each status (one job or a bulk action: the same sets).
 CANCELLABLE_JOB_STATUSES = ACTIVE_JOB_STATUSES
 RETRYABLE_JOB_STATUSES = frozenset({JobStatus.DEAD, JobStatus.CANCELLED})
+# A run that counts against its schedule (health's failure and consecutive-failure alerts), and
+# a finished run that did not succeed (what the fire timeline marks).
+FAILED_JOB_STATUSES = frozenset({JobStatus.DEAD})
+UNSUCCESSFUL_JOB_STATUSES = frozenset(FINISHED_JOB_STATUSES - {JobStatus.SUCCEEDED})
 # Work a project holds against its max_pending_jobs: waiting jobs count from their submission, so
 # releasing one (in a completion's transaction, where nothing can be refused) never goes over.
 QUOTA_JOB_STATUSES = frozenset({JobStatus.PENDING, JobStatus.WAITING})

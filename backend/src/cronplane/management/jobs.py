@@ -13,7 +13,6 @@ as far as users can tell: it is absent from the catalogue and submitting it is a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -29,6 +28,7 @@ from cronplane.domain.limits import (
     PRIORITY_RANGE,
     TIMEOUT_RANGE,
 )
+from cronplane.domain.names import QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
@@ -45,9 +45,6 @@ from cronplane.storage.job_insert import AuditedEvent, NewJob
 from cronplane.storage.job_store import JobStore
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
-
-QUEUE_NAME = re.compile(r"[a-z0-9_.-]{1,64}")
-MAX_CONCURRENCY_KEY = 255
 
 
 @dataclass(frozen=True)
@@ -156,18 +153,20 @@ def _check_range(errors: dict[str, list[str]], name: str, value: object,
 
 def check_queue_fields(queue: str, concurrency_key: str | None) -> None:
     """The same rules as the schema's check constraints, as a 422 naming the field."""
-    if not QUEUE_NAME.fullmatch(queue):
-        raise InvalidInput("queue: must match [a-z0-9_.-]{1,64}",
-                           errors={"queue": ["Must match [a-z0-9_.-]{1,64}."]})
-    if concurrency_key is not None and not 1 <= len(concurrency_key) <= MAX_CONCURRENCY_KEY:
-        raise InvalidInput("concurrency_key: 1 to 255 characters",
-                           errors={"concurrency_key": ["Must be 1 to 255 characters."]})
+    if not QUEUE_NAME.matches(queue):
+        raise InvalidInput(f"queue: must match {QUEUE_NAME.shape}",
+                           errors={"queue": [QUEUE_NAME.message]})
+    if concurrency_key is not None and not 1 <= len(concurrency_key) <= keys.MAX_KEY_LENGTH:
+        raise InvalidInput(f"concurrency_key: 1 to {keys.MAX_KEY_LENGTH} characters",
+                           errors={"concurrency_key": [
+                               f"Must be 1 to {keys.MAX_KEY_LENGTH} characters."]})
 
 
 def _check_key(key: str, *, allow_reserved: bool) -> None:
     if not key or len(key) > keys.MAX_KEY_LENGTH:
-        raise InvalidInput("Idempotency-Key must be 1 to 255 characters",
-                           errors={"idempotency_key": ["Must be 1 to 255 characters."]})
+        raise InvalidInput(f"Idempotency-Key must be 1 to {keys.MAX_KEY_LENGTH} characters",
+                           errors={"idempotency_key": [
+                               f"Must be 1 to {keys.MAX_KEY_LENGTH} characters."]})
     if not allow_reserved and keys.is_reserved_key(key):
         raise InvalidInput("Idempotency-Key may not start with 'schedule:' (reserved)",
                            errors={"idempotency_key": ["The prefix 'schedule:' is reserved."]})

@@ -25,6 +25,7 @@ from sqlalchemy import func, literal, select, tuple_
 from sqlalchemy.exc import IntegrityError
 
 from cronplane.domain.egress import DEFAULT_POLICY, EgressError, EgressPolicy
+from cronplane.domain.names import CHANNEL_NAME
 from cronplane.domain.notifications import (
     ALL_EVENTS,
     DEFAULT_EVENTS,
@@ -57,7 +58,6 @@ from cronplane.storage import notify
 from cronplane.storage.models import Job, NotificationChannel, NotificationDelivery
 from cronplane.storage.notification_store import channel_health_rows
 
-NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
 ADDRESS = re.compile(r"^[^@\s<>,;]{1,64}@[^@\s<>,;]{1,255}$")
 URL = re.compile(r"^https?://\S{1,2040}$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{16,128}={0,2}$")
@@ -79,8 +79,8 @@ def new_secret() -> str:
 def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
     errors: dict[str, list[str]] = {}
     name = data.get("name")
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        errors["name"] = ["Must match [a-z0-9_.-]{1,64}."]
+    if not CHANNEL_NAME.matches(name):
+        errors["name"] = [CHANNEL_NAME.message]
     kind = data.get("kind")
     if kind not in set(ChannelKind):
         errors["kind"] = [f"Must be one of {', '.join(ChannelKind)}."]

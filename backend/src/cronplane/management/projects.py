@@ -17,7 +17,6 @@ Decisions:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
+from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import Role
 from cronplane.domain.states import QUOTA_JOB_STATUSES, JobStatus
 from cronplane.management import scope
@@ -50,7 +50,6 @@ from cronplane.storage.models import (
     User,
 )
 
-SLUG = re.compile(r"^[a-z0-9-]{1,40}$")
 QUOTAS = ("max_schedules", "max_pending_jobs", "enqueue_per_minute")
 MAX_NAME = 200
 MAX_QUOTA = 10_000_000
@@ -163,8 +162,8 @@ def get_project(ctx: ManagementContext, actor: Actor, slug: str) -> ProjectView:
 def create_project(ctx: ManagementContext, actor: Actor, *, slug: Any, name: Any,
                    quotas: Mapping[str, Any] | None = None) -> ProjectView:
     errors: dict[str, list[str]] = {}
-    if not isinstance(slug, str) or not SLUG.match(slug):
-        errors["slug"] = ["Must match [a-z0-9-]{1,40}."]
+    if not PROJECT_SLUG.matches(slug):
+        errors["slug"] = [PROJECT_SLUG.message]
     clean_name = _check_name(name, errors)
     limits = _check_quotas(quotas or {}, errors)
     _raise(errors)

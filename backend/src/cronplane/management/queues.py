@@ -14,13 +14,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 
+from cronplane.domain.names import QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
 from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
-from cronplane.management.jobs import QUEUE_NAME
 from cronplane.storage.models import Job, Project, Queue
 
 PENDING, RUNNING = JobStatus.PENDING.value, JobStatus.RUNNING.value  # a queue's depth
@@ -101,9 +101,9 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
     """Pause/resume (OPERATOR) or change limits (ADMIN). A queue not named yet is created: only
     OPERATOR and above get here, so reading never creates state. One audit event per change:
     queue.pause, queue.resume, queue.update."""
-    if not QUEUE_NAME.fullmatch(name):
-        raise InvalidInput("queue: must match [a-z0-9_.-]{1,64}",
-                           errors={"name": ["Must match [a-z0-9_.-]{1,64}."]})
+    if not QUEUE_NAME.matches(name):
+        raise InvalidInput(f"queue: must match {QUEUE_NAME.shape}",
+                           errors={"name": [QUEUE_NAME.message]})
     values = _checked(changes)
     # The caller's role in the queue's project: a project it is not a member of is 404.
     scope.require(actor, project, Role.OPERATOR, missing=f"project {project!r} not found")

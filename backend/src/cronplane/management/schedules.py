@@ -19,7 +19,6 @@ a second). Decisions:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,15 +31,22 @@ from sqlalchemy.orm import Session
 from cronplane.domain import keys
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
 from cronplane.domain.firing import Misfire, Overlap
-from cronplane.domain.health import AlertConfig, validate_alerts
+from cronplane.domain.health import validate_alerts
+from cronplane.domain.names import CHANNEL_NAME, QUEUE_NAME
 from cronplane.domain.roles import Role
+from cronplane.domain.schedule_definition import (
+    DEFAULTS,
+    FIELDS,
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    MAX_NOTIFY,
+)
 from cronplane.domain.states import Trigger
 from cronplane.management import audit, notifications, projects, schedule_chains, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cronplane.management.jobs import (
-    QUEUE_NAME,
     EnqueueResult,
     JobRequest,
     _resolve,
@@ -61,25 +67,13 @@ from cronplane.storage.notify import SCHEDULES
 from cronplane.storage.schedule_search import search_condition
 
 MAX_PAUSE_REASON = 1000
-EDITABLE = ("name", "description", "handler", "payload", "cron", "timezone", "paused",
-            "priority", "max_attempts", "timeout_seconds", "overlap", "misfire", "queue",
-            "alerts", "notify", "upstream")
-DEFAULTS: dict[str, Any] = {"description": "", "payload": {}, "timezone": "UTC", "paused": False,
-                            "priority": 0, "max_attempts": 3, "timeout_seconds": None,
-                            "overlap": Overlap.FORBID.value, "misfire": Misfire.SKIP.value,
-                            "queue": "default", "alerts": AlertConfig().to_json(), "notify": [],
-                            "upstream": []}
-MAX_NOTIFY = 20
-CHANNEL_NAME = re.compile(r"^[a-z0-9_.-]{1,64}$")
-MAX_NAME = 200
-MAX_DESCRIPTION = 2000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
 
 
 # -- validation ----------------------------------------------------------------------------------
 def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
     """The full definition, checked field by field; every problem at once, keyed by field."""
-    unknown = sorted(set(data) - set(EDITABLE))
+    unknown = sorted(set(data) - set(FIELDS))
     if unknown:
         raise InvalidInput(f"unknown field {unknown[0]!r}",
                            errors={name: ["Unknown field."] for name in unknown})
@@ -106,15 +100,15 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
         errors["overlap"] = [f"Must be one of {', '.join(Overlap)}."]
     if values["misfire"] not in set(Misfire):
         errors["misfire"] = [f"Must be one of {', '.join(Misfire)}."]
-    if not isinstance(values["queue"], str) or not QUEUE_NAME.fullmatch(values["queue"]):
-        errors["queue"] = ["Must match [a-z0-9_.-]{1,64}."]
+    if not QUEUE_NAME.matches(values["queue"]):
+        errors["queue"] = [QUEUE_NAME.message]
     alerts, alert_errors = validate_alerts(values["alerts"])
     errors.update(alert_errors)
     values["alerts"] = alerts
     notify = values["notify"]
     if (not isinstance(notify, list) or len(notify) > MAX_NOTIFY
-            or not all(isinstance(n, str) and CHANNEL_NAME.fullmatch(n) for n in notify)):
-        errors["notify"] = [f"Must be at most {MAX_NOTIFY} channel names ([a-z0-9_.-]{{1,64}})."]
+            or not all(CHANNEL_NAME.matches(n) for n in notify)):
+        errors["notify"] = [f"Must be at most {MAX_NOTIFY} channel names ({CHANNEL_NAME.shape})."]
     else:
         values["notify"] = list(dict.fromkeys(notify))
     upstream, upstream_problems = schedule_chains.normalised(values["upstream"])
@@ -133,7 +127,7 @@ def _validated(data: Mapping[str, Any], settings: Any) -> dict[str, Any]:
     if errors:
         field = next(iter(errors))
         raise InvalidInput(f"invalid {field}: {errors[field][0]}", errors=errors)
-    cleaned = {name: values[name] for name in EDITABLE}
+    cleaned = {name: values[name] for name in FIELDS}
     cleaned["payload"] = dict(cleaned["payload"])  # never share the defaults' dict
     cleaned["notify"] = list(cleaned["notify"])
     cleaned["upstream"] = [dict(u) for u in cleaned["upstream"]]
@@ -150,7 +144,7 @@ def _next_run(session: Session, cron: str, timezone: str) -> datetime:
 
 def snapshot(schedule: Schedule) -> dict[str, Any]:
     """The definition as JSON, for audit details (before/after)."""
-    data: dict[str, Any] = {name: getattr(schedule, name) for name in EDITABLE}
+    data: dict[str, Any] = {name: getattr(schedule, name) for name in FIELDS}
     data["version"] = schedule.version
     data["next_run_at"] = schedule.next_run_at.isoformat() if schedule.next_run_at else None
     return data
@@ -202,7 +196,7 @@ def _touch(session: Session, schedule: Schedule) -> None:
 
 def definition(schedule: Schedule) -> dict[str, Any]:
     """The editable definition: what a version records and a rollback puts back."""
-    return {name: getattr(schedule, name) for name in EDITABLE}
+    return {name: getattr(schedule, name) for name in FIELDS}
 
 
 def _record_version(session: Session, schedule: Schedule, actor: Actor,
@@ -213,7 +207,7 @@ def _record_version(session: Session, schedule: Schedule, actor: Actor,
     part of the definition (``deleted``)."""
     after = definition(schedule)
     changes = {name: [None if before is None else before.get(name), after[name]]
-               for name in EDITABLE if before is None or before.get(name) != after[name]}
+               for name in FIELDS if before is None or before.get(name) != after[name]}
     changes.update(also or {})
     session.add(ScheduleVersion(schedule_id=schedule.id, version=schedule.version,
                                 actor=actor.username, definition=after, changes=changes))
@@ -427,11 +421,11 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
             raise PreconditionFailed(
                 f"schedule {schedule_id} is at version {schedule.version}, not {if_match}")
         _live(schedule, "edited")
-        current = {name: getattr(schedule, name) for name in EDITABLE}
+        current = {name: getattr(schedule, name) for name in FIELDS}
         values = _validated({**current, **changes}, ctx.settings)
         # Editing (or rolling back) a schedule of an instance handler, or turning one into it.
         require_handler_rights(actor, schedule.handler, values["handler"])
-        changed = [name for name in EDITABLE if values[name] != current[name]]
+        changed = [name for name in FIELDS if values[name] != current[name]]
         if not changed:
             return schedule
         if "notify" in changed:

@@ -45,7 +45,9 @@ from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.health import HealthState, statuses_from_json
+from cronplane.domain.keys import MAX_KEY_LENGTH
 from cronplane.domain.limits import MAX_ATTEMPTS_RANGE, PRIORITY_RANGE
+from cronplane.domain.names import CHANNEL_NAME, PROJECT_SLUG, QUEUE_NAME
 from cronplane.domain.roles import ROLE_NAMES
 from cronplane.domain.states import AttemptStatus, JobStatus, Trigger
 
@@ -92,10 +94,7 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
-    __table_args__ = (CheckConstraint("slug ~ '^[a-z0-9-]{1,40}$'", name="slug"),)
-
-
-QUEUE_NAME_PATTERN = "^[a-z0-9_.-]{1,64}$"
+    __table_args__ = (CheckConstraint(f"slug ~ '{PROJECT_SLUG.pattern}'", name="slug"),)
 
 
 class Queue(Base):
@@ -119,7 +118,7 @@ class Queue(Base):
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
 
     __table_args__ = (
-        CheckConstraint(f"name ~ '{QUEUE_NAME_PATTERN}'", name="name"),
+        CheckConstraint(f"name ~ '{QUEUE_NAME.pattern}'", name="name"),
         CheckConstraint("concurrency_limit IS NULL OR concurrency_limit > 0",
                         name="concurrency_limit"),
         CheckConstraint("per_key_limit IS NULL OR per_key_limit > 0", name="per_key_limit"),
@@ -301,7 +300,7 @@ class Schedule(Base):
 
     __table_args__ = (
         CheckConstraint(_in("overlap", Overlap), name="overlap"),
-        CheckConstraint(f"queue ~ '{QUEUE_NAME_PATTERN}'", name="queue"),
+        CheckConstraint(f"queue ~ '{QUEUE_NAME.pattern}'", name="queue"),
         CheckConstraint(_in("misfire", Misfire), name="misfire"),
         CheckConstraint(_between("priority", PRIORITY_RANGE), name="priority"),
         CheckConstraint(_between("max_attempts", MAX_ATTEMPTS_RANGE), name="max_attempts"),
@@ -404,7 +403,7 @@ class NotificationChannel(Base):
 
     __table_args__ = (
         CheckConstraint("kind IN ('webhook', 'slack', 'email')", name="kind"),
-        CheckConstraint("name ~ '^[a-z0-9_.-]{1,64}$'", name="name"),
+        CheckConstraint(f"name ~ '{CHANNEL_NAME.pattern}'", name="name"),
         Index("uq_notification_channels_project_name", "project", "name", unique=True),
     )
 
@@ -557,8 +556,8 @@ class Job(Base):
                         name="interruptions"),
         # The claim path: exactly the claim's ORDER BY, over the ready set only, so the claim is
         # an index scan whose size is the backlog, not the history.
-        CheckConstraint(f"queue ~ '{QUEUE_NAME_PATTERN}'", name="queue"),
-        CheckConstraint("length(concurrency_key) <= 255", name="concurrency_key"),
+        CheckConstraint(f"queue ~ '{QUEUE_NAME.pattern}'", name="queue"),
+        CheckConstraint(f"length(concurrency_key) <= {MAX_KEY_LENGTH}", name="concurrency_key"),
         Index("ix_jobs_ready", "project", "queue", text("priority DESC"), "run_at", "id",
               postgresql_where=text("status = 'PENDING'")),
         # The limited claim counts RUNNING jobs of a lane (and of a key) under the lane's lock.

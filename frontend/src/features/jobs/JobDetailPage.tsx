@@ -1,5 +1,6 @@
 import { Anchor, Badge, Code, Grid, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
+import { CancellableJobStatus, RetryableJobStatus } from '../../api/rules';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { FailureText } from '../../components/FailureText';
 import { JsonBlock } from '../../components/JsonBlock';
@@ -27,7 +28,7 @@ export function JobDetailPage() {
     <Stack>
       <PageHeader title={`Job #${id}`}>
         {j && <RerunDialog key={j.id} job={j} />}
-        {j && (j.status === 'WAITING' || j.status === 'PENDING' || j.status === 'RUNNING') && (
+        {j && CancellableJobStatus.some((s) => s === j.status) && (
           <ConfirmButton
             operation="cancelJob"
             color="red"
@@ -41,7 +42,7 @@ export function JobDetailPage() {
             {j.cancel_requested ? 'Cancel requested' : 'Cancel'}
           </ConfirmButton>
         )}
-        {j && (j.status === 'DEAD' || j.status === 'CANCELLED') && (
+        {j && RetryableJobStatus.some((s) => s === j.status) && (
           <ConfirmButton
             operation="retryJob"
             color="blue"

@@ -1,6 +1,7 @@
 import { Badge, Box, Group, Paper, Stack, Text, Title, Tooltip, UnstyledButton } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { UnsuccessfulJobStatus } from '../../api/rules';
 import { QueryState } from '../../components/QueryState';
 import { useScheduleFires, type FireEntry, type FireOutcome } from './api/list-schedule-fires';
 import { ScheduleTime } from './ScheduleTimes';
@@ -19,8 +20,8 @@ export const OUTCOMES: Record<FireOutcome, { color: string; label: string }> = {
   missing: { color: 'grape', label: 'unexplained (a bug: please report)' },
 };
 
-// A failed or dead run is enqueued but not fine: show it red-bordered in the strip.
-const BAD_JOB = new Set(['DEAD', 'CANCELLED']);
+// A run that finished without succeeding is enqueued but not fine: show it red-bordered in the strip.
+const BAD_JOB = new Set<string>(UnsuccessfulJobStatus);
 
 function summary(entry: FireEntry): string {
   const what = OUTCOMES[entry.outcome].label;

@@ -1,3 +1,4 @@
+import { AlertsRules, ScheduleCreateRules, UpstreamRules } from '../../api/rules';
 import type { Schedule, ScheduleCreate } from '../../api/types';
 import { checkCron } from '../../lib/cron-syntax';
 import { checkPayloadText, type JsonSchema } from '../../lib/json-schema';
@@ -37,23 +38,35 @@ export interface ScheduleFormValues {
   upstream: UpstreamRow[];
 }
 
-const ALERT_LIMIT = 366 * 86400;
+// The server's rules for a schedule (published in its OpenAPI document, generated into api/rules.ts).
+const RULES = ScheduleCreateRules;
+const DEFAULTS = {
+  description: RULES.description.default,
+  payload: JSON.stringify(RULES.payload.default),
+  paused: RULES.paused.default,
+  priority: RULES.priority.default,
+  max_attempts: RULES.max_attempts.default,
+  overlap: RULES.overlap.default,
+  misfire: RULES.misfire.default,
+  queue: RULES.queue.default,
+} as const;
+const QUEUE = new RegExp(RULES.queue.pattern);
 
 export function emptyScheduleForm(): ScheduleFormValues {
   return {
     name: '',
-    description: '',
+    description: DEFAULTS.description,
     handler: '',
-    payload: '{}',
+    payload: DEFAULTS.payload,
     cron: '0 0 9 * * *',
     timezone: viewerTimeZone(),
-    paused: false,
-    priority: 0,
-    max_attempts: 3,
+    paused: DEFAULTS.paused,
+    priority: DEFAULTS.priority,
+    max_attempts: DEFAULTS.max_attempts,
     timeout_seconds: '',
-    overlap: 'forbid',
-    misfire: 'skip',
-    queue: 'default',
+    overlap: DEFAULTS.overlap,
+    misfire: DEFAULTS.misfire,
+    queue: DEFAULTS.queue,
     project: 'default',
     on_failure: false,
     consecutive_failures: '',
@@ -93,6 +106,9 @@ export function formFromSchedule(s: Schedule): ScheduleFormValues {
 
 export type ScheduleFormErrors = Partial<Record<keyof ScheduleFormValues, string>>;
 
+// A typographic minus, as the rest of the console writes negative numbers.
+const minus = (n: number) => (n < 0 ? `−${-n}` : String(n));
+
 const intIn = (v: number | string, min: number, max: number) => {
   const n = Number(v);
   return v !== '' && Number.isInteger(n) && n >= min && n <= max;
@@ -102,27 +118,32 @@ const intIn = (v: number | string, min: number, max: number) => {
 export function validateScheduleForm(v: ScheduleFormValues, payloadSchema?: JsonSchema): ScheduleFormErrors {
   const errors: ScheduleFormErrors = {};
   if (!v.name.trim()) errors.name = 'Name is required';
-  else if (v.name.length > 200) errors.name = 'Name is at most 200 characters';
+  else if (v.name.length > RULES.name.maxLength) errors.name = `Name is at most ${RULES.name.maxLength} characters`;
   if (!v.handler) errors.handler = 'Choose a handler';
   const cron = checkCron(v.cron);
   if (!cron.valid) errors.cron = cron.message;
   if (!isValidTimeZone(v.timezone)) errors.timezone = `${v.timezone} is not an IANA time zone`;
   const payload = checkPayloadText(v.payload, payloadSchema);
   if (payload.errors.length) errors.payload = payload.errors.join('; ');
-  if (!intIn(v.priority, -100, 100)) errors.priority = 'Priority is a whole number from −100 to 100';
-  if (!intIn(v.max_attempts, 1, 100)) errors.max_attempts = 'Max attempts is a whole number from 1 to 100';
-  if (!/^[a-z0-9_.-]{1,64}$/.test(v.queue)) errors.queue = 'Queue: 1 to 64 of a-z, 0-9, _ . -';
-  if (v.timeout_seconds !== '' && !intIn(v.timeout_seconds, 1, 86400))
-    errors.timeout_seconds = 'Timeout is a whole number of seconds from 1 to 86400 (or empty for the handler default)';
-  if (v.consecutive_failures !== '' && !intIn(v.consecutive_failures, 2, 50))
-    errors.consecutive_failures = 'A whole number of runs from 2 to 50 (or empty: off)';
+  const { priority, max_attempts, timeout_seconds } = RULES;
+  if (!intIn(v.priority, priority.minimum, priority.maximum))
+    errors.priority = `Priority is a whole number from ${minus(priority.minimum)} to ${priority.maximum}`;
+  if (!intIn(v.max_attempts, max_attempts.minimum, max_attempts.maximum))
+    errors.max_attempts = `Max attempts is a whole number from ${max_attempts.minimum} to ${max_attempts.maximum}`;
+  if (!QUEUE.test(v.queue)) errors.queue = `Queue: 1 to ${RULES.queue.maxLength} of a-z, 0-9, _ . -`;
+  if (v.timeout_seconds !== '' && !intIn(v.timeout_seconds, timeout_seconds.minimum, timeout_seconds.maximum))
+    errors.timeout_seconds = `Timeout is a whole number of seconds from ${timeout_seconds.minimum} to ${timeout_seconds.maximum} (or empty for the handler default)`;
+  const streak = AlertsRules.consecutive_failures;
+  if (v.consecutive_failures !== '' && !intIn(v.consecutive_failures, streak.minimum, streak.maximum))
+    errors.consecutive_failures = `A whole number of runs from ${streak.minimum} to ${streak.maximum} (or empty: off)`;
   for (const k of ['max_lateness_seconds', 'max_runtime_seconds', 'no_success_within_seconds'] as const)
-    if (v[k] !== '' && !intIn(v[k], 1, ALERT_LIMIT)) errors[k] = 'A whole number of seconds, at least 1 (or empty: off)';
+    if (v[k] !== '' && !intIn(v[k], AlertsRules[k].minimum, AlertsRules[k].maximum))
+      errors[k] = `A whole number of seconds, at least ${AlertsRules[k].minimum} (or empty: off)`;
   const chosen = v.upstream.map((u) => u.schedule);
   if (chosen.some((u) => u === '')) errors.upstream = 'Choose a schedule for every upstream row (or remove the row)';
   else if (new Set(chosen).size !== chosen.length) errors.upstream = 'An upstream schedule is listed twice';
-  else if (v.upstream.some((u) => u.wait_seconds !== '' && !intIn(u.wait_seconds, 1, ALERT_LIMIT)))
-    errors.upstream = 'Wait: a whole number of seconds, at least 1 (or empty: until the next fire)';
+  else if (v.upstream.some((u) => u.wait_seconds !== '' && !intIn(u.wait_seconds, UpstreamRules.wait_seconds.minimum, UpstreamRules.wait_seconds.maximum)))
+    errors.upstream = `Wait: a whole number of seconds, at least ${UpstreamRules.wait_seconds.minimum} (or empty: until the next fire)`;
   return errors;
 }
 

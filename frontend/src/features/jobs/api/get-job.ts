@@ -1,7 +1,8 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client';
+import { FinishedJobStatus } from '../../../api/rules';
 
-const FINISHED = new Set(['SUCCEEDED', 'DEAD', 'CANCELLED']);
+const FINISHED = new Set<string>(FinishedJobStatus);
 
 export const jobQueryOptions = (id: number) =>
   queryOptions({
