@@ -13,7 +13,7 @@ import importlib
 import sys
 
 AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output", "console",
-         "drain-api")
+         "drain-api", "fire-burst")
 
 
 def run(area: str, argv: list[str]) -> int:

@@ -115,8 +115,9 @@ class Serve:
     """A real ``cronplane serve`` (gunicorn) process group."""
 
     def __init__(self, url: str, port: int, workers: int | None = None,
-                 pythonpath: str | None = None) -> None:
+                 pythonpath: str | None = None, overrides: dict[str, str] | None = None) -> None:
         # Workers and threads: cronplane's defaults unless asked (what a new user runs).
+        # ``overrides`` replace them (CRONPLANE_EXECUTION=on: the whole plane, as a user runs it).
         env = {**os.environ, "DATABASE_URL": url, "CRONPLANE_PORT": str(port),
                "CRONPLANE_HOST": "127.0.0.1", "CRONPLANE_EXECUTION": "off",
                "CRONPLANE_SECRET_KEY": "bench-" + "k" * 40, "CRONPLANE_LOG_LEVEL": "WARNING",
@@ -126,6 +127,7 @@ class Serve:
         if pythonpath:
             # Another tree's code on the same database (before/after comparisons in one run).
             env["PYTHONPATH"] = pythonpath
+        env.update(overrides or {})
         self.base = f"http://127.0.0.1:{port}"
         self.process = subprocess.Popen([str(CRONPLANE), "serve"], env=env,
                                         start_new_session=True, stdout=subprocess.DEVNULL)

@@ -75,7 +75,7 @@ class CronExpression:
 
     def next_after(self, after: datetime, tz: ZoneInfo) -> datetime:
         """The first fire instant strictly after ``after`` (aware), as aware UTC."""
-        return next_fire(self.fields, after, tz)
+        return _next_after(self, after, tz)
 
     def iter_after(self, after: datetime, tz: ZoneInfo) -> Iterator[datetime]:
         """Fire instants strictly after ``after``, in increasing order, without end."""
@@ -115,3 +115,11 @@ def cached_expression(text: str) -> CronExpression:
 @lru_cache(maxsize=1024)
 def cached_zone(name: str) -> ZoneInfo:
     return validate_timezone(name)
+
+
+@lru_cache(maxsize=65_536)
+def _next_after(expression: CronExpression, after: datetime, tz: ZoneInfo) -> datetime:
+    """Memoised: thousands of schedules sharing one expression and due on the same second (the
+    burst of issue 43) ask for the same next fire time; it is computed once, not per schedule.
+    Pure, so a cached answer is the answer."""
+    return next_fire(expression.fields, after, tz)

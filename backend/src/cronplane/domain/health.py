@@ -2,14 +2,16 @@
 
 A schedule's ``alerts`` configure up to five alerts; the leader's health evaluator reads the
 schedule's facts (recent outcomes, the oldest fire not yet started, the longest run in progress,
-the last success) about once a second and asks this module two things:
+the last success) when something may have changed and asks this module three things:
 
 * :func:`active_alerts`: which configured alerts hold right now;
 * :func:`step`: given each alert's stored state and whether it holds, the new state and the
   events to send. An alert is a state machine ``ok → firing → recovered → firing …``: it emits
   exactly one event on each edge (``schedule.failing|late|silent`` on firing, ``schedule.recovered``
   on recovery) and nothing while it stays where it is, so a schedule late for an hour sends one
-  ``schedule.late``, not 3,600.
+  ``schedule.late``, not 3,600;
+* :func:`next_change`: the next instant time alone can change the answer, so a schedule with
+  no runs in flight is not looked at again until then.
 
 ``health.state`` is computed from the same facts whether or not an alert is configured for it —
 a schedule whose last run died is ``failing`` even with no alerts (it must never look like a green
@@ -173,6 +175,31 @@ def conditions(config: AlertConfig, facts: Facts) -> dict[AlertKind, bool]:
                                        config.max_runtime_seconds),
         AlertKind.SILENT: _older_than(silent_since, now, config.no_success_within_seconds),
     }
+
+
+def next_change(config: AlertConfig, facts: Facts, next_run_at: datetime | None
+                ) -> datetime | None:
+    """The first instant after ``facts.now`` at which time alone — no run, no fire, no edit —
+    can change :func:`conditions` (a ``late``, ``runtime`` or ``silent`` threshold passing), so
+    the evaluator need not look at the schedule before then; None: never.
+
+    ``next_run_at`` counts as a fire not started yet once it has passed (a scheduler that does
+    not fire it makes the schedule late). A paused schedule changes only when a person acts."""
+    if facts.paused:
+        return None
+    candidates: list[datetime] = []
+    for instant, seconds in (
+            (facts.oldest_unstarted_fire, config.max_lateness_seconds),
+            (next_run_at, config.max_lateness_seconds),
+            (facts.longest_running_since, config.max_runtime_seconds),
+            (facts.last_success_at or facts.created_at, config.no_success_within_seconds)):
+        if instant is None or seconds is None:
+            continue
+        # _older_than holds once now - instant > seconds, i.e. strictly after the threshold.
+        threshold = instant + timedelta(seconds=seconds, microseconds=1)
+        if threshold > facts.now:
+            candidates.append(threshold)
+    return min(candidates, default=None)
 
 
 def active_alerts(config: AlertConfig, facts: Facts) -> set[AlertKind]:

@@ -8,6 +8,9 @@ a recorded reason (``cronplane_fires_missing_total``) and fire times with more t
 (``cronplane_fires_duplicate_total``). Both must stay 0 — across leader changes, kill -9 and
 outages — so the scheduler's guarantee is measured, not claimed. The round is fenced by the
 leader's token; a new leader continues from the stored ``checked_until``.
+
+A round reads only the schedules with a settled fire time to judge or an edit since the last
+round (storage/fire_check_store.py); a new term's first round reads every schedule.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from cronplane.domain.clock import Clock
 from cronplane.domain.lease import LeaseGrant
@@ -42,11 +45,17 @@ class FireChecker(FencedLoop):
         self.checked = 0  # fire times judged by this process
         self.last_result: CheckResult | None = None
         self.round_done = threading.Event()  # set after every completed round (tests)
+        self._term: int | None = None
+        self._since: datetime | None = None  # the last round's database time, this term
 
     def lead(self, grant: LeaseGrant) -> float:
+        if grant.fencing_token != self._term:  # a new term: its first round reads every schedule
+            self._term, self._since = grant.fencing_token, None
         result = self.store.check(grant.owner, grant.fencing_token, settle=self.settle,
-                                  idle_timeout_seconds=self.idle_timeout_seconds)
+                                  idle_timeout_seconds=self.idle_timeout_seconds,
+                                  since=self._since)
         self.last_result = result
+        self._since = result.db_now
         self.checked += result.fire_times
         self.round_done.set()
         return self.interval

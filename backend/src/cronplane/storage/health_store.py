@@ -1,5 +1,6 @@
-"""The health evaluator's storage: read every live schedule's facts and write what changed, in
-one transaction fenced by the leader's token (a stale leader's evaluation writes nothing).
+"""The health evaluator's storage: read the facts of the schedules that can have changed (every
+live one on a new leader's first round) and write what changed, in one transaction fenced by the
+leader's token (a stale leader's evaluation writes nothing).
 
 The store does no deciding: ``evaluate`` hands each schedule's row to a callback (the
 evaluator's pure step, domain/health.py) and writes back the rows, audit events and
@@ -8,9 +9,9 @@ notification jobs the callback returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -31,6 +32,7 @@ class HealthRow:
     last_success_at: datetime | None
     consecutive_failures: int
     alerts: dict[str, Any]
+    recheck_at: datetime | None = None  # domain/health.py next_change
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Evaluation:
     """The writes for one schedule (any part may be empty)."""
 
     row: HealthRow | None = None
+    in_flight: bool = False  # look at it again next round (health_facts.in_flight)
     audits: list[AuditEntry] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)  # notification events (OutboundEvent)
 
@@ -62,6 +65,17 @@ class EvaluationResult:
     saved: int = 0
     audited: int = 0
     events: int = 0
+    # The fence's database time: what the next round's candidates are read since.
+    db_now: datetime | None = None
+    in_flight: set[int] = field(default_factory=set)
+
+
+# An edit's updated_at is its transaction's start: one committed after our round began may carry
+# an earlier instant. Management transactions are one request; this is their margin.
+EDIT_SLACK = timedelta(seconds=10)
+# A run the last round did not see in flight was claimed, so finished, after that round began
+# (its job was committed after it): the margin is only for the clock's resolution.
+FINISH_SLACK = timedelta(seconds=1)
 
 
 class HealthStore:
@@ -70,18 +84,34 @@ class HealthStore:
         self.lease_name = lease_name
 
     def evaluate(self, owner: str, fencing_token: int, evaluate: Evaluate, *,
-                 sink: EventSink | None = None, idle_timeout_seconds: float = 1.0
+                 sink: EventSink | None = None, idle_timeout_seconds: float = 1.0,
+                 since: datetime | None = None, carried: Collection[int] = ()
                  ) -> EvaluationResult:
+        """One round. ``since``: the last round's ``db_now`` (None: every live schedule);
+        ``carried``: its ``in_flight`` schedules, evaluated again whatever the candidates say."""
         result = EvaluationResult()
         with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
-                                idle_timeout_seconds=idle_timeout_seconds) as (conn, _fence):
-            rows = conn.execute(QUERIES["health_facts"], {"recent": RECENT_RUNS}).fetchall()
+                                idle_timeout_seconds=idle_timeout_seconds) as (conn, fence):
+            result.db_now = fence["db_now"]
+            if since is None:
+                ids = {r["id"] for r in conn.execute(QUERIES["health_all"]).fetchall()}
+            else:
+                ids = {r["id"] for r in conn.execute(QUERIES["health_candidates"], {
+                    "edited_since": since - EDIT_SLACK,
+                    "finished_since": since - FINISH_SLACK}).fetchall()}
+                ids.update(carried)
+            if not ids:
+                return result
+            rows = conn.execute(QUERIES["health_facts"], {
+                "recent": RECENT_RUNS, "ids": sorted(ids)}).fetchall()
             result.schedules = len(rows)
             saved: list[HealthRow] = []
             audits: list[AuditEntry] = []
             events: list[Any] = []
             for row in rows:
                 outcome = evaluate(row)
+                if outcome.in_flight:
+                    result.in_flight.add(row["id"])
                 if outcome.row is not None:
                     saved.append(outcome.row)
                 audits.extend(outcome.audits)
@@ -92,7 +122,8 @@ class HealthStore:
                     "sinces": [r.since for r in saved],
                     "last_success_ats": [r.last_success_at for r in saved],
                     "consecutive": [r.consecutive_failures for r in saved],
-                    "alerts": [Jsonb(r.alerts) for r in saved]})
+                    "alerts": [Jsonb(r.alerts) for r in saved],
+                    "recheck_ats": [r.recheck_at for r in saved]})
             if audits:
                 conn.execute(QUERIES["health_audit"], {
                     "projects": [a.project for a in audits], "actions": [a.action for a in audits],

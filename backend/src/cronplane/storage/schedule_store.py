@@ -19,9 +19,8 @@ from cronplane.domain.cron import CronError, cached_expression, cached_zone
 from cronplane.domain.fire_ledger import SkipKind
 from cronplane.domain.firing import DEFAULT_GRACE, FirePlan, plan_fires
 from cronplane.domain.keys import format_fire_time as format_instant
-from cronplane.domain.keys import schedule_fire_key
 from cronplane.observability import tracing
-from cronplane.storage import notify
+from cronplane.storage import array_literals, notify
 from cronplane.storage.chain_fire import fire_chained
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
@@ -75,11 +74,23 @@ def _advances(chained: list[tuple[Any, FirePlan]],
     """schedule_fire's parameters that only advance the chained schedules (no fires: theirs
     were inserted by storage/chain_fire.py); a deferred one stays due at its deferred time."""
     ids = [row["id"] for row, _plan in chained]
-    return {"schedule_ids": [], "fire_times": [], "keys": [], "trace_contexts": [], "ids": ids,
+    return {"schedule_ids": [], "fire_times": [], "trace_contexts": [], "ids": ids,
             "next_run_ats": [advances[i][0] for i in ids],
             "last_run_ats": [advances[i][1] for i in ids],
             "missed": [plan.missed for _row, plan in chained],
             "overlap_skipped": [plan.overlap_skipped for _row, plan in chained]}
+
+
+def _literals(batch: dict[str, list[Any]]) -> dict[str, Any]:
+    """schedule_fire's arrays as literals (storage/array_literals.py): the batch's big lists."""
+    return {"schedule_ids": array_literals.bigints(batch["schedule_ids"]),
+            "fire_times": array_literals.instants(batch["fire_times"]),
+            "trace_contexts": batch["trace_contexts"],
+            "ids": array_literals.bigints(batch["ids"]),
+            "next_run_ats": array_literals.instants(batch["next_run_ats"]),
+            "last_run_ats": array_literals.instants(batch["last_run_ats"]),
+            "missed": array_literals.bigints(batch["missed"]),
+            "overlap_skipped": array_literals.bigints(batch["overlap_skipped"])}
 
 
 class ScheduleStore:
@@ -104,8 +115,9 @@ class ScheduleStore:
             result.scanned = len(rows)
             if not rows:
                 return result
+            # The fire keys are formatted by schedule_fire (the SQL) itself.
             batch: dict[str, list[Any]] = {
-                "schedule_ids": [], "fire_times": [], "keys": [], "ids": [], "next_run_ats": [],
+                "schedule_ids": [], "fire_times": [], "ids": [], "next_run_ats": [],
                 "last_run_ats": [], "missed": [], "overlap_skipped": [], "trace_contexts": []}
             traced = tracing.enabled()
             spans: dict[tuple[int, datetime], tuple[Any, tracing.CreateSpan]] = {}
@@ -139,20 +151,19 @@ class ScheduleStore:
                 for fire_time in plan.fire_times:
                     batch["schedule_ids"].append(row["id"])
                     batch["fire_times"].append(fire_time)
-                    batch["keys"].append(schedule_fire_key(row["id"], fire_time))
                     if traced:
                         spans[(row["id"], fire_time)] = self._spans(row, fire_time,
                                                                     fencing_token)
-                    batch["trace_contexts"].append(
-                        spans[(row["id"], fire_time)][1].traceparent if traced else None)
+                        batch["trace_contexts"].append(
+                            spans[(row["id"], fire_time)][1].traceparent)
             if skips["schedule_ids"]:
                 # Before schedule_fire: the overlap extension reads the old last_run_at.
                 conn.execute(QUERIES["fire_skips_record"], skips)
             # Jobs, progress and the one NOTIFY (only if a job was inserted) in one statement.
             inserted = conn.execute(QUERIES["schedule_fire"],
-                                    {**batch, "channel": notify.JOBS}).fetchall()
+                                    {**_literals(batch), "channel": notify.JOBS}).fetchall()
             result.jobs = [(r["id"], r["schedule_id"], r["fire_time"]) for r in inserted]
-            attempted = len(batch["keys"])
+            attempted = len(batch["fire_times"])
             if chained:
                 chain = fire_chained(conn, chained, {
                     key: create.traceparent for key, (_fire, create) in spans.items()})

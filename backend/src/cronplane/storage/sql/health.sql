@@ -1,18 +1,58 @@
--- The leader's health evaluator: one read of every live schedule's facts, then writes of what
--- changed (health rows, audit events, notification jobs) in the same fenced transaction
--- (schedule_fence first, as for the fire path), so a stale leader sends nothing.
+-- The leader's health evaluator: which schedules can have changed (health_candidates), one read
+-- of their facts, then writes of what changed (health rows, audit events, notification jobs) in
+-- the same fenced transaction (schedule_fence first, as for the fire path), so a stale leader
+-- sends nothing. A round with nothing in flight reads a few empty index ranges, not every
+-- schedule (issue 43; execution/health_evaluator.py says why the set is complete).
+
+-- name: health_candidates
+-- The schedules whose facts may have moved since the last round, each from an index:
+-- * a threshold of time passed (recheck_at, ix_schedule_health_recheck_at);
+-- * created or edited (updated_at, ix_schedules_updated_at): alerts, pause, cron;
+-- * a run ended (finished_at, ix_jobs_finished_at);
+-- * a fire not started, waiting on its upstream, or running (the partial indexes the facts
+--   read): its lateness, start and end are what health is about;
+-- * due and not fired (ix_schedules_due): a scheduler that does not fire it makes it late.
+SELECT DISTINCT c.id FROM (
+  SELECT h.schedule_id AS id FROM schedule_health h
+   WHERE h.recheck_at IS NOT NULL AND h.recheck_at <= cronplane_statement_now()
+  UNION ALL
+  SELECT s.id FROM schedules s WHERE s.updated_at >= %(edited_since)s
+  UNION ALL
+  SELECT j.schedule_id FROM jobs j
+   WHERE j.finished_at IS NOT NULL AND j.finished_at >= %(finished_since)s
+     AND j.schedule_id IS NOT NULL
+  UNION ALL
+  SELECT j.schedule_id FROM jobs j
+   WHERE j.status = 'PENDING' AND j.attempt_count = 0 AND j.schedule_id IS NOT NULL
+  UNION ALL
+  SELECT j.schedule_id FROM jobs j WHERE j.status = 'WAITING' AND j.schedule_id IS NOT NULL
+  UNION ALL
+  SELECT j.schedule_id FROM jobs j WHERE j.status = 'RUNNING' AND j.schedule_id IS NOT NULL
+  UNION ALL
+  SELECT s.id FROM schedules s
+   WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at < cronplane_statement_now()
+) c;
+
+-- name: health_all
+-- Every live schedule: a new leader's first round (it knows nothing of the last round).
+SELECT s.id FROM schedules s WHERE s.deleted_at IS NULL;
 
 -- name: health_facts
--- Per live schedule, with what the evaluator concluded last time (schedule_health):
+-- Per live schedule of %(ids)s, with what the evaluator concluded last time (schedule_health):
 -- * the statuses of the last `recent` finished runs, newest first (ix_jobs_schedule_id_id,
 --   read backwards: recent rows first), and the newest success among them;
 -- * the oldest fire not started yet: a PENDING never-attempted job of the schedule
 --   (ix_jobs_unstarted_schedule, small: only waiting fires) or, when no scheduler enqueued it,
 --   next_run_at already in the past; or a chained fire still WAITING on its upstream
 --   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
--- * the oldest attempt still RUNNING (ix_jobs_running_schedule).
-SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
-       cronplane_statement_now() AS db_now,
+-- * the oldest attempt still RUNNING (ix_jobs_running_schedule);
+-- * in_flight: a fire not started, waiting or running, or due and not fired: the evaluator looks
+--   at the schedule again next round (the end of a run it saw running is what it must not miss).
+SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.next_run_at,
+       cronplane_statement_now() AS db_now, h.recheck_at AS stored_recheck_at,
+       (unstarted.fire_time IS NOT NULL OR waiting.fire_time IS NOT NULL
+        OR running.started_at IS NOT NULL
+        OR (NOT s.paused AND s.next_run_at < cronplane_statement_now())) AS in_flight,
        h.schedule_id IS NOT NULL AS evaluated, h.state, h.since,
        h.last_success_at AS stored_last_success_at,
        h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
@@ -46,24 +86,24 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at,
       JOIN attempts a ON a.job_id = j.id AND a.number = j.attempt_count
      WHERE j.schedule_id = s.id AND j.status = 'RUNNING'
   ) running ON true
- WHERE s.deleted_at IS NULL
+ WHERE s.deleted_at IS NULL AND s.id = ANY (%(ids)s::bigint[])
  ORDER BY s.id;
 
 -- name: health_save
 -- The rows whose conclusion changed, in one statement.
 INSERT INTO schedule_health AS h (schedule_id, state, since, last_success_at,
-                                  consecutive_failures, alerts, evaluated_at)
+                                  consecutive_failures, alerts, evaluated_at, recheck_at)
 SELECT v.id, v.state, v.since, v.last_success_at, v.consecutive_failures, v.alerts,
-       cronplane_statement_now()
+       cronplane_statement_now(), v.recheck_at
   FROM unnest(%(ids)s::bigint[], %(states)s::text[], %(sinces)s::timestamptz[],
               %(last_success_ats)s::timestamptz[], %(consecutive)s::int[],
-              %(alerts)s::jsonb[])
-       AS v(id, state, since, last_success_at, consecutive_failures, alerts)
+              %(alerts)s::jsonb[], %(recheck_ats)s::timestamptz[])
+       AS v(id, state, since, last_success_at, consecutive_failures, alerts, recheck_at)
 ON CONFLICT (schedule_id) DO UPDATE
    SET state = EXCLUDED.state, since = EXCLUDED.since,
        last_success_at = EXCLUDED.last_success_at,
        consecutive_failures = EXCLUDED.consecutive_failures, alerts = EXCLUDED.alerts,
-       evaluated_at = EXCLUDED.evaluated_at;
+       evaluated_at = EXCLUDED.evaluated_at, recheck_at = EXCLUDED.recheck_at;
 
 -- name: health_audit
 -- One audit event per alert transition (actor system, through the hash-chain trigger).

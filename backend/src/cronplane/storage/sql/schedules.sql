@@ -18,7 +18,7 @@ WITH guards AS MATERIALIZED (
 -- pauses_ended: whether a timed pause has ended (the probe of the pauses_ended statement,
 -- ix_schedules_paused_until), so the fire path skips that round trip on the usual tick where
 -- none has (issue 16: fire lag on a loaded host is mostly a count of round trips).
-SELECT l.fencing_token,
+SELECT l.fencing_token, cronplane_statement_now() AS db_now,
        EXISTS (SELECT 1 FROM schedules s
                 WHERE s.paused AND s.paused_until IS NOT NULL
                   AND s.paused_until <= cronplane_clock_now() AND s.deleted_at IS NULL)
@@ -53,7 +53,7 @@ SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
 -- name: schedule_fire
 -- One statement for the whole batch:
 -- * fired: one job per (schedule, fire time), the definition copied from the (locked) schedule
---   row. The unique idempotency key `schedule:{id}:{fire time}` makes a second insert of the
+--   row, in fire time order. The unique idempotency key `schedule:{id}:{fire time}` makes a second insert of the
 --   same fire time a no-op, whoever tries it.
 -- * advanced: every scanned schedule moves to its next fire time and adds up what produced no
 --   job. version is not bumped: it tracks the definition (If-Match), not the scheduler's progress.
@@ -65,11 +65,16 @@ WITH fired AS (
                     schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive,
                     project, queue, schedule_version, trace_context)
   SELECT s.handler, s.payload, s.priority, v.fire_time, s.max_attempts, s.timeout_seconds,
-         s.id, v.fire_time, 'schedule', v.key, 'system', s.overlap = 'forbid',
-         s.project, s.queue, s.version, v.trace_context
-    FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[], %(keys)s::text[],
+         s.id, v.fire_time, 'schedule',
+         -- domain/keys.py schedule_fire_key, formatted here: in Python it was an eighth of a
+         -- 10,000-schedule burst's time (issue 43). Fire times are whole seconds.
+         'schedule:' || s.id || ':'
+           || to_char(v.fire_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+         'system', s.overlap = 'forbid', s.project, s.queue, s.version, v.trace_context
+    -- trace_contexts is empty unless tracing is on: unnest pads it with NULLs.
+    FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[],
                 %(trace_contexts)s::text[])
-         AS v(schedule_id, fire_time, key, trace_context)
+         AS v(schedule_id, fire_time, trace_context)
     JOIN schedules s ON s.id = v.schedule_id
    ORDER BY v.fire_time, v.schedule_id
       ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING

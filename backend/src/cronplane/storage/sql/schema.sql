@@ -713,7 +713,8 @@ CREATE TABLE public.fire_checks (
     checked_until timestamp with time zone NOT NULL,
     missing bigint DEFAULT 0 NOT NULL,
     duplicate bigint DEFAULT 0 NOT NULL,
-    last_violation text
+    last_violation text,
+    next_due timestamp with time zone
 );
 
 CREATE TABLE public.job_dependencies (
@@ -957,6 +958,7 @@ CREATE TABLE public.schedule_health (
     consecutive_failures integer DEFAULT 0 NOT NULL,
     alerts jsonb DEFAULT '{}'::jsonb NOT NULL,
     evaluated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    recheck_at timestamp with time zone,
     CONSTRAINT ck_schedule_health_state CHECK ((state = ANY (ARRAY['ok'::text, 'late'::text, 'failing'::text, 'paused'::text, 'silent'::text])))
 );
 
@@ -1257,6 +1259,8 @@ CREATE INDEX ix_batches_project_id ON public.batches USING btree (project, id DE
 
 CREATE INDEX ix_chaos_experiments_active ON public.chaos_experiments USING btree (expires_at) WHERE (ended_at IS NULL);
 
+CREATE INDEX ix_fire_checks_next_due ON public.fire_checks USING btree (next_due) WHERE (next_due IS NOT NULL);
+
 CREATE INDEX ix_job_dependencies_job_id ON public.job_dependencies USING btree (job_id);
 
 CREATE INDEX ix_job_outcomes_bucket ON public.job_outcomes USING btree (bucket);
@@ -1309,6 +1313,8 @@ CREATE INDEX ix_project_members_user_id ON public.project_members USING btree (u
 
 CREATE INDEX ix_refresh_families_user_id ON public.refresh_families USING btree (user_id);
 
+CREATE INDEX ix_schedule_health_recheck_at ON public.schedule_health USING btree (recheck_at) WHERE (recheck_at IS NOT NULL);
+
 CREATE INDEX ix_schedule_skips_schedule ON public.schedule_skips USING btree (schedule_id, starts_at);
 
 CREATE INDEX ix_schedules_due ON public.schedules USING btree (next_run_at) WHERE ((deleted_at IS NULL) AND (NOT paused));
@@ -1316,6 +1322,8 @@ CREATE INDEX ix_schedules_due ON public.schedules USING btree (next_run_at) WHER
 CREATE INDEX ix_schedules_paused_until ON public.schedules USING btree (paused_until) WHERE (paused AND (paused_until IS NOT NULL));
 
 CREATE INDEX ix_schedules_search ON public.schedules USING gin (search);
+
+CREATE INDEX ix_schedules_updated_at ON public.schedules USING btree (updated_at);
 
 CREATE INDEX ix_schedules_upstream ON public.schedules USING gin (upstream jsonb_path_ops) WHERE (upstream <> '[]'::jsonb);
 
