@@ -317,6 +317,8 @@ class Schedule(Base):
         Index("ix_schedules_due", "next_run_at",
               postgresql_where=text("deleted_at IS NULL AND NOT paused")),
         Index("ix_schedules_search", "search", postgresql_using="gin"),
+        # Created or edited since the leader's last round (issue 43, migration 0039).
+        Index("ix_schedules_updated_at", "updated_at"),
     )
 
     @property
@@ -371,8 +373,12 @@ class ScheduleHealth(Base):
     consecutive_failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     alerts: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default=text("'{}'::jsonb"))
     evaluated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+    # The next instant time alone can change this health (domain/health.py next_change).
+    recheck_at: Mapped[datetime | None] = mapped_column(TZ)
 
-    __table_args__ = (CheckConstraint(_in("state", HealthState), name="state"),)
+    __table_args__ = (CheckConstraint(_in("state", HealthState), name="state"),
+                      Index("ix_schedule_health_recheck_at", "recheck_at",
+                            postgresql_where=text("recheck_at IS NOT NULL")))
 
 
 DEFAULT_CHANNEL_EVENTS = ["job.dead", "schedule.failing", "schedule.late", "schedule.silent",
@@ -467,6 +473,11 @@ class FireCheck(Base):
     missing: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     duplicate: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     last_violation: Mapped[str | None] = mapped_column(Text)
+    # The first fire time after checked_until: checked again once the scheduler is past it.
+    next_due: Mapped[datetime | None] = mapped_column(TZ)
+
+    __table_args__ = (Index("ix_fire_checks_next_due", "next_due",
+                            postgresql_where=text("next_due IS NOT NULL")),)
 
 
 class ScheduleVersion(Base):

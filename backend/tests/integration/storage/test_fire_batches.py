@@ -14,8 +14,8 @@ from cronplane.execution.health_evaluator import _evaluate
 from cronplane.storage.database import Database
 from cronplane.storage.fire_check_store import FireCheckStore
 from cronplane.storage.health_store import HealthStore
-from cronplane.storage.lease_store import LeaseStore
-from cronplane.storage.schedule_store import FencedOut, ScheduleStore
+from cronplane.storage.lease_store import FencedOut, LeaseStore
+from cronplane.storage.schedule_store import ScheduleStore
 
 LEASE = "scheduler"
 BATCH = 200
