@@ -317,7 +317,7 @@ class Schedule(Base):
         Index("ix_schedules_due", "next_run_at",
               postgresql_where=text("deleted_at IS NULL AND NOT paused")),
         Index("ix_schedules_search", "search", postgresql_using="gin"),
-        # Created or edited since the leader's last round (issue 43, migration 0039).
+        # Created or edited since the leader's last round (issue 43, migration 0040).
         Index("ix_schedules_updated_at", "updated_at"),
     )
 

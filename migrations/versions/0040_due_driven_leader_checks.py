@@ -1,7 +1,7 @@
 """scheduler: the health evaluator and the fire checker look only at what is due (issue 43)
 
-Revision ID: 0039
-Revises: 0038
+Revision ID: 0040
+Revises: 0039
 Create Date: 2026-12-06 03:00:00
 
 Both leader loops used to read every live schedule each round (the evaluator every second, with
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0039"
-down_revision: str | None = "0038"
+revision: str = "0040"
+down_revision: str | None = "0039"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
