@@ -35,13 +35,21 @@ CLI = [sys.executable, "-m", "cronplane.cli", "worker"]
 
 class Cluster:
     """``cronplane worker`` processes on one database. ``start(**env)`` overrides the defaults
-    (lease TTL ``TTL``, two executor threads, INFO logs)."""
+    (lease TTL ``TTL``, two executor threads, INFO logs, a data dir of the cluster's own).
+
+    The data dir is the cluster's, as one host's: before, every test's workers shared the
+    default ``.cronplane``, so a leader found the audit anchor another test's database had left
+    there and logged a false "the trail was cut". The keys are given, as production requires,
+    not generated into it by processes starting at once."""
 
     def __init__(self, url: str, logs: Path, **env: str) -> None:
         self.url = url
         self.logs = logs
         self.env = {"CRONPLANE_LEASE_TTL_SECONDS": str(TTL), "CRONPLANE_WORKER_CONCURRENCY": "2",
-                    "CRONPLANE_LOG_LEVEL": "INFO", **env}
+                    "CRONPLANE_LOG_LEVEL": "INFO", "CRONPLANE_DATA_DIR": str(logs / "cluster-data"),
+                    "CRONPLANE_SECRET_KEY": "acceptance-cluster-secret-key-0123456789abcdef",
+                    "CRONPLANE_AUDIT_KEY": "acceptance-cluster-audit-key-0123456789abcdefgh",
+                    **env}
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.log_files: dict[int, Path] = {}
         self._count = itertools.count()
