@@ -11,10 +11,19 @@ each). After each break the cluster heals (the old primary rejoins as synchronou
 before the next. Then: 0 acknowledged jobs lost, every one run to success, 0 duplicate fire
 keys, no fire time missing from the ledger, 0 answers 500 (503 with Retry-After only, none past
 15 s), the audit chain verifies; printed: how long Patroni took to promote and how long from
-the new primary to the first job completed on it, for each kind of break (bench/RESULTS.md)."""
+the new primary to the first job completed on it, for each kind of break (bench/RESULTS.md).
+
+Dependencies are in the mix (issue 44, ``tests/support/dependency_mix.py``): a client adds
+diamonds of ``depends_on`` jobs, failing upstreams with a dependent and batches with an
+``on_complete`` callback through the API throughout, and a second per-second schedule is chained
+to the first (``upstream``). After the run: no downstream started before its upstream
+succeeded (a chained fire: the upstream fire of the same time), nothing left WAITING, each
+failing upstream's dependent cancelled without running, each callback run to success once with
+its batch's exact counts, no fire time of either schedule missing from the ledger."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import subprocess
@@ -32,6 +41,7 @@ import requests
 from tests.acceptance.processes import Cluster
 from tests.acceptance.serve_process import Serve, admin_token
 from tests.ha.patroni import Member, Patroni, patroni_cluster
+from tests.support.dependency_mix import DependencyMix, MixLoad, Post, check, unsettled
 from tests.support.failover import ApiLoad, duplicate_fire_keys, lost_acknowledged, unfinished
 from tests.support.waiting import wait_until
 
@@ -88,6 +98,7 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
         workers = Cluster(direct, tmp_path, DATABASE_URL=pooled, CRONPLANE_LOG_LEVEL="WARNING",
                           CRONPLANE_WORKER_CONCURRENCY="4", **common)
         load: ApiLoad | None = None
+        mix: MixLoad | None = None
         try:
             for serve in serves:
                 serve.wait_ready()
@@ -101,7 +112,14 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
                                                       "cron": "*/1 * * * * *"})
             assert created.status_code == 201, created.text
             schedule = created.json()["id"]
+            chained = requests.post(serves[1].base + "/api/v1/schedules", headers=headers,
+                                    timeout=15, json={"name": "chained", "handler": "noop",
+                                                      "cron": "*/1 * * * * *",
+                                                      "upstream": [{"schedule": schedule}]})
+            assert chained.status_code == 201, chained.text
+            schedules = [schedule, chained.json()["id"]]
             load = ApiLoad([s.base for s in serves], token, clients=4).start()
+            mix = MixLoad(DependencyMix(_poster([s.base for s in serves], headers))).start()
             wait_until(lambda: _completed_since(direct, _db_now(direct) - timedelta(seconds=1)),
                        30, "jobs to run before the first break")
 
@@ -137,13 +155,24 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
                       f"no 2xx answer for {no_answer[action][-1]:.2f} s", flush=True)
             wait_until(patroni.healthy, 180, "the cluster to heal after the last round", step=0.2)
             acknowledged = load.stop()
+            graphs = mix.stop()
 
             lost = lost_acknowledged(direct, acknowledged)
             assert not lost, f"{len(lost)} acknowledged job(s) lost: {lost[:10]}"
             wait_until(lambda: unfinished(direct, acknowledged) == 0, 180,
                        lambda: f"{unfinished(direct, acknowledged)} acknowledged job(s) to run")
             assert not duplicate_fire_keys(direct), "a fire key was enqueued twice"
-            missing = _missing_fires(serves[0].base, headers, schedule, db)
+            missing = [m for s in schedules for m in _missing_fires(serves[0].base, headers, s, db)]
+            for sid in schedules:  # then every chained fire is released, cancelled or expires
+                paused = requests.post(f"{serves[0].base}/api/v1/schedules/{sid}/pause",
+                                       headers=headers, timeout=15, json={})
+                assert paused.status_code == 200, paused.text
+            wait_until(lambda: unsettled(direct, graphs.jobs) == 0 and not db.scalar(
+                "SELECT count(*) FROM jobs WHERE status IN ('WAITING', 'PENDING', 'RUNNING')"),
+                180, lambda: f"{unsettled(direct, graphs.jobs)} job(s) of the mix to settle")
+            in_mix = check(direct, graphs)
+            chain_runs = db.scalar("SELECT count(*) FROM jobs WHERE schedule_id = %s "
+                                   "AND status = 'SUCCEEDED'", schedules[1])
             verify = requests.get(serves[1].base + "/api/v1/audit/verify", headers=headers,
                                   timeout=60)
             assert verify.status_code == 200, verify.text
@@ -154,6 +183,9 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
                   f"{len(acknowledged)} jobs acknowledged, 0 lost; answers {answers}; "
                   f"slowest answer {load.slowest():.2f} s; "
                   f"audit verify ok={verify.json().get('ok')}")
+            print(f"[ha] dependencies in the mix: {in_mix}, chained schedule ran {chain_runs} "
+                  "times; none ran before its upstream, none left WAITING, every callback once "
+                  "with exact counts")
             for action in ACTIONS:
                 print(f"[ha] {action}: Patroni promoted in {_spread(promote[action])}; "
                       f"new primary → first job completed {_spread(resume[action])}; "
@@ -170,9 +202,28 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
         finally:
             if load is not None:
                 load.stop()
+            if mix is not None:
+                mix.stop()
             for serve in serves:
                 serve.stop()
             workers.stop_all()
+
+
+def _poster(bases: list[str], headers: dict[str, str]) -> Post:
+    """The mix's client: POSTs to each ``serve`` in turn; no answer is status 0."""
+    session = requests.Session()
+    session.headers.update(headers)
+    turns = itertools.count()
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        base = bases[next(turns) % len(bases)]
+        try:
+            answer = session.post(f"{base}/api/v1{path}", json=body, timeout=20)
+        except requests.RequestException:
+            return 0, None
+        return answer.status_code, answer.json() if answer.ok else None
+
+    return post
 
 
 def _new_primary(patroni: Patroni, old: str) -> Member | None:
