@@ -12,6 +12,8 @@
 # and PgBouncer as `postgres` too (neither runs as root).
 set -euo pipefail
 
+# pgbouncer and haproxy live in /usr/sbin, which an unprivileged user's PATH may lack (CI runners).
+PATH="$PATH:/usr/sbin:/sbin"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DIR="$(mkdir -p "${1:-.cronplane/ha}" && cd "${1:-.cronplane/ha}" && pwd)"
 BASE="${CRONPLANE_HA_PORT_BASE:-25400}"
