@@ -57,7 +57,13 @@ from cronplane.domain.schedule_definition import (
     MAX_NAME,
     MAX_NOTIFY,
 )
-from cronplane.management import fire_ledger, schedule_chains, schedules
+from cronplane.management import (
+    fire_ledger,
+    schedule_chains,
+    schedule_runs,
+    schedule_versions,
+    schedules,
+)
 from cronplane.management.errors import PreconditionFailed
 
 blp = ApiBlueprint("schedules", __name__, description="Schedules: the task registry")
@@ -391,7 +397,7 @@ class ScheduleTrigger(MethodView):
                       description="Idempotent replay: the job created by the first request")
     @problem_responses(blp, 404, 409, 429)
     def post(self, headers: dict[str, Any], schedule_id: int) -> Any:
-        result = schedules.trigger(management_context(), current_actor(), schedule_id,
+        result = schedule_runs.trigger(management_context(), current_actor(), schedule_id,
                                    idempotency_key=headers["idempotency_key"])
         return result.job, 202 if result.created else 200
 
@@ -432,7 +438,7 @@ class ScheduleBackfill(MethodView):
     @blp.response(200, BackfillResultSchema)
     @problem_responses(blp, 400, 404, 409, 429)
     def post(self, body: dict[str, Any], schedule_id: int) -> Any:
-        return schedules.backfill(management_context(), current_actor(), schedule_id,
+        return schedule_runs.backfill(management_context(), current_actor(), schedule_id,
                                   after=body["after"], before=body["before"],
                                   dry_run=body["dry_run"])
 
@@ -493,7 +499,7 @@ class ScheduleVersions(MethodView):
     @blp.response(200, ScheduleVersionSchema(many=True))
     @problem_responses(blp, 404)
     def get(self, schedule_id: int) -> Any:
-        return schedules.versions(management_context(), current_actor(), schedule_id)
+        return schedule_versions.versions(management_context(), current_actor(), schedule_id)
 
 
 @blp.route(f"/schedules/<{ID_CONVERTER}:schedule_id>/rollback")
@@ -505,7 +511,7 @@ class ScheduleRollback(MethodView):
     @blp.response(200, ScheduleSchema)
     @problem_responses(blp, 404, 409)
     def post(self, body: dict[str, Any], schedule_id: int) -> Any:
-        return schedules.rollback(management_context(), current_actor(), schedule_id,
+        return schedule_versions.rollback(management_context(), current_actor(), schedule_id,
                                   body["version"])
 
 

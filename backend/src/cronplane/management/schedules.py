@@ -1,4 +1,6 @@
-"""Schedule use cases (the task registry): create, read, list, edit, pause, resume, delete, trigger.
+"""Schedule use cases (the task registry): create, read, list, edit, pause, resume, delete. Runs a
+person asks for (trigger, backfill) are in schedule_runs.py, the history (versions, rollback) in
+schedule_versions.py.
 
 Each public function is one transaction with its audit event, and NOTIFYs the schedules channel
 when it changes what the leader fires, so edits take effect at the scheduler's next tick (within
@@ -8,7 +10,7 @@ a second). Decisions:
   ``cronplane_now()`` (the instant ``created_at``/``updated_at`` record): creating, editing cron or time
   zone, resuming. Resume does not catch up fires missed while paused.
 * A deleted schedule stays readable (``get``, ``list(include_deleted=True)``) but every change to
-  it (update, pause, resume, trigger) is 409 Conflict: it exists, its state forbids the change.
+  it (update, pause, resume, trigger, backfill) is 409 Conflict: it exists, its state forbids the change.
   Deleting it again is a no-op. Its name is free for a new live schedule.
 * Pausing a paused schedule (or resuming a running one) changes nothing: no version bump, no
   audit event. So does a PATCH whose values equal the current ones.
@@ -20,7 +22,6 @@ a second). Decisions:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +29,6 @@ from sqlalchemy import and_, false, func, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from cronplane.domain import keys
 from cronplane.domain.cron import CronError, CronExpression, validate_timezone
 from cronplane.domain.firing import Misfire, Overlap
 from cronplane.domain.health import validate_alerts
@@ -41,16 +41,13 @@ from cronplane.domain.schedule_definition import (
     MAX_NAME,
     MAX_NOTIFY,
 )
-from cronplane.domain.states import Trigger
 from cronplane.management import audit, notifications, projects, schedule_chains, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cronplane.management.jobs import (
-    EnqueueResult,
     JobRequest,
     _resolve,
-    enqueue_in_session,
     require_handler_rights,
 )
 from cronplane.management.pagination import (
@@ -60,9 +57,8 @@ from cronplane.management.pagination import (
     encode_cursor,
     page_by_id,
 )
-from cronplane.storage import job_insert, notify
-from cronplane.storage.job_insert import NewJob
-from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
+from cronplane.storage import notify
+from cronplane.storage.models import Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 from cronplane.storage.schedule_search import search_condition
 
@@ -151,7 +147,7 @@ def snapshot(schedule: Schedule) -> dict[str, Any]:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def _missing(schedule_id: int) -> str:
+def not_found(schedule_id: int) -> str:
     return f"schedule {schedule_id} does not exist"
 
 
@@ -160,12 +156,12 @@ def _locked(session: Session, actor: Actor, schedule_id: int, role: Role = Role.
     schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
                                .with_for_update()).scalar_one_or_none()
     if schedule is None:
-        raise NotFound(_missing(schedule_id))
-    scope.require(actor, schedule.project, role, missing=_missing(schedule_id))
+        raise NotFound(not_found(schedule_id))
+    scope.require(actor, schedule.project, role, missing=not_found(schedule_id))
     return schedule
 
 
-def _live(schedule: Schedule, verb: str) -> None:
+def require_live(schedule: Schedule, verb: str) -> None:
     if schedule.deleted_at is not None:
         raise Conflict(f"schedule {schedule.id} is deleted and cannot be {verb}")
 
@@ -254,8 +250,8 @@ def get(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     with ctx.db.read_session() as session:
         schedule = session.get(Schedule, schedule_id)
         if schedule is None:
-            raise NotFound(_missing(schedule_id))
-        scope.require(actor, schedule.project, Role.VIEWER, missing=_missing(schedule_id))
+            raise NotFound(not_found(schedule_id))
+        scope.require(actor, schedule.project, Role.VIEWER, missing=not_found(schedule_id))
         session.expunge(schedule)
         return schedule
 
@@ -420,7 +416,7 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         if if_match is not None and if_match != schedule.version:
             raise PreconditionFailed(
                 f"schedule {schedule_id} is at version {schedule.version}, not {if_match}")
-        _live(schedule, "edited")
+        require_live(schedule, "edited")
         current = {name: getattr(schedule, name) for name in FIELDS}
         values = _validated({**current, **changes}, ctx.settings)
         # Editing (or rolling back) a schedule of an instance handler, or turning one into it.
@@ -480,7 +476,7 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
                            errors={"until": ["Must include a time zone offset."]})
     with ctx.db.transaction() as session:
         schedule = _locked(session, actor, schedule_id)
-        _live(schedule, "paused")
+        require_live(schedule, "paused")
         if until is not None:
             now = session.execute(select(func.cronplane_now())).scalar_one()
             if until <= now:
@@ -507,7 +503,7 @@ def resume(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
     """Fire again from the first fire time after now; fires missed while paused are not run."""
     with ctx.db.transaction() as session:
         schedule = _locked(session, actor, schedule_id)
-        _live(schedule, "resumed")
+        require_live(schedule, "resumed")
         if not schedule.paused:
             return schedule
         before_definition = definition(schedule)
@@ -547,175 +543,3 @@ def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
                      project=schedule.project)
         _changed(session)
         return schedule
-
-
-def trigger(ctx: ManagementContext, actor: Actor, schedule_id: int,
-            idempotency_key: str | None = None) -> EnqueueResult:
-    """An ad-hoc run of the schedule's current definition (trigger ``manual``); it does not
-    move ``next_run_at``. A paused schedule can be triggered; a deleted one cannot (409)."""
-    with ctx.db.transaction() as session:
-        schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
-                                   .with_for_update(read=True)).scalar_one_or_none()
-        if schedule is None:
-            raise NotFound(_missing(schedule_id))
-        scope.require(actor, schedule.project, Role.OPERATOR, missing=_missing(schedule_id))
-        _live(schedule, "triggered")
-        request = JobRequest(handler=schedule.handler, payload=dict(schedule.payload),
-                             priority=schedule.priority, max_attempts=schedule.max_attempts,
-                             timeout_seconds=schedule.timeout_seconds, trigger=Trigger.MANUAL.value,
-                             schedule_id=schedule.id, exclusive=schedule.overlap == Overlap.FORBID,
-                             queue=schedule.queue, project=schedule.project,
-                             schedule_version=schedule.version)
-        return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
-                                  audit_action="schedule.trigger", settings=ctx.settings,
-                                  audit_target=("schedule", schedule.id))
-
-
-# -- backfill --------------------------------------------------------------------------------------
-MAX_BACKFILL = 1000
-
-
-@dataclass(frozen=True)
-class BackfillSkip:
-    fire_time: datetime
-    reason: str
-    detail: str | None = None
-
-
-@dataclass(frozen=True)
-class BackfillResult:
-    fire_times: list[datetime]
-    enqueued: int
-    already_present: int
-    dry_run: bool
-    skipped: list[BackfillSkip] = field(default_factory=list)
-
-
-def backfill(ctx: ManagementContext, actor: Actor, schedule_id: int, *, after: datetime,
-             before: datetime, dry_run: bool) -> BackfillResult:
-    """Enqueue the fire times in (after, before] that have no job yet, with the schedule's normal
-    fire keys ``schedule:{id}:{fire time}``: a repeat, or an overlap with real fires, adds
-    nothing. The window must be in the past and hold at most MAX_BACKFILL fire times."""
-    for name, when in (("after", after), ("before", before)):
-        if when.tzinfo is None or when.utcoffset() is None:
-            raise InvalidInput(f"{name} must include a time zone offset",
-                               errors={name: ["Must include a time zone offset."]})
-    if after >= before:
-        raise InvalidInput("after must be earlier than before",
-                           errors={"after": ["Must be earlier than before."]})
-    with ctx.db.transaction() as session:
-        schedule = session.execute(select(Schedule).where(Schedule.id == schedule_id)
-                                   .with_for_update(read=True)).scalar_one_or_none()
-        if schedule is None:
-            raise NotFound(_missing(schedule_id))
-        scope.require(actor, schedule.project, Role.ADMIN, missing=_missing(schedule_id))
-        require_handler_rights(actor, schedule.handler)
-        _live(schedule, "backfilled")
-        now = session.execute(select(func.cronplane_now())).scalar_one()
-        if before > now:
-            raise InvalidInput("before is in the future; backfill fills the past",
-                               errors={"before": ["Must not be in the future."]})
-        expression = CronExpression.parse(schedule.cron)
-        zone = validate_timezone(schedule.timezone)
-        fire_times: list[datetime] = []
-        cursor = after
-        while True:
-            cursor = expression.next_after(cursor, zone)
-            if cursor > before:
-                break
-            fire_times.append(cursor)
-            if len(fire_times) > MAX_BACKFILL:
-                raise InvalidInput(
-                    f"the window holds more than {MAX_BACKFILL:,} fire times; narrow it",
-                    errors={"before": [f"More than {MAX_BACKFILL:,} fire times in the window."]})
-        by_key = {keys.schedule_fire_key(schedule_id, t): t for t in fire_times}
-        present = set(session.scalars(select(Job.idempotency_key).where(
-            Job.idempotency_key.in_(list(by_key)), Job.project == schedule.project))) \
-            if by_key else set()
-        missing = [(k, t) for k, t in by_key.items() if k not in present]
-        enqueued = 0
-        skipped: list[BackfillSkip] = []
-        if not dry_run and missing:
-            # Backfill adds pending work: the oldest fire times that fit the project's
-            # max_pending_jobs are enqueued, the rest listed as skipped (review N7).
-            # A chained schedule's fire waits on its upstreams' fires of the same logical time;
-            # one without a job is not enqueued (backfill the upstream first).
-            waits = schedule_chains.backfill_waits(session, schedule, [t for _k, t in missing],
-                                                   now)
-            unmet = [(k, t) for k, t in missing if waits.get(t) and waits[t].skip]
-            missing = [(k, t) for k, t in missing if not (waits.get(t) and waits[t].skip)]
-            room = projects.pending_room(session, schedule.project)
-            if room is not None and room < len(missing):
-                skipped = [BackfillSkip(t, "quota") for _k, t in missing[room:]]
-                missing = missing[:room]
-            skipped += [BackfillSkip(t, "upstream", waits[t].skip) for _k, t in unmet]
-            skipped.sort(key=lambda s: s.fire_time)
-            _spec, max_attempts, timeout = _resolve(JobRequest(
-                handler=schedule.handler, payload=dict(schedule.payload),
-                priority=schedule.priority, max_attempts=schedule.max_attempts,
-                timeout_seconds=schedule.timeout_seconds, trigger=Trigger.BACKFILL.value),
-                ctx.settings)
-            new_jobs = [NewJob(handler=schedule.handler, payload=schedule.payload,
-                               priority=schedule.priority, max_attempts=max_attempts,
-                               timeout_seconds=timeout, trigger=Trigger.BACKFILL.value,
-                               schedule_id=schedule_id, fire_time=t, idempotency_key=k,
-                               requested_by=actor.username,
-                               exclusive=schedule.overlap == Overlap.FORBID,
-                               project=schedule.project, queue=schedule.queue,
-                               schedule_version=schedule.version,
-                               **_waiting(waits.get(t)))
-                        for k, t in missing]
-            # One statement; the unique key settles a race with the scheduler or another backfill.
-            inserted = job_insert.insert_in_session(session, new_jobs)
-            enqueued = sum(1 for r in inserted if r["id"] is not None)
-            projects.spend_enqueue_quota(session, schedule.project, enqueued)
-            audit.record(session, actor, "schedule.backfill", target_type="schedule",
-                         target_id=schedule_id,
-                         details={"after": after.isoformat(), "before": before.isoformat(),
-                                  "fire_times": len(fire_times), "enqueued": enqueued,
-                                  "already_present": len(fire_times) - enqueued - len(skipped),
-                                  "skipped_quota": sum(s.reason == "quota" for s in skipped),
-                                  "skipped_upstream": len(unmet)},
-                         project=schedule.project)
-        return BackfillResult(fire_times=fire_times, enqueued=enqueued,
-                              already_present=len(fire_times) - len(missing) if dry_run
-                              else len(fire_times) - enqueued - len(skipped), dry_run=dry_run,
-                              skipped=skipped)
-
-
-def _waiting(wait: schedule_chains.BackfillWait | None) -> dict[str, Any]:
-    """The NewJob fields of a backfilled chained fire (none for a schedule without upstream)."""
-    if wait is None:
-        return {}
-    return {"depends_on": wait.depends_on, "depends_when": wait.depends_when,
-            "run_when": wait.run_when, "wait_deadline": wait.wait_deadline}
-
-
-# -- versions --------------------------------------------------------------------------------------
-def _visible(session: Session, actor: Actor, schedule_id: int, role: Role) -> Schedule:
-    schedule = session.get(Schedule, schedule_id)
-    if schedule is None:
-        raise NotFound(_missing(schedule_id))
-    scope.require(actor, schedule.project, role, missing=_missing(schedule_id))
-    return schedule
-
-
-def versions(ctx: ManagementContext, actor: Actor, schedule_id: int) -> list[ScheduleVersion]:
-    """Every version of a schedule, newest first."""
-    with ctx.db.read_session() as session:
-        _visible(session, actor, schedule_id, Role.VIEWER)
-        return list(session.scalars(select(ScheduleVersion)
-                                    .where(ScheduleVersion.schedule_id == schedule_id)
-                                    .order_by(ScheduleVersion.version.desc())))
-
-
-def rollback(ctx: ManagementContext, actor: Actor, schedule_id: int, version: int) -> Schedule:
-    """A new version whose definition equals ``version``'s (nothing new if it already does)."""
-    with ctx.db.read_session() as session:
-        _visible(session, actor, schedule_id, Role.ADMIN)
-        old = session.get(ScheduleVersion, (schedule_id, version))
-        if old is None:
-            raise NotFound(f"schedule {schedule_id} has no version {version}")
-        target = dict(old.definition)
-    return update(ctx, actor, schedule_id, target, audit_action="schedule.rollback",
-                  audit_details={"to_version": version})

@@ -12,7 +12,7 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.domain.roles import Role
-from cronplane.management import schedules
+from cronplane.management import schedule_runs, schedule_versions, schedules
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -152,7 +152,7 @@ def test_a_deleted_schedule_cannot_be_changed_or_triggered(ctx: ManagementContex
     for change in (lambda: schedules.update(ctx, ADMIN, schedule.id, {"priority": 1}),
                    lambda: schedules.pause(ctx, ADMIN, schedule.id),
                    lambda: schedules.resume(ctx, ADMIN, schedule.id),
-                   lambda: schedules.trigger(ctx, ADMIN, schedule.id)):
+                   lambda: schedule_runs.trigger(ctx, ADMIN, schedule.id)):
         with pytest.raises(Conflict):
             change()
     assert schedules.delete(ctx, ADMIN, schedule.id).deleted_at is not None, "delete is idempotent"
@@ -164,16 +164,16 @@ def test_a_delete_is_a_version_so_no_version_number_has_no_row(ctx: ManagementCo
     schedule = new(ctx)
     schedules.update(ctx, ADMIN, schedule.id, {"priority": 5})
     deleted = schedules.delete(ctx, ADMIN, schedule.id)
-    history = schedules.versions(ctx, ADMIN, schedule.id)
+    history = schedule_versions.versions(ctx, ADMIN, schedule.id)
     assert sorted(v.version for v in history) == [1, 2, 3] == list(range(1, deleted.version + 1)), \
         "every version the schedule had (its ETags) must be in its history"
     latest = max(history, key=lambda v: v.version)
     assert latest.changes == {"deleted": [False, True]} and latest.actor == ADMIN.username
     assert latest.definition["priority"] == 5, "a delete changes no field of the definition"
     schedules.delete(ctx, ADMIN, schedule.id)
-    assert len(schedules.versions(ctx, ADMIN, schedule.id)) == 3, "a repeated delete adds none"
+    assert len(schedule_versions.versions(ctx, ADMIN, schedule.id)) == 3, "a repeated delete adds none"
     with pytest.raises(Conflict):
-        schedules.rollback(ctx, ADMIN, schedule.id, 1)
+        schedule_versions.rollback(ctx, ADMIN, schedule.id, 1)
 
 
 def test_pause_and_resume_recompute_from_now(ctx: ManagementContext) -> None:
@@ -226,7 +226,7 @@ def test_run_now_is_audited_against_the_schedule(ctx: ManagementContext) -> None
     from cronplane.storage.models import AuditEvent
 
     schedule = new(ctx)
-    job = schedules.trigger(ctx, ADMIN, schedule.id).job
+    job = schedule_runs.trigger(ctx, ADMIN, schedule.id).job
     with ctx.db.read_session() as session:
         event = session.execute(select(AuditEvent).where(AuditEvent.action == "schedule.trigger")
                                 .order_by(AuditEvent.id.desc()).limit(1)).scalar_one()
@@ -236,17 +236,17 @@ def test_run_now_is_audited_against_the_schedule(ctx: ManagementContext) -> None
 
 def test_trigger_enqueues_an_ad_hoc_run_idempotently(ctx: ManagementContext) -> None:
     schedule = new(ctx, handler="sleep", payload={"seconds": 1}, priority=3, overlap="forbid")
-    first = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=unique("key"))
+    first = schedule_runs.trigger(ctx, ADMIN, schedule.id, idempotency_key=unique("key"))
     assert first.created
     job = first.job
     assert (job.trigger, job.schedule_id, job.handler, job.priority, job.exclusive) == (
         "manual", schedule.id, "sleep", 3, True)
     key = unique("key")
-    one = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
-    two = schedules.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
+    one = schedule_runs.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
+    two = schedule_runs.trigger(ctx, ADMIN, schedule.id, idempotency_key=key)
     assert (one.created, two.created, one.job.id) == (True, False, two.job.id)
     with pytest.raises(NotFound):
-        schedules.trigger(ctx, ADMIN, 999_999_999)
+        schedule_runs.trigger(ctx, ADMIN, 999_999_999)
 
 
 def test_soft_delete_and_pause_stop_firing_at_the_next_tick(fresh_database_url: str) -> None:
