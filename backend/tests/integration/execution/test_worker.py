@@ -6,22 +6,24 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cronplane.config import Settings
-from cronplane.domain.clock import SystemClock
+from cronplane.domain.clock import ManualClock, SystemClock
 from cronplane.domain.egress import EgressPolicy
 from cronplane.domain.roles import Role
+from cronplane.execution.listener import Listener
 from cronplane.execution.plane import Part, build_plane
 from cronplane.execution.runner import ExecutionRunner
+from cronplane.execution.service import LoopService
 from cronplane.execution.worker import Worker
 from cronplane.management import history, jobs, output
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
-from tests.support.waiting import wait_until
+from tests.support.waiting import advance_until, wait_until
 
 ALICE = Actor(username="alice", role=Role.OPERATOR, user_id=1)
 ROOT = Actor(username="root", role=Role.ADMIN, user_id=2)  # ad-hoc purges need ADMIN
@@ -43,6 +45,31 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[
     yield ctx, runner
     runner.stop(timeout=10)
     db.close()
+
+
+@pytest.fixture
+def manual_plane(fresh_database_url: str, settings: Settings) -> Iterator[
+        tuple[ManagementContext, ExecutionRunner, ManualClock]]:
+    """The same plane on a ``ManualClock`` shared with its database (ADR 0034): attempt leases
+    expire when the test moves the clock past them, not after real seconds."""
+    clock = ManualClock(datetime(2030, 5, 6, 7, 8, 9, tzinfo=UTC))
+    db = Database(fresh_database_url, application_name="cronplane-test-worker", pool_size=12,
+                  clock=clock)
+    tuned = dataclasses.replace(settings, worker_concurrency=4, attempt_lease_seconds=2,
+                                shutdown_grace_seconds=0.5)
+    runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE},
+                                         clock=clock))
+    runner.start()
+    ctx = ManagementContext(settings=tuned, db=db)
+    yield ctx, runner, clock
+    runner.stop(timeout=10)
+    db.close()
+
+
+def loops_of(runner: ExecutionRunner) -> list[LoopService]:
+    """The plane's services that wait on its clock (the listener waits on its socket)."""
+    return [s for s in runner.plane.services
+            if isinstance(s, LoopService) and not isinstance(s, Listener)]
 
 
 def status_of(ctx: ManagementContext, job_id: int) -> str:
@@ -188,17 +215,19 @@ class FailEverything(KillOnce):
         return False
 
 
-def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(plane) -> None:
-    ctx, runner = plane
+def test_a_killed_executor_thread_is_replaced_and_its_attempt_reclaimed(manual_plane) -> None:
+    ctx, runner, clock = manual_plane
     faults = KillOnce()
     runner.plane.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("noop", {})).job
-    wait_until(lambda: status_of(ctx, job.id) == "SUCCEEDED", timeout=15,
-               message="job re-run after its thread died")
+    # The lost attempt's lease (2 s) runs out on the clock; the watchdog reclaims it.
+    advance_until(clock, lambda: status_of(ctx, job.id) == "SUCCEEDED", loops=loops_of(runner),
+                  limit=10, step=0.5, message="job re-run after its thread died")
     assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["LOST", "SUCCEEDED"]
     others = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}) for _ in range(20)])
-    wait_until(lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in others),
-               message="full capacity after the thread was replaced")
+    advance_until(clock, lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in others),
+                  loops=loops_of(runner), limit=10, step=0.5,
+                  message="full capacity after the thread was replaced")
 
 
 def test_injected_failures_fail_the_attempt(plane) -> None:
@@ -290,24 +319,31 @@ class FrozenHeartbeats(KillOnce):
         return False
 
 
-def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(plane) -> None:
-    ctx, runner = plane
+def test_frozen_heartbeats_let_the_watchdog_reclaim_and_stop_the_old_handler(
+        manual_plane) -> None:
+    ctx, runner, clock = manual_plane
+    loops = loops_of(runner)
     faults = FrozenHeartbeats()
     runner.plane.faults.install(faults)
     job = jobs.enqueue(ctx, ALICE, jobs.JobRequest("sleep", {"seconds": 60})).job
-    wait_until(lambda: [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts][:1] == ["LOST"],
-               timeout=10, message="attempt 1 reclaimed after its lease expired")
+
+    def attempts() -> list[str]:
+        return [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts]
+
+    advance_until(clock, lambda: attempts()[:1] == ["LOST"], loops=loops, limit=10, step=0.5,
+                  message="attempt 1 reclaimed after its lease expired")
     faults.frozen = False
     worker = worker_of(runner)
     # Attempt 2 must be claimed first: until then the stale attempt 1 alone is running_count 1.
-    wait_until(lambda: [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts]
-               == ["LOST", "RUNNING"], timeout=10, message="attempt 2 claimed")
+    advance_until(clock, lambda: attempts() == ["LOST", "RUNNING"], loops=loops, limit=10,
+                  step=0.5, message="attempt 2 claimed")
     # The re-run (attempt 2) runs here too; the resumed heartbeat tells attempt 1 to stop.
-    wait_until(lambda: worker.running_count == 1, timeout=10,
-               message="the reclaimed handler stopped, only attempt 2 runs")
+    advance_until(clock, lambda: worker.running_count == 1, loops=loops, limit=10, step=0.5,
+                  message="the reclaimed handler stopped, only attempt 2 runs")
     jobs.cancel(ctx, ALICE, job.id)
-    wait_until(lambda: status_of(ctx, job.id) == "CANCELLED", message="cancelled")
-    assert [a.status for a in history.get_job(ctx, Actor.system(), job.id).attempts] == ["LOST", "CANCELLED"]
+    advance_until(clock, lambda: status_of(ctx, job.id) == "CANCELLED", loops=loops, limit=10,
+                  step=0.5, message="cancelled")
+    assert attempts() == ["LOST", "CANCELLED"]
 
 
 def _prefetching_plane(fresh_database_url: str, settings: Settings, grace: float) -> tuple[
