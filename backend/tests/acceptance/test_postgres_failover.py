@@ -6,7 +6,13 @@ API (contract v3, "When coordination breaks").
 Meanwhile the API answers 503 with Retry-After, never 500 and never after more than 15 s; within
 5 s of the promotion every process has resumed by itself (a 2xx, a claim by the worker, a fire by
 the scheduler); with synchronous replication no acknowledged job is lost; no fire key is
-enqueued twice. The same checks run against Patroni and PgBouncer in ``make ha-test``."""
+enqueued twice. The same checks run against Patroni and PgBouncer in ``make ha-test``.
+
+Dependencies are in the mix (issue 44, ``tests/support/dependency_mix.py``): diamonds of
+``depends_on`` jobs, failing upstreams with a dependent and batches with a callback are added
+through the API across the failover, and a second schedule is chained to the first; afterwards
+no downstream started before its upstream succeeded, nothing is left WAITING, and every callback
+ran once with its batch's exact counts."""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import requests
 
 from tests.acceptance.processes import Cluster
 from tests.acceptance.serve_process import Serve, admin_token
+from tests.support.dependency_mix import DependencyMix, MixLoad, check, http_post, unsettled
 from tests.support.failover import (
     ApiLoad,
     duplicate_fire_keys,
@@ -45,6 +52,7 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
                       CRONPLANE_HTTP_THREADS="8", CRONPLANE_LEASE_TTL_SECONDS="2",
                       CRONPLANE_ATTEMPT_LEASE_SECONDS="2")
         load: ApiLoad | None = None
+        mix: MixLoad | None = None
         try:
             serve.wait_ready()
             # A data dir of its own: the audit anchor file of an earlier run's database would
@@ -57,7 +65,15 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
                 headers={"Authorization": f"Bearer {token}"},
                 json={"name": "every-second", "cron": "*/1 * * * * *", "handler": "noop"})
             assert schedule.status_code == 201, schedule.text
+            chained = requests.post(
+                serve.base + "/api/v1/schedules", timeout=15,
+                headers={"Authorization": f"Bearer {token}"},
+                json={"name": "chained", "cron": "*/1 * * * * *", "handler": "noop",
+                      "upstream": [{"schedule": schedule.json()["id"]}]})
+            assert chained.status_code == 201, chained.text
             load = ApiLoad([serve.base], token, clients=3).start()
+            mix = MixLoad(DependencyMix(http_post([serve.base], token)), every=0.3,
+                          batch=10).start()
             wait_until(lambda: cluster.scalar(
                 "SELECT count(*) FROM attempts WHERE status = 'SUCCEEDED' AND worker_id LIKE %s",
                 f"%:{worker.pid}:%") >= 5, 20, "the worker to run jobs before the failover")
@@ -85,6 +101,7 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
             wait_until(lambda: len(load.since(promoted + max(api, claimed, fired))) >= 20, 20,
                        "more answers after the recovery")
             acknowledged = load.stop()
+            graphs = mix.stop()
 
             print(f"\n[failover] api {api:.2f}s, worker claim {claimed:.2f}s, scheduler fire "
                   f"{fired:.2f}s after promotion; answers {load.summary()}, "
@@ -103,6 +120,16 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
             wait_until(lambda: unfinished(pair.url, acknowledged) == 0, 30,
                        lambda: f"{unfinished(pair.url, acknowledged)} acknowledged job(s) to run")
             assert not duplicate_fire_keys(pair.url), "a fire key was enqueued twice"
+            for sid in (schedule.json()["id"], chained.json()["id"]):
+                paused = requests.post(f"{serve.base}/api/v1/schedules/{sid}/pause", json={},
+                                       headers={"Authorization": f"Bearer {token}"}, timeout=15)
+                assert paused.status_code == 200, paused.text
+            wait_until(lambda: unsettled(pair.url, graphs.jobs) == 0 and not pair.scalar(
+                "SELECT count(*) FROM jobs WHERE status IN ('WAITING', 'PENDING', 'RUNNING')"),
+                30, lambda: f"{unsettled(pair.url, graphs.jobs)} job(s) of the mix to settle")
+            in_mix = check(pair.url, graphs)
+            assert in_mix["batches"] and in_mix["doomed"], f"the mix was too thin: {in_mix}"
+            print(f"[failover] dependencies in the mix: {in_mix}")
             # A failover is an expected event: one warning line per retry, no error, no traceback.
             output = serve.output() + "\n".join(cluster.log_tail(worker.pid, 5000))
             errors = [line for line in output.splitlines()
@@ -111,5 +138,7 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
         finally:
             if load is not None:
                 load.stop()
+            if mix is not None:
+                mix.stop()
             serve.stop()
             cluster.stop_all()

@@ -23,7 +23,6 @@ its batch's exact counts, no fire time of either schedule missing from the ledge
 
 from __future__ import annotations
 
-import itertools
 import os
 import statistics
 import subprocess
@@ -41,7 +40,7 @@ import requests
 from tests.acceptance.processes import Cluster
 from tests.acceptance.serve_process import Serve, admin_token
 from tests.ha.patroni import Member, Patroni, patroni_cluster
-from tests.support.dependency_mix import DependencyMix, MixLoad, Post, check, unsettled
+from tests.support.dependency_mix import DependencyMix, MixLoad, check, http_post, unsettled
 from tests.support.failover import ApiLoad, duplicate_fire_keys, lost_acknowledged, unfinished
 from tests.support.waiting import wait_until
 
@@ -119,7 +118,7 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             assert chained.status_code == 201, chained.text
             schedules = [schedule, chained.json()["id"]]
             load = ApiLoad([s.base for s in serves], token, clients=4).start()
-            mix = MixLoad(DependencyMix(_poster([s.base for s in serves], headers))).start()
+            mix = MixLoad(DependencyMix(http_post([s.base for s in serves], token))).start()
             wait_until(lambda: _completed_since(direct, _db_now(direct) - timedelta(seconds=1)),
                        30, "jobs to run before the first break")
 
@@ -207,23 +206,6 @@ def test_nemesis_switchover_failover_kill9_through_pgbouncer_loses_nothing(
             for serve in serves:
                 serve.stop()
             workers.stop_all()
-
-
-def _poster(bases: list[str], headers: dict[str, str]) -> Post:
-    """The mix's client: POSTs to each ``serve`` in turn; no answer is status 0."""
-    session = requests.Session()
-    session.headers.update(headers)
-    turns = itertools.count()
-
-    def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        base = bases[next(turns) % len(bases)]
-        try:
-            answer = session.post(f"{base}/api/v1{path}", json=body, timeout=20)
-        except requests.RequestException:
-            return 0, None
-        return answer.status_code, answer.json() if answer.ok else None
-
-    return post
 
 
 def _new_primary(patroni: Patroni, old: str) -> Member | None:

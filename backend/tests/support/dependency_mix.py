@@ -16,16 +16,36 @@ schedule whose ``upstream`` is another). The checks read the database:
 
 from __future__ import annotations
 
+import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+import requests
 from psycopg.rows import dict_row
 
 # (path under /api/v1, JSON body) → (HTTP status, JSON answer or None); status 0: no answer.
 Post = Callable[[str, dict[str, Any]], tuple[int, Any]]
+
+
+def http_post(bases: Sequence[str], token: str) -> Post:
+    """The mix's client against real servers: POSTs to each of ``bases`` in turn; no answer
+    (refused, reset, timed out) is status 0."""
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    turns = itertools.count()
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        base = bases[next(turns) % len(bases)]
+        try:
+            answer = session.post(f"{base}/api/v1{path}", json=body, timeout=20)
+        except requests.RequestException:
+            return 0, None
+        return answer.status_code, answer.json() if answer.ok else None
+
+    return post
 
 
 @dataclass
@@ -93,7 +113,8 @@ class DependencyMix:
 
 class MixLoad:
     """A thread adding to a ``DependencyMix`` while a run is broken: a diamond every ``every``
-    seconds, a doomed pair every fifth turn and a batch of ``batch`` every tenth."""
+    seconds, a doomed pair every fifth turn and a batch of ``batch`` every tenth (both from the
+    first)."""
 
     def __init__(self, mix: DependencyMix, *, every: float = 0.5, batch: int = 20) -> None:
         self.mix = mix
@@ -116,9 +137,9 @@ class MixLoad:
         while not self._stop.is_set():
             turn += 1
             self.mix.add_diamond()
-            if turn % 5 == 0:
+            if turn % 5 == 1:  # from the first turn on: a short run has one of each
                 self.mix.add_doomed()
-            if turn % 10 == 0:
+            if turn % 10 == 1:
                 self.mix.add_batch(self.batch)
             self._stop.wait(self.every)
 
