@@ -17,14 +17,10 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_smorest import Api
 
 from cronplane.api import problems
+from cronplane.api.envelopes import ErrorSchema, MinPropertiesPlugin, register_problem_responses
 from cronplane.api.flask_app import CronplaneFlask
 from cronplane.api.health import blueprint as health_blueprint
 from cronplane.api.json_encoding import FastJSONProvider
-from cronplane.api.schemas_common import (
-    ErrorSchema,
-    MinPropertiesPlugin,
-    register_problem_responses,
-)
 from cronplane.api.spa import missing_console_blueprint, spa_blueprint
 from cronplane.config import Settings
 from cronplane.management.context import ManagementContext

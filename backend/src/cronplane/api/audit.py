@@ -12,19 +12,16 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import (
-    CAPPED_DOC,
-    ID_CONVERTER,
+from cronplane.api.envelopes import (
     LINK_HEADER_DOC,
-    ApiBlueprint,
     ListArgsSchema,
     ProjectFilterArgs,
-    SafeString,
-    UtcDateTime,
-    list_schema,
     next_link,
     problem_responses,
 )
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import CAPPED_DOC, list_schema
+from cronplane.api.schema_fields import ID_CONVERTER, SafeString, UtcDateTime
 from cronplane.domain.audit_actions import AUDIT_ACTIONS, AUDIT_TARGET_TYPES
 from cronplane.domain.roles import Role
 from cronplane.management import audit_log

@@ -33,8 +33,10 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires, set_authenticator
 from cronplane.api.context import management_context
+from cronplane.api.envelopes import problem_responses
+from cronplane.api.parsing import ApiBlueprint
 from cronplane.api.problems import problem
-from cronplane.api.schemas_common import ApiBlueprint, SafeString, problem_responses
+from cronplane.api.schema_fields import SafeString
 from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import auth, password_change
 from cronplane.management.actor import Actor

@@ -16,19 +16,21 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.jobs import RUN_WHEN, JobCreateSchema, JobListSchema
-from cronplane.api.schemas_common import (
-    ID_CONVERTER,
+from cronplane.api.envelopes import (
     LINK_HEADER_DOC,
-    ApiBlueprint,
-    JsonObject,
     ListArgsSchema,
     ProjectFilterArgs,
-    SafeString,
-    UtcDateTime,
-    list_schema,
     next_link,
     problem_responses,
+)
+from cronplane.api.jobs import RUN_WHEN, JobCreateSchema, JobListSchema
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import list_schema
+from cronplane.api.schema_fields import (
+    ID_CONVERTER,
+    JsonObject,
+    SafeString,
+    UtcDateTime,
     project_field,
 )
 from cronplane.domain.batches import BATCH_STATES

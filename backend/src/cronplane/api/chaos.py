@@ -11,18 +11,10 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import (
-    ID_CONVERTER,
-    LINK_HEADER_DOC,
-    ApiBlueprint,
-    JsonObject,
-    ListArgsSchema,
-    UtcDateTime,
-    list_schema,
-    next_link,
-    problem_responses,
-    strict_int,
-)
+from cronplane.api.envelopes import LINK_HEADER_DOC, ListArgsSchema, next_link, problem_responses
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import list_schema
+from cronplane.api.schema_fields import ID_CONVERTER, JsonObject, UtcDateTime, strict_int
 from cronplane.domain.chaos import ChaosKind
 from cronplane.domain.roles import Role
 from cronplane.management import chaos

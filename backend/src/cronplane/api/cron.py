@@ -10,12 +10,9 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import requires
-from cronplane.api.schemas_common import (
-    ApiBlueprint,
-    SafeString,
-    UtcDateTime,
-    problem_responses,
-)
+from cronplane.api.envelopes import problem_responses
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.schema_fields import SafeString, UtcDateTime
 from cronplane.domain.cron import CronError
 from cronplane.domain.roles import Role
 from cronplane.management.cron import (

@@ -11,7 +11,7 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint
+from cronplane.api.parsing import ApiBlueprint
 from cronplane.domain.roles import Role
 from cronplane.management.jobs import handler_catalogue
 

@@ -15,21 +15,22 @@ from marshmallow import fields, pre_dump, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import (
-    CAPPED_DOC,
-    ID_CONVERTER,
+from cronplane.api.envelopes import (
     LINK_HEADER_DOC,
-    ApiBlueprint,
-    JsonObject,
     ListArgsSchema,
     ProjectFilterArgs,
+    next_link,
+    problem_responses,
+)
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import CAPPED_DOC, list_schema
+from cronplane.api.schema_fields import (
+    ID_CONVERTER,
+    JsonObject,
     SafeString,
     UtcDateTime,
     id_field,
-    list_schema,
     name_field,
-    next_link,
-    problem_responses,
     project_field,
     strict_int,
 )

@@ -15,19 +15,21 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.jobs import JobSchema
-from cronplane.api.schemas_common import (
-    ID_CONVERTER,
+from cronplane.api.envelopes import (
     LINK_HEADER_DOC,
-    ApiBlueprint,
     ListArgsSchema,
     ProjectFilterArgs,
-    SafeString,
-    UtcDateTime,
-    list_schema,
-    name_field,
     next_link,
     problem_responses,
+)
+from cronplane.api.jobs import JobSchema
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import list_schema
+from cronplane.api.schema_fields import (
+    ID_CONVERTER,
+    SafeString,
+    UtcDateTime,
+    name_field,
     project_field,
 )
 from cronplane.domain.names import CHANNEL_NAME

@@ -16,7 +16,7 @@ from marshmallow import fields
 from werkzeug.wrappers import Response
 
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint
+from cronplane.api.parsing import ApiBlueprint
 from cronplane.management import oidc_login
 from cronplane.security import jwt_setup
 from cronplane.security.oidc import OidcFailure, Provider

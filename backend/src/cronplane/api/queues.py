@@ -12,14 +12,9 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import (
-    ApiBlueprint,
-    PatchSchema,
-    SafeString,
-    UtcDateTime,
-    name_field,
-    problem_responses,
-)
+from cronplane.api.envelopes import PatchSchema, problem_responses
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.schema_fields import SafeString, UtcDateTime, name_field
 from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import Role
 from cronplane.management import queues

@@ -11,7 +11,7 @@ from marshmallow import fields
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint
+from cronplane.api.parsing import ApiBlueprint
 from cronplane.domain.roles import Role
 from cronplane.management.secrets import secret_names
 

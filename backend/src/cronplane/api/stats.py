@@ -15,7 +15,9 @@ from marshmallow import fields
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import ApiBlueprint, ProjectFilterArgs, UtcDateTime, utc_text
+from cronplane.api.envelopes import ProjectFilterArgs
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.schema_fields import UtcDateTime, utc_text
 from cronplane.domain.roles import Role
 from cronplane.management import stats as dashboard
 from cronplane.management import stats_windows

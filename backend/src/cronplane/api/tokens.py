@@ -14,19 +14,10 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.schemas_common import (
-    ID_CONVERTER,
-    LINK_HEADER_DOC,
-    ApiBlueprint,
-    ListArgsSchema,
-    SafeString,
-    UtcDateTime,
-    id_field,
-    list_schema,
-    name_field,
-    next_link,
-    problem_responses,
-)
+from cronplane.api.envelopes import LINK_HEADER_DOC, ListArgsSchema, next_link, problem_responses
+from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import list_schema
+from cronplane.api.schema_fields import ID_CONVERTER, SafeString, UtcDateTime, id_field, name_field
 from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import ROLE_NAMES, Role
 from cronplane.management import tokens

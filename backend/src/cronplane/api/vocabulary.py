@@ -2,7 +2,7 @@
 enums (``components.schemas``), so clients — the console's generated ``src/api/rules.ts`` —
 read which statuses are finished, cancellable or retryable instead of copying the lists. The
 names, grammars and defaults are published on the request schemas' own fields
-(``pattern``, ``maxLength``, ``default``: api/schemas_common.py ``name_field``)."""
+(``pattern``, ``maxLength``, ``default``: api/schema_fields.py ``name_field``)."""
 
 from __future__ import annotations
 

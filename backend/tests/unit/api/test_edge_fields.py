@@ -9,7 +9,7 @@ import pytest
 from marshmallow import fields
 
 from cronplane.api.schedules import parse_if_match
-from cronplane.api.schemas_common import MAX_JSON_DEPTH, JsonObject, SafeString, UtcDateTime
+from cronplane.api.schema_fields import MAX_JSON_DEPTH, JsonObject, SafeString, UtcDateTime
 from cronplane.management.errors import PreconditionFailed
 
 
@@ -32,7 +32,7 @@ def test_a_page_of_instants_is_written_as_each_alone() -> None:
     import random
     from zoneinfo import ZoneInfo
 
-    from cronplane.api.schemas_common import utc_text, utc_texts
+    from cronplane.api.schema_fields import utc_text, utc_texts
 
     draw = random.Random(16)
     zones = [UTC, ZoneInfo("UTC"), timezone(timedelta(hours=-5)), timezone(timedelta(minutes=330))]
@@ -130,7 +130,7 @@ def test_row_list_dumps_database_tuples_exactly_as_nested_schemas_would() -> Non
     from flask import Flask, g
 
     from cronplane.api.jobs import JobListSchema, JobSchema
-    from cronplane.api.schemas_common import LIST_VALUE_CAP_BYTES
+    from cronplane.api.row_list import LIST_VALUE_CAP_BYTES
     from cronplane.domain.roles import Role
     from cronplane.management.actor import Actor
     from cronplane.management.pagination import Page
@@ -175,7 +175,7 @@ def capped_like_before(value: object) -> object:
     """The list cap as it was written first: the standard library's compact UTF-8 size."""
     import json
 
-    from cronplane.api.schemas_common import LIST_VALUE_CAP_BYTES
+    from cronplane.api.row_list import LIST_VALUE_CAP_BYTES
 
     if not value or isinstance(value, (bool, int, float)):
         return value
@@ -188,7 +188,7 @@ def test_the_parser_builds_one_argument_schema_per_class_and_keeps_no_state() ->
     from flask import Flask
     from werkzeug.exceptions import UnprocessableEntity
 
-    from cronplane.api.schemas_common import CronplaneParser
+    from cronplane.api.parsing import CronplaneParser
 
     class Args(ma.Schema):
         count = fields.Integer(required=True)
