@@ -106,7 +106,8 @@ class CommitWatcher:
             conn.execute("LISTEN cronplane_jobs")
             self._ready.set()
             while not self._stop.is_set():
-                for _note in conn.notifies(timeout=0.5, stop_after=1):
+                # The generator holds the connection's lock: query after it has ended.
+                if list(conn.notifies(timeout=0.5, stop_after=1)):
                     at = time.time()
                     row = conn.execute("SELECT coalesce(max(id), 0) FROM jobs").fetchone()
                     self.seen.append((at, int(row[0]) if row else 0))
