@@ -70,6 +70,8 @@ class EvaluationResult:
     in_flight: set[int] = field(default_factory=set)
 
 
+# Schedules evaluated per fenced transaction (see evaluate).
+CHUNK = 1000
 # An edit's updated_at is its transaction's start: one committed after our round began may carry
 # an earlier instant. Management transactions are one request; this is their margin.
 EDIT_SLACK = timedelta(seconds=10)
@@ -88,10 +90,16 @@ class HealthStore:
                  since: datetime | None = None, carried: Collection[int] = ()
                  ) -> EvaluationResult:
         """One round. ``since``: the last round's ``db_now`` (None: every live schedule);
-        ``carried``: its ``in_flight`` schedules, evaluated again whatever the candidates say."""
+        ``carried``: its ``in_flight`` schedules, evaluated again whatever the candidates say.
+
+        The candidates are read in one fenced transaction, their facts and writes in others of
+        at most CHUNK schedules each: every fenced transaction holds the lease row FOR SHARE,
+        and one over 10,000 schedules outlasted the heartbeat's lock timeout, so the leader lost
+        its lease while evaluating (seen at 10,000 schedules, issue 43)."""
         result = EvaluationResult()
         with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
                                 idle_timeout_seconds=idle_timeout_seconds) as (conn, fence):
+            # Read before any fact: a run not seen in flight by a later chunk ended after this.
             result.db_now = fence["db_now"]
             if since is None:
                 ids = {r["id"] for r in conn.execute(QUERIES["health_all"]).fetchall()}
@@ -100,36 +108,44 @@ class HealthStore:
                     "edited_since": since - EDIT_SLACK,
                     "finished_since": since - FINISH_SLACK}).fetchall()}
                 ids.update(carried)
-            if not ids:
-                return result
-            rows = conn.execute(QUERIES["health_facts"], {
-                "recent": RECENT_RUNS, "ids": sorted(ids)}).fetchall()
-            result.schedules = len(rows)
-            saved: list[HealthRow] = []
-            audits: list[AuditEntry] = []
-            events: list[Any] = []
-            for row in rows:
-                outcome = evaluate(row)
-                if outcome.in_flight:
-                    result.in_flight.add(row["id"])
-                if outcome.row is not None:
-                    saved.append(outcome.row)
-                audits.extend(outcome.audits)
-                events.extend(outcome.events)
-            if saved:
-                conn.execute(QUERIES["health_save"], {
-                    "ids": [r.schedule_id for r in saved], "states": [r.state for r in saved],
-                    "sinces": [r.since for r in saved],
-                    "last_success_ats": [r.last_success_at for r in saved],
-                    "consecutive": [r.consecutive_failures for r in saved],
-                    "alerts": [Jsonb(r.alerts) for r in saved],
-                    "recheck_ats": [r.recheck_at for r in saved]})
-            if audits:
-                conn.execute(QUERIES["health_audit"], {
-                    "projects": [a.project for a in audits], "actions": [a.action for a in audits],
-                    "ids": [a.schedule_id for a in audits],
-                    "details": [Jsonb(a.details) for a in audits]})
-            if events and sink is not None:
-                result.events = sink(conn, events)
-            result.saved, result.audited = len(saved), len(audits)
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), CHUNK):
+            with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
+                                    idle_timeout_seconds=idle_timeout_seconds) as (conn, _fence):
+                self._evaluate_chunk(conn, ordered[start:start + CHUNK], evaluate, sink, result)
         return result
+
+    @staticmethod
+    def _evaluate_chunk(conn: Any, ids: list[int], evaluate: Evaluate, sink: EventSink | None,
+                        result: EvaluationResult) -> None:
+        rows = conn.execute(QUERIES["health_facts"], {"recent": RECENT_RUNS, "ids": ids}
+                            ).fetchall()
+        result.schedules += len(rows)
+        saved: list[HealthRow] = []
+        audits: list[AuditEntry] = []
+        events: list[Any] = []
+        for row in rows:
+            outcome = evaluate(row)
+            if outcome.in_flight:
+                result.in_flight.add(row["id"])
+            if outcome.row is not None:
+                saved.append(outcome.row)
+            audits.extend(outcome.audits)
+            events.extend(outcome.events)
+        if saved:
+            conn.execute(QUERIES["health_save"], {
+                "ids": [r.schedule_id for r in saved], "states": [r.state for r in saved],
+                "sinces": [r.since for r in saved],
+                "last_success_ats": [r.last_success_at for r in saved],
+                "consecutive": [r.consecutive_failures for r in saved],
+                "alerts": [Jsonb(r.alerts) for r in saved],
+                "recheck_ats": [r.recheck_at for r in saved]})
+        if audits:
+            conn.execute(QUERIES["health_audit"], {
+                "projects": [a.project for a in audits], "actions": [a.action for a in audits],
+                "ids": [a.schedule_id for a in audits],
+                "details": [Jsonb(a.details) for a in audits]})
+        if events and sink is not None:
+            result.events += sink(conn, events)
+        result.saved += len(saved)
+        result.audited += len(audits)

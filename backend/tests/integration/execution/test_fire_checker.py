@@ -144,10 +144,12 @@ def test_the_duplicate_count_reads_only_the_checked_window(fresh_database_url: s
         for sid, fire_time in fires:
             query(db, "INSERT INTO jobs (handler, schedule_id, fire_time, trigger) "
                       "VALUES ('noop', %s, %s, 'schedule') RETURNING id", sid, fire_time)
-        window = {"schedule_id": mine, "start": at[0], "end": at[4]}
+        # Several schedules' windows in one statement (a chunk of the round, issue 43).
+        window = {"ids": [mine, other], "starts": [at[0], at[4]], "ends": [at[4], at[4]]}
         with db.connection() as conn, conn.transaction():
             doubled = conn.execute(QUERIES["fire_check_duplicates"], window).fetchall()
-            assert sorted((r["fire_time"], r["n"]) for r in doubled) == [(at[2], 2), (at[4], 2)]
+            assert sorted((r["schedule_id"], r["fire_time"], r["n"]) for r in doubled) == [
+                (mine, at[2], 2), (mine, at[4], 2)], "other's double is outside its window"
             conn.execute("SET LOCAL enable_seqscan = off")
             plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
                 "EXPLAIN " + QUERIES["fire_check_duplicates"], window).fetchall())

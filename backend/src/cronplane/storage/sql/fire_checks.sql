@@ -31,13 +31,16 @@ SELECT s.id, s.cron, s.timezone, s.created_at, s.updated_at, s.deleted_at, s.nex
  ORDER BY s.id;
 
 -- name: fire_check_duplicates
--- Fire times of the window with more than one job: an index range of ix_jobs_schedule_fire_time
--- (0023), so a round costs the window, not the schedule's history. The unique fire key makes
--- this impossible; the check proves it instead of assuming it.
-SELECT j.fire_time, count(*) AS n
-  FROM jobs j
- WHERE j.schedule_id = %(schedule_id)s AND j.fire_time > %(start)s AND j.fire_time <= %(end)s
- GROUP BY j.fire_time
+-- Fire times of each window (schedule, start, end] with more than one job: an index range of
+-- ix_jobs_schedule_fire_time (0023) per schedule, so a round costs its windows, not the
+-- schedules' history. The unique fire key makes this impossible; the check proves it instead of
+-- assuming it.
+SELECT j.schedule_id, j.fire_time, count(*) AS n
+  FROM unnest(%(ids)s::bigint[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
+       AS v(schedule_id, start_at, end_at)
+  JOIN jobs j ON j.schedule_id = v.schedule_id AND j.fire_time > v.start_at
+             AND j.fire_time <= v.end_at
+ GROUP BY j.schedule_id, j.fire_time
 HAVING count(*) > 1;
 
 -- name: fire_check_save
