@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from api_client import login
 from axe import axe_violations, require_axe
 from conftest import REPO_ROOT, Server
-from console_pages import main_nav
+from console_pages import labelled, main_nav
 from playwright.sync_api import BrowserContext, Page, expect
 
 pytestmark = pytest.mark.xdist_group("real_day")
@@ -97,6 +98,59 @@ def test_the_dashboard_has_time_windows_failure_rates_latency_and_leader_terms(
     row = page.locator('[data-queue="default/default"]')
     expect(row.get_by_test_id("last-hour")).to_contain_text(re.compile(r"\d+ succeeded · \d+ dead"))
     expect(row.get_by_test_id("last-hour")).to_contain_text(re.compile(r"claim lag \d"))
+
+
+def _within_viewport(locator, width: int) -> None:
+    box = locator.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+
+
+def test_the_audit_diff_and_the_edit_conflict_are_readable(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    """Issue 45 item 5: changed fields first, both columns on screen, JSON compared by content,
+    targets named."""
+    page = _signed_in(new_browser_context, real_day_server, "diffs", viewport=DESKTOP)
+    api = login(real_day_server.base_url, real_day_server.admin_username,
+                real_day_server.admin_password)
+    listed = api.get("/schedules?q=flaky-etl")["items"]
+    schedule = next(s for s in listed if s["name"] == "flaky-etl")
+    api.call("PATCH", f"/schedules/{schedule['id']}", expect=200, json={"timeout_seconds": 120},
+             headers={"If-Match": f'"{schedule["version"]}"'})
+
+    page.goto("/audit?action=schedule.update")
+    row = page.locator("tbody tr", has_text="schedule flaky-etl").first
+    row.get_by_role("button", name=re.compile(r"^Diff of event")).click()
+    box = page.get_by_role("dialog", name=re.compile(r"^schedule\.update of schedule flaky-etl by "))
+    table = box.get_by_role("table", name="Before and after")
+    expect(table.locator("tbody tr").first).not_to_have_attribute("data-change", "same")
+    expect(table.locator('tbody tr[data-change="changed"]', has_text="timeout_seconds")).to_be_visible()
+    expect(table.locator('tbody tr[data-change="same"]')).to_have_count(0)  # folded until asked
+    _within_viewport(table.get_by_role("columnheader", name="After"), DESKTOP["width"])
+    _shot(page, "audit-diff", screenshot)
+    page.keyboard.press("Escape")
+
+    # Someone saves while this form is open: the 412 dialog shows theirs beside mine.
+    fresh = api.get(f"/schedules/{schedule['id']}")
+    page.goto(f"/schedules/{schedule['id']}/edit")
+    name = labelled(page, "Description")
+    expect(name).to_have_value(fresh["description"])
+    api.call("PATCH", f"/schedules/{schedule['id']}", expect=200,
+             json={"description": "changed by a colleague at 03:40"},
+             headers={"If-Match": f'"{fresh["version"]}"'})
+    name.fill("mine: loads the warehouse from the new replica")
+    page.get_by_role("button", name="Save schedule").click()
+    conflict = page.get_by_role("dialog", name="Someone else changed this schedule")
+    table = conflict.get_by_role("table", name="Your version and theirs")
+    expect(table).to_contain_text("changed by a colleague at 03:40")
+    expect(table).to_contain_text("mine: loads the warehouse")
+    # The form sends its alerts object with its own key order: the same content is no difference.
+    expect(table.locator("tbody tr", has_text="alerts")).to_have_count(0)
+    _within_viewport(table.get_by_role("columnheader", name=re.compile(r"^Theirs \(version \d+\)$")),
+                     DESKTOP["width"])
+    _shot(page, "edit-conflict", screenshot)
+    conflict.get_by_role("button", name="Use theirs (discard mine)").click()
+    expect(conflict).to_have_count(0)
 
 
 def test_the_notifications_page_shows_each_broken_channel_as_failing(

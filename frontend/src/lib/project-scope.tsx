@@ -45,6 +45,13 @@ function remember(userId: number | undefined, slug: string | null) {
   }
 }
 
+/** The project a page opened at `search` starts in for this user (the URL's, else the remembered
+ * one; null = every project): what main.tsx needs to know before the first render, to tell whether
+ * index.html's early GET /stats (every project) is the dashboard's own first request. */
+export function initialProject(userId: number, search: string): string | null {
+  return new URLSearchParams(search).get(PARAM) || remembered(userId);
+}
+
 const RANK: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];
 
 export function ProjectScopeProvider({ children }: { children: ReactNode }) {

@@ -19,7 +19,7 @@ const verify = (answer = anAuditVerify()) => http.get('/api/v1/audit/verify', ({
 afterEach(() => vi.unstubAllGlobals());
 
 describe('audit diff', () => {
-  it('compares before and after field by field', () => {
+  it('compares before and after field by field, the changed ones first', () => {
     expect(diffDetails(event.details)).toEqual([
       { field: 'cron', before: '0 0 9 * * *', after: '0 30 9 * * MON-FRI', change: 'changed' },
       { field: 'paused', before: false, after: false, change: 'same' },
@@ -41,7 +41,30 @@ describe('audit page', () => {
     await userEvent.click(await screen.findByRole('button', { name: 'Diff of event 9' }));
     await screen.findByRole('dialog');
     const diff = await screen.findByRole('table', { name: 'Before and after' });
-    expect(within(diff).getByText('"0 30 9 * * MON-FRI"')).toBeInTheDocument();
+    expect(within(diff).getByText('0 30 9 * * MON-FRI')).toBeInTheDocument();
+    // Changed fields only, until asked; the target by name when the details carry one.
+    expect(within(diff).queryByText('paused')).toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Show the 1 unchanged field' }));
+    expect(within(diff).getByText('paused')).toBeInTheDocument();
+  });
+
+  it('names the target by its name, compares values by content and puts the changes first', async () => {
+    const named = anAuditEvent({
+      id: 11, actor: 'ada', action: 'schedule.update', target_type: 'schedule', target_id: '6', request_id: 'r2',
+      details: {
+        before: { name: 'flaky-etl', alerts: { on_failure: false, max_lateness_seconds: null }, timeout_seconds: null, cron: '0 */5 * * * *' },
+        after: { name: 'flaky-etl', alerts: { max_lateness_seconds: null, on_failure: false }, timeout_seconds: 60, cron: '0 */5 * * * *' },
+      },
+    });
+    vi.stubGlobal('fetch', fakeApi(auditPage([named]), verify()).fetch);
+    renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
+    expect(await screen.findByRole('link', { name: 'schedule flaky-etl' })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Diff of event 11' }));
+    expect(await screen.findByRole('dialog', { name: 'schedule.update of schedule flaky-etl by ada' })).toBeInTheDocument();
+    const diff = await screen.findByRole('table', { name: 'Before and after' });
+    const rows = within(diff).getAllByRole('row').slice(1);
+    expect(rows.map((r) => r.getAttribute('data-change'))).toEqual(['changed']);
+    expect(rows[0]).toHaveTextContent(/timeout_seconds.*—.*60/);
   });
 
   it('keeps every filter typed within one debounce window', async () => {

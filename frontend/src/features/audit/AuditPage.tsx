@@ -1,4 +1,4 @@
-import { Alert, Anchor, Autocomplete, Badge, Button, Code, Group, Modal, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Autocomplete, Badge, Button, Code, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
@@ -19,10 +19,10 @@ import { useAuditEvent } from './api/get-audit-event';
 import { useAudit } from './api/list-audit';
 import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useVerifyAudit } from './api/verify-audit';
-import { diffDetails } from './audit-diff';
+import { diffDetails, targetName } from './audit-diff';
+import { SideBySideDiff } from '../../components/SideBySideDiff';
 import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
 
-const show = (v: unknown) => (v === undefined ? '' : JSON.stringify(v));
 
 const isTruncated = (details: unknown) =>
   typeof details === 'object' && details !== null && (details as { truncated?: unknown }).truncated === true;
@@ -34,39 +34,23 @@ function EventDetails({ event: listed }: { event: AuditEvent }) {
   const diff = diffDetails(event.details);
   if (!diff) return <JsonBlock value={event.details} label="Details" />;
   return (
-    <Stack>
-      <Table withTableBorder fz="sm" aria-label="Before and after">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Field</Table.Th>
-            <Table.Th>Before</Table.Th>
-            <Table.Th>After</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {diff.map((r) => (
-            <Table.Tr key={r.field} bg={r.change === 'same' ? undefined : 'var(--mantine-color-yellow-light)'}>
-              <Table.Td>
-                {r.field} {r.change !== 'same' && <Badge size="xs">{r.change}</Badge>}
-              </Table.Td>
-              <Table.Td>
-                <Code>{show(r.before)}</Code>
-              </Table.Td>
-              <Table.Td>
-                <Code>{show(r.after)}</Code>
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+    <Stack gap="xs">
+      <SideBySideDiff rows={diff} beforeLabel="Before" afterLabel="After" label="Before and after" />
     </Stack>
   );
 }
 
 /** "schedule 4", linked to its page, with DELETED when it is gone. */
+/** "schedule flaky-etl" when the event's details name its target, "schedule 6" otherwise. */
+function targetText(event: AuditEvent): string {
+  const kind = (event.target_type ?? '').replace('_', ' ');
+  const name = targetName(event.details);
+  return name && name !== event.target_id ? `${kind} ${name}` : `${kind} ${event.target_id ?? ''}`.trim();
+}
+
 function AuditTarget({ event }: { event: AuditEvent }) {
   if (!event.target_type) return <>—</>;
-  const text = `${event.target_type.replace('_', ' ')} ${event.target_id ?? ''}`.trim();
+  const text = targetText(event);
   const path = targetPath(event);
   return (
     <Group gap={6} wrap="nowrap">
@@ -223,7 +207,8 @@ function AuditTrail() {
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>
       <CursorPager paging={paging} nextCursor={audit.data?.next_cursor} />
-      <Modal opened={open !== null} onClose={() => setOpen(null)} title={open ? `${open.action} by ${open.actor}` : ''} size="lg">
+      {/* Wide enough for two values side by side (review 2026-12-05: the After column was off-screen). */}
+      <Modal opened={open !== null} onClose={() => setOpen(null)} title={open ? `${open.action} of ${open.target_type ? targetText(open) : '—'} by ${open.actor}` : ''} size="min(1200px, 96vw)">
         {open && (
           <Stack>
             <Text size="sm" c="dimmed">

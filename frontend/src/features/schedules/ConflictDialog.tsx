@@ -1,14 +1,15 @@
-import { Button, Code, Group, Modal, Stack, Table, Text } from '@mantine/core';
+import { Button, Code, Group, Modal, Stack, Text } from '@mantine/core';
 import type { Schedule, ScheduleUpdate } from '../../api/types';
+import { SideBySideDiff } from '../../components/SideBySideDiff';
+import { sameJson, type FieldChange } from '../../lib/json-compare';
 import { formatExact } from '../../lib/time';
 
-const show = (v: unknown) => (v === undefined || v === null ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
-
-/** The fields where the edit the user sent and the version now on the server differ. */
+/** The fields where the edit the user sent and the version now on the server differ, compared by
+ * content (the same alerts object with its keys in another order is no difference). */
 export function conflictingFields(mine: ScheduleUpdate, theirs: Schedule): { field: string; mine: unknown; theirs: unknown }[] {
   const server = theirs as unknown as Record<string, unknown>;
   return Object.entries(mine)
-    .filter(([field, value]) => JSON.stringify(value ?? null) !== JSON.stringify(server[field] ?? null))
+    .filter(([field, value]) => !sameJson(value, server[field]))
     .map(([field, value]) => ({ field, mine: value, theirs: server[field] }));
 }
 
@@ -33,37 +34,19 @@ export function ConflictDialog({
 }) {
   const rows = conflictingFields(mine, theirs);
   return (
-    <Modal opened onClose={onClose} title="Someone else changed this schedule" size="lg">
+    <Modal opened onClose={onClose} title="Someone else changed this schedule" size="min(1100px, 96vw)">
       <Stack>
         <Text size="sm">
-          Your changes were not saved: the schedule is at version {theirs.version} now, changed <Code>{formatExact(theirs.updated_at)}</Code>.
+          Your changes were not saved: schedule <strong>{theirs.name}</strong> is at version {theirs.version} now, changed <Code>{formatExact(theirs.updated_at)}</Code>.
           {rows.length === 0 ? ' Your edit and theirs are the same.' : ' Where the two differ:'}
         </Text>
         {rows.length > 0 && (
-          <Table.ScrollContainer minWidth={420}>
-            <Table aria-label="Your version and theirs" fz="sm" withTableBorder>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Field</Table.Th>
-                  <Table.Th>Yours (not saved)</Table.Th>
-                  <Table.Th>Theirs (version {theirs.version})</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((r) => (
-                  <Table.Tr key={r.field}>
-                    <Table.Td>{r.field}</Table.Td>
-                    <Table.Td>
-                      <Code block>{show(r.mine)}</Code>
-                    </Table.Td>
-                    <Table.Td>
-                      <Code block>{show(r.theirs)}</Code>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <SideBySideDiff
+            rows={rows.map((r): FieldChange => ({ field: r.field, before: r.mine, after: r.theirs, change: 'changed' }))}
+            beforeLabel="Yours (not saved)"
+            afterLabel={`Theirs (version ${theirs.version})`}
+            label="Your version and theirs"
+          />
         )}
         <Group justify="flex-end">
           <Button variant="default" onClick={onUseTheirs} disabled={pending}>

@@ -24,3 +24,12 @@ describe('the alerts editor', () => {
     expect(errors.max_lateness_seconds).toBeUndefined();
   });
 });
+
+describe('the edit-conflict comparison', () => {
+  it('is by content: the same alerts with their keys in another order are no difference', async () => {
+    const { conflictingFields } = await import('./ConflictDialog');
+    const theirs = { name: 'flaky-etl', description: 'theirs', alerts: { on_failure: false, consecutive_failures: null, max_lateness_seconds: null } };
+    const mine = { name: 'flaky-etl', description: 'mine', alerts: { max_lateness_seconds: null, consecutive_failures: null, on_failure: false } };
+    expect(conflictingFields(mine as never, theirs as never)).toEqual([{ field: 'description', mine: 'mine', theirs: 'theirs' }]);
+  });
+});
