@@ -18,7 +18,6 @@ own (LISTEN, the leader lease) connects to ``direct_url`` (ADR 0028).
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
 import weakref
@@ -35,6 +34,7 @@ from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
 from cronplane.domain.clock import Clock, SystemClock
+from cronplane.storage.write_hooks import WriteHook, WriteHooks
 
 SESSION_SETUP = "SET TIME ZONE 'UTC'"
 # What SQL's cronplane_now(), cronplane_statement_now() and cronplane_clock_now() read before
@@ -68,12 +68,6 @@ PING_IDLE_SECONDS = 2.0
 # Unix sockets.)
 TCP_DEFAULTS = {"keepalives": "1", "keepalives_idle": "5", "keepalives_interval": "2",
                 "keepalives_count": "2", "tcp_user_timeout": "10000"}
-
-
-def _writes_to(tables: Iterable[str]) -> re.Pattern[str]:
-    names = "|".join(re.escape(t) for t in sorted(tables))
-    return re.compile(rf"\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"
-                      rf"(?:only\s+)?(?:public\.)?\"?(?:{names})\b", re.IGNORECASE)
 
 
 def unreachable(error: BaseException) -> bool:
@@ -180,9 +174,8 @@ class Database:
         self._pool: ConnectionPool[Any] | None = None
         self._autocommit: Engine | None = None
         self._direct: Database | None = None
-        self._write_hooks: list[tuple[re.Pattern[str], Callable[[bool, Any], None]]] = []
+        self._writes = WriteHooks()
         self._close_hooks: list[Callable[[], object]] = []
-        self._pending = threading.local()
 
     # -- SQLAlchemy (management plane) ---------------------------------------------------------
     @property
@@ -201,7 +194,7 @@ class Database:
                 _ping_when_idle(self._engine)
                 self._sync_clock_on_checkout(self._engine)
                 _drop_when_demoted(self._engine)
-                self._watch_writes(self._engine)
+                self._writes.install(self._engine)
                 self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             return self._engine
 
@@ -230,56 +223,25 @@ class Database:
             self.sync_clock(dbapi_conn)
 
     def after_commit_writing(self, tables: Iterable[str],
-                             callback: Callable[[bool, Any], None]) -> None:
+                             callback: WriteHook) -> None:
         """Call ``callback(committed, dbapi_connection)`` when a ``transaction()`` of this
         process that wrote to any of ``tables`` commits: ``committed=False`` just before the
         COMMIT is sent (the DBAPI connection is still in the transaction), ``True`` once it
-        succeeded, before ``transaction()`` returns to its caller."""
-        self._write_hooks.append((_writes_to(tables), callback))
+        succeeded, before ``transaction()`` returns to its caller (storage/write_hooks.py)."""
+        self._writes.add(tables, callback)
 
     def on_close(self, callback: Callable[[], object]) -> None:
         self._close_hooks.append(callback)
-
-    def _watch_writes(self, engine: Engine) -> None:
-        if not self._write_hooks:
-            return
-        hooks = self._write_hooks
-        pending = self._pending
-
-        @event.listens_for(engine, "before_cursor_execute")
-        def note_write(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-            for index, (writes, _callback) in enumerate(hooks):
-                if writes.search(statement):
-                    conn.info.setdefault("cronplane_write_hooks", set()).add(index)
-
-        @event.listens_for(engine, "commit")
-        def before_commit(conn: Any) -> None:
-            fired = conn.info.pop("cronplane_write_hooks", None)
-            if fired:
-                for index in fired:
-                    hooks[index][1](False, conn.connection.dbapi_connection)
-                pending.hooks = fired
-
-        @event.listens_for(engine, "rollback")
-        def forget(conn: Any) -> None:
-            conn.info.pop("cronplane_write_hooks", None)
-
-    def _after_commit(self) -> None:
-        fired = getattr(self._pending, "hooks", None)
-        if fired:
-            self._pending.hooks = None
-            for index in fired:
-                self._write_hooks[index][1](True, None)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: commits on success, rolls back on any exception."""
         self.engine  # noqa: B018 - make sure the session factory exists
         assert self._sessions is not None
-        self._pending.hooks = None
+        self._writes.begin()
         with self._sessions.begin() as session:
             yield session
-        self._after_commit()
+        self._writes.committed()
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
