@@ -8,23 +8,27 @@ cases, exactly as the API does.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from cronplane.config import Settings
+from cronplane.domain.clock import ManualClock
 from cronplane.domain.roles import Role
 from cronplane.execution.chaos import ChaosService
 from cronplane.execution.completer import Completer
 from cronplane.execution.elector import Elector
+from cronplane.execution.listener import Listener
 from cronplane.execution.plane import build_plane
 from cronplane.execution.runner import ExecutionRunner
+from cronplane.execution.service import LoopService
 from cronplane.management import chaos, jobs
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.storage.database import Database
-from tests.support.waiting import wait_until
+from tests.support.waiting import advance_until, wait_until
 
 ADMIN = Actor(username="root", role=Role.ADMIN, user_id=1)
 
@@ -35,13 +39,31 @@ ADMIN = Actor(username="root", role=Role.ADMIN, user_id=1)
 class Plane:
     ctx: ManagementContext
     runners: list[ExecutionRunner]
+    # Shared by every runner and database of the test when set (ADR 0034): leases, bars and
+    # expiries then run out when the test moves it.
+    clock: ManualClock | None = None
 
     def start_runner(self) -> ExecutionRunner:
-        db = Database(self.ctx.db.url, application_name="cronplane-test-chaos", pool_size=12)
-        runner = ExecutionRunner(build_plane(self.ctx.settings, db, kind="worker"))
+        db = Database(self.ctx.db.url, application_name="cronplane-test-chaos", pool_size=12,
+                      clock=self.clock)
+        runner = ExecutionRunner(build_plane(self.ctx.settings, db, kind="worker",
+                                             clock=self.clock))
         runner.start()
         self.runners.append(runner)
         return runner
+
+    def until(self, predicate: Callable[[], object], limit: float,
+              message: str | Callable[[], str], step: float = 0.1) -> None:
+        """``limit`` seconds of the plane's clock: stepped when it is manual, waited when not."""
+        if self.clock is None:
+            wait_until(predicate, limit, message)
+            return
+        loops = [s for r in self.runners for s in r.plane.services
+                 if isinstance(s, LoopService) and not isinstance(s, Listener)]
+        loops += [s for r in self.runners if r.plane.elector is not None
+                  for s in r.plane.elector.leader_services if isinstance(s, LoopService)]
+        advance_until(self.clock, predicate, loops=loops, limit=limit, message=message,
+                      step=step)
 
     def query(self, sql: str, *args: Any) -> list[dict[str, Any]]:
         with self.ctx.db.connection() as conn:
@@ -68,6 +90,21 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Plane]:
     db.close()
 
 
+@pytest.fixture
+def manual_plane(fresh_database_url: str, settings: Settings) -> Iterator[Plane]:
+    """The same, every runner and the management side on one ``ManualClock``."""
+    clock = ManualClock(datetime(2030, 7, 8, 9, 10, 11, tzinfo=UTC))
+    tuned = dataclasses.replace(settings, worker_concurrency=2, attempt_lease_seconds=2,
+                                lease_ttl_seconds=2, shutdown_grace_seconds=0.5)
+    db = Database(fresh_database_url, application_name="cronplane-test", pool_size=4, clock=clock)
+    result = Plane(ManagementContext(settings=tuned, db=db), [], clock)
+    yield result
+    for runner in result.runners:
+        runner.stop(timeout=10)
+        runner.plane.db.close()
+    db.close()
+
+
 def chaos_of(runner: ExecutionRunner) -> ChaosService:
     service = runner.plane.chaos
     assert isinstance(service, ChaosService)
@@ -79,8 +116,8 @@ def start(plane: Plane, kind: str, seconds: int = 60, **params: Any) -> int:
     experiment = chaos.start(plane.ctx, ADMIN, kind, seconds, params)
     for runner in plane.runners:
         service = chaos_of(runner)
-        wait_until(lambda s=service: experiment.id in s.active_ids, 5,
-                   f"experiment {experiment.id} installed")
+        plane.until(lambda s=service: experiment.id in s.active_ids, 5,
+                    f"experiment {experiment.id} installed")
     return experiment.id
 
 
@@ -143,21 +180,23 @@ def test_freeze_heartbeats_scoped_to_a_worker_id_spares_the_others(plane: Plane)
 
 
 def test_kill_worker_thread_kills_one_thread_once_and_the_attempt_is_reclaimed(
-        plane: Plane) -> None:
+        manual_plane: Plane) -> None:
+    plane = manual_plane
     plane.start_runner()
     start(plane, "kill_worker_thread")
     first = jobs.enqueue(plane.ctx, ADMIN, jobs.JobRequest("noop", {})).job
-    wait_until(lambda: plane.status(first.id) == "SUCCEEDED", 15, "job re-run after the kill")
+    plane.until(lambda: plane.status(first.id) == "SUCCEEDED", 15, "job re-run after the kill",
+                step=0.5)
     assert plane.attempts(first.id) == ["LOST", "SUCCEEDED"]
     more = jobs.enqueue_many(plane.ctx.db, [jobs.JobRequest("noop", {}) for _ in range(10)])
-    wait_until(lambda: all(plane.status(i) == "SUCCEEDED" for i in more), 10,
-               "full capacity after the thread was replaced")
+    plane.until(lambda: all(plane.status(i) == "SUCCEEDED" for i in more), 10,
+                "full capacity after the thread was replaced", step=0.5)
     assert all(plane.attempts(i) == ["SUCCEEDED"] for i in more), "only one thread dies"
 
 
 def leader_of(plane: Plane) -> dict[str, Any] | None:
     rows = plane.query("SELECT owner, fencing_token, barred_owner, barred_until, "
-                       "expires_at > clock_timestamp() AS live FROM leases "
+                       "expires_at > cronplane_clock_now() AS live FROM leases "
                        "WHERE name = 'scheduler'")
     return rows[0] if rows else None
 
@@ -191,15 +230,16 @@ def test_leader_stepdown_moves_the_lease_to_another_owner_with_a_higher_token(
 
 
 def test_leader_stepdown_with_one_process_returns_leadership_after_the_bar(
-        plane: Plane) -> None:
+        manual_plane: Plane) -> None:
+    plane = manual_plane
     only = plane.start_runner()
     elector = elector_of(only)
     assert elector.wait_for_leadership(10)
     token = leader_of(plane)["fencing_token"]  # type: ignore[index]
     start(plane, "leader_stepdown", seconds=2)
-    wait_until(lambda: not elector.is_leader, 3, "the only leader stepped down")
+    plane.until(lambda: not elector.is_leader, 3, "the only leader stepped down")
     assert not (leader_of(plane) or {}).get("live"), "nobody leads during the bar"
-    wait_until(lambda: elector.is_leader, 6, "leadership returns after the bar")
+    plane.until(lambda: elector.is_leader, 6, "leadership returns after the bar")
     current = leader_of(plane)
     assert current is not None and current["owner"] == only.identity.id
     assert current["fencing_token"] > token, "a new term after the bar"
@@ -225,11 +265,12 @@ def test_an_experiment_past_its_expiry_is_ended_and_audited_once_even_after_a_re
     wait_until(lambda: plane.status(job.id) == "SUCCEEDED", 10, "an expired experiment is inert")
 
 
-def test_a_running_experiment_expires_by_itself(plane: Plane) -> None:
+def test_a_running_experiment_expires_by_itself(manual_plane: Plane) -> None:
+    plane = manual_plane
     runner = plane.start_runner()
     experiment = start(plane, "fail_handler", seconds=1, handler="noop", fraction=1.0)
-    wait_until(lambda: plane.query("SELECT end_reason FROM chaos_experiments WHERE id = %s",
-                                   experiment)[0]["end_reason"] == "expired", 5, "expired")
+    plane.until(lambda: plane.query("SELECT end_reason FROM chaos_experiments WHERE id = %s",
+                                    experiment)[0]["end_reason"] == "expired", 5, "expired")
     # The service commits the expiry, then reads what is still active and uninstalls the rest:
     # a few milliseconds in which the row says expired and the injector still holds it.
     wait_until(lambda: chaos_of(runner).active_ids == frozenset(), 2, "the injector uninstalled")
