@@ -96,17 +96,21 @@ function requiredRoles(): Plugin {
     load(resolved) {
       if (resolved !== '\0' + id) return undefined;
       this.addWatchFile(spec);
-      const paths = JSON.parse(readFileSync(spec, 'utf8')).paths as Record<string, Record<string, { operationId?: string; 'x-required-role'?: string }>>;
+      const paths = JSON.parse(readFileSync(spec, 'utf8')).paths as Record<string, Record<string, { operationId?: string; 'x-required-role'?: string; 'x-role-scope'?: string }>>;
       const roles: Record<string, string> = {};
+      // `x-role-scope: instance`: the installation's operations, gated on the user's own role,
+      // never on a role in a project (contract v3, two scopes).
+      const instance: string[] = [];
       for (const [path, item] of Object.entries(paths)) {
         for (const [method, op] of Object.entries(item)) {
           if (!op.operationId) continue;
           const role = op['x-required-role'];
           if (!role) this.error(`${method.toUpperCase()} ${path} has no x-required-role in openapi.json`);
           roles[op.operationId] = role;
+          if (op['x-role-scope'] === 'instance') instance.push(op.operationId);
         }
       }
-      return `export const REQUIRED_ROLE = ${JSON.stringify(roles)};`;
+      return `export const REQUIRED_ROLE = ${JSON.stringify(roles)};\nexport const INSTANCE_OPERATIONS = ${JSON.stringify(instance)};`;
     },
   };
 }

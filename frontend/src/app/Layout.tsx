@@ -5,7 +5,7 @@ import { NavLink as RouterNavLink, Outlet, useLocation } from 'react-router';
 import { useLogout } from '../api/queries/logout';
 import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
-import { roleAtLeast, roleFor, type GatedOperation } from '../lib/roles';
+import { mayCall, type GatedOperation } from '../lib/roles';
 import { useScrollToTopOnNewPage } from '../lib/scroll-to-top';
 import { useSession } from '../lib/session';
 import { CommandPaletteLauncher } from './CommandPaletteLauncher';
@@ -19,10 +19,10 @@ import { ProjectSwitcherSlot } from './ProjectSwitcherSlot';
 const loadAccountMenu = withLaterStyles(() => import('./AccountMenu'));
 const AccountMenuOpened = lazy(async () => ({ default: (await loadAccountMenu()).AccountMenu }));
 
-// Each page is shown to the roles that may call the operation it lists. `instance`: the page
-// belongs to the installation, gated on the user's own role rather than the role in the chosen
-// project (a project's ADMIN is not an ADMIN of users or chaos).
-const NAV: { to: string; label: string; operation: GatedOperation; instance?: boolean }[] = [
+// Each page is shown to the roles that may call the operation it lists (lib/roles.ts mayCall:
+// the installation's operations by the user's own role, the others by the role in the chosen
+// project). The installation's pages form a section of their own, shown to instance ADMINs only.
+const NAV: { to: string; label: string; operation: GatedOperation }[] = [
   { to: '/', label: 'Dashboard', operation: 'getStats' },
   { to: '/jobs', label: 'Jobs', operation: 'listJobs' },
   { to: '/schedules', label: 'Schedules', operation: 'listSchedules' },
@@ -31,8 +31,14 @@ const NAV: { to: string; label: string; operation: GatedOperation; instance?: bo
   { to: '/projects', label: 'Projects', operation: 'listProjects' },
   { to: '/audit', label: 'Audit', operation: 'listAudit' },
   { to: '/notifications', label: 'Notifications', operation: 'listNotificationChannels' },
-  { to: '/users', label: 'Users', operation: 'listUsers', instance: true },
-  { to: '/chaos', label: 'Chaos', operation: 'listChaos', instance: true },
+];
+// Gated by an installation operation each, so a project's ADMIN never sees the section.
+const INSTALLATION_NAV: { to: string; label: string; operation: GatedOperation }[] = [
+  { to: '/users', label: 'Users', operation: 'listUsers' },
+  { to: '/projects', label: 'Projects', operation: 'createProject' },
+  { to: '/installation/sign-ins', label: 'Sign-ins', operation: 'verifyAudit' },
+  { to: '/installation/audit-chain', label: 'Audit chain', operation: 'verifyAudit' },
+  { to: '/chaos', label: 'Chaos', operation: 'listChaos' },
 ];
 
 function ColorSchemeToggle() {
@@ -109,6 +115,7 @@ function Shell() {
   const scopedSearch = useScopedSearch();
   const { user, can } = useSession();
   const logout = useLogout();
+  const installation = INSTALLATION_NAV.filter((n) => mayCall(n.operation, user?.role, can));
   const location = useLocation();
   useScrollToTopOnNewPage();
   return (
@@ -132,10 +139,7 @@ function Shell() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        {NAV.filter((n) => {
-          const needed = roleFor(n.operation);
-          return n.instance ? roleAtLeast(user?.role, needed) : can(needed);
-        }).map((n) => (
+        {NAV.filter((n) => mayCall(n.operation, user?.role, can) && !installation.some((i) => i.to === n.to)).map((n) => (
           <NavLink
             key={n.to}
             component={RouterNavLink}
@@ -145,6 +149,23 @@ function Shell() {
             onClick={close}
           />
         ))}
+        {installation.length > 0 && (
+          <div role="group" aria-labelledby="nav-installation">
+            <Text id="nav-installation" size="xs" fw={700} c="dimmed" tt="uppercase" mt="md" mb={4} px="sm">
+              Installation
+            </Text>
+            {installation.map((n) => (
+              <NavLink
+                key={n.to}
+                component={RouterNavLink}
+                to={n.to}
+                label={n.label}
+                active={location.pathname.startsWith(n.to)}
+                onClick={close}
+              />
+            ))}
+          </div>
+        )}
       </AppShell.Navbar>
       <AppShell.Main id="main" tabIndex={-1}>
         <Outlet />

@@ -5,6 +5,7 @@ import { Layout } from './Layout';
 import { JobDetailPage } from '../features/jobs/JobDetailPage';
 import { ScheduleDetailPage } from '../features/schedules/ScheduleDetailPage';
 import { UsersPage } from '../features/users/UsersPage';
+import { AuditChainPage } from '../features/installation/InstallationPages';
 import { aJobDetail, aSchedule } from '../test/factories';
 import { fakeApi, http, renderScreen } from '../test/render';
 import { GatedButton } from '../components/GatedButton';
@@ -98,5 +99,35 @@ describe('role gating', () => {
   it('a deep link to an ADMIN page tells a lower role why it is not shown', () => {
     renderScreen(<UsersPage />, { role: 'OPERATOR' });
     expect(screen.getByRole('alert')).toHaveTextContent('Requires the ADMIN role');
+  });
+
+  it('an instance ADMIN sees the Installation section: users, projects, sign-ins, audit chain, chaos', () => {
+    renderScreen(<Layout />, { role: 'ADMIN' });
+    const section = screen.getByRole('group', { name: 'Installation' });
+    for (const name of ['Users', 'Projects', 'Sign-ins', 'Audit chain', 'Chaos']) {
+      expect(within(section).getByRole('link', { name })).toBeInTheDocument();
+    }
+    expect(screen.getAllByRole('link', { name: 'Projects' }), 'Projects is listed once').toHaveLength(1);
+  });
+
+  it("a project's ADMIN (an instance VIEWER) gets no Installation section, and its pages say why", async () => {
+    const team = { slug: 'team-a', name: 'Team A', archived: false, role: 'ADMIN' as const, quotas: {},
+      usage: { enqueued_last_minute: 0, pending_jobs: 0, schedules: 0 } };
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/projects', ({ response }) => response(200).json({ items: [team], next_cursor: null })),
+    ).fetch);
+    renderScreen(<Layout />, { role: 'VIEWER' });
+    // The project role opens the project's pages (Notifications needs ADMIN there) …
+    expect(await screen.findByRole('link', { name: 'Notifications' })).toBeInTheDocument();
+    // … but nothing of the installation.
+    expect(screen.queryByRole('group', { name: 'Installation' })).toBeNull();
+    for (const name of ['Users', 'Sign-ins', 'Audit chain', 'Chaos']) {
+      expect(screen.queryByRole('link', { name })).toBeNull();
+    }
+  });
+
+  it('a deep link to an installation page tells a project role why it is not shown', () => {
+    renderScreen(<AuditChainPage />, { role: 'OPERATOR' });
+    expect(screen.getByRole('alert')).toHaveTextContent('of the installation');
   });
 });

@@ -1,4 +1,4 @@
-import { REQUIRED_ROLE, type OperationId } from '../api/required-roles';
+import { INSTANCE_OPERATIONS, REQUIRED_ROLE, type OperationId } from '../api/required-roles';
 import type { Role } from '../api/types';
 
 const RANK: Record<Role, number> = { VIEWER: 0, OPERATOR: 1, ADMIN: 2 };
@@ -21,6 +21,19 @@ export type GatedOperation = OperationId;
 export function roleFor(operation: GatedOperation): Role {
   const role = REQUIRED_ROLE[operation];
   return role === 'PUBLIC' ? 'VIEWER' : role;
+}
+
+/** Whether ``operation`` belongs to the installation (users, projects, chaos, audit
+ * verification): only the user's own role counts for it, never a role in a project. */
+export function isInstanceOperation(operation: GatedOperation): boolean {
+  return INSTANCE_OPERATIONS.has(operation);
+}
+
+/** Whether a user may call ``operation``: the installation's by the user's own role, a project's
+ * by ``can`` (the role in the chosen project, lib/project-scope.tsx). */
+export function mayCall(operation: GatedOperation, userRole: Role | undefined | null, can: (needed: Role) => boolean): boolean {
+  const needed = roleFor(operation);
+  return isInstanceOperation(operation) ? roleAtLeast(userRole, needed) : can(needed);
 }
 
 /** What gates a control: the operation it triggers (the rule), or, only where the server checks
