@@ -164,7 +164,8 @@ def running_job(admin_api: ApiClient) -> Iterator[dict[str, Any]]:
 # added later fails here until it is walked too.
 NAV_PAGES = {"dashboard": "/", "jobs": "/jobs", "schedules": "/schedules", "queues": "/queues",
              "projects": "/projects", "audit": "/audit", "notifications": "/notifications",
-             "users": "/users", "chaos": "/chaos", "batches": "/batches"}
+             "users": "/users", "chaos": "/chaos", "batches": "/batches",
+             "sign-ins": "/installation/sign-ins", "audit-chain": "/installation/audit-chain"}
 # Detail and form pages, filled from axe_data (and the running job) per case.
 DETAIL_PAGES = {"job-dead": "/jobs/{DEAD}", "job-timed-out": "/jobs/{TIMED_OUT}",
                 "job-running": "/jobs/{RUNNING}", "job-new": "/jobs/new",
