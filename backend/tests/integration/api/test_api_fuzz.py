@@ -64,6 +64,10 @@ def _exercise(strategy, headers: dict[str, str]) -> None:
     exercise()
 
 
+# slow: the two modes are ~2 minutes of one CPU on the shared 2-core box (bench/RESULTS.md,
+# issue 41), more than the whole edit loop's budget: `make test` runs them, `make test-fast`
+# does not.
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_no_5xx_and_every_response_matches_the_document(app, tokens, mode) -> None:
     failures: list[str] = []

@@ -64,6 +64,9 @@ def _env(url: str, owner_url: str, tmp_path: Path) -> dict[str, str]:
     return environ
 
 
+# slow: it starts `cronplane migrate` and a `cronplane worker` process (~25 s at load 20):
+# `make test` runs it, `make test-fast` (no process of its own) does not.
+@pytest.mark.slow
 def test_the_host_list_form_migrates_and_runs_a_worker_on_the_writable_host(
         two_hosts: tuple[str, str, str], pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     name, standby, writable = two_hosts
