@@ -61,9 +61,10 @@ class Shutdown:
         if self.started.is_set():
             if self._repeat_exits and is_second_stop(self._first_at, now):
                 self._exit_now(signum)
-            log.info("signal %s again, %.3f s after the first: the same stop (the process "
-                     "group's signal, or a parent passing it on); still draining",
-                     signal.Signals(signum).name, now - self._first_at)
+            why = ("the same stop (the process group's signal, or a parent passing it on)"
+                   if self._repeat_exits else "the parent decides (a quick stop comes as SIGQUIT)")
+            log.info("signal %s again, %.3f s after the first: %s; still draining",
+                     signal.Signals(signum).name, now - self._first_at, why)
             return
         self._first_at = now
         self.started.set()
