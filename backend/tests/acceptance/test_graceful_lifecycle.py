@@ -108,6 +108,10 @@ def test_a_second_signal_exits_at_once(fresh_database_url: str, tmp_path: Path) 
         job = _enqueue_sleep(cluster, 60)
         wait_until(lambda: _running_on(cluster, job) == first.pid, 10, "the sleep to start")
         first.send_signal(signal.SIGTERM)
+        # As an operator does: signals again once the first was acknowledged (a loaded box may
+        # run the first handler late; the process measures from when it did).
+        wait_until(lambda: any("draining" in line for line in cluster.log_tail(first.pid, 200)),
+                   10, "the first signal to be acknowledged")
         time.sleep(1)
         started = time.monotonic()
         first.send_signal(signal.SIGTERM)
@@ -183,6 +187,8 @@ def test_an_operators_second_ctrl_c_on_serve_exits_at_once(fresh_database_url: s
         job = _enqueue_sleep(cluster, 60)
         wait_until(lambda: _running_on(cluster, job) == serving, 10, "the sleep to start in serve")
         os.killpg(serve.proc.pid, signal.SIGINT)
+        wait_until(lambda: "Handling signal: int" in serve.output(), 10,
+                   "the master to acknowledge the first Ctrl-C")
         time.sleep(1)
         started = time.monotonic()
         os.killpg(serve.proc.pid, signal.SIGINT)
