@@ -118,10 +118,15 @@ def build_plane(settings: Settings, db: Database, *, kind: str = "worker",
                 schedule_store: ScheduleStore | None = None) -> Plane:
     """Build (not start) the services of ``parts`` for one process.
 
+    ``clock``: given, it is also the time ``db``'s SQL reads (``Database.clock``).
     ``notification_now``: the time notification windows are judged by (None: the database's
     clock); tests inject one. ``schedule_store`` lets a benchmark instrument the fire path."""
     plane = Plane(settings=settings, db=db, identity=identity or new_identity(),
                   clock=clock or SystemClock(), kind=kind)
+    if clock is not None:
+        # One clock for the process, SQL included (ADR 0034): a test's ManualClock moves the
+        # database's time for every service built here.
+        db.clock = clock
     if not parts:
         return plane
     plane.listener = Listener(db, clock=plane.clock)

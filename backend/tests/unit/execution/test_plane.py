@@ -37,10 +37,12 @@ def test_the_audit_sealer_leads_last_when_there_is_an_audit_key() -> None:
 
 def test_every_service_shares_one_clock_one_identity_and_one_fault_switch() -> None:
     clock = ManualClock()
-    plane = build_plane(Settings(database_url=UNUSED), Database(UNUSED), clock=clock)
+    db = Database(UNUSED)
+    plane = build_plane(Settings(database_url=UNUSED), db, clock=clock)
     assert plane.elector is not None and plane.worker is not None and plane.chaos is not None
     services = [*plane.services, *plane.elector.leader_services]
     assert all(service.clock is clock for service in services)  # type: ignore[attr-defined]
+    assert db.clock is clock, "SQL reads the process's clock too (ADR 0034)"
     assert plane.worker.faults is plane.faults and plane.chaos.faults is plane.faults
     assert plane.chaos.worker_id == plane.identity.id == plane.elector.owner
     # The chaos service steps this process's own elector down at once (leader_stepdown).
