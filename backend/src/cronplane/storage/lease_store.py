@@ -119,6 +119,9 @@ class LeaseStore:
                         "owner": owner, "fencing_token": held_token, "reason": reason})
                 return LeaseOutcome(action, row["owner"], row["fencing_token"],
                                     row["expires_at"], row["db_now"], loss_recorded=lost)
+            if action is LeaseAction.CLAIM:
+                # A new term: wait for every transaction fenced by the old one (leases.sql).
+                conn.execute(QUERIES["lease_lock_term"], {"name": name})
             query = "lease_renew" if action is LeaseAction.RENEW else "lease_claim"
             done = conn.execute(QUERIES[query], params).fetchone()
             if done is None:  # cannot happen under the row lock; never report a lease we lack

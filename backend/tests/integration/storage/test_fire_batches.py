@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 import pytest
 
 from cronplane.domain.keys import schedule_fire_key
@@ -14,7 +15,7 @@ from cronplane.execution.health_evaluator import _evaluate
 from cronplane.storage.database import Database
 from cronplane.storage.fire_check_store import FireCheckStore
 from cronplane.storage.health_store import HealthStore
-from cronplane.storage.lease_store import FencedOut, LeaseStore
+from cronplane.storage.lease_store import FencedOut, LeaseStore, fenced_transaction
 from cronplane.storage.schedule_store import ScheduleStore
 
 LEASE = "scheduler"
@@ -160,3 +161,25 @@ def test_idle_rounds_read_no_schedule_and_a_run_brings_its_schedule_back(
     assert full.schedules == 50 and full.fire_times == 50
     quiet = checks.check("leader-a", token, settle=timedelta(0), since=full.db_now)
     assert quiet.schedules == 0, "no fire time to judge: no schedule is read"
+
+
+def test_a_renewal_passes_a_fenced_transaction_and_a_claim_waits_for_it(
+        fresh_db: Database) -> None:
+    """The leader's fenced transactions lock the lease row FOR KEY SHARE: its own renewal goes
+    through while one is open (with FOR SHARE against FOR UPDATE, back-to-back fenced
+    transactions starved the renewal and the leader lost its lease at 10,000 schedules), and a
+    standby's claim still waits until it ends, so the term cannot change under a fenced write."""
+    leases = LeaseStore(fresh_db)
+    token = leases.heartbeat(LEASE, "leader-a", 30).fencing_token
+    with fenced_transaction(fresh_db, "leader-a", token) as (conn, _fence):
+        renewed = leases.heartbeat(LEASE, "leader-a", 30, held_token=token,
+                                   lock_timeout_seconds=0.5)
+        assert renewed.held and renewed.fencing_token == token
+        with fresh_db.connection() as other:  # the term ends (a freeze) while the write is open
+            other.execute("UPDATE leases SET expires_at = clock_timestamp() - interval '1 s' "
+                          "WHERE name = %s", (LEASE,))
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            leases.heartbeat(LEASE, "leader-b", 30, lock_timeout_seconds=0.5)
+        conn.execute("SELECT 1")
+    claimed = leases.heartbeat(LEASE, "leader-b", 30, lock_timeout_seconds=0.5)
+    assert claimed.held and claimed.owner == "leader-b" and claimed.fencing_token == token + 1

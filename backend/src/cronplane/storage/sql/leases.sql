@@ -16,13 +16,25 @@ INSERT INTO leases (name) VALUES (%(name)s) ON CONFLICT (name) DO NOTHING;
 -- the lock wait may have lasted, and cronplane_now() is frozen at transaction start). The caller decides
 -- renew / claim / decline from these booleans (domain/lease.decide).
 -- nullif: a never-claimed row expires at -infinity, which Python datetimes cannot hold.
+-- FOR NO KEY UPDATE: one heartbeat at a time, but a renewal does not wait for the leader's
+-- fenced transactions (FOR KEY SHARE, schedule_fence): a renewal does not end the term. With
+-- 10,000 schedules the leader's back-to-back fenced transactions (fire batches, health and
+-- fire-check chunks) held the row share-locked without a gap, so a FOR UPDATE here waited past
+-- its lock timeout and the leader lost its own lease every few seconds (issue 43). A claim,
+-- which does end a term, takes FOR UPDATE first (lease_lock_term).
 SELECT owner, fencing_token, nullif(expires_at, '-infinity') AS expires_at, barred_owner,
        cronplane_clock_now() AS db_now,
        expires_at <= cronplane_clock_now() AS expired,
        (barred_owner IS NOT NULL AND barred_until > cronplane_clock_now()) AS barred
   FROM leases
  WHERE name = %(name)s
-   FOR UPDATE;
+   FOR NO KEY UPDATE;
+
+-- name: lease_lock_term
+-- Before a claim: FOR UPDATE conflicts with the FOR KEY SHARE every fenced transaction holds,
+-- so the claim waits until every transaction fenced by the old term has committed or rolled
+-- back (a new fence fails: the lease has expired). The term cannot change under a fenced write.
+SELECT fencing_token FROM leases WHERE name = %(name)s FOR UPDATE;
 
 -- name: lease_renew
 -- Only ever run after lease_lock showed a live lease that we own, in the same transaction;

@@ -4,9 +4,9 @@
 
 -- name: schedule_fence
 -- The fencing check, in the same transaction as the writes it guards: our term (owner AND
--- token) must still be the live one by the database clock. FOR SHARE keeps a standby's claim
--- (FOR UPDATE) waiting until we commit, so the term cannot end between this check and our
--- COMMIT. No row -> the caller rolls back: a stale leader writes nothing.
+-- token) must still be the live one by the database clock. FOR KEY SHARE keeps a standby's claim
+-- (FOR UPDATE, lease_lock_term) waiting until we commit, so the term cannot end between this
+-- check and our COMMIT; our own renewal (FOR NO KEY UPDATE) does not wait for it. No row -> the caller rolls back: a stale leader writes nothing.
 -- The guards run first (the row lock is taken above the join): a leader frozen (SIGSTOP) in the
 -- middle of this transaction would hold the lease row and block every standby's claim, so the
 -- server ends such a session after one renew interval of idleness, rolling its writes back; and
@@ -32,7 +32,7 @@ SELECT l.fencing_token, cronplane_statement_now() AS db_now,
   FROM guards, leases l
  WHERE l.name = %(lease)s AND l.owner = %(owner)s AND l.fencing_token = %(fencing_token)s
    AND l.expires_at > cronplane_clock_now()
-   FOR SHARE OF l;
+   FOR KEY SHARE OF l;
 
 -- name: schedules_due
 -- Due, live, unpaused schedules in due order: the partial index ix_schedules_due. SKIP LOCKED:
