@@ -15,7 +15,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import string
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import pytest
 import requests
 from api_client import ApiClient, login, persona_login
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+from tests.support.servers import free_port
 
 E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parent
@@ -76,10 +76,6 @@ class Server:
             return "(no server log)"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _clean_environment() -> dict[str, str]:
@@ -210,7 +206,7 @@ def real_day_server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator
 def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
     admin_password = "e2e-" + secrets.token_urlsafe(12)
-    port = _free_port()
+    port = free_port()
     env = _clean_environment()
     env.update({
         "CRONPLANE_DATA_DIR": str(workdir),

@@ -21,9 +21,9 @@ from conftest import (
     _clean_environment,
     _copy_console,
     _cronplane,
-    _free_port,
     _stop,
     _stop_embedded_postgres,
+    free_port,
 )
 from console_pages import choose, labelled, sign_in, table_rows
 from playwright.sync_api import Browser, expect
@@ -41,7 +41,7 @@ class FirstRunServer:
 @pytest.fixture
 def first_run_server() -> Iterator[FirstRunServer]:
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-first-"))
-    port = _free_port()
+    port = free_port()
     env = _clean_environment()
     env.update({"CRONPLANE_DATA_DIR": str(workdir / "data"), "CRONPLANE_PORT": str(port),
                 "CRONPLANE_ENV": "development", "CRONPLANE_HTTP_WORKERS": "1",

@@ -28,10 +28,10 @@ from conftest import (
     _clean_environment,
     _copy_console,
     _cronplane,
-    _free_port,
     _stop,
     _stop_embedded_postgres,
     _wait_ready,
+    free_port,
 )
 from playwright.sync_api import BrowserContext, expect
 
@@ -59,7 +59,7 @@ def oidc_stack(artifacts: Path) -> Iterator[OidcStack]:
     provider = Provider().start()
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-oidc-"))
     log_path = artifacts / "server-oidc.log"
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     admin_password = "e2e-" + secrets.token_urlsafe(12)
     env = _clean_environment()

@@ -37,10 +37,10 @@ from conftest import (
     _clean_environment,
     _copy_console,
     _cronplane,
-    _free_port,
     _stop,
     _stop_embedded_postgres,
     _wait_ready,
+    free_port,
 )
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
@@ -71,7 +71,7 @@ MEASURE = """() => {
 def start_server(workdir: Path, log_path: Path) -> Server:
     """``cronplane serve`` on its own embedded Postgres, as e2e/conftest.py starts it."""
     password = "walk-" + secrets.token_urlsafe(12)
-    port = _free_port()
+    port = free_port()
     env = _clean_environment() | {
         "CRONPLANE_DATA_DIR": str(workdir), "CRONPLANE_HOST": "127.0.0.1",
         "CRONPLANE_PORT": str(port), "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48),

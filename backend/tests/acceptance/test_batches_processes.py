@@ -12,8 +12,9 @@ import requests
 
 from tests.acceptance.faults import QUEUE_ENV, cluster, report
 from tests.acceptance.processes import Cluster, wait_until
-from tests.acceptance.serve_process import Serve, _free_port, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.support.apps import RoleClient
+from tests.support.servers import Serve, free_port
 
 __all__ = ["cluster"]  # the fixture, imported for the tests below
 
@@ -105,7 +106,7 @@ SH = "/bin/sh"
 def _serve_with_public_url(database_url: str, data_dir: Path) -> Serve:
     """``cronplane serve`` (with workers) whose CRONPLANE_PUBLIC_URL is its own address, so a
     shell job finds the API in CRONPLANE_API_URL."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     serve = Serve(database_url, data_dir, CRONPLANE_EXECUTION="on", CRONPLANE_PORT=str(port),
                   CRONPLANE_PUBLIC_URL=base, CRONPLANE_SHELL_COMMANDS=SH,

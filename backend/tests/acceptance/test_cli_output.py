@@ -23,8 +23,9 @@ import requests
 from cronplane.cli import main
 from cronplane.cli_output import DOCUMENT_COMMANDS
 from tests.acceptance.processes import wait_until
-from tests.acceptance.serve_process import CLI, Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.support.receivers import QuietHandler, serving
+from tests.support.servers import CLI, Serve
 
 ADMIN_PASSWORD = "long enough admin pw"
 UNREACHABLE_DB = "postgresql://nobody@127.0.0.1:1/none"

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from tests.acceptance.processes import Cluster
-from tests.acceptance.serve_process import Serve
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)

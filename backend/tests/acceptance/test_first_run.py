@@ -10,7 +10,7 @@ import stat
 import psycopg
 import requests
 
-from tests.acceptance.serve_process import Serve
+from tests.support.servers import Serve
 
 
 def _login(base: str, username: str, password: str) -> requests.Response:

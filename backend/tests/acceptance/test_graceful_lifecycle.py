@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.acceptance.processes import Cluster
-from tests.acceptance.serve_process import Serve
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(180)

@@ -12,7 +12,8 @@ import pytest
 import requests
 
 from tests.acceptance.processes import wait_until
-from tests.acceptance.serve_process import CLI, Serve, admin_token, run_cli
+from tests.acceptance.serve_process import admin_token, run_cli
+from tests.support.servers import CLI, Serve
 
 ADMIN_PASSWORD = "long enough admin pw"
 SH = "/bin/sh"

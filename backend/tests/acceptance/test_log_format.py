@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.acceptance.serve_process import Serve
+from tests.support.servers import Serve
 
 
 def _log_lines(output: str) -> list[str]:

@@ -13,8 +13,9 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.acceptance.processes import wait_until
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.deploy.harness import REPO, load_yaml
+from tests.support.servers import Serve
 
 ADMIN_PASSWORD = "long enough admin pw"
 DASHBOARD = REPO / "deploy/grafana/cronplane.json"

@@ -10,7 +10,6 @@ path line (which, unlike a site dir, does not run this venv's editable-install h
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +22,7 @@ import pytest
 import requests
 
 from tests.acceptance.processes import wait_until
+from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 BACKEND = REPO / "backend"
@@ -31,10 +31,6 @@ DIST = REPO / "frontend" / "dist"
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +79,7 @@ def test_wheel_in_a_fresh_venv_serves_the_console(built, fresh_database_url, tmp
                            capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert where.startswith(purelib), f"the wheel's cronplane, not the checkout's: {where}"
 
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
     env.update({"DATABASE_URL": fresh_database_url, "CRONPLANE_PORT": str(port),
                 "CRONPLANE_DATA_DIR": str(tmp_path / "data"), "CRONPLANE_HTTP_WORKERS": "1",

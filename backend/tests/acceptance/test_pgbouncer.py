@@ -17,8 +17,9 @@ import pytest
 import requests
 
 from tests.acceptance.processes import Cluster, fires
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.support.pgbouncer import PgBouncer, pgbouncer
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)

@@ -23,7 +23,7 @@ import pytest
 import requests
 
 from tests.acceptance.processes import Cluster
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.support.dependency_mix import DependencyMix, MixLoad, check, http_post, unsettled
 from tests.support.failover import (
     ApiLoad,
@@ -32,6 +32,7 @@ from tests.support.failover import (
     streaming_pair,
     unfinished,
 )
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(150)

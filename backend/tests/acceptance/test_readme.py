@@ -32,7 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
+from tests.support.servers import Serve
 
 REPO = Path(__file__).resolve().parents[3]
 DOCS = REPO / "docs"

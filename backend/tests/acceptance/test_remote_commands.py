@@ -10,7 +10,8 @@ import subprocess
 import pytest
 import requests
 
-from tests.acceptance.serve_process import CLI, run_cli, serving_as_admin
+from tests.acceptance.serve_process import run_cli, serving_as_admin
+from tests.support.servers import CLI
 
 
 @pytest.fixture(scope="module")

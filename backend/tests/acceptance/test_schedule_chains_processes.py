@@ -15,7 +15,8 @@ import pytest
 import requests
 
 from tests.acceptance.processes import Cluster
-from tests.acceptance.serve_process import Serve, admin_token, run_cli
+from tests.acceptance.serve_process import admin_token, run_cli
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 ADMIN_PASSWORD = "long enough admin pw"

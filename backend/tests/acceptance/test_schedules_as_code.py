@@ -12,7 +12,8 @@ import pytest
 import requests
 import yaml
 
-from tests.acceptance.serve_process import Serve, admin_token, run_cli
+from tests.acceptance.serve_process import admin_token, run_cli
+from tests.support.servers import Serve
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "schedules.yaml"
 ADMIN_PASSWORD = "long enough admin pw"

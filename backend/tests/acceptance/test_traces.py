@@ -11,9 +11,10 @@ import pytest
 import requests
 
 from tests.acceptance.processes import wait_until
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.support.otlp_receiver import Span, otlp_receiver
 from tests.support.receivers import http_receiver
+from tests.support.servers import Serve
 
 ADMIN_PASSWORD = "long enough admin pw"
 TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")

@@ -38,10 +38,11 @@ import pytest
 import requests
 
 from tests.acceptance.processes import Cluster
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
 from tests.ha.patroni import Member, Patroni, patroni_cluster
 from tests.support.dependency_mix import DependencyMix, MixLoad, check, http_post, unsettled
 from tests.support.failover import ApiLoad, duplicate_fire_keys, lost_acknowledged, unfinished
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.ha, pytest.mark.timeout(3600)]

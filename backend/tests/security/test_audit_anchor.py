@@ -325,7 +325,7 @@ def test_serve_seals_the_trail_and_the_api_reports_deleted_newest_rows(pg, fresh
                                                                         tmp_path) -> None:
     import requests
 
-    from tests.acceptance.serve_process import Serve
+    from tests.support.servers import Serve
     from tests.support.waiting import wait_until
 
     data = tmp_path / "data"

@@ -12,10 +12,10 @@ from sqlalchemy import text
 
 from cronplane.management.audit_log import AuditFilters, list_events
 from cronplane.management.bootstrap import bootstrap_accounts
-from tests.acceptance.serve_process import Serve
 from tests.support.accounts import FAST_HASHING, add_user, bearer, mint_session
 from tests.support.apps import context, make_app
 from tests.support.db_state import assert_unchanged
+from tests.support.servers import Serve
 
 BIG = "x" * 5000
 WATCHED = ("users", "refresh_families", "audit_events", "schedules", "queues", "projects",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.acceptance.serve_process import Serve
 from tests.support.private_postgres import PrivatePostgres, private_postgres
+from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
 ADMIN, PASSWORD = "root", "a long test password"

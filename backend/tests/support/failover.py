@@ -19,7 +19,6 @@ import itertools
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -33,6 +32,8 @@ import psycopg
 import pytest
 import requests
 from psycopg.rows import dict_row
+
+from tests.support.servers import free_port
 
 
 def _pg_bin() -> Path:
@@ -68,10 +69,6 @@ log_min_messages = warning
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_postgres() -> dict[str, Any]:

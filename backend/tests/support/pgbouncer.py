@@ -19,13 +19,11 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
+from tests.support.servers import free_port
+
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PgBouncer:
@@ -35,7 +33,7 @@ class PgBouncer:
         query = parse_qs(parts.query)
         host = query.get("host", [parts.hostname or "127.0.0.1"])[0]
         port = query.get("port", [str(parts.port or 5432)])[0]
-        self.port = _free_port()
+        self.port = free_port()
         self.root = root
         (root / "users.txt").write_text("".join(f'"{r}" ""\n' for r in roles))
         (root / "pgbouncer.ini").write_text(f"""[databases]

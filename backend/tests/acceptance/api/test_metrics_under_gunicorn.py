@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from tests.support.servers import free_port
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
 HEALTHZ_COUNT = re.compile(
@@ -24,15 +25,11 @@ METRICS_TOKEN = "scrape-" + "t" * 40
 SCRAPE = {"Connection": "close", "Authorization": f"Bearer {METRICS_TOKEN}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
 def serve(fresh_database_url: str, tmp_path: Path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": fresh_database_url, "CRONPLANE_PORT": str(port),
            "CRONPLANE_EXECUTION": "off", "CRONPLANE_HTTP_WORKERS": "2",
            "CRONPLANE_SECRET_KEY": "s" * 40, "CRONPLANE_DATA_DIR": str(tmp_path),

@@ -20,8 +20,8 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.users import create_user
 from cronplane.storage.database import Database
-from tests.acceptance.serve_process import Serve
 from tests.support.accounts import FAST_HASHING
+from tests.support.servers import Serve
 
 PASSWORD = "a long enough password"
 ROUNDS = 3  # per kind of revocation: each round is a fresh credential, warmed on B, revoked on A

@@ -18,7 +18,8 @@ import requests
 
 from cronplane.storage.locks import AdvisoryLock
 from tests.acceptance.processes import wait_until
-from tests.acceptance.serve_process import Serve, admin_token
+from tests.acceptance.serve_process import admin_token
+from tests.support.servers import Serve
 
 ADMIN, PASSWORD = "slots-admin", "slots-admin-password"
 
