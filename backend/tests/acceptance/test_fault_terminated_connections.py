@@ -9,7 +9,6 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import psycopg
 import pytest
 
 from tests.acceptance.faults import QUEUE_ENV, cluster, report
@@ -21,18 +20,14 @@ from tests.acceptance.processes import (
     unfinished,
     wait_until,
 )
+from tests.support.faults import terminate_backends
 
 __all__ = ["cluster"]  # the fixture, imported for the tests below
 
 
 # -- pg_terminate_backend of every cronplane connection -------------------------------------------
 def terminate_cronplane_backends(admin_url: str, database: str) -> int:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND application_name LIKE 'cronplane%%' "
-            "AND pid <> pg_backend_pid()", (database,)).fetchall()
-    return len(rows)
+    return terminate_backends(admin_url, database, "cronplane%")
 
 
 def drain_rate(cluster: Cluster, count: int) -> float:

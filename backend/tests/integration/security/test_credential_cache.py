@@ -11,6 +11,7 @@ import pytest
 from cronplane.storage.credential_cache import APPLICATION_NAME
 from tests.support.accounts import add_user, bearer, tokens_for
 from tests.support.apps import context, make_app
+from tests.support.faults import terminate_backends
 from tests.support.waiting import wait_until
 
 ME = "/api/v1/auth/me"
@@ -80,11 +81,7 @@ def test_losing_the_listen_connection_empties_the_cache(app, pg) -> None:
     assert cache.hits == hits + 1, "served from the cache before the connection is lost"
     before = cache.invalidations
     database = psycopg.conninfo.conninfo_to_dict(context(app).db.url)["dbname"]
-    with psycopg.connect(pg.admin_url, autocommit=True) as conn:
-        killed = conn.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = %s AND application_name = %s", (database, APPLICATION_NAME)).fetchone()
-    assert killed[0] == 1
+    assert terminate_backends(pg.admin_url, database, APPLICATION_NAME) == 1
     # Noticed by the listener thread (or the next lookup); whether or not it has reconnected
     # since, what was cached before is gone.
     wait_until(lambda: cache.invalidations > before, message="the cache noticing the loss")
