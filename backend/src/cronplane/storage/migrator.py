@@ -16,20 +16,21 @@ the others wait for it, then find the schema at head and change nothing (ADR 002
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from psycopg import sql
-from sqlalchemy import Engine, pool
+from sqlalchemy import Engine, text
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 from cronplane.domain.audit_chain import Keyring
-from cronplane.storage.database import connect, engine_for
+from cronplane.storage.database import connect
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,11 @@ def migrations_dir() -> Path:
 
 
 def alembic_config(url: str) -> Config:
+    # Alembic is imported by what migrates, not by every `serve`/`worker` start, which only
+    # compares revisions (read below from the scripts' text): its import and the loading of
+    # every script were a third of a worker's start-up CPU (bench/RESULTS.md, issue 43).
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     # '%' must be escaped for configparser interpolation.
@@ -73,6 +79,8 @@ def upgrade(url: str, revision: str = "head", *, runtime_role: str | None = None
             log.info("another cronplane migrate is running; waiting for it")
             lock.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
         try:
+            from alembic import command
+
             config = alembic_config(url)
             config.attributes["audit_keyring"] = audit_keyring
             command.upgrade(config, revision)
@@ -124,14 +132,41 @@ def grant_runtime_role(owner_url: str, runtime_role: str) -> bool:
 
 
 def downgrade(url: str, revision: str = "base") -> None:
+    from alembic import command
+
     command.downgrade(alembic_config(url), revision)
+
+
+_REVISION_LINE = re.compile(r"^revision(?:\s*:\s*str)?\s*=\s*[\"']([^\"']+)[\"']\s*$", re.M)
+_DOWN_LINE = re.compile(
+    r"^down_revision(?:\s*:[^=]+)?=\s*(?:[\"']([^\"']+)[\"']|None)\s*$", re.M)
+
+
+@cache
+def _revision_chain() -> dict[str, str | None] | None:
+    """Each script's revision → its down revision, read from the scripts' text; None when a
+    script does not state them in the one-line form every script here uses (then Alembic
+    reads them)."""
+    chain: dict[str, str | None] = {}
+    for script in sorted(migrations_dir().joinpath("versions").glob("*.py")):
+        source = script.read_text(encoding="utf-8")
+        revision, down = _REVISION_LINE.search(source), _DOWN_LINE.search(source)
+        if revision is None or down is None:
+            return None
+        chain[revision.group(1)] = down.group(1)
+    return chain
 
 
 @cache
 def head_revision() -> str | None:
     """The code's head: read from the scripts once per process (they do not change under it)."""
-    script = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
-    return script.get_current_head()
+    chain = _revision_chain()
+    if chain is not None:
+        heads = set(chain) - {down for down in chain.values() if down is not None}
+        if len(heads) == 1:
+            return heads.pop()
+    head: str | None = _alembic_scripts().get_current_head()
+    return head
 
 
 def is_known_revision(revision: str | None) -> bool:
@@ -139,11 +174,19 @@ def is_known_revision(revision: str | None) -> bool:
     migrated by a newer version is not something waiting will fix."""
     if revision is None:
         return True
-    script = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
+    chain = _revision_chain()
+    if chain is not None:
+        return revision in chain
     try:
-        return script.get_revision(revision) is not None
+        return _alembic_scripts().get_revision(revision) is not None
     except Exception:  # noqa: BLE001 - alembic raises several kinds for an unknown revision
         return False
+
+
+def _alembic_scripts() -> Any:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x"))
 
 
 def runtime_role_ready(url: str) -> bool:
@@ -174,19 +217,25 @@ class SchemaState:
         return self.current == self.head
 
 
+# Alembic's own table, read without Alembic (MigrationContext reads the same row); a database
+# never migrated has no such table (asked first: a statement naming a missing table fails to plan).
+_HAS_VERSION_TABLE = "SELECT to_regclass('alembic_version') IS NOT NULL"
+_CURRENT_REVISION = "SELECT version_num FROM alembic_version LIMIT 1"
+
+
 def pooled_schema_state(engine: Engine) -> SchemaState:
     """As ``schema_state``, on a connection of the process's own pool (readiness probes)."""
     with engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_revision()
+        current = (conn.execute(text(_CURRENT_REVISION)).scalar()
+                   if conn.execute(text(_HAS_VERSION_TABLE)).scalar() else None)
     return SchemaState(current=current, head=head_revision())
 
 
 def schema_state(url: str) -> SchemaState:
     """Compare the database's revision with the code's head. Raises if the database is unreachable."""
-    engine = engine_for(url, poolclass=pool.NullPool)
-    try:
-        with engine.connect() as conn:
-            current = MigrationContext.configure(conn).get_current_revision()
-    finally:
-        engine.dispose()
+    with connect(url, application_name="cronplane-start") as conn:
+        current = None
+        if conn.execute(_HAS_VERSION_TABLE).fetchone() == (True,):
+            row = conn.execute(_CURRENT_REVISION).fetchone()
+            current = row[0] if row else None
     return SchemaState(current=current, head=head_revision())
