@@ -23,6 +23,9 @@ NOT_LISTS = {
     # Series over a time window: the window (≤ 1,000 fire times / ≤ 744 hours) is their paging.
     "/api/v1/schedules/{schedule_id}/fires": "contract: window `after`/`before`, ≤ 1,000 entries",
     "/api/v1/projects/{slug}/usage": "contract: window `from`/`to`, ≤ 744 buckets",
+    # One object, the dashboard's windows: 24 hourly buckets, the worst schedules (capped), the
+    # newest leader terms (capped), and one row per handler and per queue, registries like /queues.
+    "/api/v1/stats/windows": "one dashboard object; each array bounded by the window or a cap",
 }
 # A property of one object that happens to be an array (a job's attempts, a schedule's notify
 # list, a schedule's chain neighbours, the dashboard's panels) is not a collection endpoint.
