@@ -81,7 +81,7 @@ class CronExpression:
         """Fire instants strictly after ``after``, in increasing order, without end."""
         current = after
         while True:
-            current = next_fire(self.fields, current, tz)
+            current = _next_after(self, current, tz)  # memoised (see _next_after)
             yield current
 
     def __str__(self) -> str:

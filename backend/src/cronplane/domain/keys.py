@@ -10,13 +10,17 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 SCHEDULE_KEY_PREFIX = "schedule:"
 MAX_KEY_LENGTH = 255
 
 
+@lru_cache(maxsize=4096)
 def format_fire_time(fire_time: datetime) -> str:
+    """Memoised: the fire check formats one key per schedule for each fire time, and thousands
+    of schedules share a fire time (issue 43). Pure, so a cached answer is the answer."""
     if fire_time.tzinfo is None or fire_time.utcoffset() is None:
         raise ValueError("fire_time must be timezone-aware")
     return fire_time.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -31,6 +31,7 @@ from cronplane.domain.fire_ledger import (
     explain,
 )
 from cronplane.domain.keys import format_fire_time, schedule_fire_key
+from cronplane.storage import array_literals
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
 from cronplane.storage.queries import QUERIES
@@ -134,7 +135,12 @@ class FireCheckStore:
                                ("violations", violation), ("next_dues", window.next_due)):
                 saves[key].append(value)
         if saves["ids"]:
-            conn.execute(QUERIES["fire_check_save"], saves)
+            conn.execute(QUERIES["fire_check_save"], {
+                **saves, "ids": array_literals.bigints(saves["ids"]),
+                "untils": array_literals.instants(saves["untils"]),
+                "missing": array_literals.bigints(saves["missing"]),
+                "duplicate": array_literals.bigints(saves["duplicate"]),
+                "next_dues": array_literals.instants(saves["next_dues"])})
 
     @staticmethod
     def _window(row: dict[str, Any], settle: timedelta) -> _Window | None:
@@ -169,7 +175,9 @@ class FireCheckStore:
             return {}, {}, {}
         by_key = {schedule_fire_key(sid, t): (sid, t) for sid, w in windows for t in w.times}
         jobs: dict[int, dict[datetime, FiredJob]] = {}
-        for r in conn.execute(QUERIES["fire_ledger_jobs"], {"keys": list(by_key)}).fetchall():
+        # Fire keys (schedule:ID:RFC 3339) need no quoting in an array literal.
+        keys = "{" + ",".join(by_key) + "}"
+        for r in conn.execute(QUERIES["fire_ledger_jobs"], {"keys": keys}).fetchall():
             sid, instant = by_key[r["idempotency_key"]]
             if r["schedule_id"] == sid:
                 jobs.setdefault(sid, {})[instant] = FiredJob(r["id"], r["status"],
@@ -183,9 +191,9 @@ class FireCheckStore:
                 Skip(SkipKind(r["kind"]), r["starts_at"], r["ends_at"], r["reason"]))
         doubled: dict[int, list[datetime]] = {}
         for r in conn.execute(QUERIES["fire_check_duplicates"], {
-                "ids": [sid for sid, _w in windows],
-                "starts": [w.start for _s, w in windows],
-                "ends": [w.until for _s, w in windows]}).fetchall():
+                "ids": array_literals.bigints(sid for sid, _w in windows),
+                "starts": array_literals.instants(w.start for _s, w in windows),
+                "ends": array_literals.instants(w.until for _s, w in windows)}).fetchall():
             doubled.setdefault(r["schedule_id"], []).append(r["fire_time"])
         return jobs, skips, doubled
 

@@ -17,6 +17,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from cronplane.domain.health import RECENT_RUNS
+from cronplane.storage import array_literals
 from cronplane.storage.database import Database
 from cronplane.storage.lease_store import LEADER_LEASE, fenced_transaction
 from cronplane.storage.queries import QUERIES
@@ -134,12 +135,13 @@ class HealthStore:
             events.extend(outcome.events)
         if saved:
             conn.execute(QUERIES["health_save"], {
-                "ids": [r.schedule_id for r in saved], "states": [r.state for r in saved],
-                "sinces": [r.since for r in saved],
-                "last_success_ats": [r.last_success_at for r in saved],
-                "consecutive": [r.consecutive_failures for r in saved],
+                "ids": array_literals.bigints(r.schedule_id for r in saved),
+                "states": [r.state for r in saved],
+                "sinces": array_literals.instants(r.since for r in saved),
+                "last_success_ats": array_literals.instants(r.last_success_at for r in saved),
+                "consecutive": array_literals.bigints(r.consecutive_failures for r in saved),
                 "alerts": [Jsonb(r.alerts) for r in saved],
-                "recheck_ats": [r.recheck_at for r in saved]})
+                "recheck_ats": array_literals.instants(r.recheck_at for r in saved)})
         if audits:
             conn.execute(QUERIES["health_audit"], {
                 "projects": [a.project for a in audits], "actions": [a.action for a in audits],
