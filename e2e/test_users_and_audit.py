@@ -145,7 +145,9 @@ def test_audit_view_shows_schedule_and_job_actions(
 
     created_row = rows.filter(has_text="schedule.create")
     created_row.get_by_role("button", name=re.compile(r"^(Diff|Details) of event \d+$")).click()
-    expect(dialog(page)).to_contain_text(f"schedule.create by {server.admin_username}")
+    # The dialog names its target ("schedule.create of schedule <name> by admin", issue 45).
+    expect(dialog(page)).to_contain_text(
+        f"schedule.create of schedule {unique} by {server.admin_username}")
     expect(dialog(page)).to_contain_text(unique)
     page.keyboard.press("Escape")
     expect(dialog(page)).to_have_count(0)
