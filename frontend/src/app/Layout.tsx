@@ -65,15 +65,16 @@ function AccountMenu({ user, onSignOut }: { user: Partial<Me>; onSignOut: () => 
   // The name comes from the content, so it always contains the visible text (axe
   // label-content-name-mismatch); the hidden words make it "Account: alice (ADMIN)". The
   // parentheses are inline (cp-sr-inline): an out-of-flow VisuallyHidden would make Chrome read
-  // "( ADMIN )". On a phone only the role shows (the name is still in the label): with the name,
-  // an OPERATOR's button ended 12 px past a 390 px screen.
+  // "( ADMIN )". On a phone the name shows and the role does not (it is in the menu): who is signed
+  // in is the question a shared phone asks (review 2026-12-05 §5.12); name and role together
+  // ended an OPERATOR's button 12 px past a 390 px screen.
   const content = (
     <>
       <VisuallyHidden component="span">Account: </VisuallyHidden>
-      <Text span inherit truncate="end" maw={240} className="cp-sr-below-sm">
+      <Text span inherit truncate="end" maw={{ base: 96, sm: 240 }}>
         {user.username}
       </Text>
-      <Badge size="sm" ml={6}>
+      <Badge size="sm" ml={6} visibleFrom="sm">
         <span className="cp-sr-inline">(</span>
         {user.role}
         <span className="cp-sr-inline">)</span>

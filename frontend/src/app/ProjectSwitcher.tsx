@@ -9,7 +9,7 @@ export function ProjectSwitcher() {
     <Select
       aria-label="Project"
       size="sm"
-      w={{ base: 112, sm: 200 }}
+      w={{ base: 136, sm: 200 }}
       allowDeselect={false}
       data={projectOptions(project, projects)}
       value={project ?? ALL_PROJECTS}

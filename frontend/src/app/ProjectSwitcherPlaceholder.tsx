@@ -19,7 +19,7 @@ export function ProjectSwitcherPlaceholder() {
       readOnly
       pointer
       size="sm"
-      w={{ base: 112, sm: 200 }}
+      w={{ base: 136, sm: 200 }}
       value={label}
       rightSection={<ComboboxChevron size="sm" />}
       rightSectionPointerEvents="none"

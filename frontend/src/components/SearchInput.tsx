@@ -11,7 +11,10 @@ export function SearchInput({
   placeholder,
   onSearch,
   error,
+  hideLabel = false,
 }: {
+  /** The label for assistive technology only (a list whose filter row has no room for it). */
+  hideLabel?: boolean;
   initial: string;
   placeholder: string;
   onSearch: (q: string) => void;
@@ -39,7 +42,8 @@ export function SearchInput({
   }, 300);
   return (
     <TextInput
-      label="Search"
+      label={hideLabel ? undefined : 'Search'}
+      aria-label={hideLabel ? 'Search' : undefined}
       placeholder={placeholder}
       type="search"
       w={240}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAt, formatExact, formatMinute } from './time';
+import { formatAt, formatCompactRelative, formatExact, formatLag, formatMinute } from './time';
 
 // The test process runs in UTC (as the e2e browser does), so the viewer's zone is UTC here.
 describe('one absolute time format', () => {
@@ -17,5 +17,25 @@ describe('one absolute time format', () => {
   it("a chart's minute is 24 h, not the locale's 02:10 PM", () => {
     expect(formatMinute('2026-12-02T14:10:00Z')).toBe('14:10');
     expect(formatMinute('2026-12-02T00:05:00Z')).toBe('00:05');
+  });
+});
+
+describe('compact relative times for one-line rows', () => {
+  const now = Date.parse('2026-12-05T08:42:17Z');
+  it('writes whole units, past and future, never more than a few characters', () => {
+    expect(formatCompactRelative('2026-12-05T08:42:14Z', now)).toBe('3 s ago');
+    expect(formatCompactRelative('2026-12-05T08:42:17.400Z', now)).toBe('now');
+    expect(formatCompactRelative('2026-12-05T08:30:00Z', now)).toBe('12 min ago');
+    expect(formatCompactRelative('2026-12-05T06:00:00Z', now)).toBe('2 h ago');
+    expect(formatCompactRelative('2026-12-01T08:00:00Z', now)).toBe('4 d ago');
+    expect(formatCompactRelative('2026-12-05T08:42:47Z', now)).toBe('in 30 s');
+    expect(formatCompactRelative('2026-12-05T09:45:00Z', now)).toBe('in 1 h');
+    expect(formatCompactRelative('nope', now)).toBe('nope');
+  });
+
+  it('writes a lateness in seconds with a decimal (18326 ms is 18.3 s, not "18326 ms")', () => {
+    expect(formatLag(18326)).toBe('18.3 s');
+    expect(formatLag(40)).toBe('0.0 s');
+    expect(formatLag(125_000)).toBe('2 min 5.0 s');
   });
 });

@@ -146,3 +146,36 @@ export function formatMinute(iso: string): string {
 export function formatClock(ms: number): string {
   return sv('clock', viewerTimeZone()).format(new Date(ms));
 }
+
+const COMPACT: [string, number][] = [
+  ['d', 86400],
+  ['h', 3600],
+  ['min', 60],
+  ['s', 1],
+];
+
+/** A relative time that fits one short table cell: "3 s ago", "12 min ago", "in 2 h", "now"
+ * (the full "3 seconds ago" wrapped to three lines in a jobs row, review 2026-12-05 §5.3).
+ * Whole units, rounded down, as a list scanned by eye needs; the exact time is on hover. */
+export function formatCompactRelative(iso: string, now: number = Date.now()): string {
+  const ms = new Date(iso).getTime() - now;
+  if (Number.isNaN(ms)) return iso;
+  const seconds = Math.trunc(Math.abs(ms) / 1000);
+  if (seconds < 1) return 'now';
+  const [unit, size] = COMPACT.find(([, size]) => seconds >= size) ?? ['s', 1];
+  const text = `${Math.floor(seconds / size)} ${unit}`;
+  return ms < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** A lateness in seconds with one decimal: 18326 ms → "18.3 s"; past a minute "2 min 5.0 s". */
+export function formatLag(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${(s - m * 60).toFixed(1)} s`;
+}
+
+/** An instant in the viewer's zone with seconds, the zone named: "2026-12-05 09:39:20 Europe/Paris". */
+export function formatLocal(iso: string): string {
+  return formatAt(iso, viewerTimeZone());
+}

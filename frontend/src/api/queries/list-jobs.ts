@@ -2,6 +2,7 @@ import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../client';
 import { ApiError } from '../problem';
 import type { JobStatus } from '../types';
+import type { operations } from '../schema';
 
 export interface JobFilters {
   status?: JobStatus[];
@@ -13,9 +14,14 @@ export interface JobFilters {
   created_before?: string;
   /** Leave out jobs of these triggers: the console passes `notification` (deliveries are not the operator's work). */
   exclude_trigger?: 'notification'[];
+  /** The API's order (`-finished_at`); absent: newest first. */
+  sort?: JobSort;
   cursor?: string;
   limit?: number;
 }
+
+export type JobSort = NonNullable<NonNullable<operations['listJobs']['parameters']['query']>['sort']>;
+export const JOB_SORTS: JobSort[] = ['-id', 'id', '-created_at', 'created_at', '-finished_at', 'finished_at'];
 
 export const listJobsQueryOptions = (filters: JobFilters, refetchInterval: number | false = false) =>
   queryOptions({

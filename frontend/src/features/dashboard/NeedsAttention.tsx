@@ -4,6 +4,7 @@ import type { Schedule } from '../../api/types';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleState';
+import { ScheduleCause } from '../../components/ScheduleCause';
 import { useAttentionSchedules } from './api/list-attention-schedules';
 
 /** Why the schedule is here, in a few words: the streak, or the alerts that fire. */
@@ -55,6 +56,10 @@ export function NeedsAttention({ refetchInterval }: { refetchInterval: number | 
                 </Table.Td>
                 <Table.Td maw={320}>
                   <Text size="sm">{why(s)}</Text>
+                  {/* The cause beside the symptom: its last error, its paused queue (issue 45). */}
+                  <Text size="sm">
+                    <ScheduleCause schedule={s} inline={false} />
+                  </Text>
                 </Table.Td>
                 <Table.Td>{s.health.last_success_at ? <RelativeTime iso={s.health.last_success_at} /> : 'never'}</Table.Td>
               </Table.Tr>

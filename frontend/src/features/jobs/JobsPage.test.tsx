@@ -92,8 +92,7 @@ describe('jobs page', () => {
     expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
     await fill(screen.getByRole('searchbox', { name: 'Search' }), 'nightly');
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('?q=nightly'));
-    await userEvent.click(screen.getByRole('combobox', { name: 'Status' }));
-    await userEvent.click(await screen.findByRole('option', { name: 'RUNNING' }));
+    await userEvent.click(screen.getByRole('button', { name: /^Running/ }));
     await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('status=RUNNING'));
     expect(await screen.findByText('No jobs match these filters.')).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
@@ -101,6 +100,36 @@ describe('jobs page', () => {
     expect(screen.getByLabelText('url')).not.toHaveTextContent('q=nightly');
     expect(await screen.findByText('No jobs yet.')).toBeInTheDocument();
     expect(screen.getByRole('searchbox', { name: 'Search' })).toHaveValue('');
+  });
+
+  it('status tabs carry the counts the server keeps, and a header click sorts through the API', async () => {
+    const fake = fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [job], next_cursor: null })),
+      http.get('/api/v1/jobs/status-counts', ({ response }) =>
+        response(200).json({ counts: { WAITING: 0, PENDING: 16, RUNNING: 2, SUCCEEDED: 888, DEAD: 103, CANCELLED: 1 } })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/jobs', route: '/jobs?status=DEAD' });
+    const dead = await screen.findByRole('button', { name: 'Dead 103' });
+    expect(dead).toHaveAttribute('aria-pressed', 'true');
+    expect(screen.getByRole('button', { name: 'All 1,010' })).toHaveAttribute('aria-pressed', 'false');
+    const counted = fake.calls.find((c) => new URL(c.url).pathname === '/api/v1/jobs/status-counts');
+    expect(Object.fromEntries(new URL(counted?.url ?? '').searchParams)).toEqual({ exclude_trigger: 'notification' });
+    // The finish column sorts newest first, then oldest first; the order is in the URL and the request.
+    const finished = screen.getByRole('columnheader', { name: /Finished/ });
+    expect(finished).toHaveAttribute('aria-sort', 'none');
+    expect(screen.getByRole('columnheader', { name: /Job/ })).toHaveAttribute('aria-sort', 'descending');
+    await userEvent.click(within(finished).getByRole('button'));
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('sort=-finished_at'));
+    await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).searchParams.get('sort') === '-finished_at')).toBe(true));
+    expect(screen.getByRole('columnheader', { name: /Finished/ })).toHaveAttribute('aria-sort', 'descending');
+    expect(screen.getByText('Sorted by finish time: unfinished jobs are not listed.')).toBeInTheDocument();
+    await userEvent.click(within(screen.getByRole('columnheader', { name: /Finished/ })).getByRole('button'));
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('sort=finished_at'));
+    // A tab replaces the status filter; All clears it.
+    await userEvent.click(screen.getByRole('button', { name: /^All/ }));
+    await waitFor(() => expect(screen.getByLabelText('url')).not.toHaveTextContent('status='));
   });
 
   it('names each job\'s schedule from the row itself, says DELETED, and labels a chosen schedule found by id', async () => {

@@ -1,9 +1,9 @@
 import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, Text, TextInput } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useHandlers } from '../../api/queries/list-handlers';
-import { useJobs, type JobFilters } from '../../api/queries/list-jobs';
+import { JOB_SORTS, useJobs, type JobFilters } from '../../api/queries/list-jobs';
 import { useQueues } from '../../api/queries/list-queues';
 import { JOB_STATUSES, type Job, type JobStatus } from '../../api/types';
 import { CursorPager, totalText } from '../../components/CursorPager';
@@ -24,6 +24,8 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { BulkActions } from './BulkActions';
+import { StatusTabs } from './StatusTabs';
+import { FilterPanel } from '../../components/FilterPanel';
 import { SearchInput } from '../../components/SearchInput';
 import { ApiError } from '../../api/problem';
 
@@ -31,44 +33,73 @@ const baseColumns: ColumnDef<Job, unknown>[] = [
   {
     header: 'Job',
     accessorKey: 'id',
+    meta: { width: 76, sortKey: 'id' },
     cell: ({ row }) => (
       <Anchor component={Link} to={`/jobs/${row.original.id}`}>
         #{row.original.id}
       </Anchor>
     ),
   },
-  { header: 'Handler', accessorKey: 'handler' },
-  { header: 'Project', accessorKey: 'project' },
-  { header: 'Queue', accessorKey: 'queue' },
-  { header: 'Status', accessorKey: 'status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
-  { header: 'Trigger', accessorKey: 'trigger' },
+  { header: 'Handler', accessorKey: 'handler', meta: { width: 128 }, cell: ({ row }) => <span title={row.original.handler}>{row.original.handler}</span> },
+  { header: 'Project', accessorKey: 'project', meta: { width: 80 }, cell: ({ row }) => <span title={row.original.project}>{row.original.project}</span> },
+  { header: 'Queue', accessorKey: 'queue', meta: { width: 100 }, cell: ({ row }) => <span title={row.original.queue}>{row.original.queue}</span> },
+  { header: 'Status', accessorKey: 'status', meta: { width: 96 }, cell: ({ row }) => <StatusBadge status={row.original.status} /> },
+  { header: 'Trigger', accessorKey: 'trigger', meta: { width: 68 } },
   {
     header: 'Schedule',
     accessorKey: 'schedule_id',
+    meta: { width: 120 },
     cell: ({ row }) => <ScheduleLink id={row.original.schedule_id} name={row.original.schedule_name} deleted={row.original.schedule_deleted} />,
   },
-  { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
+  { header: 'Tries', meta: { width: 48 }, cell: ({ row }) => <span title={`attempt ${row.original.attempt_count} of ${row.original.max_attempts}`}>{`${row.original.attempt_count}/${row.original.max_attempts}`}</span> },
   {
     header: 'Error',
     // The headline only (the traceback is on the job's page): why a row matched a search, at a glance.
-    cell: ({ row }) =>
-      row.original.error ? (
-        <Text size="xs" lineClamp={2} maw={320} title={errorHeadline(row.original.error)}>
-          {errorHeadline(row.original.error)}
-        </Text>
-      ) : (
-        '—'
-      ),
+    cell: ({ row }) => (row.original.error ? <span title={errorHeadline(row.original.error)}>{errorHeadline(row.original.error)}</span> : '—'),
   },
-  { header: 'Created', cell: ({ row }) => <RelativeTime iso={row.original.created_at} /> },
-  { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
-  { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
+  { header: 'Created', meta: { width: 88, sortKey: 'created_at' }, cell: ({ row }) => <RelativeTime compact iso={row.original.created_at} /> },
+  { header: 'Run at', meta: { width: 88 }, cell: ({ row }) => <RelativeTime compact iso={row.original.run_at} /> },
+  { header: 'Finished', meta: { width: 92, sortKey: 'finished_at' }, cell: ({ row }) => <RelativeTime compact iso={row.original.finished_at} /> },
 ];
+
+/** A job as a card on a phone: what the row says, in three short lines. */
+function JobCard({ job, select }: { job: Job; select: ReactNode }) {
+  return (
+    <Stack gap={2} data-job={job.id}>
+      <Group gap="xs" wrap="nowrap" justify="space-between">
+        <Group gap="xs" wrap="nowrap" style={{ minWidth: 0 }}>
+          {select}
+          <Anchor component={Link} to={`/jobs/${job.id}`} fw={600}>
+            #{job.id}
+          </Anchor>
+          <Text size="sm" truncate="end">
+            {job.handler}
+          </Text>
+        </Group>
+        <StatusBadge status={job.status} />
+      </Group>
+      <Text size="xs" c="dimmed" truncate="end">
+        {job.project} · {job.queue} · {job.trigger} · {job.attempt_count}/{job.max_attempts} tries · <RelativeTime compact iso={job.finished_at ?? job.created_at} />
+      </Text>
+      {job.schedule_id !== null && job.schedule_id !== undefined && (
+        <Text size="xs" truncate="end">
+          Schedule <ScheduleLink id={job.schedule_id} name={job.schedule_name} deleted={job.schedule_deleted} />
+        </Text>
+      )}
+      {job.error && (
+        <Text size="xs" fw={500} truncate="end" title={errorHeadline(job.error)}>
+          {errorHeadline(job.error)}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
 
 const PAGE_SIZES = ['10', '50', '100', '200'];
 
 // Clearing the filters keeps the page size: it is how the list is read, not what it selects.
-const JOB_FILTER_PARAMS = { status: null, handler: null, queue: null, schedule_id: null, q: null, created_after: null, created_before: null, deliveries: null };
+const JOB_FILTER_PARAMS = { status: null, handler: null, queue: null, schedule_id: null, q: null, created_after: null, created_before: null, deliveries: null, sort: null };
 
 export function JobsPage() {
   const navigate = useNavigate();
@@ -88,6 +119,7 @@ export function JobsPage() {
     created_before: params.get('created_before') ?? undefined,
     // Notification deliveries are cronplane's own jobs: left out unless asked for, or unless the handler filter names them.
     exclude_trigger: params.get('deliveries') === '1' || params.get('handler') === 'notification.deliver' ? undefined : ['notification'],
+    sort: JOB_SORTS.find((sort) => sort !== '-id' && sort === params.get('sort')),
     cursor: paging.cursor ?? undefined,
     limit: PAGE_SIZES.includes(params.get('limit') ?? '') ? Number(params.get('limit')) : undefined,
   };
@@ -113,6 +145,7 @@ export function JobsPage() {
   const columns: ColumnDef<Job, unknown>[] = [
     {
       id: 'select',
+      meta: { width: 32 },
       header: () => (
         <Checkbox
           aria-label="Select every job on this page"
@@ -142,19 +175,42 @@ export function JobsPage() {
     exclude_trigger: filters.exclude_trigger,
   };
   const count = useJobCount(matchFilters, true);
+  // The filters behind the Filters button that are set (the search box and the tabs are in view).
+  const filterCount = [
+    (filters.status?.length ?? 0) > 1,
+    filters.handler,
+    filters.queue,
+    filters.schedule_id,
+    filters.created_after,
+    filters.created_before,
+    params.get('limit'),
+    params.get('deliveries'),
+  ].filter(Boolean).length;
   // A search the server refused (too broad to answer in time, too long) is fixed in the search
   // box, so that is where it says why; asking again unchanged would be refused again.
   const searchError = jobs.error instanceof ApiError && jobs.error.status === 422 ? jobs.error.fieldErrors.q : undefined;
 
   return (
-    <Stack>
+    <Stack gap="sm">
       <PageHeader title="Jobs">
         <PollingPicker choice={polling.choice} onChange={polling.setChoice} visible={polling.visible} failing={Boolean(jobs.error) && Boolean(jobs.data)} updatedAt={jobs.dataUpdatedAt} />
         <GatedButton operation="createJob" onClick={() => navigate('/jobs/new')}>
           New ad-hoc job
         </GatedButton>
       </PageHeader>
-      <Group align="flex-end" wrap="wrap" role="search" aria-label="Job filters">
+      <FilterPanel
+        count={filterCount}
+        label="Job filters"
+        before={<StatusTabs
+        statuses={filters.status ?? []}
+        queue={filters.queue}
+        excludeDeliveries={Boolean(filters.exclude_trigger)}
+        otherFilters={Boolean(filters.handler || filters.schedule_id || filters.q || filters.created_after || filters.created_before)}
+        refetchInterval={polling.refetchInterval}
+        onChoose={(status) => set({ status: status ? [status] : null })}
+      />}
+        lead={<SearchInput hideLabel initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} error={searchError} />}
+      >
         <MultiSelect
           label="Status"
           placeholder={filters.status?.length ? undefined : 'Any'}
@@ -227,8 +283,12 @@ export function JobsPage() {
           onChange={(e) => set({ deliveries: e.currentTarget.checked ? '1' : null })}
           mb={8}
         />
-        <SearchInput initial={filters.q ?? ''} placeholder="#id, handler, key, error…" onSearch={(q) => set({ q })} error={searchError} />
-      </Group>
+      </FilterPanel>
+      {filters.sort?.endsWith('finished_at') && (
+        <Text size="xs" c="dimmed">
+          Sorted by finish time: unfinished jobs are not listed.
+        </Text>
+      )}
       <BulkActions
         selectedIds={[...current.ids]}
         pageFull={pageFull}
@@ -245,7 +305,20 @@ export function JobsPage() {
         isEmpty={jobs.data?.items.length === 0}
         empty={params.toString() ? <NoMatch text="No jobs match these filters." onClear={() => set(JOB_FILTER_PARAMS)} /> : <FirstStep text="No jobs yet." action="Submit a first job (a noop shows the whole path)" to="/jobs/new" operation="createJob" />}
       >
-        <DataTable data={rows} columns={columns} label="Jobs" loading={jobs.isPlaceholderData} />
+        <DataTable
+          data={rows}
+          columns={columns}
+          label="Jobs"
+          loading={jobs.isPlaceholderData}
+          dense
+          sort={{ value: filters.sort ?? '-id', onChange: (next) => set({ sort: next === '-id' ? null : next }) }}
+          card={(job) => (
+            <JobCard
+              job={job}
+              select={<Checkbox aria-label={`Select job #${job.id}`} checked={current.all || current.ids.has(job.id)} onChange={(e) => toggle(job.id, e.currentTarget.checked)} />}
+            />
+          )}
+        />
       </QueryState>
       <CursorPager
         paging={paging}

@@ -3,6 +3,9 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import type { Schedule } from '../../api/types';
 import { RelativeTime } from '../../components/RelativeTime';
+import { ScheduleCause } from '../../components/ScheduleCause';
+import { scheduleCauses } from '../../components/schedule-cause';
+import { useQueues } from '../../api/queries/list-queues';
 import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { useSession } from '../../lib/session';
 import { scheduleQueryOptions } from './api/get-schedule';
@@ -19,6 +22,7 @@ const ALERT_ROWS: { kind: string; label: (a: Schedule['alerts']) => string | nul
 export function HealthPanel({ id }: { id: number }) {
   const { can } = useSession();
   const { data: s } = useQuery({ ...scheduleQueryOptions(id), refetchInterval: (q) => (q.state.data?.deleted_at ? false : 5000) });
+  const queues = useQueues();
   if (!s) return null;
   const configured = ALERT_ROWS.map((r) => ({ kind: r.kind, text: r.label(s.alerts) })).filter((r) => r.text);
   return (
@@ -46,6 +50,14 @@ export function HealthPanel({ id }: { id: number }) {
               </Group>
             </Table.Td>
           </Table.Tr>
+          {scheduleCauses(s, queues.data).length > 0 && (
+            <Table.Tr>
+              <Table.Th>Why</Table.Th>
+              <Table.Td>
+                <ScheduleCause schedule={s} inline={false} />
+              </Table.Td>
+            </Table.Tr>
+          )}
           <Table.Tr>
             <Table.Th>Last success</Table.Th>
             <Table.Td>{s.health.last_success_at ? <RelativeTime iso={s.health.last_success_at} /> : 'never'}</Table.Td>

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useLocation } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -27,6 +27,35 @@ const page = (count: number, limit = 10000) =>
   );
 
 describe('schedules page', () => {
+  it('says why beside the state: the paused queue (linked), the last error; and sorts by a header', async () => {
+    const fake = fakeApi(
+      http.get('/api/v1/schedules', ({ response }) =>
+        response(200).json({
+          items: [
+            aSchedule({ id: 7, name: 'webhook-fanout', queue: 'webhooks', health: { state: 'late', since: '2026-12-05T08:00:00Z', consecutive_failures: 0, last_success_at: null, alerts: {} } }),
+            aSchedule({ id: 8, name: 'flaky-etl', last_error: 'HandlerFailed: extract step failed', health: { state: 'failing', since: '2026-12-05T08:00:00Z', consecutive_failures: 4, last_success_at: null, alerts: {} } }),
+            aSchedule({ id: 9, name: 'weekly-digest', paused: true, paused_until: '2026-12-12T00:00:00Z', pause_reason: 'holiday freeze' }),
+          ],
+          next_cursor: null,
+        })),
+      http.get('/api/v1/schedules/count', ({ response }) => response(200).json({ count: 3, limit: 10000 })),
+      http.get('/api/v1/queues', ({ response }) =>
+        response(200).json([{ project: 'default', name: 'webhooks', paused: true, paused_reason: 'vendor outage', paused_by: 'admin', paused_at: '2026-12-05T08:00:00Z', pending: 4, running: 0, concurrency_limit: null, rate_limit_per_second: null, per_key_limit: null }])),
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+    );
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<WithLocation />, { role: 'VIEWER', path: '/schedules', route: '/schedules' });
+    const queueLink = await screen.findByRole('link', { name: 'webhooks' });
+    expect(queueLink).toHaveAttribute('href', '/queues?queue=default%2Fwebhooks');
+    expect(queueLink.closest('[data-cause]')).toHaveTextContent('Queue webhooks is paused: vendor outage');
+    expect(screen.getByText('HandlerFailed: extract step failed')).toBeInTheDocument();
+    expect(screen.getByText(/^Paused until 2026-12-12 00:00:00 UTC: holiday freeze$/)).toBeInTheDocument();
+    await userEvent.click(within(screen.getByRole('columnheader', { name: /Name/ })).getByRole('button'));
+    await waitFor(() => expect(screen.getByLabelText('url')).toHaveTextContent('?sort=name'));
+    await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/schedules' && new URL(c.url).searchParams.get('sort') === 'name')).toBe(true));
+    expect(screen.getByRole('columnheader', { name: /Name/ })).toHaveAttribute('aria-sort', 'ascending');
+  });
+
   it('shows the total the server counted, with the same filters as the list', async () => {
     const fake = page(2004);
     vi.stubGlobal('fetch', fake.fetch);
@@ -38,8 +67,8 @@ describe('schedules page', () => {
     expect(new URL(listed?.url ?? '').searchParams.get('created_after')).toBe('2026-11-01T00:00:00Z');
     expect(screen.getByLabelText('Created after')).not.toHaveValue('');
     expect(screen.getByRole('link', { name: 'nightly-report' })).toHaveAttribute('href', '/schedules/6');
-    // The next run as every exact time is written (was "Sun, 29 Nov 2026, 08:00:00 GMT+00:00").
-    expect(screen.getByText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)).toBeInTheDocument();
+    // The next run in a few characters ("in 3 h", "5 d ago"), its exact time in the schedule's zone and UTC on hover.
+    expect(screen.getByTitle(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC · \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)).toHaveTextContent(/^(in \d+ (s|min|h|d)|\d+ (s|min|h|d) ago|now)$/);
   });
 
   it('an empty filtered list offers to clear the filters and keeps the page size', async () => {
