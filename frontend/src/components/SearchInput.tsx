@@ -46,7 +46,7 @@ export function SearchInput({
       aria-label={hideLabel ? 'Search' : undefined}
       placeholder={placeholder}
       type="search"
-      w={240}
+      w={{ base: 200, xs: 240 }}
       value={value}
       error={error}
       onChange={(e) => {
