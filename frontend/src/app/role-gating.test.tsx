@@ -5,7 +5,7 @@ import { Layout } from './Layout';
 import { JobDetailPage } from '../features/jobs/JobDetailPage';
 import { ScheduleDetailPage } from '../features/schedules/ScheduleDetailPage';
 import { UsersPage } from '../features/users/UsersPage';
-import { AuditChainPage } from '../features/installation/InstallationPages';
+import { AuditChainPage } from '../features/audit/InstallationAuditPages';
 import { aJobDetail, aSchedule } from '../test/factories';
 import { fakeApi, http, renderScreen } from '../test/render';
 import { GatedButton } from '../components/GatedButton';

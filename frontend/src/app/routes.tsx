@@ -29,8 +29,8 @@ const ProjectsPage = page(() => import('../features/projects/ProjectsPage'), 'Pr
 const ProjectDetailPage = page(() => import('../features/projects/ProjectDetailPage'), 'ProjectDetailPage');
 const NotificationsPage = page(() => import('../features/notifications/NotificationsPage'), 'NotificationsPage');
 const AccountPage = page(() => import('../features/account/AccountPage'), 'AccountPage');
-const SignInsPage = page(() => import('../features/installation/InstallationPages'), 'SignInsPage');
-const AuditChainPage = page(() => import('../features/installation/InstallationPages'), 'AuditChainPage');
+const SignInsPage = page(() => import('../features/audit/InstallationAuditPages'), 'SignInsPage');
+const AuditChainPage = page(() => import('../features/audit/InstallationAuditPages'), 'AuditChainPage');
 const NewSchedulePage = lazy(async () => ({ default: (await scheduleForms()).NewSchedulePage }));
 const EditSchedulePage = lazy(async () => ({ default: (await scheduleForms()).EditSchedulePage }));
 const CronBuilder = lazy(async () => ({ default: (await withLaterStyles(() => import('../features/cron-builder/CronBuilder'))()).CronBuilder }));

@@ -2,8 +2,8 @@ import { Alert, Button, Group, List, Paper, SimpleGrid, Stack, Text } from '@man
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/QueryState';
 import { RequireRole } from '../../components/RequireRole';
-import { AuditTrail, ChainStatus } from '../audit/AuditPage';
-import { useVerifyAudit } from '../audit/api/verify-audit';
+import { AuditTrail, ChainStatus } from './AuditPage';
+import { useVerifyAudit } from './api/verify-audit';
 
 /**
  * The installation's pages (contract v3, two scopes): only an instance ADMIN opens them; the
