@@ -3,6 +3,7 @@ retry a dead job from the dead-letter view."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -192,6 +193,40 @@ def test_operator_submits_an_ad_hoc_job_checked_against_its_schema(
     assert (job["handler"], job["payload"], job["status"]) == ("sleep", {"seconds": 1}, "SUCCEEDED")
     assert job["requested_by"] == operator_api.username
     assert job["schedule_id"] is None
+
+
+def test_the_payload_editor_checks_a_one_of_in_the_browser_as_the_api_does(
+        page: Page, operator_api: ApiClient) -> None:
+    # http.request's expect_status is a oneOf (a status or a list of them): the hand-written
+    # subset let "200" through; @cfworker/json-schema checks it, under the console's CSP (no
+    # 'unsafe-eval'), and the API refuses the same payload.
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text
+            else None)
+    sign_in_as_persona(page, "OPERATOR")
+    go_via_nav(page, "Jobs")
+    header_button(page, "New ad-hoc job").click()
+    form = page.get_by_role("form", name="New ad-hoc job")
+    expect(form).to_be_visible()
+    choose(page, "Handler", "http.request")
+    payload = form.get_by_role("textbox", name=re.compile(r"^Payload"))
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST"
+            and r.url.endswith("/api/v1/jobs") else None)
+
+    wrong = {"method": "GET", "url": "https://example.com/health", "expect_status": "200"}
+    payload.fill(json.dumps(wrong))
+    expect(form.get_by_text("expect_status must match one of the allowed forms")).to_be_visible()
+    form.get_by_role("button", name="Create job").click()
+    page.wait_for_timeout(300)
+    assert posts == [], "a payload that fails the handler's oneOf was sent"
+    assert operator_api.status("POST", "/jobs", json={
+        "handler": "http.request", "payload": wrong, "run_at": "2099-01-01T03:00:00Z"}) == 422
+
+    payload.fill(json.dumps({**wrong, "expect_status": [200, 204]}))
+    expect(payload).not_to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_text("expect_status must match one of the allowed forms")).to_have_count(0)
+    assert refused == []
 
 
 def test_a_click_right_after_typing_a_search_is_not_undone_by_the_search(

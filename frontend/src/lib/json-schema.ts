@@ -1,33 +1,33 @@
 /**
- * A small JSON Schema checker for handler payloads: the keywords handler schemas use (type, required,
- * properties, additionalProperties, enum, const, min/max, lengths, items, pattern). It gives instant
- * feedback in forms; the API still validates every payload on submission.
+ * Handler payloads checked against the handler's JSON Schema in the API's dialect (draft 2020-12,
+ * `jsonschema.Draft202012Validator` in `handlers/registry.py`), by a maintained validator,
+ * `@cfworker/json-schema`, that interprets schemas instead of compiling them: the console's
+ * Content-Security-Policy has no 'unsafe-eval', which Ajv's `new Function` would need, and handler
+ * schemas (plugins' included) arrive at run time from GET /handlers, so Ajv's build-time standalone
+ * code cannot cover them (docs/adr/0040-payload-schema-validator.md). It gives instant feedback in
+ * forms; the API still validates every payload on submission.
  */
-export type JsonSchema = {
+import { dereference, encodePointer, validate, type OutputUnit, type Schema } from '@cfworker/json-schema';
+import { isSecretRef } from './secret-refs';
+
+/** A handler's payload schema as GET /handlers sends it; the fields the editor reads are named. */
+export interface JsonSchema {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
-  additionalProperties?: boolean | JsonSchema;
   enum?: unknown[];
-  const?: unknown;
   minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  items?: JsonSchema;
-  pattern?: string;
-  description?: string;
   default?: unknown;
-};
+  description?: string;
+  [keyword: string]: unknown;
+}
 
 export interface SchemaError {
-  path: string; // "payload.seconds" style, "" for the root
+  path: string; // "headers.Accept", "expect_status[0]" style; "" for the root
   message: string;
 }
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
@@ -36,80 +36,230 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-function matchesType(value: unknown, type: string): boolean {
-  const actual = typeOf(value);
-  return actual === type || (type === 'number' && actual === 'integer');
+// Keywords whose value is one subschema, a list of them, or a map of names to them (draft 2020-12).
+const ONE = new Set(['additionalProperties', 'unevaluatedProperties', 'items', 'unevaluatedItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else']);
+const LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+const MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+// What the API's validator does not assert, although cfworker would: `format` is an annotation
+// there (no FormatChecker), and these older keywords are not part of draft 2020-12.
+const NOT_ASSERTED = new Set(['format', 'dependencies', 'additionalItems', '$recursiveRef', '$recursiveAnchor']);
+
+/**
+ * The schema as the validator gets it: a copy (cfworker annotates what it dereferences), without
+ * the keywords above, and with boolean subschemas written as objects so that `false` is reported
+ * with a real keyword location (`{not: {}}` rejects everything, as `false` does).
+ */
+function prepare(schema: unknown): Schema {
+  if (schema === true) return {};
+  if (schema === false) return { not: {} };
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema as Schema;
+  const out: Schema = {};
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (NOT_ASSERTED.has(keyword)) continue;
+    if (ONE.has(keyword)) out[keyword] = Array.isArray(value) ? value.map(prepare) : prepare(value);
+    else if (LIST.has(keyword) && Array.isArray(value)) out[keyword] = value.map(prepare);
+    else if (MAP.has(keyword) && value && typeof value === 'object')
+      out[keyword] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, prepare(v)]));
+    else out[keyword] = value; // enum, const, default, required, bounds…: data, copied as they are
+  }
+  return out;
 }
 
-export function validateJson(value: unknown, schema: JsonSchema, path = ''): SchemaError[] {
-  const errors: SchemaError[] = [];
-  const at = (message: string) => errors.push({ path, message });
-  const label = path || 'value';
+interface Compiled {
+  schema: Schema;
+  lookup: Record<string, Schema>;
+}
+// The schema object of a GET /handlers answer stays the same between renders: prepared once.
+const compiled = new WeakMap<object, Compiled>();
 
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => matchesType(value, t))) {
-      at(`${label} must be ${types.join(' or ')}, not ${typeOf(value)}`);
-      return errors;
+function compile(schema: JsonSchema): Compiled {
+  let found = compiled.get(schema);
+  if (!found) {
+    const prepared = prepare(schema);
+    found = { schema: prepared, lookup: dereference(prepared) as Record<string, Schema> };
+    compiled.set(schema, found);
+  }
+  return found;
+}
+
+/** Instance pointer ("#/a/0") → its segments. */
+function segments(pointer: string): string[] {
+  if (pointer === '#' || pointer === '') return [];
+  return pointer
+    .replace(/^#\//, '')
+    .split('/')
+    .map((s) => decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** Segments of an instance pointer → "a.b[0]" (an index only where the value there is an array). */
+function readablePath(instance: unknown, parts: string[]): string {
+  let path = '';
+  let at: unknown = instance;
+  for (const part of parts) {
+    if (Array.isArray(at)) {
+      path += `[${part}]`;
+      at = at[Number(part)];
+    } else {
+      path = path ? `${path}.${part}` : part;
+      at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
     }
   }
-  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    at(`${label} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
+  return path;
+}
+
+function valueAt(instance: unknown, parts: string[]): unknown {
+  let at: unknown = instance;
+  for (const part of parts) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[Array.isArray(at) ? Number(part) : part] : undefined;
+  return at;
+}
+
+/** The schema holding the keyword at `keywordLocation` ("#/properties/a/$ref/minimum"), through $refs. */
+function keywordHolder(c: Compiled, keywordLocation: string): Schema | undefined {
+  const parts = segments(keywordLocation).slice(0, -1);
+  let at: unknown = c.schema;
+  for (const part of parts) {
+    if (at === null || typeof at !== 'object') return undefined;
+    const node = at as Schema;
+    at = part === '$ref' && typeof node.$ref === 'string' ? c.lookup[node.__absolute_ref__ ?? node.$ref] : (node as Record<string, unknown>)[part];
   }
-  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) {
-    at(`${label} must be ${JSON.stringify(schema.const)}`);
-  }
-  if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) at(`${label} must be ≥ ${schema.minimum}`);
-    if (schema.maximum !== undefined && value > schema.maximum) at(`${label} must be ≤ ${schema.maximum}`);
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
-      at(`${label} must be > ${schema.exclusiveMinimum}`);
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum)
-      at(`${label} must be < ${schema.exclusiveMaximum}`);
-  }
-  if (typeof value === 'string') {
-    if (schema.minLength !== undefined && value.length < schema.minLength)
-      at(`${label} must have at least ${schema.minLength} characters`);
-    if (schema.maxLength !== undefined && value.length > schema.maxLength)
-      at(`${label} must have at most ${schema.maxLength} characters`);
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
-      at(`${label} must match ${schema.pattern}`);
-  }
-  if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems)
-      at(`${label} must have at least ${schema.minItems} items`);
-    if (schema.maxItems !== undefined && value.length > schema.maxItems)
-      at(`${label} must have at most ${schema.maxItems} items`);
-    if (schema.items) value.forEach((v, i) => errors.push(...validateJson(v, schema.items as JsonSchema, `${path}[${i}]`)));
-  }
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const obj = value as Record<string, unknown>;
-    const props = schema.properties ?? {};
-    for (const key of schema.required ?? []) {
-      if (!(key in obj)) errors.push({ path: join(path, key), message: `${join(path, key)} is required` });
+  return at !== null && typeof at === 'object' && !Array.isArray(at) ? (at as Schema) : undefined;
+}
+
+// Errors that only say "something below failed": the API reports what failed below, so do we.
+const WRAPPERS = new Set(['$ref', 'allOf', 'if', 'properties', 'patternProperties', 'additionalProperties', 'unevaluatedProperties', 'items', 'prefixItems', 'unevaluatedItems', 'dependentSchemas', 'propertyNames']);
+// Errors the API reports once, without what failed inside ("expected one of the allowed forms").
+const WHOLE = new Set(['anyOf', 'oneOf', 'not', 'contains']);
+
+const count = (n: unknown, noun: string) => `${String(n)} ${n === 1 ? noun : noun === 'property' ? 'properties' : `${noun}s`}`;
+const list = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+function describe(e: OutputUnit, c: Compiled, instance: unknown): SchemaError {
+  const parts = segments(e.instanceLocation);
+  const path = readablePath(instance, parts);
+  const label = path || 'value';
+  const value = valueAt(instance, parts);
+  const holder = keywordHolder(c, e.keywordLocation);
+  const wanted = holder?.[e.keyword] as unknown;
+  const at = (message: string, where = path): SchemaError => ({ path: where, message });
+  switch (e.keyword) {
+    case 'type': {
+      const types = Array.isArray(wanted) ? wanted : [wanted];
+      return at(`${label} must be ${types.join(' or ')}, not ${typeOf(value)}`);
     }
-    for (const [key, v] of Object.entries(obj)) {
-      const sub = props[key];
-      if (sub) errors.push(...validateJson(v, sub, join(path, key)));
-      else if (schema.additionalProperties === false)
-        errors.push({ path: join(path, key), message: `${join(path, key)} is not an allowed property` });
-      else if (typeof schema.additionalProperties === 'object')
-        errors.push(...validateJson(v, schema.additionalProperties, join(path, key)));
+    case 'enum':
+      return at(`${label} must be one of ${list(Array.isArray(wanted) ? wanted : [])}`);
+    case 'const':
+      return at(`${label} must be ${JSON.stringify(wanted)}`);
+    case 'required': {
+      const key = /required property "(.*)"\.$/s.exec(e.error)?.[1] ?? '';
+      return at(`${join(path, key)} is required`, join(path, key));
     }
+    case 'dependentRequired': {
+      const [, has, needs] = /^Instance has "(.*)" but does not have "(.*)"\.$/s.exec(e.error) ?? [];
+      return at(`${join(path, needs ?? '')} is required when ${join(path, has ?? '')} is set`, join(path, needs ?? ''));
+    }
+    case 'minimum':
+      return at(`${label} must be ≥ ${String(wanted)}`);
+    case 'maximum':
+      return at(`${label} must be ≤ ${String(wanted)}`);
+    case 'exclusiveMinimum':
+      return at(`${label} must be > ${String(wanted)}`);
+    case 'exclusiveMaximum':
+      return at(`${label} must be < ${String(wanted)}`);
+    case 'multipleOf':
+      return at(`${label} must be a multiple of ${String(wanted)}`);
+    case 'minLength':
+      return at(`${label} must have at least ${count(wanted, 'character')}`);
+    case 'maxLength':
+      return at(`${label} must have at most ${count(wanted, 'character')}`);
+    case 'pattern':
+      return at(`${label} must match ${String(wanted)}`);
+    case 'minItems':
+      return at(`${label} must have at least ${count(wanted, 'item')}`);
+    case 'maxItems':
+      return at(`${label} must have at most ${count(wanted, 'item')}`);
+    case 'uniqueItems':
+      return at(`${label} must not repeat an item`);
+    case 'minProperties':
+      return at(`${label} must have at least ${count(wanted, 'property')}`);
+    case 'maxProperties':
+      return at(`${label} must have at most ${count(wanted, 'property')}`);
+    case 'contains':
+      return at(`${label} must contain a matching item`);
+    case 'minContains':
+      return at(`${label} must contain at least ${count(wanted, 'matching item')}`);
+    case 'maxContains':
+      return at(`${label} must contain at most ${count(wanted, 'matching item')}`);
+    case 'anyOf':
+      return at(`${label} must match one of the allowed forms`);
+    case 'oneOf': {
+      const matches = Number(/\((\d+) matches\)/.exec(e.error)?.[1] ?? 0);
+      return at(matches > 1 ? `${label} must match exactly one of the allowed forms, not ${matches}` : `${label} must match one of the allowed forms`);
+    }
+    case 'not': {
+      // `false` (prepared as `not: {}`): nothing is allowed here.
+      const nothing = wanted !== null && typeof wanted === 'object' && Object.keys(wanted).length === 0;
+      if (!nothing) return at(`${label} must not match the schema under "not"`);
+      const parent = valueAt(instance, parts.slice(0, -1));
+      const inObject = parts.length > 0 && parent !== null && typeof parent === 'object' && !Array.isArray(parent);
+      return at(inObject ? `${label} is not an allowed property` : `${label} is not allowed`);
+    }
+    default:
+      return at(`${label}: ${e.error}`);
+  }
+}
+
+/** Where each `{"$secret": NAME}` is (instance pointers), and the value with each one a string. */
+function withoutSecrets(value: unknown, pointer = '#', found: Set<string> = new Set()): [unknown, Set<string>] {
+  if (isSecretRef(value)) {
+    found.add(pointer);
+    return ['\u2063secret\u2063', found]; // the API's stand-in (domain/secrets.PLACEHOLDER): a string of unknown content
+  }
+  const child = (k: string | number) => `${pointer}/${encodePointer(String(k))}`;
+  if (Array.isArray(value)) return [value.map((v, i) => withoutSecrets(v, child(i), found)[0]), found];
+  if (value !== null && typeof value === 'object')
+    return [Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecrets(v, child(k), found)[0]])), found];
+  return [value, found];
+}
+
+/**
+ * Every violation of `schema` by `value`, as the API decides them: a message per failing keyword
+ * (path + what was expected), anyOf/oneOf/not/contains once for the whole value. A secret
+ * reference stands for a string whose content is unknown until the attempt runs: only its type is
+ * checked (handlers/payload_check.py does the same).
+ */
+export function validateJson(value: unknown, schema: JsonSchema): SchemaError[] {
+  const c = compile(schema);
+  const [instance, secrets] = withoutSecrets(value);
+  let units: OutputUnit[];
+  try {
+    units = validate(instance, c.schema, '2020-12', c.lookup, false).errors;
+  } catch {
+    // A $ref the console cannot resolve (another document): the API decides on submission.
+    return [];
+  }
+  const inside: string[] = [];
+  const errors: SchemaError[] = [];
+  const seen = new Set<string>();
+  for (const unit of units) {
+    if (inside.some((loc) => unit.keywordLocation.startsWith(`${loc}/`))) continue;
+    if (WHOLE.has(unit.keyword)) inside.push(unit.keywordLocation);
+    else if (WRAPPERS.has(unit.keyword)) continue;
+    if (secrets.has(unit.instanceLocation) && unit.keyword !== 'type') continue;
+    const error = describe(unit, c, instance);
+    if (seen.has(error.message)) continue;
+    seen.add(error.message);
+    errors.push(error);
   }
   return errors;
 }
 
-const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
-
 /** Parses editor text and validates it; `errors` empty means the payload may be sent. */
-export function checkPayloadText(
-  text: string,
-  schema: JsonSchema | undefined,
-): { value?: unknown; errors: string[] } {
-  let value: unknown;
+export function checkPayloadText(text: string, schema: JsonSchema | undefined): { value?: unknown; errors: string[] } {
+  let value: Json;
   try {
-    value = text.trim() === '' ? {} : JSON.parse(text);
+    value = text.trim() === '' ? {} : (JSON.parse(text) as Json);
   } catch (e) {
     return { errors: [`Not valid JSON: ${(e as Error).message}`] };
   }
