@@ -79,9 +79,21 @@ def field_row(page: Page, table: str, label: str) -> Locator:
             .get_by_role("cell"))
 
 
+def open_filters(page: Page) -> None:
+    """Open a list's "Filters (n)" panel when it is closed (closed at first when no filter is set)."""
+    toggle = page.get_by_test_id("filters-toggle")
+    if toggle.count() and toggle.first.get_attribute("aria-expanded") == "false":
+        toggle.first.click()
+
+
 def choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` in the Mantine select labelled ``label``."""
-    page.get_by_role("combobox", name=label, exact=True).click()
+    """Pick ``option`` in the Mantine select labelled ``label`` (a list's filter included)."""
+    box = page.get_by_role("combobox", name=label, exact=True)
+    # The select itself, or the closed panel hiding it: whichever the page shows once rendered.
+    expect(box.or_(page.get_by_test_id("filters-toggle")).first).to_be_visible()
+    if box.count() == 0:
+        open_filters(page)
+    box.click()
     page.get_by_role("listbox").get_by_role("option", name=option, exact=True).click()
     expect(page.get_by_role("listbox")).to_have_count(0)
 

@@ -225,12 +225,13 @@ def test_schedule_search_reload_keeps_previous_and_audit_links_its_targets(
     rows = page.get_by_role("table", name="Audit events").locator("tbody tr")
     # The delete's own row: until the filtered page arrives, the unfiltered one also shows the
     # schedule's create and trigger events.
+    # Targets are named by what the event's details name (the schedule's name), not by id.
     row = rows.filter(has_text="schedule.delete").filter(
-        has=page.get_by_role("link", name=f"schedule {gone['id']}", exact=True))
+        has=page.get_by_role("link", name=f"schedule {gone['name']}", exact=True))
     expect(row.get_by_text("deleted", exact=True)).to_be_visible()
-    row.get_by_role("link", name=f"schedule {gone['id']}", exact=True).click()
+    row.get_by_role("link", name=f"schedule {gone['name']}", exact=True).click()
     expect(page).to_have_url(re.compile(f"/schedules/{gone['id']}$"))
     page.goto(f"/audit?action=schedule.&target_id={kept['id']}")
     events = page.get_by_role("table", name="Audit events")
-    expect(events.get_by_role("link", name=f"schedule {kept['id']}", exact=True).first).to_be_visible()
+    expect(events.get_by_role("link", name=f"schedule {kept['name']}", exact=True).first).to_be_visible()
     expect(events.get_by_text("deleted", exact=True)).to_have_count(0)
