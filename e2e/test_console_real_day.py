@@ -144,6 +144,9 @@ def test_the_audit_diff_and_the_edit_conflict_are_readable(
     table = conflict.get_by_role("table", name="Your version and theirs")
     expect(table).to_contain_text("changed by a colleague at 03:40")
     expect(table).to_contain_text("mine: loads the warehouse")
+    # The dialog is the message: no red "Precondition failed (412)" box on the form behind it.
+    expect(page.get_by_text(re.compile(r"Precondition failed|\(412\)"))).to_have_count(0)
+    expect(page.get_by_role("main").get_by_role("alert")).to_have_count(0)
     # The form sends its alerts object with its own key order: the same content is no difference.
     expect(table.locator("tbody tr", has_text="alerts")).to_have_count(0)
     _within_viewport(table.get_by_role("columnheader", name=re.compile(r"^Theirs \(version \d+\)$")),

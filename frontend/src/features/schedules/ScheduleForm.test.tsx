@@ -138,6 +138,9 @@ describe('edit schedule page', () => {
     expect(within(dialog).getByText(/version 5/, { selector: 'th' })).toBeInTheDocument();
     // When theirs was saved, in the console's one absolute format (was the locale's "11/29/2026, 8:00:00 AM").
     expect(within(dialog).getByText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/, { selector: 'code' })).toBeInTheDocument();
+    // The dialog is the message: no "Precondition failed (412)" alert on the form behind it.
+    expect(screen.queryByText(/\(412\)/)).toBeNull();
+    expect(screen.queryAllByRole('alert').filter((a) => !dialog.contains(a))).toHaveLength(0);
     return dialog;
   };
 

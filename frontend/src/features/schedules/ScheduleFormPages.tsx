@@ -89,7 +89,9 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
             CronField={CronField}
             submitLabel="Save schedule"
             pending={update.isPending}
-            error={update.error}
+            // The conflict dialog is the message for a 412: a red "Precondition failed" box behind
+            // it said the same thing worse (review 2026-12-05 §5.14).
+            error={conflict ? null : update.error}
             onSubmit={(v) => save(toScheduleBody(v), baseVersion ?? schedule.data.version)}
           />
         )}
