@@ -177,6 +177,12 @@ def test_the_jobs_list_leaves_deliveries_out_until_asked(
     table = page.get_by_role("table", name="Jobs")
     expect(table.locator("tbody tr")).to_have_count(100)
     expect(table).not_to_contain_text("notification.deliver")
+    # Dead jobs can be retried, not cancelled: the bulk bar offers only what applies (§5.14).
+    page.get_by_role("checkbox", name="Select every job on this page").check()
+    bar = page.get_by_role("region", name="Bulk actions")
+    expect(bar.get_by_role("button", name="Retry selected")).to_be_visible()
+    expect(bar.get_by_role("button", name="Cancel selected")).to_have_count(0)
+    bar.get_by_role("button", name="Clear selection").click()
     # A click, not check(): the box follows the URL, which the router updates in a transition.
     include = page.get_by_label("Include notification deliveries")
     include.click()

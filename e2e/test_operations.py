@@ -54,6 +54,12 @@ def test_operator_bulk_cancels_a_filtered_selection_with_a_reason(
     # The toast names the count the server reported.
     expect(page.get_by_role("status", name="Notifications")).to_contain_text("Cancelled 3 jobs")
     screenshot(page, "jobs-bulk-cancelled")
+    # The same jobs, now finished: nothing left to cancel, so the bar offers only Retry.
+    expect(table_rows(page, "Jobs").filter(has_text="CANCELLED")).to_have_count(3)
+    page.get_by_role("checkbox", name="Select every job on this page").check()
+    bar = page.get_by_role("region", name="Bulk actions")
+    expect(bar.get_by_role("button", name="Retry selected")).to_be_visible()
+    expect(bar.get_by_role("button", name="Cancel selected")).to_have_count(0)
 
     assert {operator_api.job(i)["status"] for i in ids} == {"CANCELLED"}
     events = [e for e in operator_api.items("/audit", action="job.bulk_cancel", limit=50)

@@ -2,9 +2,11 @@ import { Alert, Anchor, Button, Group, List, Modal, Paper, Stack, Text, Textarea
 import { useState } from 'react';
 import { ApiError } from '../../api/problem';
 import type { JobFilters } from '../../api/queries/list-jobs';
+import type { JobStatus } from '../../api/types';
 import { GatedButton } from '../../components/GatedButton';
 import { useBulkJobs, type BulkAction, type BulkBody, type BulkResult } from './api/bulk-jobs';
 import { useJobCount } from './api/count-jobs';
+import { applicableBulkActions } from './bulk-applicable';
 
 /** What the bulk bar acts on: the ticked rows, or every job the current filters match. */
 export type Selection = { kind: 'ids'; ids: number[] } | { kind: 'filter'; filters: Omit<JobFilters, 'cursor' | 'limit'> };
@@ -18,6 +20,7 @@ const VERB: Record<BulkAction, string> = { cancel: 'Cancel', retry: 'Retry' };
  */
 export function BulkActions({
   selectedIds,
+  selectedStatuses,
   pageFull,
   filters,
   allMatching,
@@ -25,6 +28,8 @@ export function BulkActions({
   onClear,
 }: {
   selectedIds: number[];
+  /** The ticked rows' statuses (what "all matching" holds comes from the status filter). */
+  selectedStatuses: readonly JobStatus[];
   pageFull: boolean;
   filters: Omit<JobFilters, 'cursor' | 'limit'>;
   allMatching: boolean;
@@ -41,6 +46,7 @@ export function BulkActions({
   const tooMany = matching !== undefined && matching > limit;
   const selected: Selection = allMatching ? { kind: 'filter', filters } : { kind: 'ids', ids: selectedIds };
   const n = allMatching ? matching : selectedIds.length;
+  const offered = applicableBulkActions(allMatching ? filters.status ?? null : selectedStatuses);
   const label = n === undefined ? '…' : tooMany && allMatching ? `more than ${limit.toLocaleString()}` : n.toLocaleString();
 
   const submit = async () => {
@@ -80,12 +86,21 @@ export function BulkActions({
               </Anchor>
             </Group>
             <Group gap="xs">
-              <GatedButton operation="bulkCancelJobs" size="xs" color="red" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('cancel')}>
-                Cancel selected
-              </GatedButton>
-              <GatedButton operation="bulkRetryJobs" size="xs" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('retry')}>
-                Retry selected
-              </GatedButton>
+              {offered.includes('cancel') && (
+                <GatedButton operation="bulkCancelJobs" size="xs" color="red" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('cancel')}>
+                  Cancel selected
+                </GatedButton>
+              )}
+              {offered.includes('retry') && (
+                <GatedButton operation="bulkRetryJobs" size="xs" variant="light" disabled={tooMany && allMatching} onClick={() => setAction('retry')}>
+                  Retry selected
+                </GatedButton>
+              )}
+              {offered.length === 0 && (
+                <Text size="sm" c="dimmed" data-testid="bulk-nothing">
+                  Succeeded jobs can be neither cancelled nor retried.
+                </Text>
+              )}
             </Group>
           </Group>
           {tooMany && allMatching && (

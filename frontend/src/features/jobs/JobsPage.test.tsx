@@ -186,6 +186,37 @@ describe('jobs page', () => {
   });
 });
 
+describe('bulk bar offers only what applies', () => {
+  const page = (rows: ReturnType<typeof aJob>[], route = '/jobs') => {
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: rows, next_cursor: null })),
+      http.get('/api/v1/jobs/count', ({ response }) => response(200).json({ count: rows.length, limit: 10000 })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+      http.get('/api/v1/schedules', ({ response }) => response(200).json({ items: [], next_cursor: null })),
+    ).fetch);
+    renderScreen(<JobsPage />, { role: 'OPERATOR', path: '/jobs', route });
+  };
+
+  it('a selection of dead jobs offers Retry, no Cancel', async () => {
+    page([aJob({ id: 41, status: 'DEAD' }), aJob({ id: 42, status: 'DEAD' })], '/jobs?status=DEAD');
+    await userEvent.click(await screen.findByRole('checkbox', { name: 'Select every job on this page' }));
+    const bar = screen.getByRole('region', { name: 'Bulk actions' });
+    expect(within(bar).getByRole('button', { name: 'Retry selected' })).toBeInTheDocument();
+    expect(within(bar).queryByRole('button', { name: 'Cancel selected' })).toBeNull();
+  });
+
+  it('finished jobs only: no Cancel; succeeded only: says nothing applies', async () => {
+    page([aJob({ id: 51, status: 'SUCCEEDED' }), aJob({ id: 52, status: 'CANCELLED' })]);
+    await userEvent.click(await screen.findByRole('checkbox', { name: 'Select job #51' }));
+    const bar = screen.getByRole('region', { name: 'Bulk actions' });
+    expect(within(bar).queryByRole('button', { name: /selected$/ })).toBeNull();
+    expect(bar).toHaveTextContent('Succeeded jobs can be neither cancelled nor retried.');
+    await userEvent.click(screen.getByRole('checkbox', { name: 'Select job #52' }));
+    expect(within(bar).getByRole('button', { name: 'Retry selected' })).toBeInTheDocument();
+    expect(within(bar).queryByRole('button', { name: 'Cancel selected' })).toBeNull();
+  });
+});
+
 describe('bulk success text', () => {
   it('says what changed, of how many, and how many were skipped', () => {
     expect(bulkSuccessText('retry', { matched: 1, changed: 1, skipped: [] })).toBe('Retried 1 job');

@@ -291,6 +291,7 @@ export function JobsPage() {
       )}
       <BulkActions
         selectedIds={[...current.ids]}
+        selectedStatuses={rows.filter((j) => current.ids.has(j.id)).map((j) => j.status)}
         pageFull={pageFull}
         filters={matchFilters}
         allMatching={current.all}
