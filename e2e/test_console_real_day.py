@@ -156,6 +156,51 @@ def test_the_audit_diff_and_the_edit_conflict_are_readable(
     expect(conflict).to_have_count(0)
 
 
+def test_a_dead_jobs_page_wraps_its_payload_and_shows_a_repeated_error_once(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    """Review 2026-12-05 §5.14: a card-settlement run that died after three identical failures."""
+    page = _signed_in(new_browser_context, real_day_server, "dead-job", viewport=DESKTOP)
+    answer = page.request.get("/api/v1/jobs?status=DEAD&handler=fail&limit=200")
+    assert answer.ok, answer.text()
+    job = next(j for j in answer.json()["items"]
+               if j["attempt_count"] >= 3 and "HTTP 502 from https://" in (j["error"] or ""))
+    tries = job["attempt_count"]
+    page.goto(f"/jobs/{job['id']}")
+    expect(page.get_by_role("heading", name=f"Job #{job['id']}")).to_be_visible()
+
+    # The payload's long URL wraps inside its box; the box stays focusable for the keyboard.
+    payload = page.get_by_label("Payload", exact=True)
+    expect(payload).to_contain_text("HTTP 502 from https://partner-api.example.com")
+    expect(payload).to_have_attribute("tabindex", "0")
+    assert payload.evaluate("el => el.scrollWidth <= el.clientWidth"), "the payload must wrap"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    output = page.get_by_label(f"Output of attempt {tries}")
+    expect(output).to_have_attribute("tabindex", "0")
+    assert output.evaluate("el => el.scrollWidth <= el.clientWidth")
+
+    # Finished: nothing to follow.
+    expect(page.get_by_text("This attempt wrote nothing.")).to_be_visible()
+    expect(page.get_by_role("switch", name="Follow")).to_have_count(0)
+
+    # Each marker red with a cross (colour and shape), the badge saying FAILED in words.
+    timeline = page.get_by_label("Attempts", exact=True)
+    failed = timeline.locator('[data-outcome="FAILED"]')
+    expect(failed).to_have_count(tries)
+    expect(failed.locator('svg[data-glyph="cross"]')).to_have_count(tries)
+    expect(failed.get_by_text("FAILED", exact=True)).to_have_count(tries)
+    red, green, blue = failed.first.locator(".mantine-Timeline-itemBullet").evaluate(
+        "el => getComputedStyle(el).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)")
+    assert red > green + 80 and red > blue + 80, (red, green, blue)
+
+    # The same error in every attempt: shown once, with how many had it.
+    headline = job["error"].splitlines()[0]
+    expect(timeline.get_by_text(headline, exact=True)).to_have_count(1)
+    expect(timeline.get_by_test_id("error-repeats")).to_have_text(f"× {tries} attempts (1–{tries})")
+    expect(timeline.get_by_text("Same error as attempt 1.")).to_have_count(tries - 1)
+    _shot(page, "job-dead-repeated-error", screenshot)
+
+
 def test_the_notifications_page_shows_each_broken_channel_as_failing(
         new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
         screenshot: Callable[[Page, str], Path]) -> None:

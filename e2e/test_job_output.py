@@ -1,6 +1,7 @@
 """An attempt's output in the console: the job page tails a running shell command live (lines show
 while it still runs, a secret as ***), follow keeps the newest line in view until the reader
-scrolls up, pause stops reading until resumed, and download saves what the server kept."""
+scrolls up, pause stops reading until resumed, and download saves what the server kept. Long
+lines wrap in the box (no sideways scroll), and a finished attempt offers no Follow."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from console_pages import sign_in
 from playwright.sync_api import Page, expect
 
 SH = "/bin/sh"
+LONG_LINE = "partition-copy " + "w" * 400  # one word longer than any box: it must wrap
 
 
 def _gated_job(admin_api: ApiClient, gate: Path, unique: str) -> int:
     # 120 numbered lines (more than the box shows), then wait for the gate, then two more lines.
     script = ('i=1; while [ $i -le 120 ]; do echo "line $i"; i=$((i+1)); done; '
-              'echo "token=$1"; '
+              f'echo "token=$1"; echo "{LONG_LINE}"; '
               f'while [ ! -e {gate} ]; do sleep 0.1; done; echo "after the gate"; echo "{unique}" >&2')
     job = admin_api.create_job("shell.command", {
         "argv": [SH, "-c", script, "sh", {"$secret": "E2E_OUTPUT_TOKEN"}]}, max_attempts=1)
@@ -36,6 +38,9 @@ def test_the_job_page_tails_a_running_commands_output_live(
         output = page.get_by_label("Output of attempt 1")
         expect(output).to_contain_text("line 120")
         expect(output).to_contain_text("token=***")
+        expect(output).to_contain_text(LONG_LINE)
+        assert output.evaluate("el => el.scrollWidth <= el.clientWidth"), "long lines must wrap"
+        expect(output).to_have_attribute("tabindex", "0")  # still keyboard-scrollable (axe)
         assert E2E_SECRET_VALUE not in output.inner_text(), "a secret's value reached the console"
         assert admin_api.job(job_id)["status"] == "RUNNING", "lines must show while it runs"
         expect(page.get_by_text("· live")).to_be_visible()
@@ -60,6 +65,7 @@ def test_the_job_page_tails_a_running_commands_output_live(
         expect(output).to_contain_text("after the gate")
         expect(output).to_contain_text(unique)  # stderr is part of the output
         expect(page.get_by_role("button", name="Pause")).to_be_hidden()  # finished: nothing to pause
+        expect(page.get_by_role("switch", name="Follow")).to_have_count(0)  # nor to follow
 
     with page.expect_download() as download:
         page.get_by_role("button", name="Download").click()

@@ -5,8 +5,9 @@ import { SecretChips } from './SecretChip';
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   const secrets = secretRefs(value);
   const code = (
-    // Focusable: a long payload scrolls, and a keyboard user must be able to scroll it too.
-    <Code block aria-label={label} tabIndex={0}>
+    // Long lines wrap (no sideways scroll, review 2026-12-05 §5.14); still focusable: a long
+    // payload scrolls down, and a keyboard user must be able to scroll it too.
+    <Code block aria-label={label} tabIndex={0} className="cp-json-block">
       {value === undefined || value === null ? 'null' : JSON.stringify(value, null, 2)}
     </Code>
   );

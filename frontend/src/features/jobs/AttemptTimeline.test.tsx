@@ -40,6 +40,26 @@ describe('AttemptTimeline', () => {
     expect(screen.queryByText('Traceback')).toBeNull();
   });
 
+  it('colours and shapes each marker by outcome, and shows an error four attempts share once', () => {
+    const boom = 'HandlerFailed: ConnectionResetError: [Errno 104] Connection reset by peer\nTraceback (most recent call last):';
+    const four = [1, 2, 3, 4].map((n) => attempt({ number: n, error: boom, started_at: `2026-12-01T10:0${n}:00Z`, finished_at: `2026-12-01T10:0${n}:01Z` }));
+    const { container } = render(
+      <MantineProvider env="test">
+        <AttemptTimeline attempts={[...four.slice(0, 3), { ...four[3]!, status: 'SUCCEEDED', error: null }]} jobError={null} />
+      </MantineProvider>,
+    );
+    expect(screen.getAllByText(/^HandlerFailed: ConnectionResetError/)).toHaveLength(1);
+    expect(screen.getByTestId('error-repeats')).toHaveTextContent('× 3 attempts (1–3)');
+    expect(screen.getAllByText('Same error as attempt 1.')).toHaveLength(2);
+    const glyphs = [...container.querySelectorAll('svg[data-glyph]')].map((g) => g.getAttribute('data-glyph'));
+    expect(glyphs).toEqual(['cross', 'cross', 'cross', 'check']);
+    const outcomes = [...container.querySelectorAll('[data-outcome]')].map((g) => g.getAttribute('data-outcome'));
+    expect(outcomes).toEqual(['FAILED', 'FAILED', 'FAILED', 'SUCCEEDED']);
+    // Each marker says it in words too: the badge beside it.
+    expect(screen.getAllByText('FAILED')).toHaveLength(3);
+    expect(screen.getByText('SUCCEEDED')).toBeInTheDocument();
+  });
+
   it('explains a limit raised by releases so the counts add up', () => {
     expect(attemptCountText(3, 4, attempts)).toBe('3 of at most 4 attempts (the limit includes 1 extra for an attempt released at shutdown)');
     expect(attemptCountText(2, 3, [attempt({})])).toBe('2 of at most 3 attempts');

@@ -65,5 +65,22 @@ describe('output tail', () => {
     renderScreen(<OutputTail jobId={7} attempts={[attempt(1, 'SUCCEEDED')]} />);
     expect(await screen.findByText('This attempt wrote nothing.')).toBeInTheDocument();
     expect(screen.getByRole('button', { name: 'Download' })).toBeDisabled();
+    // Nothing more will be written: no Follow toggle on a finished attempt (review §5.14).
+    expect(screen.queryByRole('switch', { name: 'Follow' })).toBeNull();
+    expect(screen.queryByLabelText('Follow')).toBeNull();
+  });
+
+  it('offers Follow while the attempt runs, and drops it once it has finished', async () => {
+    const api = outputApi([
+      { at: 0, bytes: utf8('one\n'), status: 'RUNNING', total: 4 },
+      { at: 4, bytes: utf8('two\n'), status: 'SUCCEEDED', total: 8 },
+    ]);
+    vi.stubGlobal('fetch', api.fetch);
+    renderScreen(<OutputTail jobId={7} attempts={[attempt(1, 'RUNNING')]} />);
+    expect(await screen.findByLabelText('Follow')).toBeChecked();
+    const view = screen.getByLabelText('Output of attempt 1');
+    expect(view).toHaveAttribute('tabindex', '0');
+    await waitFor(() => expect(view.textContent).toBe('one\ntwo\n'), { timeout: 4000 });
+    await waitFor(() => expect(screen.queryByLabelText('Follow')).toBeNull());
   });
 });

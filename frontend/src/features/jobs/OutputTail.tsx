@@ -44,6 +44,10 @@ export function OutputTail({ jobId, attempts }: { jobId: number; attempts: Attem
     );
   }
   const running = tail.status === 'RUNNING';
+  // Follow is for output still being written: a finished attempt (or the job's last, finished
+  // one) has no newest line to keep up with, so no toggle (review 2026-12-05 §5.14). Until the
+  // first read says, the attempt's own status from the job decides.
+  const live = tail.status ? running : attempts.find((a) => a.number === number)?.status === 'RUNNING';
   return (
     <Paper withBorder p="md">
       <Group justify="space-between" mb="xs" wrap="wrap">
@@ -60,7 +64,7 @@ export function OutputTail({ jobId, attempts }: { jobId: number; attempts: Attem
               data={attempts.map((a) => ({ value: String(a.number), label: `#${a.number}` }))}
             />
           )}
-          <Switch size="sm" label="Follow" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
+          {live && <Switch size="sm" label="Follow" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />}
           {running && (
             <Button size="xs" variant="default" onClick={() => setPaused((p) => !p)}>
               {paused ? 'Resume' : 'Pause'}
