@@ -95,6 +95,10 @@ def test_an_admin_sees_members_and_quota_usage_and_edits_a_quota(
     page.get_by_role("table", name="Projects").get_by_role("link", name=f"Team {a}").click()
     expect(page.get_by_role("heading", name=re.compile(rf"Project Team {re.escape(a)}"))) \
         .to_be_visible()
+    expect(page).to_have_title(f"Project Team {a} · cronplane")  # the tab said "cronplane"
+    work = page.get_by_role("navigation", name="This project's work")
+    expect(work.get_by_role("link", name="Schedules")).to_have_attribute(
+        "href", f"/schedules?project={a}")
     expect(page.get_by_role("progressbar", name="Pending jobs: 3 of 4")).to_be_visible()
     members = page.get_by_role("table", name="Members")
     expect(members.locator(f'tr[data-member="{username}"]')).to_have_count(1)

@@ -24,14 +24,19 @@ afterEach(() => vi.unstubAllGlobals());
 describe('role gating', () => {
   it('a gated action is disabled for a lower role, stays focusable, and names the needed role', async () => {
     const onClick = vi.fn();
-    renderScreen(<GatedButton operation="cancelJob" onClick={onClick}>Cancel</GatedButton>, { role: 'VIEWER' });
-    const button = screen.getByRole('button', { name: 'Cancel' });
+    renderScreen(<GatedButton operation="deleteSchedule" onClick={onClick}>Delete</GatedButton>, { role: 'OPERATOR' });
+    const button = screen.getByRole('button', { name: 'Delete' });
     expect(button).toHaveAttribute('aria-disabled', 'true');
-    expect(button).toHaveAttribute('title', 'Requires the OPERATOR role or higher');
+    expect(button).toHaveAttribute('title', 'Requires the ADMIN role');
     await userEvent.click(button);
     expect(onClick).not.toHaveBeenCalled();
     await userEvent.hover(button);
-    expect(await screen.findByText('Requires the OPERATOR role or higher', { selector: '[role="tooltip"], .mantine-Tooltip-tooltip' })).toBeInTheDocument();
+    expect(await screen.findByText('Requires the ADMIN role', { selector: '[role="tooltip"], .mantine-Tooltip-tooltip' })).toBeInTheDocument();
+  });
+
+  it('a VIEWER, who can use no action, is not shown one at all', () => {
+    renderScreen(<GatedButton operation="cancelJob">Cancel</GatedButton>, { role: 'VIEWER' });
+    expect(screen.queryByRole('button', { name: 'Cancel' })).toBeNull();
   });
 
   it('the same action is enabled for the role and above', async () => {
@@ -43,11 +48,19 @@ describe('role gating', () => {
     expect(onClick).toHaveBeenCalledOnce();
   });
 
-  it('a VIEWER sees a dead job but cannot retry it', async () => {
+  it('a VIEWER sees a dead job with one read-only note instead of buttons it can never use', async () => {
     vi.stubGlobal('fetch', fakeApi(getDeadJob).fetch);
     renderScreen(<JobDetailPage />, { role: 'VIEWER', path: '/jobs/:id', route: '/jobs/5' });
-    const retry = await screen.findByRole('button', { name: 'Retry' });
-    expect(retry).toHaveAttribute('aria-disabled', 'true');
+    expect(await screen.findByTestId('read-only-note')).toHaveTextContent('Read-only (VIEWER)');
+    expect(screen.getAllByTestId('read-only-note')).toHaveLength(1);
+    for (const name of ['Retry', 'Rerun…', 'Cancel']) expect(screen.queryByRole('button', { name })).toBeNull();
+  });
+
+  it('an OPERATOR gets no read-only note', async () => {
+    vi.stubGlobal('fetch', fakeApi(getDeadJob).fetch);
+    renderScreen(<JobDetailPage />, { role: 'OPERATOR', path: '/jobs/:id', route: '/jobs/5' });
+    expect(await screen.findByRole('button', { name: 'Retry' })).toBeInTheDocument();
+    expect(screen.queryByTestId('read-only-note')).toBeNull();
   });
 
   it('an OPERATOR retries a dead job after confirming', async () => {
@@ -96,9 +109,11 @@ describe('role gating', () => {
     expect(screen.queryByRole('link', { name: 'Chaos' })).toBeNull();
   });
 
-  it('a deep link to an ADMIN page tells a lower role why it is not shown', () => {
+  it('a deep link to an ADMIN page tells a lower role why it is not shown, under the page\'s own heading and title', () => {
     renderScreen(<UsersPage />, { role: 'OPERATOR' });
     expect(screen.getByRole('alert')).toHaveTextContent('Requires the ADMIN role');
+    expect(screen.getByRole('heading', { level: 1, name: 'Users' })).toBeInTheDocument();
+    expect(document.title).toBe('Users · cronplane');
   });
 
   it('an instance ADMIN sees the Installation section: users, projects, sign-ins, audit chain, chaos', () => {

@@ -12,6 +12,8 @@ export function ProjectGatedButton(gated: GatedButtonProps & { project: string }
   const { roleIn, projects } = useProjectScope();
   const { can } = useSession();
   const allowed = projects.length ? roleAtLeast(roleIn(project), role) : can(role);
+  // A VIEWER of the row's project can take no action on it: nothing to show (GatedButton).
+  const readOnly = projects.length ? !roleAtLeast(roleIn(project), 'OPERATOR') : !can('OPERATOR');
   if (allowed) {
     return (
       <Button type={type} onClick={onClick} {...props}>
@@ -19,6 +21,7 @@ export function ProjectGatedButton(gated: GatedButtonProps & { project: string }
       </Button>
     );
   }
+  if (readOnly) return null;
   const reason = `${neededRoleText(role)} in project ${project}`;
   return (
     <Tooltip label={reason} withArrow events={{ hover: true, focus: true, touch: true }}>

@@ -1,6 +1,6 @@
 import spec from '../../openapi.json';
 import { REQUIRED_ROLE } from '../api/required-roles';
-import { roleAtLeast, roleFor } from './roles';
+import { isReadOnly, roleAtLeast, roleFor } from './roles';
 
 type Operation = { operationId?: string; 'x-required-role'?: string };
 
@@ -21,5 +21,13 @@ describe('role gates', () => {
     expect(roleFor('listJobs')).toBe('VIEWER');
     expect(roleAtLeast('ADMIN', roleFor('cancelJob'))).toBe(true);
     expect(roleAtLeast('VIEWER', roleFor('cancelJob'))).toBe(false);
+  });
+
+  it('call only a VIEWER read-only (a role below OPERATOR, or none)', () => {
+    const as = (role: 'VIEWER' | 'OPERATOR' | 'ADMIN' | undefined) => (needed: 'VIEWER' | 'OPERATOR' | 'ADMIN') => roleAtLeast(role, needed);
+    expect(isReadOnly(as('VIEWER'))).toBe(true);
+    expect(isReadOnly(as(undefined))).toBe(true);
+    expect(isReadOnly(as('OPERATOR'))).toBe(false);
+    expect(isReadOnly(as('ADMIN'))).toBe(false);
   });
 });

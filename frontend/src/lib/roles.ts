@@ -36,6 +36,14 @@ export function mayCall(operation: GatedOperation, userRole: Role | undefined | 
   return isInstanceOperation(operation) ? roleAtLeast(userRole, needed) : can(needed);
 }
 
+/** Whether a user may change nothing where they look: a VIEWER (of the chosen project, or of
+ * every project for "all projects"). Such a user is shown no action buttons at all — greyed ones
+ * they can never use were noise (review 2026-12-05 §5.15) — and one "read-only" note instead. A
+ * higher role still sees the actions above it disabled, with the role they need: it can be given. */
+export function isReadOnly(can: (needed: Role) => boolean): boolean {
+  return !can('OPERATOR');
+}
+
 /** What gates a control: the operation it triggers (the rule), or, only where the server checks
  * more than the operation's role (a field only ADMINs may change), that stricter role. */
 export type Gate = { operation: GatedOperation; requiredRole?: never } | { requiredRole: Role; operation?: never };

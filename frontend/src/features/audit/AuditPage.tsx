@@ -118,7 +118,7 @@ export function ChainStatus() {
 
 export function AuditPage() {
   return (
-    <RequireRole operation="listAudit">
+    <RequireRole operation="listAudit" title="Audit trail">
       <AuditTrail />
     </RequireRole>
   );

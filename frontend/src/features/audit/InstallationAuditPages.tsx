@@ -14,7 +14,7 @@ import { useVerifyAudit } from './api/verify-audit';
 /** Every sign-in, sign-out and refused sign-in of the installation (`auth.*`, project null). */
 export function SignInsPage() {
   return (
-    <RequireRole operation="verifyAudit">
+    <RequireRole operation="verifyAudit" title="Sign-ins">
       <AuditTrail title="Sign-ins" action="auth." chain={false} />
     </RequireRole>
   );
@@ -83,7 +83,7 @@ function AuditChain() {
 
 export function AuditChainPage() {
   return (
-    <RequireRole operation="verifyAudit">
+    <RequireRole operation="verifyAudit" title="Audit chain">
       <AuditChain />
     </RequireRole>
   );

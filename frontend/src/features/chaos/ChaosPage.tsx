@@ -88,7 +88,7 @@ function NoExperiments() {
 
 export function ChaosPage() {
   return (
-    <RequireRole operation="listChaos">
+    <RequireRole operation="listChaos" title="Chaos experiments">
       <ChaosExperiments />
     </RequireRole>
   );

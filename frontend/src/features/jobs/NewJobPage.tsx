@@ -15,7 +15,7 @@ import { newIdempotencyKey } from '../../lib/idempotency-key';
 
 export function NewJobPage() {
   return (
-    <RequireRole operation="createJob">
+    <RequireRole operation="createJob" title="New ad-hoc job">
       <PageHeader title="New ad-hoc job" />
       <NewJobForm />
     </RequireRole>

@@ -150,7 +150,7 @@ export function NotificationsPage() {
   const [created, setCreated] = useState<NotificationChannelCreated | null>(null);
   const current = channels.data?.items.find((c) => c.id === selected) ?? null;
   return (
-    <RequireRole operation="listNotificationChannels">
+    <RequireRole operation="listNotificationChannels" title="Notifications">
       <Stack>
         <PageHeader title="Notifications" />
         <Text size="sm" c="dimmed">

@@ -1,6 +1,6 @@
-import { Alert, Badge, Button, Group, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Group, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError } from '../../api/problem';
 import { ROLES, type Project, type Quotas, type Role } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
@@ -249,6 +249,8 @@ export function ProjectDetailPage() {
   return (
     <Stack>
       <PageHeader
+        // The title is JSX (the archived badge): name the tab in words (review §5.15: it said "cronplane").
+        documentTitle={`Project ${project.data?.name ?? slug}`}
         title={
           <>
             Project {project.data?.name ?? slug}{' '}
@@ -260,6 +262,14 @@ export function ProjectDetailPage() {
           </>
         }
       />
+      {/* The project's own work, in its scope (review §5.15: the page led nowhere). */}
+      <Group component="nav" gap="md" aria-label="This project's work" mt={-8}>
+        {(['schedules', 'jobs', 'queues'] as const).map((page) => (
+          <Anchor key={page} component={Link} to={`/${page}?project=${encodeURIComponent(slug)}`} size="sm">
+            {page[0]!.toUpperCase() + page.slice(1)}
+          </Anchor>
+        ))}
+      </Group>
       <QueryState isPending={project.isPending} error={project.error}>
         {project.data && (
           <>

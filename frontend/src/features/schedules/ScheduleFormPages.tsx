@@ -22,7 +22,7 @@ export function NewSchedulePage({ CronField }: { CronField: CronFieldComponent }
   const choices = scope.projects.filter((p) => p.role === 'ADMIN' && !p.archived).map((p) => p.slug);
   const initialProject = scope.project ?? (choices.includes('default') ? 'default' : choices[0]) ?? 'default';
   return (
-    <RequireRole operation="createSchedule">
+    <RequireRole operation="createSchedule" title="New schedule">
       <PageHeader title="New schedule" />
       <ScheduleForm
         initial={{ ...emptyScheduleForm(), project: initialProject }}
@@ -65,7 +65,7 @@ export function EditSchedulePage({ CronField }: { CronField: CronFieldComponent 
     setFormKey((k) => k + 1);
   };
   return (
-    <RequireRole operation="updateSchedule">
+    <RequireRole operation="updateSchedule" title={schedule.data ? `Edit ${schedule.data.name}` : 'Edit schedule'}>
       <PageHeader title={schedule.data ? `Edit ${schedule.data.name}` : 'Edit schedule'} />
       <QueryState isPending={schedule.isPending} onRetry={() => schedule.refetch()} error={schedule.error}>
         {schedule.data?.deleted_at && <Alert color="yellow">This schedule was deleted; it cannot be edited.</Alert>}

@@ -145,7 +145,7 @@ export function UsersPage() {
   const rows = users.data?.items ?? [];
   const [tokensOf, setTokensOf] = useState<User | null>(null);
   return (
-    <RequireRole operation="listUsers">
+    <RequireRole operation="listUsers" title="Users">
       <Stack>
         <PageHeader title="Users" />
         <CreateUserForm />
