@@ -124,8 +124,16 @@ class ScheduleStore:
             skips: dict[str, list[Any]] = {"schedule_ids": [], "kinds": [], "starts": [],
                                            "ends": [], "reasons": []}
             chained: list[tuple[Any, FirePlan]] = []
+            # A plan is a pure function of these columns (db_now is the statement's, one per
+            # batch): schedules sharing a cron and a due time (10,000 at :00) share one plan.
+            plans: dict[tuple[Any, ...], FirePlan | None] = {}
             for row in rows:
-                plan = self._plan(row, grace)
+                inputs = (row["cron"], row["timezone"], row["next_run_at"], row["db_now"],
+                          row["misfire"], row["overlap"], row["running"])
+                if inputs in plans:
+                    plan = plans[inputs]
+                else:
+                    plan = plans[inputs] = self._plan(row, grace)
                 if plan is not None and row["upstream"]:
                     # Fired after the others (storage/chain_fire.py): their jobs are what its
                     # fires wait on. Its skips are recorded with the others', below.
