@@ -23,7 +23,6 @@ from datetime import datetime, timedelta
 from cronplane.domain.clock import Clock
 from cronplane.domain.lease import LeaseGrant
 from cronplane.execution.fenced_loop import FencedLoop, Grant
-from cronplane.execution.fire_backlog import FireBacklog
 from cronplane.storage.fire_check_store import CheckResult, FireCheckStore
 
 
@@ -34,12 +33,11 @@ class FireChecker(FencedLoop):
     def __init__(self, store: FireCheckStore, grant: Grant, *,
                  interval: float = 5.0, settle: timedelta = timedelta(seconds=2),
                  idle_timeout_seconds: float = 1.0, on_fenced: Callable[[], None] | None = None,
-                 clock: Clock | None = None, logger: logging.Logger | None = None,
-                 backlog: FireBacklog | None = None, max_hold: float = 0.0) -> None:
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0 or settle < timedelta(0):
             raise ValueError("interval must be > 0 and settle >= 0")
         super().__init__(grant, idle_delay=interval, on_fenced=on_fenced, clock=clock,
-                         logger=logger, backlog=backlog, max_hold=max_hold)
+                         logger=logger)
         self.store = store
         self.interval = interval
         self.settle = settle

@@ -8,23 +8,18 @@ the stored alert states, not from scratch). Nothing is written for a schedule wh
 did not change.
 
 Timing: a round every ``interval`` seconds (default 1 s), so a schedule that crosses
-``max_lateness_seconds`` is ``late`` — and its ``schedule.late`` queued — within about a second;
-while the scheduler has a burst of fires outstanding the round waits for it, at most
-``max_hold`` seconds (serve: 5 s; execution/fire_backlog.py, ADR 0041).
+``max_lateness_seconds`` is ``late`` — and its ``schedule.late`` queued — within about a second.
 
 What a round reads (issue 43): not every schedule, only those whose facts can have moved since
 the last round (storage/sql/health.sql ``health_candidates``) plus those it saw in flight (a fire
-waiting or running; with a lateness alert, also one not started or due and not fired). The set
-is complete because facts move only by (a) time passing a threshold — kept as ``recheck_at``
-(domain/health.py next_change); (b) an edit — ``updated_at``; (c) a job of the schedule made,
-started or ended: a job the last round saw unfinished is carried into this one, and one it did
-not see was committed after that round began, so it was claimed and finished after it too
-(``finished_at`` since then). A fire not started changes nothing but lateness, so a schedule
-without a lateness alert is not read for it: in a burst of 10,000 fires every one was read again
-every second until its run began. A new term starts with one round over every schedule (the
-last leader's in-flight set is not known). With nothing due or running a round is a few empty
-index ranges: with 10,000 schedules serve spent ~20% of a core evaluating all of them every
-second.
+not started, waiting or running, or due and not fired). The set is complete because facts move
+only by (a) time passing a threshold — kept as ``recheck_at`` (domain/health.py next_change);
+(b) an edit — ``updated_at``; (c) a job of the schedule made, started or ended: a job the last
+round saw unfinished is carried into this one, and one it did not see was committed after that
+round began, so it was claimed and finished after it too (``finished_at`` since then). A new
+term starts with one round over every schedule (the last leader's in-flight set is not known).
+With nothing due or running a round is a few empty index ranges: with 10,000 schedules serve
+spent ~20% of a core evaluating all of them every second.
 """
 
 from __future__ import annotations
@@ -51,7 +46,6 @@ from cronplane.domain.health import (
 )
 from cronplane.domain.lease import LeaseGrant
 from cronplane.execution.fenced_loop import FencedLoop, Grant
-from cronplane.execution.fire_backlog import FireBacklog
 from cronplane.storage.health_store import (
     AuditEntry,
     Evaluation,
@@ -128,12 +122,11 @@ class HealthEvaluator(FencedLoop):
                  interval: float = 1.0, idle_timeout_seconds: float = 1.0,
                  sink: EventSink | None = None,
                  on_fenced: Callable[[], None] | None = None,
-                 clock: Clock | None = None, logger: logging.Logger | None = None,
-                 backlog: FireBacklog | None = None, max_hold: float = 0.0) -> None:
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0:
             raise ValueError("interval must be > 0")
         super().__init__(grant, idle_delay=interval, on_fenced=on_fenced, clock=clock,
-                         logger=logger, backlog=backlog, max_hold=max_hold)
+                         logger=logger)
         self.store = store
         self.interval = interval
         self.idle_timeout_seconds = idle_timeout_seconds

@@ -40,7 +40,6 @@ from cronplane.execution.completer import Completer
 from cronplane.execution.digest_sender import DigestSender
 from cronplane.execution.elector import Elector
 from cronplane.execution.faults import FaultSwitch
-from cronplane.execution.fire_backlog import MAX_HOLD_SECONDS
 from cronplane.execution.fire_checker import FireChecker
 from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.heartbeater import Heartbeater
@@ -198,14 +197,10 @@ def _leadership_services(plane: Plane, notification_now: Callable[[], datetime |
                           grace=misfire_grace(ttl), idle_timeout_seconds=idle,
                           on_fenced=elector.wake, clock=clock)
     elector.on_schedules_changed.append(scheduler.wake)
-    # Both yield to the scheduler while it has fires outstanding, at most MAX_HOLD_SECONDS
-    # (execution/fire_backlog.py): in a burst they took most of the leader process's CPU.
     health = HealthEvaluator(HealthStore(db), elector.grant, idle_timeout_seconds=idle,
-                             on_fenced=elector.wake, sink=queue_schedule_events, clock=clock,
-                             backlog=scheduler.fire_backlog, max_hold=MAX_HOLD_SECONDS)
+                             on_fenced=elector.wake, sink=queue_schedule_events, clock=clock)
     checker = FireChecker(FireCheckStore(db), elector.grant, idle_timeout_seconds=idle,
-                          on_fenced=elector.wake, clock=clock,
-                          backlog=scheduler.fire_backlog, max_hold=MAX_HOLD_SECONDS)
+                          on_fenced=elector.wake, clock=clock)
     digests = DigestSender(db, elector.grant, now=notification_now, clock=clock)
     elector.leader_services.extend([scheduler, health, checker, digests])
     plane.audit_sealer = _audit_sealer(plane)

@@ -22,7 +22,6 @@ from cronplane.domain.clock import Clock
 from cronplane.domain.firing import DEFAULT_GRACE
 from cronplane.domain.lease import LeaseGrant
 from cronplane.execution.fenced_loop import FencedLoop, Grant
-from cronplane.execution.fire_backlog import FireBacklog
 from cronplane.observability.metrics import observe_fire_lag
 from cronplane.storage.schedule_store import FireResult, ScheduleStore
 
@@ -39,8 +38,7 @@ class Scheduler(FencedLoop):
     def __init__(self, store: ScheduleStore, grant: Grant, *,
                  grace: timedelta = DEFAULT_GRACE, batch_size: int = 500, max_sleep: float = 1.0,
                  idle_timeout_seconds: float = 1.0, on_fenced: Callable[[], None] | None = None,
-                 clock: Clock | None = None, logger: logging.Logger | None = None,
-                 backlog: FireBacklog | None = None) -> None:
+                 clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if batch_size < 1 or max_sleep <= 0:
             raise ValueError("batch_size must be >= 1 and max_sleep > 0")
         super().__init__(grant, idle_delay=max_sleep, on_fenced=on_fenced, clock=clock,
@@ -55,27 +53,8 @@ class Scheduler(FencedLoop):
         self.fired = threading.Event()
         self.resumed = threading.Event()  # a timed pause ended (tests wait on it)
         self.last_result: FireResult | None = None
-        # What this scheduler has outstanding, for the loops that yield to it (fire_backlog.py).
-        self.fire_backlog = backlog or FireBacklog(self.clock.monotonic)
-
-    def standby(self) -> None:
-        self.fire_backlog.clear()  # a standby fires nothing: nothing of its is outstanding
-
-    def on_stop(self) -> None:
-        self.fire_backlog.clear()
 
     def lead(self, grant: LeaseGrant) -> float:
-        try:
-            delay, full, due_in = self._fire(grant)
-        except BaseException:
-            self.fire_backlog.clear()  # failed or fenced: nothing this term knows is outstanding
-            raise
-        self.fire_backlog.batch(full=full, due_in=due_in)
-        return delay
-
-    def _fire(self, grant: LeaseGrant) -> tuple[float, bool, float | None]:
-        """One batch: the delay to the next, whether it was full (more due now) and the seconds
-        until the next due fire if the scheduler wakes for it (else None)."""
         result = self.store.fire_due(grant.owner, grant.fencing_token, limit=self.batch_size,
                                      grace=self.grace,
                                      idle_timeout_seconds=self.idle_timeout_seconds)
@@ -90,14 +69,12 @@ class Scheduler(FencedLoop):
             self.enqueued += result.enqueued
             self.fired.set()
         if result.scanned >= self.batch_size:
-            return 0.0, True, None  # more are due right now
+            return 0.0  # more are due right now
         seconds = self.store.seconds_until_next_due()
         if seconds is None:
-            return self.max_sleep, False, None
+            return self.max_sleep
         if seconds <= 0 and (result.scanned == 0 or result.deferred):
             # A chained schedule waits for its upstream's fire (storage/chain_fire.py).
             # Due but skipped (SKIP LOCKED): an edit holds the row. Retry soon, without spinning.
-            # Not a backlog: one held row must not hold the other loops.
-            return _LOCKED_RETRY, False, None
-        delay = min(self.max_sleep, max(0.0, seconds + _DUE_SLACK))
-        return delay, False, seconds if seconds <= self.max_sleep else None
+            return _LOCKED_RETRY
+        return min(self.max_sleep, max(0.0, seconds + _DUE_SLACK))

@@ -9,13 +9,9 @@
 -- * a threshold of time passed (recheck_at, ix_schedule_health_recheck_at);
 -- * created or edited (updated_at, ix_schedules_updated_at): alerts, pause, cron;
 -- * a run ended (finished_at, ix_jobs_finished_at);
--- * a fire running or waiting on its upstream (the partial indexes the facts read): its start
---   and end are what health is about;
--- * a fire not started (ix_jobs_unstarted_schedule), or due and not fired (ix_schedules_due),
---   only of a schedule with a lateness alert: nothing else of its health moves before the fire
---   starts (a run's end is seen by its finished_at, after its claim committed; the time its
---   lateness threshold passes is also recheck_at). In a burst of 10,000 fires every one of
---   them was read again every second until it started (issue 43).
+-- * a fire not started, waiting on its upstream, or running (the partial indexes the facts
+--   read): its lateness, start and end are what health is about;
+-- * due and not fired (ix_schedules_due): a scheduler that does not fire it makes it late.
 SELECT DISTINCT c.id FROM (
   SELECT h.schedule_id AS id FROM schedule_health h
    WHERE h.recheck_at IS NOT NULL AND h.recheck_at <= cronplane_statement_now()
@@ -26,9 +22,8 @@ SELECT DISTINCT c.id FROM (
    WHERE j.finished_at IS NOT NULL AND j.finished_at >= %(finished_since)s
      AND j.schedule_id IS NOT NULL
   UNION ALL
-  SELECT j.schedule_id FROM jobs j JOIN schedules s ON s.id = j.schedule_id
+  SELECT j.schedule_id FROM jobs j
    WHERE j.status = 'PENDING' AND j.attempt_count = 0 AND j.schedule_id IS NOT NULL
-     AND s.alerts->>'max_lateness_seconds' IS NOT NULL
   UNION ALL
   SELECT j.schedule_id FROM jobs j WHERE j.status = 'WAITING' AND j.schedule_id IS NOT NULL
   UNION ALL
@@ -36,7 +31,6 @@ SELECT DISTINCT c.id FROM (
   UNION ALL
   SELECT s.id FROM schedules s
    WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at < cronplane_statement_now()
-     AND s.alerts->>'max_lateness_seconds' IS NOT NULL
 ) c;
 
 -- name: health_all
@@ -52,15 +46,13 @@ SELECT s.id FROM schedules s WHERE s.deleted_at IS NULL;
 --   next_run_at already in the past; or a chained fire still WAITING on its upstream
 --   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
 -- * the oldest attempt still RUNNING (ix_jobs_running_schedule);
--- * in_flight: a fire waiting or running, or (with a lateness alert, as in health_candidates) not
---   started or due and not fired: the evaluator looks at the schedule again next round (the end
---   of a run it saw running is what it must not miss).
+-- * in_flight: a fire not started, waiting or running, or due and not fired: the evaluator looks
+--   at the schedule again next round (the end of a run it saw running is what it must not miss).
 SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.next_run_at,
        cronplane_statement_now() AS db_now, h.recheck_at AS stored_recheck_at,
-       (waiting.fire_time IS NOT NULL OR running.started_at IS NOT NULL
-        OR (s.alerts->>'max_lateness_seconds' IS NOT NULL
-            AND (unstarted.fire_time IS NOT NULL
-                 OR (NOT s.paused AND s.next_run_at < cronplane_statement_now())))) AS in_flight,
+       (unstarted.fire_time IS NOT NULL OR waiting.fire_time IS NOT NULL
+        OR running.started_at IS NOT NULL
+        OR (NOT s.paused AND s.next_run_at < cronplane_statement_now())) AS in_flight,
        h.schedule_id IS NOT NULL AS evaluated, h.state, h.since,
        h.last_success_at AS stored_last_success_at,
        h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
