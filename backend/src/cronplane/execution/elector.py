@@ -105,7 +105,7 @@ class Elector(LoopService):
     def tick(self) -> float:
         interval = renew_interval(self.ttl)
         if self._grant is not None and self.clock.monotonic() >= self._deadline:
-            self._step_down("local deadline passed without a renewal")
+            self._step_down("local deadline passed without a renewal", unreachable=True)
         started = self.clock.monotonic()
         try:
             held = self._grant
@@ -153,7 +153,9 @@ class Elector(LoopService):
         self.lost_leadership.clear()
         self.became_leader.set()
 
-    def _step_down(self, reason: str, *, audit: bool = True) -> None:
+    def _step_down(self, reason: str, *, audit: bool = True, unreachable: bool = False) -> None:
+        """``unreachable``: the lease could not be renewed (a failover, an outage), so a leader
+        service still waiting on its own statement is expected, not a stuck thread."""
         with self._state:
             grant = self._grant
             self._grant = None
@@ -164,7 +166,8 @@ class Elector(LoopService):
                          grant.fencing_token, reason)
         for service in reversed(self.leader_services):
             if not service.stop(renew_interval(self.ttl)):
-                self.log.error("%s did not stop in time; its writes are fenced", service.name)
+                self.log.log(logging.WARNING if unreachable else logging.ERROR,
+                             "%s did not stop in time; its writes are fenced", service.name)
         self.became_leader.clear()
         self.lost_leadership.set()
         if audit:

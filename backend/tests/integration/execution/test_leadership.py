@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 import pytest
 
 from cronplane.domain.clock import Clock, ManualClock
@@ -146,6 +147,40 @@ def test_a_leader_that_cannot_renew_stops_acting_before_its_lease_expires(
         assert lease["live"], "is_leader must turn false while the database lease is still live"
     finally:
         blocked.set()
+
+
+class _StuckInAStatement:
+    """A leader service still waiting on its own statement when the term ends."""
+
+    name = "stuck"
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        return False
+
+
+def test_a_leader_cut_off_from_the_database_reports_a_service_still_in_a_statement_as_a_warning(
+        make_node: Callable[[str], Node], caplog: pytest.LogCaptureFixture) -> None:
+    # In a failover a leader service waits on its own statement to a database that is gone:
+    # expected (its writes are fenced), so a warning; the failover tests fail on any ERROR line.
+    a = make_node("a")
+    a.elector.leader_services.append(_StuckInAStatement())
+    a.elector.start()
+    assert a.elector.wait_for_leadership(5)
+
+    def unreachable(*_args: Any, **_kwargs: Any) -> Any:
+        raise psycopg.OperationalError("connection refused (the primary is gone)")
+
+    a.elector.leases.heartbeat = unreachable  # type: ignore[method-assign]
+
+    def stuck() -> list[str]:
+        return [r.levelname for r in caplog.records
+                if "stuck did not stop in time" in r.getMessage()]
+
+    assert wait_until(lambda: bool(stuck()), 3 * TTL), "the step-down reports the stuck service"
+    assert stuck() == ["WARNING"], stuck()
 
 
 def run_two_schedulers(make_node: Callable[..., Node], seconds: int) -> None:
