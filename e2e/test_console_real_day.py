@@ -75,7 +75,10 @@ def test_the_dashboard_has_time_windows_failure_rates_latency_and_leader_terms(
     expect(dead).to_contain_text(re.compile(r"\d+ last hour · \d+ in 24 h"))
     in_day = int(re.search(r"(\d+) in 24 h", dead.inner_text()).group(1))  # type: ignore[union-attr]
     all_time = int(page.get_by_label("DEAD jobs", exact=True).inner_text())
-    assert 0 < in_day <= all_time, (in_day, all_time)
+    # Not in_day <= all_time: the window counts deaths in the last 24 h, the card the jobs DEAD
+    # now, and a job that died and was retried since (or a death between the two polls) is in the
+    # first only (a clean-clone run saw 105 vs 104).
+    assert in_day > 0 and all_time > 0, (in_day, all_time)
     by_schedule = page.get_by_role("table", name="Failure rate by schedule, 24 hours")
     failing = by_schedule.locator("tbody tr").first
     expect(failing).to_contain_text(re.compile(r"(card-settlement|warehouse-load|flaky-etl)"))
