@@ -244,23 +244,11 @@ def _statement(shape: _Shape) -> Select[Any]:
             stmt = stmt.where(Job.status == any_(array([_param(f"wanted_{status}", type_=Text)])))
         elif status is not None:
             stmt = stmt.where(Job.status == _param(f"wanted_{status}"))
-        if schedule_id:
-            stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
-        if handler:
-            stmt = stmt.where(Job.handler == _param("handler"))
-        if queue:
-            stmt = stmt.where(Job.queue == _param("queue"))
-        if created_after:
-            stmt = stmt.where(Job.created_at > _param("created_after"))
-        if created_before:
-            stmt = stmt.where(Job.created_at < _param("created_before"))
+        stmt = _column_filters(stmt, schedule_id=schedule_id, handler=handler, queue=queue,
+                               created_after=created_after, created_before=created_before,
+                               excluded=excluded)
         if before:
             stmt = stmt.where(Job.id < _param("before"))
-        if excluded:
-            # A filter on the rows each walk reads, never an index of its own: deliveries are a
-            # minority of any list that leaves them out.
-            stmt = stmt.where(Job.trigger != _param("excluded_triggers",
-                                                    type_=ARRAY(Text)).all_())
         if by_status_index:
             return stmt.order_by(Job.status, Job.id.desc())
         return stmt.order_by(Job.id.desc())
@@ -283,6 +271,27 @@ def _statement(shape: _Shape) -> Select[Any]:
                          merged.c.schedule_id)
 
 
+def _column_filters(stmt: Select[Any], *, schedule_id: bool, handler: bool, queue: bool,
+                    created_after: bool, created_before: bool, excluded: int) -> Select[Any]:
+    """The filters both page shapes (newest first, and another sort) apply alike, as bind
+    parameters named the same in both."""
+    if schedule_id:
+        stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
+    if handler:
+        stmt = stmt.where(Job.handler == _param("handler"))
+    if queue:
+        stmt = stmt.where(Job.queue == _param("queue"))
+    if created_after:
+        stmt = stmt.where(Job.created_at > _param("created_after"))
+    if created_before:
+        stmt = stmt.where(Job.created_at < _param("created_before"))
+    if excluded:
+        # A filter on the rows each walk reads, never an index of its own: deliveries are a
+        # minority of any list that leaves them out.
+        stmt = stmt.where(Job.trigger != _param("excluded_triggers", type_=ARRAY(Text)).all_())
+    return stmt
+
+
 def _sorted_statement(shape: _Shape) -> Select[Any]:
     """A page in another order than newest first (``JOB_SORTS``): the same filters, written
     plainly, ordered by the sort column then id, after the cursor's (time, id) as a row
@@ -298,18 +307,9 @@ def _sorted_statement(shape: _Shape) -> Select[Any]:
         stmt = stmt.where(Job.project == _param("projects", type_=ARRAY(Text)).any_())
     if statuses:
         stmt = stmt.where(Job.status.in_([_param(f"wanted_{i}") for i in range(statuses)]))
-    if schedule_id:
-        stmt = stmt.where(Job.schedule_id == _param("schedule_id"))
-    if handler:
-        stmt = stmt.where(Job.handler == _param("handler"))
-    if queue:
-        stmt = stmt.where(Job.queue == _param("queue"))
-    if created_after:
-        stmt = stmt.where(Job.created_at > _param("created_after"))
-    if created_before:
-        stmt = stmt.where(Job.created_at < _param("created_before"))
-    if excluded:
-        stmt = stmt.where(Job.trigger != _param("excluded_triggers", type_=ARRAY(Text)).all_())
+    stmt = _column_filters(stmt, schedule_id=schedule_id, handler=handler, queue=queue,
+                           created_after=created_after, created_before=created_before,
+                           excluded=excluded)
     if search is not None:
         stmt = stmt.where(search_clause(search, resolved=True))
     column = {"id": Job.id, "created_at": Job.created_at, "finished_at": Job.finished_at}[name]
