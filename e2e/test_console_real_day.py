@@ -284,9 +284,18 @@ def test_every_page_of_the_real_day_has_no_serious_accessibility_violation(
             page.set_viewport_size(viewport)
             for scheme in ("light", "dark"):
                 page.emulate_media(color_scheme=scheme)
-                # The console follows the system scheme: the check must run on the one asked for.
-                expect(page.locator("html")).to_have_attribute("data-mantine-color-scheme", scheme)
-                expect(page.locator("main h1").first).to_be_visible()
+                try:
+                    # The console follows the system scheme: the check must run on the one asked
+                    # for.
+                    expect(page.locator("html")).to_have_attribute(
+                        "data-mantine-color-scheme", scheme)
+                    expect(page.locator("main h1").first).to_be_visible()
+                except AssertionError as failed:
+                    # One CI run saw the scheme stay dark and main empty: say where, and what the
+                    # page said of itself, so the next one can be read.
+                    failed.add_note(f"at {path} ({size}, {scheme}), url {page.url}; "
+                                    f"main: {page.locator('main').inner_html()[:600]!r}")
+                    raise
                 violations = axe_violations(page)
                 if violations:
                     found[f"{path} ({size}, {scheme})"] = violations

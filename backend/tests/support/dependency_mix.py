@@ -114,7 +114,7 @@ class DependencyMix:
 class MixLoad:
     """A thread adding to a ``DependencyMix`` while a run is broken: a diamond every ``every``
     seconds, a doomed pair every fifth turn and a batch of ``batch`` every tenth (both from the
-    first)."""
+    first, and repeated until one is acknowledged)."""
 
     def __init__(self, mix: DependencyMix, *, every: float = 0.5, batch: int = 20) -> None:
         self.mix = mix
@@ -137,9 +137,11 @@ class MixLoad:
         while not self._stop.is_set():
             turn += 1
             self.mix.add_diamond()
-            if turn % 5 == 1:  # from the first turn on: a short run has one of each
+            # From the first turn on, and on every turn until one was acknowledged: a short run
+            # on a slow machine, whose first pair met the failover's 503s, still has one of each.
+            if turn % 5 == 1 or not self.mix.doomed:
                 self.mix.add_doomed()
-            if turn % 10 == 1:
+            if turn % 10 == 1 or not self.mix.batches:
                 self.mix.add_batch(self.batch)
             self._stop.wait(self.every)
 
