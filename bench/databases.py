@@ -19,7 +19,7 @@ class BenchServer:
     def __init__(self, url: str | None, *, prefix: str) -> None:
         self.prefix = prefix
         if url:
-            from cronplane.storage.database import libpq_url
+            from cronplane.storage.connections import libpq_url
 
             self.admin_url = libpq_url(url)
             self.owner: str | None = None

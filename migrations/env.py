@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import pool
 
-from cronplane.storage.database import engine_for
 from cronplane.storage.models import Base
+from cronplane.storage.orm_engine import engine_for
 
 config = context.config
 target_metadata = Base.metadata

@@ -101,7 +101,7 @@ def _replace_database(url: str, database: str) -> str:
 def pg() -> Iterator[PgServer]:
     external = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
     if external:
-        from cronplane.storage.database import libpq_url
+        from cronplane.storage.connections import libpq_url
 
         base = libpq_url(external)
         role = urlsplit(base).username or "postgres"

@@ -12,7 +12,7 @@ import threading
 from typing import Protocol
 
 from cronplane.domain.clock import Clock, SystemClock
-from cronplane.storage.database import unreachable
+from cronplane.storage.unreachable import unreachable
 
 
 def log_failure(log: logging.Logger, error: BaseException, message: str, *args: object) -> None:

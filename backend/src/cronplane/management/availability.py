@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cronplane.storage.database import unreachable
+from cronplane.storage.unreachable import unreachable
 
 DATABASE_RETRY_AFTER_SECONDS = 5
 

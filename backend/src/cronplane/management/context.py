@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cronplane.config import Settings
+from cronplane.storage.connections import CONNECT_TIMEOUT_SECONDS
 from cronplane.storage.credential_cache import CredentialCache
-from cronplane.storage.database import CONNECT_TIMEOUT_SECONDS, Database
+from cronplane.storage.database import Database
 
 
 @dataclass

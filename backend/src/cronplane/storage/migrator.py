@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 from cronplane.domain.audit_chain import Keyring
-from cronplane.storage.database import connect
+from cronplane.storage.connections import connect
 
 log = logging.getLogger(__name__)
 

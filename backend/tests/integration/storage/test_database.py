@@ -12,7 +12,8 @@ import psycopg
 import pytest
 from sqlalchemy import exc, text
 
-from cronplane.storage.database import Database, unreachable
+from cronplane.storage.database import Database
+from cronplane.storage.unreachable import unreachable
 
 WRITE = "UPDATE schedules SET name = name WHERE false"
 

@@ -4,7 +4,7 @@ Two real servers: the first named is read-only (as a standby is), the second tak
 ``target_session_attrs=read-write`` must land every connection (SQLAlchemy engine, psycopg pool,
 the LISTEN connection, the alembic run of ``cronplane migrate``) on the second. SQLAlchemy's own
 URL parser refused the first form (``invalid literal for int()``), so these fail without
-``storage.database.connect``.
+``storage.connections.connect``.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def test_the_query_form_puts_engine_pool_and_listen_connection_on_the_writable_h
 def test_without_target_session_attrs_the_read_only_host_is_taken(
         two_hosts: tuple[str, str, str], pg) -> None:  # type: ignore[no-untyped-def]
     """The check above can fail: the same list without the attribute lands on the standby."""
-    from cronplane.storage.database import connect
+    from cronplane.storage.connections import connect
 
     name, standby, writable = two_hosts
     url = host_list_url(pg.app_role, name, (standby, writable)).split("?")[0]

@@ -1,4 +1,4 @@
-"""``storage.database.conninfo``: any URL libpq reads (several hosts included), with TCP
+"""``storage.connections.conninfo``: any URL libpq reads (several hosts included), with TCP
 keepalives so that a primary whose machine died is noticed in seconds, not after the kernel's
 retransmission timeout; a URL's own settings win."""
 
@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from cronplane.storage.database import TCP_DEFAULTS, conninfo
+from cronplane.storage.connections import TCP_DEFAULTS, conninfo
 
 
 def test_a_multi_host_url_keeps_its_hosts_and_gains_keepalives_and_a_tcp_user_timeout() -> None:
@@ -33,7 +33,7 @@ def test_a_url_libpq_cannot_read_is_refused() -> None:
 
 
 def test_the_pool_retries_a_lost_connection_at_least_once_a_second_however_long_it_is_down() -> None:
-    from cronplane.storage.database import RECONNECT_MAX_DELAY_SECONDS, ReconnectBackoff
+    from cronplane.storage.pool import RECONNECT_MAX_DELAY_SECONDS, ReconnectBackoff
 
     attempt = ReconnectBackoff(timeout=300)
     now, delays = 0.0, []
