@@ -4,15 +4,16 @@ calendar minute; the rest of that minute becomes ONE delivery of type ``digest``
 minute ends, with ``{count, types: {event type: count}, first_ids: [the first ≤ 10 subject ids]}``.
 
 Real Postgres, the real worker service and the real HTTP receiver of tests/support; the minute is
-judged by an injected clock (``build_plane(notification_now=…)``, the database's clock in
-production), so the test moves to the minute's end instead of waiting for it."""
+judged by SQL's ``cronplane_now()``, which reads the worker's ``Database(clock=…)`` (ADR 0034; the
+database's clock in production), so the test moves to the minute's end instead of waiting for it.
+The manual minute starts after the real time: the API's jobs (made on the real clock) are due."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -30,13 +31,18 @@ from tests.support.receivers import HttpReceiver, http_receiver
 from tests.support.waiting import wait_until
 
 LOOPBACK = EgressPolicy.parse("127.0.0.0/8")
-MINUTE = datetime(2026, 12, 6, 10, 0, 0, tzinfo=UTC)
+
+
+def _next_minute() -> datetime:
+    """The whole minute after the next one: later than every job the API makes meanwhile."""
+    return datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=2)
 
 
 @dataclasses.dataclass
 class Plane:
     clients: RoleClient
     clock: ManualClock
+    minute: datetime
     digests: DigestSender
     url: str
 
@@ -46,18 +52,19 @@ def plane(fresh_database_url: str, settings: Settings) -> Iterator[Callable[...,
     started: list[tuple[ExecutionRunner, Database, RoleClient]] = []
 
     def start(**overrides: Any) -> Plane:
-        clock = ManualClock(MINUTE.replace(second=5))
-        db = Database(fresh_database_url, application_name="test-n6-digest", pool_size=6)
+        minute = _next_minute()
+        clock = ManualClock(minute.replace(second=5))
+        db = Database(fresh_database_url, application_name="test-n6-digest", pool_size=6,
+                      clock=clock)
         tuned = dataclasses.replace(settings, worker_concurrency=3, egress_policy=LOOPBACK,
                                     **overrides)
-        runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE},
-                                             notification_now=clock.now))
+        runner = ExecutionRunner(build_plane(tuned, db, kind="worker", parts={Part.QUEUE}))
         runner.start()
         clients = RoleClient.on(fresh_database_url, egress_policy=LOOPBACK)
         started.append((runner, db, clients))
         # The leader's service, ticked by the test (it leads: the grant is always there).
-        digests = DigestSender(db, lambda: object(), now=clock.now)  # type: ignore[arg-type, return-value]
-        return Plane(clients, clock, digests, fresh_database_url)
+        digests = DigestSender(db, lambda: object())  # type: ignore[arg-type, return-value]
+        return Plane(clients, clock, minute, digests, fresh_database_url)
 
     yield start
     for runner, db, clients in started:
@@ -118,7 +125,7 @@ def test_past_ten_a_minute_the_rest_is_one_digest_when_the_minute_ends(plane) ->
         p.clock.advance(50)
         assert p.digests.tick() and p.digests.queued == 0 and not _bodies(receiver, "digest")
 
-        p.clock.advance(5)  # 10:01:00 — the minute has ended
+        p.clock.advance(5)  # hh:mm+1:00 — the minute has ended
         p.digests.tick()
         assert p.digests.queued == 1
         [digest] = wait_until(lambda: _bodies(receiver, "digest"), 20, "the digest")
@@ -129,7 +136,8 @@ def test_past_ten_a_minute_the_rest_is_one_digest_when_the_minute_ends(plane) ->
                                   "first_ids": [payload["data"]["job"]["id"]
                                                 for payload in _ordered(p, channel, held)]}
         assert set(digest["data"]["first_ids"]) <= set(jobs)
-        assert digest["timestamp"] == "2026-12-06T10:00:00Z", "the digest names its minute"
+        assert digest["timestamp"] == p.minute.strftime("%Y-%m-%dT%H:%M:%SZ"), \
+            "the digest names its minute"
 
         # Exactly one: later ticks find nothing more for that minute.
         p.digests.tick()

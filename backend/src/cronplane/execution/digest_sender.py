@@ -8,16 +8,15 @@ a retry after an error or two overlapping ticks find nothing left to queue — w
 first_ids: [the first ≤ 10 subject ids]}``; the worker delivers it like any other event, with
 retries, and never holds it back.
 
-``now``: the time the windows are judged by; None (production) is the database's clock, a test
-passes an injected one. Not fenced: nothing it does depends on being the only leader.
+The windows are judged by SQL's ``cronplane_now()``, the ``Database``'s injected clock (ADR
+0034): a test moves the minute by advancing it. Not fenced: nothing it does depends on being
+the only leader.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from datetime import datetime
 
 from cronplane.domain.clock import Clock
 from cronplane.domain.lease import LeaseGrant
@@ -26,28 +25,23 @@ from cronplane.storage.database import Database
 from cronplane.storage.notification_store import queue_due_digests
 
 
-def _database_now() -> datetime | None:
-    return None
-
-
 class DigestSender(FencedLoop):
     name = "digest-sender"
     error_backoff = 1.0
 
     def __init__(self, db: Database, grant: Grant, *,
-                 interval: float = 1.0, now: Callable[[], datetime | None] = _database_now,
+                 interval: float = 1.0,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
         if interval <= 0:
             raise ValueError("interval must be > 0")
         super().__init__(grant, idle_delay=interval, clock=clock, logger=logger)
         self.db = db
         self.interval = interval
-        self.now = now
         self.queued = 0  # digests queued by this process
         self.sent_some = threading.Event()  # set after a tick that queued a digest (tests)
 
     def lead(self, grant: LeaseGrant) -> float:
-        queued = queue_due_digests(self.db, self.now)
+        queued = queue_due_digests(self.db)
         if queued:
             self.queued += queued
             self.log.info("queued %d notification digest(s)", queued)

@@ -24,9 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
 
 from cronplane.config import Settings
@@ -77,10 +76,6 @@ class Part(StrEnum):
 ALL_PARTS: frozenset[Part] = frozenset(Part)
 
 
-def _database_now() -> datetime | None:
-    return None
-
-
 @dataclass
 class Plane:
     """One process's execution plane: its inputs and every service built from them. ``None``
@@ -114,13 +109,11 @@ def new_identity() -> ProcessIdentity:
 def build_plane(settings: Settings, db: Database, *, kind: str = "worker",
                 parts: Collection[Part] = ALL_PARTS, identity: ProcessIdentity | None = None,
                 clock: Clock | None = None,
-                notification_now: Callable[[], datetime | None] = _database_now,
                 schedule_store: ScheduleStore | None = None) -> Plane:
     """Build (not start) the services of ``parts`` for one process.
 
     ``clock``: given, it is also the time ``db``'s SQL reads (``Database.clock``).
-    ``notification_now``: the time notification windows are judged by (None: the database's
-    clock); tests inject one. ``schedule_store`` lets a benchmark instrument the fire path."""
+    ``schedule_store`` lets a benchmark instrument the fire path."""
     plane = Plane(settings=settings, db=db, identity=identity or new_identity(),
                   clock=clock or SystemClock(), kind=kind)
     if clock is not None:
@@ -132,9 +125,9 @@ def build_plane(settings: Settings, db: Database, *, kind: str = "worker",
     plane.listener = Listener(db, clock=plane.clock)
     plane.services.append(plane.listener)
     if Part.QUEUE in parts:
-        plane.services.extend(_queue_services(plane, notification_now))
+        plane.services.extend(_queue_services(plane))
     # Built before the chaos service, which wakes it, and started after it (see the docstring).
-    leadership = (_leadership_services(plane, notification_now, schedule_store)
+    leadership = (_leadership_services(plane, schedule_store)
                   if Part.LEADERSHIP in parts else [])
     if Part.CHAOS in parts:
         plane.services.append(_chaos_service(plane))
@@ -142,8 +135,7 @@ def build_plane(settings: Settings, db: Database, *, kind: str = "worker",
     return plane
 
 
-def _queue_services(plane: Plane,
-                    notification_now: Callable[[], datetime | None]) -> list[Service]:
+def _queue_services(plane: Plane) -> list[Service]:
     settings, db, clock, faults = plane.settings, plane.db, plane.clock, plane.faults
     assert plane.listener is not None
     store = JobStore(db)
@@ -156,7 +148,7 @@ def _queue_services(plane: Plane,
                      shutdown_grace=settings.shutdown_grace_seconds,
                      queues=settings.worker_queues),
         db=db, settings=settings, faults=faults, clock=clock, output=output,
-        notifications=NotificationStore(db, now=notification_now))
+        notifications=NotificationStore(db))
     plane.listener.subscribe(notify.JOBS, worker.notify)
     heartbeater = Heartbeater(store, worker, lease_seconds=settings.attempt_lease_seconds,
                               faults=faults, clock=clock)
@@ -179,7 +171,7 @@ def _chaos_service(plane: Plane) -> ChaosService:
     return service
 
 
-def _leadership_services(plane: Plane, notification_now: Callable[[], datetime | None],
+def _leadership_services(plane: Plane,
                          schedule_store: ScheduleStore | None) -> list[Service]:
     """The elector, which starts and stops the leader services as leadership moves."""
     settings, db, clock = plane.settings, plane.db, plane.clock
@@ -201,7 +193,7 @@ def _leadership_services(plane: Plane, notification_now: Callable[[], datetime |
                              on_fenced=elector.wake, sink=queue_schedule_events, clock=clock)
     checker = FireChecker(FireCheckStore(db), elector.grant, idle_timeout_seconds=idle,
                           on_fenced=elector.wake, clock=clock)
-    digests = DigestSender(db, elector.grant, now=notification_now, clock=clock)
+    digests = DigestSender(db, elector.grant, clock=clock)
     elector.leader_services.extend([scheduler, health, checker, digests])
     plane.audit_sealer = _audit_sealer(plane)
     if plane.audit_sealer is not None:

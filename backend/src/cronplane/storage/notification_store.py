@@ -4,13 +4,12 @@ window whether it may send (``admit``) and records itself; the leader queues the
 minutes that ended (``queue_due_digests``). Channel CRUD and the delivery log are management's
 (ORM).
 
-``now``: the time the per-minute windows are judged by; None (the default, production) is the
-database's clock, a test passes an injected one."""
+The per-minute windows are judged by SQL's ``cronplane_now()``: the ``Database``'s injected clock
+(ADR 0034), so a test moves the minute by advancing the clock it gave the ``Database``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -45,19 +44,12 @@ def queue_schedule_events(conn: Any, events: Sequence[ScheduleEvent]) -> int:
     return int(row["queued"])
 
 
-Now = Callable[[], datetime | None]
-
-
-def _database_now() -> datetime | None:
-    return None
-
-
-def queue_due_digests(db: Database, now: Now = _database_now) -> int:
+def queue_due_digests(db: Database) -> int:
     """Queue one ``digest`` delivery per window whose minute ended with deliveries held back;
     returns how many (the leader, every second)."""
     with db.autocommit() as conn:
         row = conn.execute(QUERIES["notification_digests_due"], {
-            "now": now(), "handler": DELIVER_HANDLER, "digest_type": DIGEST_EVENT,
+            "handler": DELIVER_HANDLER, "digest_type": DIGEST_EVENT,
             "queue": DELIVERY_QUEUE, "max_attempts": DELIVERY_MAX_ATTEMPTS,
             "channel": notify.JOBS}).fetchone()
     return int(row["queued"]) if row is not None else 0
@@ -66,14 +58,13 @@ def queue_due_digests(db: Database, now: Now = _database_now) -> int:
 class NotificationStore:
     """What ``notification.deliver`` gets as ``ctx.notifications``."""
 
-    def __init__(self, db: Database, now: Now = _database_now) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.now = now
 
     def admit(self, message: Message, *, limit: int) -> bool:
         """Whether this delivery is sent (one of the first ``limit`` of its channel this
         minute) or held for the minute's digest."""
-        params = {"channel_id": message.channel_id, "now": self.now(), "limit": limit,
+        params = {"channel_id": message.channel_id, "limit": limit,
                   "event_type": message.type, "subject_id": message.subject_id()}
         with self.db.autocommit() as conn, conn.transaction():
             conn.execute(QUERIES["notification_window_open"], params)

@@ -77,9 +77,9 @@ SELECT c.id, c.project, c.name, c.kind,
 
 -- name: notification_window_open
 -- The (channel, UTC minute) window a delivery falls into (migration 0032), made if it is the
--- minute's first; ``now`` is NULL outside tests (the database's clock).
+-- minute's first. The minute is cronplane_now()'s: a test moves it with the Database's clock.
 INSERT INTO notification_rate_windows (channel_id, minute)
-SELECT c.id, date_trunc('minute', coalesce(%(now)s::timestamptz, cronplane_now()), 'UTC')
+SELECT c.id, date_trunc('minute', cronplane_now(), 'UTC')
   FROM notification_channels c
  WHERE c.id = %(channel_id)s
 ON CONFLICT (channel_id, minute) DO NOTHING;
@@ -103,7 +103,7 @@ UPDATE notification_rate_windows w
   FROM (SELECT channel_id, minute, (sent < %(limit)s OR flushed) AS admit
           FROM notification_rate_windows
          WHERE channel_id = %(channel_id)s
-           AND minute = date_trunc('minute', coalesce(%(now)s::timestamptz, cronplane_now()), 'UTC')
+           AND minute = date_trunc('minute', cronplane_now(), 'UTC')
            FOR UPDATE) d
  WHERE w.channel_id = d.channel_id AND w.minute = d.minute
 RETURNING d.admit AS admitted;
@@ -118,7 +118,7 @@ WITH due AS (
     FROM notification_rate_windows w
     JOIN notification_channels c ON c.id = w.channel_id
    WHERE w.digested > 0 AND NOT w.flushed
-     AND w.minute + interval '1 minute' <= coalesce(%(now)s::timestamptz, cronplane_now())
+     AND w.minute + interval '1 minute' <= cronplane_now()
    ORDER BY w.minute
    LIMIT 500
      FOR UPDATE OF w SKIP LOCKED
@@ -143,7 +143,7 @@ WITH due AS (
   RETURNING id
 ), pruned AS (
   DELETE FROM notification_rate_windows
-   WHERE minute < coalesce(%(now)s::timestamptz, cronplane_now()) - interval '1 hour'
+   WHERE minute < cronplane_now() - interval '1 hour'
      AND (flushed OR digested = 0)
 ), woken AS (
   SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued
