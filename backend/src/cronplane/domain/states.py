@@ -70,6 +70,9 @@ RETRYABLE_JOB_STATUSES = frozenset({JobStatus.DEAD, JobStatus.CANCELLED})
 # a finished run that did not succeed (what the fire timeline marks).
 FAILED_JOB_STATUSES = frozenset({JobStatus.DEAD})
 UNSUCCESSFUL_JOB_STATUSES = frozenset(FINISHED_JOB_STATUSES - {JobStatus.SUCCEEDED})
+# The finished runs a schedule's health is judged by (its newest outcome, its failures in a row):
+# a cancelled run says nothing of how the schedule is doing.
+HEALTH_JOB_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD})
 # Work a project holds against its max_pending_jobs: waiting jobs count from their submission, so
 # releasing one (in a completion's transaction, where nothing can be refused) never goes over.
 QUOTA_JOB_STATUSES = frozenset({JobStatus.PENDING, JobStatus.WAITING})

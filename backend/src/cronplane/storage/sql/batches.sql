@@ -27,14 +27,14 @@ SELECT b.*, c.status AS callback_status
 WITH edge AS (
   INSERT INTO job_dependencies (upstream_id, job_id, upstream_status)
   SELECT j.id, %(callback_job_id)s,
-         CASE WHEN j.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED') THEN j.status END
+         CASE WHEN j.status = ANY (job_statuses('finished')) THEN j.status END
     FROM jobs j WHERE j.id = ANY (%(job_ids)s::bigint[])
    ORDER BY j.id
   RETURNING upstream_id, upstream_status
 ), counted AS (
   SELECT count(*) FILTER (WHERE upstream_status IS NULL)::int AS open,
          (array_agg(upstream_id || ' ' || upstream_status ORDER BY upstream_id)
-            FILTER (WHERE upstream_status IN ('DEAD', 'CANCELLED')))[1] AS failed
+            FILTER (WHERE upstream_status = ANY (job_statuses('unsuccessful'))))[1] AS failed
     FROM edge
 )
 UPDATE jobs j

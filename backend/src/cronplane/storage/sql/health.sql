@@ -67,7 +67,7 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.ne
     SELECT array_agg(r.status ORDER BY r.id DESC) AS recent_statuses,
            max(r.finished_at) FILTER (WHERE r.status = 'SUCCEEDED') AS last_success_at
       FROM (SELECT id, status, finished_at FROM jobs
-             WHERE schedule_id = s.id AND status IN ('SUCCEEDED', 'DEAD')
+             WHERE schedule_id = s.id AND status = ANY (job_statuses('health'))
              ORDER BY id DESC LIMIT %(recent)s) r
   ) recent ON true
   LEFT JOIN LATERAL (

@@ -49,9 +49,9 @@ WITH input AS MATERIALIZED (
      FOR SHARE
 ), state AS MATERIALIZED (
   SELECT e.job_id,
-         count(*) FILTER (WHERE u.status NOT IN ('SUCCEEDED', 'DEAD', 'CANCELLED'))::int AS open,
+         count(*) FILTER (WHERE u.status <> ALL (job_statuses('finished')))::int AS open,
          (array_agg(u.id || ' ' || u.status ORDER BY u.id)
-            FILTER (WHERE u.status IN ('DEAD', 'CANCELLED') AND e.rule = 'succeeded'))[1]
+            FILTER (WHERE u.status = ANY (job_statuses('unsuccessful')) AND e.rule = 'succeeded'))[1]
            AS failed
     FROM edge e JOIN upstream u ON u.id = e.upstream_id
    GROUP BY e.job_id
@@ -80,7 +80,7 @@ WITH input AS MATERIALIZED (
 ), linked AS (
   INSERT INTO job_dependencies (upstream_id, job_id, run_when, upstream_status)
   SELECT e.upstream_id, e.job_id, e.run_when,
-         CASE WHEN u.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED') THEN u.status END
+         CASE WHEN u.status = ANY (job_statuses('finished')) THEN u.status END
     FROM edge e JOIN upstream u ON u.id = e.upstream_id JOIN job j ON j.id = e.job_id
    ORDER BY e.upstream_id, e.job_id
   RETURNING 1

@@ -284,7 +284,7 @@ WITH doomed AS (
      AND project = %(project)s
      AND finished_at >= coalesce(%(after)s::timestamptz, '-infinity')
      AND finished_at < cronplane_now() - make_interval(days => %(older_than_days)s)
-     AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+     AND status = ANY (job_statuses('finished'))
    ORDER BY finished_at
    LIMIT %(batch)s),
 deleted AS (
@@ -330,7 +330,7 @@ SELECT lexeme, frequency FROM jobs_search_lexeme_frequencies()
 -- projects: every project; NULL queue: every queue.
 SELECT s.status,
        greatest(0, coalesce(c.n, 0) - coalesce(d.n, 0))::bigint AS n
-  FROM unnest(ARRAY['WAITING', 'PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED']) AS s(status)
+  FROM unnest(job_statuses('all')) AS s(status)
   LEFT JOIN (SELECT status, sum(count) AS n FROM job_status_counts
               WHERE (%(projects)s::text[] IS NULL OR project = ANY(%(projects)s::text[]))
                 AND (%(queue)s::text IS NULL OR queue = %(queue)s::text)

@@ -3,6 +3,16 @@
 -- database. Do not edit: change a migration and regenerate. What relies on each function and
 -- trigger: docs/database-program.md.
 
+CREATE FUNCTION public.attempt_statuses(which text) RETURNS text[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+BEGIN
+  CASE which
+    WHEN 'all' THEN RETURN '{CANCELLED,FAILED,INTERRUPTED,LOST,RUNNING,SUCCEEDED,TIMED_OUT}';
+    WHEN 'finished' THEN RETURN '{CANCELLED,FAILED,INTERRUPTED,LOST,SUCCEEDED,TIMED_OUT}';
+  END CASE;
+END $$;
+
 CREATE FUNCTION public.cronplane_now() RETURNS timestamp with time zone
     LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
@@ -159,6 +169,24 @@ CREATE FUNCTION public.job_status_after_attempt(outcome text, attempt_number int
     WHEN attempt_number < max_attempts THEN 'PENDING'
     ELSE 'DEAD' END
 $$;
+
+CREATE FUNCTION public.job_statuses(which text) RETURNS text[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+BEGIN
+  CASE which
+    WHEN 'all' THEN RETURN '{CANCELLED,DEAD,PENDING,RUNNING,SUCCEEDED,WAITING}';
+    WHEN 'active' THEN RETURN '{PENDING,RUNNING,WAITING}';
+    WHEN 'cancellable' THEN RETURN '{PENDING,RUNNING,WAITING}';
+    WHEN 'failed' THEN RETURN '{DEAD}';
+    WHEN 'finished' THEN RETURN '{CANCELLED,DEAD,SUCCEEDED}';
+    WHEN 'health' THEN RETURN '{DEAD,SUCCEEDED}';
+    WHEN 'immediate_cancel' THEN RETURN '{PENDING,WAITING}';
+    WHEN 'quota' THEN RETURN '{PENDING,WAITING}';
+    WHEN 'retryable' THEN RETURN '{CANCELLED,DEAD}';
+    WHEN 'unsuccessful' THEN RETURN '{CANCELLED,DEAD}';
+  END CASE;
+END $$;
 
 CREATE FUNCTION public.jobs_counts_delete() RETURNS trigger
     LANGUAGE plpgsql

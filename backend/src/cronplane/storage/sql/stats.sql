@@ -69,7 +69,7 @@ SELECT (SELECT coalesce(json_object_agg(status, n), '{}')
           FROM fire_checks) AS fire_checks,
        (SELECT coalesce(json_agg(json_build_array(project, queue, status, n)), '[]')
           FROM (SELECT project, queue, status, sum(count)::bigint AS n FROM job_status_counts
-                 WHERE status IN ('WAITING', 'PENDING', 'RUNNING')
+                 WHERE status = ANY (job_statuses('active'))
                  GROUP BY project, queue, status HAVING sum(count) <> 0) d) AS queue_depth,
        (SELECT coalesce(json_agg(json_build_array(project, name, paused, concurrency_limit)
                                  ORDER BY project, name), '[]')
