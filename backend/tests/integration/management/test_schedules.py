@@ -86,6 +86,43 @@ def test_a_live_duplicate_name_is_409_and_a_deleted_name_is_free(ctx: Management
     assert again.id != first.id
 
 
+def _written(ctx: ManagementContext, name: str) -> dict[str, int]:
+    with ctx.db.connection() as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM schedules WHERE name = %(n)s) AS schedules,"
+            " (SELECT count(*) FROM schedule_versions v JOIN schedules s ON s.id = v.schedule_id"
+            "   WHERE s.name = %(n)s) AS versions,"
+            " (SELECT count(*) FROM audit_events WHERE action = 'schedule.create') AS events",
+            {"n": name}).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked (upstream)"])
+def test_create_is_one_statement_and_a_duplicate_writes_nothing(ctx: ManagementContext,
+                                                                checked: bool) -> None:
+    # The usual schedule takes the autocommit path; one with an upstream the checked one (a
+    # transaction with the chains lock). Either way: the row, version 1 and one event, the
+    # returned schedule is what a read gives, and a duplicate leaves every row as it was.
+    extra = {"upstream": [{"schedule": new(ctx).id}]} if checked else {}
+    name = unique("one-statement")
+    created = new(ctx, name=name, payload={"b": 1, "a": [1, 2]}, **extra)
+    read = schedules.get(ctx, ADMIN, created.id)
+    shown = ("id", "project", "name", "payload", "cron", "timezone", "paused", "queue",
+             "upstream", "next_run_at", "version", "created_at", "updated_at", "created_by",
+             "deleted_at", "downstream", "last_error", "health", "missed_count", "alerts")
+    assert {k: getattr(created, k) for k in shown} == {k: getattr(read, k) for k in shown}
+    assert created.created_at < created.next_run_at
+    [version] = schedule_versions.versions(ctx, ADMIN, created.id)
+    assert version.version == 1 and version.changes["name"] == [None, name]
+    [event] = audit_of(ctx, created.id)
+    assert event["details"]["after"]["next_run_at"] == created.next_run_at.isoformat()
+    before = _written(ctx, name)
+    with pytest.raises(Conflict):
+        new(ctx, name=name, **extra)
+    assert _written(ctx, name) == before == {**before, "schedules": 1, "versions": 1}
+
+
 def test_concurrent_creates_of_one_name_make_exactly_one_schedule(
         fresh_database_url: str) -> None:
     db = Database(fresh_database_url)
