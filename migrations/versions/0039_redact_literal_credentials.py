@@ -34,15 +34,17 @@ import sqlalchemy as sa
 from alembic import context, op
 
 from cronplane.domain import audit_chain
-from cronplane.domain.credential_redaction import redact
+from cronplane.domain.credential_redaction import SQL_PREFILTER, redact
 
 revision: str = "0039"
 down_revision: str | None = "0038"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# A cheap first filter (any key that may be credential-looking); redact() decides exactly.
-MAYBE = r"(?i)(authori[sz]ation|cookie|api[-_]?key|token|secret|passw)"
+# A cheap first filter (a key that may be credential-looking, or a credential's fixed parts);
+# redact() decides exactly. The domain module owns both (it grew shapes after this was written,
+# ADR 0035's amendment: an installation that upgrades now gets those redacted here too).
+MAYBE = SQL_PREFILTER
 
 
 def upgrade() -> None:
