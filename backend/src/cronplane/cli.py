@@ -300,6 +300,55 @@ def seed_demo(day: bool, output: str) -> None:
          "queue default/webhooks paused")
 
 
+@main.command("redact-payloads")
+@click.option("--batch-size", default=2000, show_default=True, type=click.IntRange(1, 100_000),
+              help="Jobs per batch; each batch is one short transaction.")
+@click.option("--settle-seconds", default=60.0, show_default=True, type=click.FloatRange(0),
+              help="Stop before jobs younger than this (their inserts may still be in flight).")
+@click.option("--status", "status_only", is_flag=True,
+              help="Print where the pass is and change nothing.")
+@output_option
+def redact_payloads(batch_size: int, settle_seconds: float, status_only: bool,
+                    output: str) -> None:
+    """Redact literal credentials in jobs' stored payloads, batch by batch, until the walk has
+    caught up (the leader does the same in the background; the two take turns). Safe to stop
+    and run again: it resumes after the last committed batch. ADR 0035, docs/operations.md."""
+    settings = load_settings()
+    url = resolve_database(settings)
+    check_database(url, require_current_schema=True)
+    from cronplane.storage.database import Database
+    from cronplane.storage.redaction_store import PayloadRedactionStore
+
+    db = Database(url, application_name="cronplane-redact-payloads", pool_size=1)
+    scanned = redacted = batches = 0
+    try:
+        store = PayloadRedactionStore(db)
+        while not status_only:
+            step = store.step(batch_size, settle_seconds)
+            scanned, redacted, batches = scanned + step.scanned, redacted + step.redacted, batches + 1
+            if output != JSON and step.scanned and batches % 50 == 0:
+                click.echo(f"cronplane: walked through job {step.cursor} ({scanned} jobs, "
+                           f"{redacted} redacted)", err=True)
+            if step.caught_up:
+                break
+        status = store.status().as_dict()
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fail(f"redact-payloads stopped: {reason} (run it again to resume after the last "
+             "committed batch)", EXIT_DATABASE)
+    finally:
+        db.close()
+    if status_only:
+        emit({"status": status}, f"cronplane: payload redaction walked through job "
+             f"{status['cursor']} of {status['last_job_id']}; {status['redacted']} redacted in "
+             f"all, {status['held']} unfinished held")
+        return
+    emit({"scanned": scanned, "redacted": redacted, "status": status},
+         f"cronplane: walked {scanned} jobs, redacted {redacted} payloads; caught up through job "
+         f"{status['cursor']} ({status['held']} unfinished jobs held until they finish; "
+         f"{status['redacted']} redacted in all)")
+
+
 def write_document(text: str, path: str | None) -> None:
     """A document command's result: to FILE, or stdout."""
     if not path:

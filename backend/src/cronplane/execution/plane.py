@@ -16,7 +16,7 @@ Start order (the runner stops in reverse):
 4. the elector, last: the scheduler it starts should find this process's workers running. It
    starts and stops the leader services with leadership, in this order: scheduler → health
    evaluator (after the scheduler: a new leader fires what is due before judging lateness) →
-   fire checker → digest sender → audit sealer.
+   fire checker → digest sender → payload redactor → audit sealer.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from cronplane.execution.health_evaluator import HealthEvaluator
 from cronplane.execution.heartbeater import Heartbeater
 from cronplane.execution.listener import Listener
 from cronplane.execution.output_sink import OutputSink
+from cronplane.execution.payload_redactor import PayloadRedactor
 from cronplane.execution.process_registry import ProcessRegistry
 from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import Service
@@ -60,6 +61,7 @@ from cronplane.storage.job_store import JobStore
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.notification_store import NotificationStore, queue_schedule_events
 from cronplane.storage.output_store import OutputStore
+from cronplane.storage.redaction_store import PayloadRedactionStore
 from cronplane.storage.schedule_store import ScheduleStore
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,7 @@ class Plane:
     health: HealthEvaluator | None = None
     fire_checker: FireChecker | None = None
     digest_sender: DigestSender | None = None
+    payload_redactor: PayloadRedactor | None = None
     audit_sealer: AuditSealer | None = None
     services: list[Service] = field(default_factory=list)
 
@@ -194,13 +197,17 @@ def _leadership_services(plane: Plane,
     checker = FireChecker(FireCheckStore(db), elector.grant, idle_timeout_seconds=idle,
                           on_fenced=elector.wake, clock=clock)
     digests = DigestSender(db, elector.grant, clock=clock)
-    elector.leader_services.extend([scheduler, health, checker, digests])
+    # Literal credentials in finished jobs' payloads from before version 3 (ADR 0035): one
+    # walker in the cluster is enough, and the pass's row lock keeps a second one harmless.
+    redactor = PayloadRedactor(PayloadRedactionStore(db), elector.grant, clock=clock)
+    elector.leader_services.extend([scheduler, health, checker, digests, redactor])
     plane.audit_sealer = _audit_sealer(plane)
     if plane.audit_sealer is not None:
         # One sealer in the cluster; the try-lock covers an overlap of terms.
         elector.leader_services.append(plane.audit_sealer)
     plane.elector, plane.scheduler, plane.health = elector, scheduler, health
     plane.fire_checker, plane.digest_sender = checker, digests
+    plane.payload_redactor = redactor
     return [elector]
 
 

@@ -922,6 +922,23 @@ CREATE TABLE public.notification_rate_windows (
     CONSTRAINT ck_notification_rate_windows_first_ids CHECK ((cardinality(first_ids) <= 10))
 );
 
+CREATE TABLE public.payload_redaction_passes (
+    target text NOT NULL,
+    cursor bigint DEFAULT 0 NOT NULL,
+    held bigint[] DEFAULT '{}'::bigint[] NOT NULL,
+    round_started_at timestamp with time zone,
+    round_scanned bigint DEFAULT 0 NOT NULL,
+    round_redacted bigint DEFAULT 0 NOT NULL,
+    round_fields jsonb DEFAULT '{}'::jsonb NOT NULL,
+    round_first_ids bigint[] DEFAULT '{}'::bigint[] NOT NULL,
+    scanned bigint DEFAULT 0 NOT NULL,
+    redacted bigint DEFAULT 0 NOT NULL,
+    rounds integer DEFAULT 0 NOT NULL,
+    caught_up_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    CONSTRAINT payload_redaction_passes_target_check CHECK ((target = 'jobs.payload'::text))
+);
+
 CREATE TABLE public.project_members (
     project text NOT NULL,
     user_id bigint NOT NULL,
@@ -1163,6 +1180,9 @@ ALTER TABLE ONLY public.alembic_version
 
 ALTER TABLE ONLY public.audit_redactions
     ADD CONSTRAINT audit_redactions_pkey PRIMARY KEY (event_id);
+
+ALTER TABLE ONLY public.payload_redaction_passes
+    ADD CONSTRAINT payload_redaction_passes_pkey PRIMARY KEY (target);
 
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT pk_api_tokens PRIMARY KEY (id);
