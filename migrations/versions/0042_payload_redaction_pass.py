@@ -27,7 +27,8 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.execute("""
         CREATE TABLE payload_redaction_passes (
-            target text PRIMARY KEY CHECK (target IN ('jobs.payload')),
+            target text PRIMARY KEY
+                CONSTRAINT ck_payload_redaction_passes_target CHECK (target IN ('jobs.payload')),
             -- Every job id <= cursor has been looked at.
             cursor bigint NOT NULL DEFAULT 0,
             -- Unfinished jobs that held a literal credential when the walk passed them: they

@@ -889,6 +889,33 @@ class AuditRedaction(Base):
     fields: Mapped[list[str]] = mapped_column(JSONB)
 
 
+class PayloadRedactionPass(Base):
+    """Where the background pass over jobs' payloads is (migration 0041, ADR 0035): the cursor
+    (every job id <= it looked at), the unfinished jobs held until they finish, the round's
+    counts and the totals. One row per target; each batch holds its lock
+    (storage/redaction_store.py)."""
+
+    __tablename__ = "payload_redaction_passes"
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    cursor: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    held: Mapped[list[int]] = mapped_column(ARRAY(BigInteger), server_default=text("'{}'"))
+    round_started_at: Mapped[datetime | None] = mapped_column(TZ)
+    round_scanned: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    round_redacted: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    round_fields: Mapped[dict[str, Any]] = mapped_column(JSONB,
+                                                         server_default=text("'{}'::jsonb"))
+    round_first_ids: Mapped[list[int]] = mapped_column(ARRAY(BigInteger),
+                                                       server_default=text("'{}'"))
+    scanned: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    redacted: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    caught_up_at: Mapped[datetime | None] = mapped_column(TZ)
+    updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
+
+    __table_args__ = (CheckConstraint("target IN ('jobs.payload')", name="target"),)
+
+
 class ChaosExperiment(Base):
     __tablename__ = "chaos_experiments"
 

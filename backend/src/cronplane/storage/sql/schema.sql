@@ -936,7 +936,7 @@ CREATE TABLE public.payload_redaction_passes (
     rounds integer DEFAULT 0 NOT NULL,
     caught_up_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
-    CONSTRAINT payload_redaction_passes_target_check CHECK ((target = 'jobs.payload'::text))
+    CONSTRAINT ck_payload_redaction_passes_target CHECK ((target = 'jobs.payload'::text))
 );
 
 CREATE TABLE public.project_members (
