@@ -890,7 +890,7 @@ class AuditRedaction(Base):
 
 
 class PayloadRedactionPass(Base):
-    """Where the background pass over jobs' payloads is (migration 0041, ADR 0035): the cursor
+    """Where the background pass over jobs' payloads is (migration 0042, ADR 0035): the cursor
     (every job id <= it looked at), the unfinished jobs held until they finish, the round's
     counts and the totals. One row per target; each batch holds its lock
     (storage/redaction_store.py)."""
