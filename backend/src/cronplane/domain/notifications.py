@@ -21,6 +21,7 @@ from cronplane.domain.health import Event
 DELIVER_HANDLER = "notification.deliver"
 DELIVERY_QUEUE = "notifications"
 DELIVERY_MAX_ATTEMPTS = 5
+DELIVERY_TIMEOUT_SECONDS = 30
 TEST_EVENT = "notification.test"
 # What a channel gets once a minute in which it was sent more than CRONPLANE_NOTIFY_PER_MINUTE
 # deliveries ends: ``{count, types: {event type: count}, first_ids: [≤ 10 subject ids]}`` of the

@@ -29,6 +29,7 @@ from cronplane.domain.backoff import Backoff
 from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
+    DELIVERY_TIMEOUT_SECONDS,
     DIGEST_EVENT,
     SCHEMA,
     TEST_EVENT,
@@ -126,7 +127,7 @@ def submitted_by_hand(_payload: dict[str, Any], _settings: Any) -> list[str]:
             "test); it cannot be submitted"]
 
 
-@handler(DELIVER_HANDLER, schema=SCHEMA, timeout=30, backoff=BACKOFF,
+@handler(DELIVER_HANDLER, schema=SCHEMA, timeout=DELIVERY_TIMEOUT_SECONDS, backoff=BACKOFF,
          max_attempts=DELIVERY_MAX_ATTEMPTS, check=submitted_by_hand,
          description="Delivers one notification event to one channel (built in; queued by "
                      "alerts, job terminal states and the channel test).")

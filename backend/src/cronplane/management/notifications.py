@@ -32,6 +32,7 @@ from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
     DELIVERY_QUEUE,
+    DELIVERY_TIMEOUT_SECONDS,
     HEALTH_WINDOW,
     TEST_EVENT,
     ChannelHealth,
@@ -54,7 +55,8 @@ from cronplane.management.pagination import (
     encode_cursor,
     page_by_id,
 )
-from cronplane.storage import notify
+from cronplane.storage import job_insert
+from cronplane.storage.job_insert import AuditedEvent, NewJob
 from cronplane.storage.models import Job, NotificationChannel, NotificationDelivery
 from cronplane.storage.notification_store import channel_health_rows
 
@@ -246,27 +248,27 @@ def delete(ctx: ManagementContext, actor: Actor, channel_id: int) -> None:
 
 
 def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
-    """Queue a ``notification.test`` delivery to the channel (its attempts appear in the log)."""
+    """Queue a ``notification.test`` delivery to the channel (its attempts appear in the log),
+    through the one insert path (ADR 0027): the job, its audit event and the wake-up."""
     with ctx.db.transaction() as session:
         channel = _channel(session, actor, channel_id)
         now = session.execute(select(func.cronplane_now())).scalar_one()
         webhook_id = "msg_" + secrets.token_hex(16)
-        job = Job(project=channel.project, handler=DELIVER_HANDLER, queue=DELIVERY_QUEUE,
-                  payload={"channel_id": channel.id, "webhook_id": webhook_id,
-                           "type": TEST_EVENT,
-                           "timestamp": now.isoformat().replace("+00:00", "Z"),
-                           "data": {"channel": channel.name, "project": channel.project,
-                                    "requested_by": actor.username}},
-                  max_attempts=DELIVERY_MAX_ATTEMPTS, timeout_seconds=30,
-                  trigger=Trigger.NOTIFICATION.value, requested_by=actor.username)
-        session.add(job)
-        session.flush()
-        session.refresh(job)
-        audit.record(session, actor, "notification_channel.test",
-                     target_type="notification_channel", target_id=channel.id,
-                     details={"job_id": job.id, "webhook_id": webhook_id},
-                     project=channel.project)
-        notify.send(session, notify.JOBS)
+        event = AuditedEvent(actor=actor.username, actor_role=actor.role.name,
+                             action="notification_channel.test",
+                             details=audit.with_token(actor, {"webhook_id": webhook_id}),
+                             request_id=actor.request_id, ip=actor.ip,
+                             target=("notification_channel", channel.id))
+        [row] = job_insert.insert_in_session(session, [NewJob(
+            handler=DELIVER_HANDLER, project=channel.project, queue=DELIVERY_QUEUE,
+            payload={"channel_id": channel.id, "webhook_id": webhook_id, "type": TEST_EVENT,
+                     "timestamp": now.isoformat().replace("+00:00", "Z"),
+                     "data": {"channel": channel.name, "project": channel.project,
+                              "requested_by": actor.username}},
+            max_attempts=DELIVERY_MAX_ATTEMPTS, timeout_seconds=DELIVERY_TIMEOUT_SECONDS,
+            trigger=Trigger.NOTIFICATION.value, requested_by=actor.username, event=event)])
+        job = session.get(Job, row["id"])
+        assert job is not None  # the channel's project is live: _channel found it
         session.expunge(job)
         return job
 

@@ -1,5 +1,6 @@
 """The one way Python creates jobs: a ``NewJob`` per job → the ``insert_jobs`` statement
-(``sql/job_insert.sql``; ADR 0027).
+(``sql/job_insert.sql``), which calls the one SQL function that creates jobs, ``insert_jobs_v1``
+(migration 0043; ADR 0027): the notification deliveries call it from SQL too.
 
 Defaults live here and in the statement only: a ``NewJob`` says what a job is, the statement
 fills what it leaves out, adds the dependency edges and the job's state (PENDING, WAITING, or

@@ -15,15 +15,11 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from cronplane.domain.notifications import (
-    DELIVER_HANDLER,
-    DELIVERY_MAX_ATTEMPTS,
-    DELIVERY_QUEUE,
     DIGEST_EVENT,
     ChannelKind,
     DeliveryTarget,
     Message,
 )
-from cronplane.storage import notify
 from cronplane.storage.database import Database
 from cronplane.storage.queries import QUERIES
 
@@ -39,8 +35,7 @@ def queue_schedule_events(conn: Any, events: Sequence[ScheduleEvent]) -> int:
     row = conn.execute(QUERIES["notify_schedule_events"], {
         "types": [e[0] for e in events], "projects": [e[1] for e in events],
         "targets": [Jsonb(e[2]) for e in events], "data": [Jsonb(e[3]) for e in events],
-        "handler": DELIVER_HANDLER, "queue": DELIVERY_QUEUE,
-        "max_attempts": DELIVERY_MAX_ATTEMPTS, "channel": notify.JOBS}).fetchone()
+    }).fetchone()
     return int(row["queued"])
 
 
@@ -48,10 +43,8 @@ def queue_due_digests(db: Database) -> int:
     """Queue one ``digest`` delivery per window whose minute ended with deliveries held back;
     returns how many (the leader, every second)."""
     with db.autocommit() as conn:
-        row = conn.execute(QUERIES["notification_digests_due"], {
-            "handler": DELIVER_HANDLER, "digest_type": DIGEST_EVENT,
-            "queue": DELIVERY_QUEUE, "max_attempts": DELIVERY_MAX_ATTEMPTS,
-            "channel": notify.JOBS}).fetchone()
+        row = conn.execute(QUERIES["notification_digests_due"],
+                           {"digest_type": DIGEST_EVENT}).fetchone()
     return int(row["queued"]) if row is not None else 0
 
 

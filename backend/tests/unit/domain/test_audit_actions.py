@@ -19,7 +19,8 @@ _WRITER_LINE = re.compile(
 _NAME = re.compile(r"f?\"([a-z_]+\.[a-z_.]+)(\{)?")
 _SQL_INSERT = re.compile(r"INSERT INTO audit_events.*?;", re.S)
 _SQL_NAME = re.compile(r"'([a-z_]+\.[a-z_]+)'")
-_MIGRATION_INSERT = re.compile(r"INSERT INTO audit_events.*?\"\)", re.S)
+# The statement ends with its Python string: ") or a triple quote (a function body, 0043).
+_MIGRATION_INSERT = re.compile(r"INSERT INTO audit_events.*?(?:\"\)|\"\"\")", re.S)
 
 
 def _written() -> tuple[set[str], set[str]]:

@@ -1,35 +1,24 @@
 -- Notification deliveries: alert events queued by the health evaluator (in its fenced
 -- transaction), the channel a delivery attempt reads, and the record of every attempt. Job
--- terminal-state events are queued by the trigger jobs_terminal_events (migration 0015).
+-- terminal-state events are queued by the trigger jobs_terminal_events (migration 0015). Every
+-- delivery job is made by insert_jobs_v1 from notification_delivery_row (migration 0043).
 
 -- name: notify_schedule_events
 -- One delivery job per (event, channel): the channels of the event's project that the schedule's
--- notify names and whose events include the type. The webhook id is minted here, once, and
--- rides in the payload, so every retry of the job sends the same webhook-id.
+-- notify names and whose events include the type, inserted by insert_jobs_v1 from
+-- notification_delivery_row (migration 0043: the delivery job's handler, queue, attempts and
+-- webhook id are written there once).
 WITH events AS (
   SELECT * FROM unnest(%(types)s::text[], %(projects)s::text[], %(targets)s::jsonb[],
                        %(data)s::jsonb[]) WITH ORDINALITY AS e(type, project, targets, data, n)
-), queued AS (
-  INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds, trigger,
-                    requested_by)
-  SELECT c.project, %(handler)s,
-         jsonb_build_object(
-           'channel_id', c.id,
-           'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
-           'type', e.type,
-           'timestamp', to_char(cronplane_statement_now() AT TIME ZONE 'UTC',
-                                'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-           'data', e.data),
-         %(queue)s, %(max_attempts)s, 30, 'notification', 'system'
-    FROM events e
-    JOIN notification_channels c
-      ON c.project = e.project AND c.events ? e.type AND e.targets ? c.name
-   ORDER BY e.n, c.id
-  RETURNING id
-), woken AS (
-  SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued
 )
-SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM woken) AS woken;
+SELECT count(r.job) AS queued
+  FROM insert_jobs_v1((
+    SELECT json_agg(notification_delivery_row(c.project, c.id, e.type, NULL, e.data)
+                    ORDER BY e.n, c.id)
+      FROM events e
+      JOIN notification_channels c
+        ON c.project = e.project AND c.events ? e.type AND e.targets ? c.name)) AS r;
 
 -- name: notification_target
 SELECT id, project, name, kind, url, address, secret
@@ -126,26 +115,17 @@ WITH due AS (
   UPDATE notification_rate_windows w SET flushed = true
     FROM due
    WHERE w.channel_id = due.channel_id AND w.minute = due.minute
-), queued AS (
-  INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds, trigger,
-                    requested_by)
-  SELECT due.project, %(handler)s,
-         jsonb_build_object(
-           'channel_id', due.channel_id,
-           'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
-           'type', %(digest_type)s::text,
-           'timestamp', to_char(due.minute AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-           'data', jsonb_build_object('count', due.digested, 'types', due.types,
-                                      'first_ids', to_jsonb(due.first_ids))),
-         %(queue)s, %(max_attempts)s, 30, 'notification', 'system'
-    FROM due
-   ORDER BY due.minute, due.channel_id
-  RETURNING id
 ), pruned AS (
   DELETE FROM notification_rate_windows
    WHERE minute < cronplane_now() - interval '1 hour'
      AND (flushed OR digested = 0)
-), woken AS (
-  SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued
 )
-SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM woken) AS woken;
+SELECT count(r.job) AS queued
+  FROM insert_jobs_v1((
+    SELECT json_agg(notification_delivery_row(
+             due.project, due.channel_id, %(digest_type)s::text,
+             to_char(due.minute AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+             jsonb_build_object('count', due.digested, 'types', due.types,
+                                'first_ids', to_jsonb(due.first_ids)))
+             ORDER BY due.minute, due.channel_id)
+      FROM due)) AS r;

@@ -96,6 +96,155 @@ CREATE FUNCTION public.cronplane_statement_now() RETURNS timestamp with time zon
   SELECT coalesce(nullif(current_setting('cronplane.now', true), '')::timestamptz, statement_timestamp())
 $$;
 
+CREATE TABLE public.jobs (
+    id bigint NOT NULL,
+    handler text NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    status text DEFAULT 'PENDING'::text NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    run_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    attempt_count integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 3 NOT NULL,
+    timeout_seconds integer,
+    schedule_id bigint,
+    fire_time timestamp with time zone,
+    trigger text DEFAULT 'api'::text NOT NULL,
+    idempotency_key text,
+    request_fingerprint text,
+    requested_by text,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    exclusive boolean DEFAULT false NOT NULL,
+    result jsonb,
+    error text,
+    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    project text DEFAULT 'default'::text NOT NULL,
+    rerun_of bigint,
+    queue text DEFAULT 'default'::text NOT NULL,
+    concurrency_key text,
+    schedule_version integer,
+    trace_context text,
+    interruptions integer DEFAULT 0 NOT NULL,
+    run_when text,
+    waiting_on integer DEFAULT 0 NOT NULL,
+    batch_id bigint,
+    wait_deadline timestamp with time zone,
+    CONSTRAINT ck_jobs_attempt_count CHECK ((attempt_count >= 0)),
+    CONSTRAINT ck_jobs_concurrency_key CHECK ((length(concurrency_key) <= 255)),
+    CONSTRAINT ck_jobs_interruptions CHECK (((interruptions >= 0) AND (interruptions <= attempt_count))),
+    CONSTRAINT ck_jobs_max_attempts CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
+    CONSTRAINT ck_jobs_priority CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT ck_jobs_queue CHECK ((queue ~ '^[a-z0-9_.-]{1,64}$'::text)),
+    CONSTRAINT ck_jobs_run_when CHECK ((run_when = ANY (ARRAY['succeeded'::text, 'finished'::text]))),
+    CONSTRAINT ck_jobs_status CHECK ((status = ANY (ARRAY['PENDING'::text, 'RUNNING'::text, 'SUCCEEDED'::text, 'DEAD'::text, 'CANCELLED'::text, 'WAITING'::text]))),
+    CONSTRAINT ck_jobs_trigger CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text, 'api'::text, 'retry'::text, 'rerun'::text, 'backfill'::text, 'notification'::text])))
+)
+WITH (autovacuum_analyze_scale_factor='0', autovacuum_analyze_threshold='50000');
+
+CREATE FUNCTION public.insert_jobs_v1(rows_json json, admitted boolean DEFAULT true, channel text DEFAULT 'cronplane_jobs'::text) RETURNS TABLE(n integer, eligible boolean, audited bigint, linked bigint, notified bigint, job public.jobs)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+BEGIN
+  -- Any number of jobs, each with its optional audit event, dependencies and batch, and one
+  -- wake-up on ``channel``. The rows arrive as one JSON array of objects keyed like
+  -- storage/job_insert.py NewJob (a missing key is NULL: the default below).
+  -- * eligible: the project is live and, unless ``admitted`` (the caller locked the project and
+  --   checked its quotas in this transaction, or the job is the system's), has neither a
+  --   pending-jobs nor an enqueue-rate quota; an ineligible row writes nothing.
+  -- * ids are drawn before the insert so the events, edges and answer find their job; a row whose
+  --   Idempotency-Key (or fire key) its project already used inserts nothing (ON CONFLICT, also
+  --   against an earlier row of this call) and leaves its id unused.
+  -- * depends_on: the upstreams are locked FOR SHARE, so a completion either committed before
+  --   (its status counts here) or waits for this commit (and its trigger then finds the edges).
+  --   All finished -> PENDING; one DEAD/CANCELLED under run_when 'succeeded' -> CANCELLED with the
+  --   error the trigger would give; otherwise WAITING on the open ones. depends_when (a chained
+  --   fire, parallel to depends_on) gives each edge its own run_when; NULL: the job's.
+  -- * an event per row that names an action, appended in row order (the chain follows arrival).
+  RETURN QUERY
+  WITH input AS MATERIALIZED (
+    SELECT t.*, (p.slug IS NOT NULL) AS eligible,
+           CASE WHEN p.slug IS NOT NULL
+                THEN nextval(pg_get_serial_sequence('jobs', 'id')) END AS new_id
+      FROM json_to_recordset(rows_json)
+           AS t(n int, project text, handler text, payload jsonb, priority smallint,
+                run_at timestamptz, max_attempts int, timeout_seconds int, trigger text,
+                schedule_id bigint, fire_time timestamptz, exclusive bool, idempotency_key text,
+                request_fingerprint text, requested_by text, queue text, concurrency_key text,
+                rerun_of bigint, schedule_version int, depends_on bigint[], run_when text,
+                batch_id bigint, trace_context text, depends_when text[], wait_deadline timestamptz,
+                actor text, actor_role text, action text, details jsonb,
+                request_id text, ip text, target_type text, target_id text)
+      LEFT JOIN projects p
+        ON p.slug = coalesce(t.project, 'default') AND p.archived_at IS NULL
+       AND (admitted OR (p.max_pending_jobs IS NULL AND p.enqueue_per_minute IS NULL))
+  ), edge AS MATERIALIZED (
+    SELECT DISTINCT i.new_id AS job_id, u.upstream_id, u.run_when,
+           coalesce(u.run_when, i.run_when, 'succeeded') AS rule
+      FROM input i CROSS JOIN LATERAL unnest(i.depends_on, i.depends_when) AS u(upstream_id, run_when)
+     WHERE i.eligible AND u.upstream_id IS NOT NULL
+  ), upstream AS MATERIALIZED (
+    SELECT j.id, j.status, j.project FROM jobs j
+     WHERE j.id IN (SELECT upstream_id FROM edge)
+     ORDER BY j.id
+       FOR SHARE
+  ), state AS MATERIALIZED (
+    SELECT e.job_id,
+           count(*) FILTER (WHERE u.status <> ALL (job_statuses('finished')))::int AS open,
+           (array_agg(u.id || ' ' || u.status ORDER BY u.id)
+              FILTER (WHERE u.status = ANY (job_statuses('unsuccessful')) AND e.rule = 'succeeded'))[1]
+             AS failed
+      FROM edge e JOIN upstream u ON u.id = e.upstream_id
+     GROUP BY e.job_id
+  ), job AS (
+    INSERT INTO jobs (id, project, handler, payload, priority, run_at, max_attempts,
+                      timeout_seconds, trigger, schedule_id, fire_time, exclusive, idempotency_key,
+                      request_fingerprint, requested_by, queue, concurrency_key, rerun_of,
+                      schedule_version, run_when, waiting_on, batch_id, trace_context, status, error,
+                      finished_at, wait_deadline)
+    SELECT i.new_id, coalesce(i.project, 'default'), i.handler, coalesce(i.payload, '{}'),
+           coalesce(i.priority, 0), coalesce(i.run_at, cronplane_now()), i.max_attempts, i.timeout_seconds,
+           coalesce(i.trigger, 'api'), i.schedule_id, i.fire_time, coalesce(i.exclusive, false),
+           i.idempotency_key, i.request_fingerprint, i.requested_by, coalesce(i.queue, 'default'),
+           i.concurrency_key, i.rerun_of, i.schedule_version,
+           CASE WHEN s.job_id IS NOT NULL THEN coalesce(i.run_when, 'succeeded') END,
+           coalesce(s.open, 0), i.batch_id, i.trace_context,
+           CASE WHEN s.failed IS NOT NULL THEN 'CANCELLED'
+                WHEN s.open > 0 THEN 'WAITING' ELSE 'PENDING' END,
+           CASE WHEN s.failed IS NOT NULL THEN 'upstream ' || s.failed END,
+           CASE WHEN s.failed IS NOT NULL THEN cronplane_now() END,
+           CASE WHEN s.failed IS NULL AND s.open > 0 THEN i.wait_deadline END
+      FROM input i LEFT JOIN state s ON s.job_id = i.new_id
+     WHERE i.eligible ORDER BY i.n
+    ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING jobs.*, jobs AS whole
+  ), linked AS (
+    INSERT INTO job_dependencies (upstream_id, job_id, run_when, upstream_status)
+    SELECT e.upstream_id, e.job_id, e.run_when,
+           CASE WHEN u.status = ANY (job_statuses('finished')) THEN u.status END
+      FROM edge e JOIN upstream u ON u.id = e.upstream_id JOIN job j ON j.id = e.job_id
+     ORDER BY e.upstream_id, e.job_id
+    RETURNING 1
+  ), event AS (
+    INSERT INTO audit_events (project, actor, actor_role, action, target_type, target_id, details,
+                              request_id, ip)
+    SELECT j.project, i.actor, i.actor_role, i.action, coalesce(i.target_type, 'job'),
+           coalesce(i.target_id, j.id::text),
+           coalesce(i.details, '{}') || jsonb_build_object('job_id', j.id), i.request_id, i.ip
+      FROM job j JOIN input i ON i.new_id = j.id
+     WHERE i.action IS NOT NULL
+     ORDER BY i.n
+    RETURNING id
+  ), notified AS MATERIALIZED (
+    SELECT pg_notify(channel, '') WHERE EXISTS (SELECT 1 FROM job WHERE status = 'PENDING')
+  )
+  SELECT i.n, i.eligible, (SELECT count(*) FROM event), (SELECT count(*) FROM linked),
+         (SELECT count(*) FROM notified), j.whole
+    FROM input i LEFT JOIN job j ON j.id = i.new_id
+   ORDER BY i.n;
+END $$;
+
 CREATE FUNCTION public.job_attempts_after_release(max_attempts integer) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -412,35 +561,29 @@ CREATE FUNCTION public.jobs_search_vector(handler text, idempotency_key text, er
 CREATE FUNCTION public.jobs_terminal_events() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  deliveries json;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM notification_channels) THEN
     RETURN NULL;
   END IF;
-  INSERT INTO jobs (project, handler, payload, queue, max_attempts, timeout_seconds,
-                    trigger, requested_by)
-  SELECT c.project, 'notification.deliver',
-         jsonb_build_object(
-           'channel_id', c.id,
-           'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
-           'type', e.type,
-           'timestamp', to_char(cronplane_statement_now() AT TIME ZONE 'UTC',
-                                'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-           'data', jsonb_build_object('job', jsonb_build_object(
+  SELECT json_agg(notification_delivery_row(c.project, c.id, e.type, NULL,
+           jsonb_build_object('job', jsonb_build_object(
              'id', n.id, 'project', n.project, 'handler', n.handler, 'queue', n.queue,
-             'status', n.status, 'attempts', n.attempt_count, 'error', left(split_part(n.error, E'\n', 1), 2000),
+             'status', n.status, 'attempts', n.attempt_count,
+             'error', left(split_part(n.error, E'\n', 1), 2000),
              'schedule_id', n.schedule_id, 'fire_time', n.fire_time,
-             'finished_at', n.finished_at))),
-         'notifications', 5, 30, 'notification', 'system'
+             'finished_at', n.finished_at)))
+           ORDER BY n.id, c.id)
+    INTO deliveries
     FROM new_rows n
     JOIN old_rows o ON o.id = n.id
     CROSS JOIN LATERAL (SELECT CASE n.status WHEN 'DEAD' THEN 'job.dead'
-                                             ELSE 'job.succeeded' END AS type) e
+                                             WHEN 'SUCCEEDED' THEN 'job.succeeded' END AS type) e
     JOIN notification_channels c ON c.project = n.project AND c.events ? e.type
-   WHERE n.status IN ('DEAD', 'SUCCEEDED') AND o.status <> n.status
-     AND n.handler <> 'notification.deliver'
-   ORDER BY n.id, c.id;
-  IF FOUND THEN
-    PERFORM pg_notify('cronplane_jobs', '');
+   WHERE o.status <> n.status AND n.trigger <> 'notification';
+  IF deliveries IS NOT NULL THEN
+    PERFORM 1 FROM insert_jobs_v1(deliveries);
   END IF;
   RETURN NULL;
 END $$;
@@ -451,6 +594,21 @@ CREATE FUNCTION public.key_room(p text, q text, k text, lim integer) RETURNS int
   -- Only called for a queue whose lock queue_room() holds in this transaction.
   SELECT lim - count(*)::int FROM jobs
    WHERE project = p AND queue = q AND concurrency_key = k AND status = 'RUNNING';
+$$;
+
+CREATE FUNCTION public.notification_delivery_row(project text, channel_id bigint, event text, at text, data jsonb) RETURNS jsonb
+    LANGUAGE sql
+    AS $$
+  SELECT jsonb_build_object(
+    'project', project, 'handler', 'notification.deliver', 'queue', 'notifications',
+    'max_attempts', 5, 'timeout_seconds', 30, 'trigger', 'notification', 'requested_by', 'system',
+    'payload', jsonb_build_object(
+      'channel_id', channel_id,
+      'webhook_id', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+      'type', event,
+      'timestamp', coalesce(at, to_char(cronplane_statement_now() AT TIME ZONE 'UTC',
+                                        'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
+      'data', data))
 $$;
 
 CREATE FUNCTION public.queue_named() RETURNS trigger
@@ -789,52 +947,6 @@ CREATE TABLE public.job_tokens (
     attempt_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL
 );
-
-CREATE TABLE public.jobs (
-    id bigint NOT NULL,
-    handler text NOT NULL,
-    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
-    status text DEFAULT 'PENDING'::text NOT NULL,
-    priority smallint DEFAULT 0 NOT NULL,
-    run_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
-    attempt_count integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 3 NOT NULL,
-    timeout_seconds integer,
-    schedule_id bigint,
-    fire_time timestamp with time zone,
-    trigger text DEFAULT 'api'::text NOT NULL,
-    idempotency_key text,
-    request_fingerprint text,
-    requested_by text,
-    cancel_requested boolean DEFAULT false NOT NULL,
-    exclusive boolean DEFAULT false NOT NULL,
-    result jsonb,
-    error text,
-    created_at timestamp with time zone DEFAULT public.cronplane_now() NOT NULL,
-    started_at timestamp with time zone,
-    finished_at timestamp with time zone,
-    project text DEFAULT 'default'::text NOT NULL,
-    rerun_of bigint,
-    queue text DEFAULT 'default'::text NOT NULL,
-    concurrency_key text,
-    schedule_version integer,
-    trace_context text,
-    interruptions integer DEFAULT 0 NOT NULL,
-    run_when text,
-    waiting_on integer DEFAULT 0 NOT NULL,
-    batch_id bigint,
-    wait_deadline timestamp with time zone,
-    CONSTRAINT ck_jobs_attempt_count CHECK ((attempt_count >= 0)),
-    CONSTRAINT ck_jobs_concurrency_key CHECK ((length(concurrency_key) <= 255)),
-    CONSTRAINT ck_jobs_interruptions CHECK (((interruptions >= 0) AND (interruptions <= attempt_count))),
-    CONSTRAINT ck_jobs_max_attempts CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
-    CONSTRAINT ck_jobs_priority CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT ck_jobs_queue CHECK ((queue ~ '^[a-z0-9_.-]{1,64}$'::text)),
-    CONSTRAINT ck_jobs_run_when CHECK ((run_when = ANY (ARRAY['succeeded'::text, 'finished'::text]))),
-    CONSTRAINT ck_jobs_status CHECK ((status = ANY (ARRAY['PENDING'::text, 'RUNNING'::text, 'SUCCEEDED'::text, 'DEAD'::text, 'CANCELLED'::text, 'WAITING'::text]))),
-    CONSTRAINT ck_jobs_trigger CHECK ((trigger = ANY (ARRAY['schedule'::text, 'manual'::text, 'api'::text, 'retry'::text, 'rerun'::text, 'backfill'::text, 'notification'::text])))
-)
-WITH (autovacuum_analyze_scale_factor='0', autovacuum_analyze_threshold='50000');
 
 CREATE SEQUENCE public.jobs_id_seq
     START WITH 1
