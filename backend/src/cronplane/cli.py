@@ -127,7 +127,24 @@ def _redact(url: str) -> str:
     return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
 
 
-@click.group()
+# The commands against a running server (``--url``), imported when one is named or listed:
+# ``worker`` and ``serve`` do not pay for the HTTP client's import (requests, YAML, its models),
+# which was a tenth of a worker's start-up CPU before its first claim (issue 43).
+_REMOTE_GROUPS = ("batches", "jobs", "schedules", "usage")
+
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _remote_groups()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _REMOTE_GROUPS:
+            _remote_groups()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="cronplane")
 def main() -> None:
     """cronplane: a secure control plane for scheduled and ad-hoc work."""
@@ -560,6 +577,8 @@ def bootstrap(settings: Settings, url: str) -> Any:
 
 
 def _remote_groups() -> None:
+    if "jobs" in main.commands:
+        return
     from cronplane.client.batch_commands import batches
     from cronplane.client.commands import jobs, schedules, usage
 
@@ -568,8 +587,6 @@ def _remote_groups() -> None:
     main.add_command(schedules)
     main.add_command(usage)
 
-
-_remote_groups()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -8,12 +8,13 @@ asks for one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from cronplane.storage.database import Database
 from cronplane.storage.queries import QUERIES
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def _run(session: Session, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -17,21 +17,24 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
 from cronplane.domain.clock import Clock, SystemClock
 from cronplane.storage.connections import connect, libpq_url
-from cronplane.storage.orm_engine import drop_when_demoted, engine_for, ping_when_idle
 from cronplane.storage.pool import open_pool
-from cronplane.storage.sql_clock import bind_clock, bind_clock_on_checkout
+from cronplane.storage.sql_clock import bind_clock
 from cronplane.storage.unreachable import DEMOTED
 from cronplane.storage.write_hooks import WriteHook, WriteHooks
+
+if TYPE_CHECKING:
+    # SQLAlchemy is imported when the first ORM session is made: a worker (psycopg only) never
+    # loads it, a third of its import CPU before its first claim (issue 43).
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session, sessionmaker
 
 # How long one job search may run by default (storage.search_budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
 SEARCH_TIMEOUT_MS = 5000
@@ -75,6 +78,15 @@ class Database:
     def engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
+                from sqlalchemy.orm import sessionmaker
+
+                from cronplane.storage.orm_engine import (
+                    drop_when_demoted,
+                    engine_for,
+                    ping_when_idle,
+                )
+                from cronplane.storage.sql_clock import bind_clock_on_checkout
+
                 self._engine = engine_for(
                     self.url,
                     prepared=self.prepared,

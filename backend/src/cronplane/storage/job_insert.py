@@ -17,15 +17,16 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from cronplane.domain.limits import DEFAULT_MAX_ATTEMPTS
 from cronplane.storage.database import Database
 from cronplane.storage.group_commit import GroupCommit
 from cronplane.storage.notify import JOBS
 from cronplane.storage.queries import QUERIES
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ here so no new key reuses it.
 from __future__ import annotations
 
 from enum import IntEnum, unique
+from typing import TYPE_CHECKING
 
-from sqlalchemy import text
-from sqlalchemy.orm import Session
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 @unique  # a duplicate value would silently alias two locks into one
@@ -25,9 +26,8 @@ class AdvisoryLock(IntEnum):
     SEARCH_SLOTS = 7317005
 
 
-_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
-
-
 def hold_for_transaction(session: Session, lock: AdvisoryLock) -> None:
     """Wait for ``lock``; it is released when the session's transaction ends."""
-    session.execute(_LOCK, {"key": int(lock)})
+    from sqlalchemy import text
+
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": int(lock)})

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
-from sqlalchemy import Engine, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy import Engine
 
 from cronplane.domain.audit_chain import Keyring
 from cronplane.storage.connections import connect
@@ -225,6 +225,8 @@ _CURRENT_REVISION = "SELECT version_num FROM alembic_version LIMIT 1"
 
 def pooled_schema_state(engine: Engine) -> SchemaState:
     """As ``schema_state``, on a connection of the process's own pool (readiness probes)."""
+    from sqlalchemy import text
+
     with engine.connect() as conn:
         current = (conn.execute(text(_CURRENT_REVISION)).scalar()
                    if conn.execute(text(_HAS_VERSION_TABLE)).scalar() else None)

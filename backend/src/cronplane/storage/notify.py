@@ -13,10 +13,10 @@ and ``in_returning`` below, which take the channel from here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, text
-from sqlalchemy.orm import Session
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 JOBS = "cronplane_jobs"  # jobs became ready (enqueue, retry, watchdog release), or a cancel
 # (also sent by migration 0015's jobs_terminal_events trigger when it queues notification jobs,
@@ -33,7 +33,8 @@ AUTH_ACK = "cronplane_auth_ack"
 
 # For psycopg connections (the stores); ``send`` below is the same statement for ORM sessions.
 NOTIFY_SQL = "SELECT pg_notify(%(channel)s, %(payload)s)"
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+# ORM statements: SQLAlchemy is imported by what makes ORM sessions, never by a worker.
+_NOTIFY = "SELECT pg_notify(:channel, :payload)"
 
 # Payloads. JOBS: empty (new work) or "cancel:<job id>" (stop that job's handler now).
 _CANCEL_PREFIX = "cancel:"
@@ -71,18 +72,24 @@ def in_returning(channel: str, payload: str = "") -> Any:
     """``pg_notify`` as a column of an INSERT's RETURNING, evaluated once per returned row: a
     one-row insert queues its notice in its own round trip (``management.jobs`` enqueue); an
     insert that returns nothing (an idempotent replay) sends none."""
+    from sqlalchemy import func
+
     return func.pg_notify(channel, payload)
 
 
-_CANCELS = text("SELECT pg_notify(:channel, :prefix || id) FROM unnest(CAST(:ids AS bigint[])) AS id")
+_CANCELS = "SELECT pg_notify(:channel, :prefix || id) FROM unnest(CAST(:ids AS bigint[])) AS id"
 
 
 def send_cancels(session: Session, job_ids: list[int]) -> None:
     """One statement for many running jobs' "stop now" notices (``cancel_payload`` each)."""
-    session.execute(_CANCELS, {"channel": JOBS, "prefix": _CANCEL_PREFIX, "ids": job_ids})
+    from sqlalchemy import text
+
+    session.execute(text(_CANCELS), {"channel": JOBS, "prefix": _CANCEL_PREFIX, "ids": job_ids})
 
 
 def send(session: Session, channel: str, payload: str = "") -> None:
     """Queue a notice in the session's transaction: Postgres delivers it at COMMIT, never for a
     transaction that rolls back."""
-    session.execute(_NOTIFY, {"channel": channel, "payload": payload})
+    from sqlalchemy import text
+
+    session.execute(text(_NOTIFY), {"channel": channel, "payload": payload})

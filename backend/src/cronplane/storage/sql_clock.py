@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from sqlalchemy import Engine, event
 
 from cronplane.domain.clock import Clock
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 # '' = unset. Session-level, so it also holds for the autocommit statements and a
 # transaction's later statements.
@@ -50,6 +52,8 @@ def bind_clock(conn: psycopg.Connection[Any], clock: Clock) -> None:
 def bind_clock_on_checkout(engine: Engine, clock: Callable[[], Clock]) -> None:
     """``bind_clock`` on every checkout of ``engine``'s connections, with the clock ``clock()``
     returns then (a test may replace a ``Database``'s clock after the engine exists)."""
+    from sqlalchemy import event
+
 
     @event.listens_for(engine, "checkout")
     def sync(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:

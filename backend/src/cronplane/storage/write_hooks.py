@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, event
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 # callback(committed, dbapi_connection): committed=False just before the COMMIT is sent (the
 # connection still in the transaction), True once it succeeded (connection None).
@@ -40,6 +41,8 @@ class WriteHooks:
         self._hooks.append((writes_to(tables), callback))
 
     def install(self, engine: Engine) -> None:
+        from sqlalchemy import event
+
         if not self._hooks:
             return
         hooks = self._hooks
