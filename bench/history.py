@@ -157,9 +157,9 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
     from cronplane.management.actor import Actor
     from cronplane.management.context import ManagementContext
     from cronplane.storage import job_list
-    from cronplane.storage.job_search import lexeme_frequencies, resolved_query
     from cronplane.storage.queries import QUERIES
-    from cronplane.storage.search_budget import SEARCH_WORK_MEM
+    from cronplane.storage.search.budget import SEARCH_WORK_MEM
+    from cronplane.storage.search.jobs import lexeme_frequencies, resolved_query
 
     ctx = ManagementContext.build(Settings(secret_key="unused"), url)  # noqa: S106
     seen: list[job_list.JobListFilter] = []
@@ -180,7 +180,7 @@ def explain_list(url: str, filters: dict[str, Any]) -> dict[str, Any]:
         ctx.db.close()
     with psycopg.connect(url, autocommit=True) as conn:
         flt = seen[-1]
-        if flt.q:  # what storage.search_budget sets for the search's transaction
+        if flt.q:  # what storage.search.budget sets for the search's transaction
             conn.execute(QUERIES["search_limits"].replace(", true)", ", false)"),
                          {"timeout": "0", "work_mem": SEARCH_WORK_MEM})
         statement, parameters = job_list.page_statement(

@@ -97,7 +97,7 @@ class Settings:
     audit_key: str = field(default="", repr=False)
     audit_previous_keys: tuple[str, ...] = field(default=(), repr=False)
     audit_seal_seconds: float = 2.0
-    # CRONPLANE_SEARCH_TIMEOUT_SECONDS: how long one job search may run (storage.search_budget).
+    # CRONPLANE_SEARCH_TIMEOUT_SECONDS: how long one job search may run (storage.search.budget).
     search_timeout_seconds: float = 5.0
     # CRONPLANE_SEARCH_CONCURRENCY: how many searches of one user may run at once (429 beyond).
     search_concurrency: int = 2

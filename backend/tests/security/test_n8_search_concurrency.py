@@ -20,8 +20,8 @@ import psycopg
 import pytest
 from flask import Flask
 
-from cronplane.storage import search_slots
 from cronplane.storage.locks import AdvisoryLock
+from cronplane.storage.search import slots as search_slots
 from tests.support.accounts import Account, add_user, bearer, mint_session
 from tests.support.apps import close_app, context, make_app
 from tests.support.db_state import assert_unchanged

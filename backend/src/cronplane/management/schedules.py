@@ -60,7 +60,7 @@ from cronplane.management.pagination import (
 from cronplane.storage import notify, schedule_insert
 from cronplane.storage.models import Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
-from cronplane.storage.schedule_search import search_condition
+from cronplane.storage.search.schedules import search_condition
 
 MAX_PAUSE_REASON = 1000
 _LIVE_NAME_INDEX = "uq_schedules_live_name"
@@ -316,7 +316,7 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
     the caller's projects (``project`` narrows them); ``health`` keeps the schedules in one of
     those health states (as ``Schedule.health`` reads them: a paused schedule is ``paused``
     whatever was last evaluated). ``q`` is read as on the jobs list
-    (``storage.schedule_search``): ``#6``, ``6`` and word prefixes; ``created`` is an open
+    (``storage.search.schedules``): ``#6``, ``6`` and word prefixes; ``created`` is an open
     (after, before) window on ``created_at``. Each failing schedule comes with the headline of
     its last failed run's error (``Schedule.last_error``)."""
     size = check_limit(limit)

@@ -1,7 +1,7 @@
-"""A job search that ran past its time (``storage.search_budget``) is the caller's to narrow:
+"""A job search that ran past its time (``storage.search.budget``) is the caller's to narrow:
 422 on ``q``, never the 503 a cancelled statement would otherwise map to. A user with
 ``CRONPLANE_SEARCH_CONCURRENCY`` searches already running gets 429 with ``Retry-After``
-(``storage.search_slots``, review N8)."""
+(``storage.search.slots``, review N8)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, TooManyRequests
-from cronplane.storage import search_slots
-from cronplane.storage.search_budget import SearchTooBroad, bounded_session
+from cronplane.storage.search import slots as search_slots
+from cronplane.storage.search.budget import SearchTooBroad, bounded_session
 
 TOO_BROAD = ("the search is too broad to answer in time: add a filter (status, schedule, handler, "
              "queue, a created_after/created_before window) or longer words")

@@ -33,9 +33,9 @@ from cronplane.management.errors import Conflict, InvalidInput, NotFound
 from cronplane.management.pagination import Page, check_limit, decode_cursor, page_by_id
 from cronplane.management.scope import DEFAULT_PROJECT
 from cronplane.security.passwords import DEFAULT_HASHING, PasswordHashing, check_strength
-from cronplane.storage import user_search
 from cronplane.storage.locks import AdvisoryLock, hold_for_transaction
 from cronplane.storage.models import Project, ProjectMember, User
+from cronplane.storage.search import users as user_search
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 RESERVED_USERNAMES = frozenset({"system", "anonymous"})
@@ -68,7 +68,7 @@ def _snapshot(user: User) -> dict[str, Any]:
 
 def list_users(ctx: ManagementContext, actor: Actor, *, limit: int | None = None,
                cursor: str | None = None, q: str | None = None) -> Page[UserView]:
-    """By id; ``q`` as ``storage.user_search`` reads it (``#7``, ``7``, part of a username)."""
+    """By id; ``q`` as ``storage.search.users`` reads it (``#7``, ``7``, part of a username)."""
     size = check_limit(limit)
     after = decode_cursor(cursor)
     statement = select(User).order_by(User.id).limit(size + 1)

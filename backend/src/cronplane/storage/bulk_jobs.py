@@ -24,9 +24,9 @@ from cronplane.domain.states import (
     JobStatus,
 )
 from cronplane.storage import notify
-from cronplane.storage.job_search import search_condition
 from cronplane.storage.models import Job
 from cronplane.storage.notify import JOBS
+from cronplane.storage.search.jobs import search_condition
 
 
 @dataclass(frozen=True)

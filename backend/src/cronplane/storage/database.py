@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
-# How long one job search may run by default (storage.search_budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
+# How long one job search may run by default (storage.search.budget; CRONPLANE_SEARCH_TIMEOUT_SECONDS).
 SEARCH_TIMEOUT_MS = 5000
 
 
@@ -49,7 +49,7 @@ class Database:
                  direct_url: str | None = None, clock: Clock | None = None) -> None:
         """``wait_seconds``: how long a caller waits for a connection before ``PoolTimeout``
         (the API waits briefly and answers 503; background services may wait longer).
-        ``search_timeout_ms``: how long one job search may run (``storage.search_budget``).
+        ``search_timeout_ms``: how long one job search may run (``storage.search.budget``).
         ``direct_url`` (``CRONPLANE_DIRECT_DATABASE_URL``): ``url`` is a transaction-mode pooler;
         sessions of their own (``dedicated``, ``direct``) connect here instead.
         ``clock``: the time SQL reads (``sync_clock``); the database's own unless it is a

@@ -3,7 +3,7 @@ on the psycopg pool.
 
 Every list is a keyset scan, newest first (``id DESC``), that an index answers without touching the
 rest of history: by status ``ix_jobs_status_id``, by schedule ``ix_jobs_schedule_id_id``, by
-handler ``ix_jobs_handler_id``, search (``storage.job_search``) through the GIN index
+handler ``ix_jobs_handler_id``, search (``storage.search.jobs``) through the GIN index
 ``ix_jobs_search`` over finished jobs plus the (few) active jobs by status, and otherwise the
 primary key backwards. Several statuses are one ``UNION ALL`` of per-status index scans, each
 already in id order and limited, so the database merges at most ``statuses × (limit + 1)`` rows
@@ -50,7 +50,10 @@ from sqlalchemy.types import Text
 
 from cronplane.domain.job_search import parse
 from cronplane.storage.database import Database
-from cronplane.storage.job_search import (
+from cronplane.storage.models import Job, Schedule
+from cronplane.storage.queries import QUERIES
+from cronplane.storage.search.budget import bounded
+from cronplane.storage.search.jobs import (
     SearchShape,
     candidate_clauses,
     lexeme_frequencies,
@@ -59,9 +62,6 @@ from cronplane.storage.job_search import (
     search_params,
     search_shape,
 )
-from cronplane.storage.models import Job, Schedule
-from cronplane.storage.queries import QUERIES
-from cronplane.storage.search_budget import bounded
 
 JOBS = Job.__table__
 
@@ -105,7 +105,7 @@ _Shape = tuple[bool, int, bool, bool, bool, SearchShape | None, bool, bool, bool
 def list_page(db: Database, flt: JobListFilter) -> list[Any]:
     """Up to ``flt.limit + 1`` jobs, newest first, as named tuples (``row.id``) whose fields are
     the columns of ``jobs`` plus ``schedule_name`` and ``schedule_deleted``. A search runs
-    within ``storage.search_budget``'s limits (``SearchTooBroad`` past its time)."""
+    within ``storage.search.budget``'s limits (``SearchTooBroad`` past its time)."""
     with db.autocommit() as conn:
         statement = page_statement(flt, partial(resolved_query, conn),
                                    lexeme_frequencies(conn) if flt.q else None)
@@ -125,8 +125,8 @@ def page_statement(flt: JobListFilter, resolve: Callable[[tuple[str, ...]], str 
                    ) -> tuple[str, dict[str, Any]] | None:
     """The SQL text and parameters ``list_page`` sends for ``flt`` (None: no statement, no job);
     ``bench history`` explains exactly this. ``resolve``: a search's words to the text of their
-    query (``storage.job_search.resolved_query``); ``frequencies``: the search index's common
-    lexemes (``storage.job_search.lexeme_frequencies``)."""
+    query (``storage.search.jobs.resolved_query``); ``frequencies``: the search index's common
+    lexemes (``storage.search.jobs.lexeme_frequencies``)."""
     if flt.projects is not None and not flt.projects:
         return None
     search = parse(flt.q) if flt.q else None
@@ -386,7 +386,7 @@ def _searched_alone(filtered: Select[Any], search: SearchShape, name: str) -> Se
         found = first_found + case((walk_on, on_found), else_=0)
     # No bound on id inside: with one (of unknown value) the planner costed a range scan of the
     # primary key, testing the text on each row, below the GIN index (q=zzz: seconds). The
-    # candidates come from the indexes alone (storage.job_search.candidate_clauses); only the
+    # candidates come from the indexes alone (storage.search.jobs.candidate_clauses); only the
     # newest are tested with the search, each by primary key until the page is full: a LATERAL
     # with LIMIT 1, since as a join the planner ran the search index again to merge with it (and
     # rechecked every match).

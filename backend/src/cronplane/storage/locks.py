@@ -22,7 +22,7 @@ class AdvisoryLock(IntEnum):
     AUDIT_SEAL = 7317004  # the audit sealer: one process extends the HMAC chain at a time
     SCHEDULE_CHAINS = 7317044  # upstream edits: two cannot each close half of a cycle
     # The class (first key) of the two-key locks of job-search slots, one per (user, slot):
-    # storage/search_slots.py. Two-key locks never collide with the one-key locks above.
+    # storage/search/slots.py. Two-key locks never collide with the one-key locks above.
     SEARCH_SLOTS = 7317005
 
 

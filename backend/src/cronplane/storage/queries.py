@@ -1,4 +1,5 @@
-"""Named SQL statements for the hot path, loaded once from ``storage/sql/*.sql``.
+"""Named SQL statements for the hot path, loaded once from ``storage/sql/*.sql`` and the SQL of
+job search, ``storage/search/*.sql``.
 
 Each statement is a block that starts with ``-- name: <name>`` followed by comment lines saying why
 it is shaped the way it is. Statements use psycopg's ``%(param)s`` placeholders; nothing is
@@ -14,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 SQL_DIR = Path(__file__).with_name("sql")
+SEARCH_SQL_DIR = Path(__file__).with_name("search")
 _NAME = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
 
@@ -34,9 +36,9 @@ def parse(text: str) -> dict[str, str]:
 
 
 @cache
-def load(directory: Path = SQL_DIR) -> Mapping[str, str]:
+def load(directories: tuple[Path, ...] = (SQL_DIR, SEARCH_SQL_DIR)) -> Mapping[str, str]:
     statements: dict[str, str] = {}
-    for path in sorted(directory.glob("*.sql")):
+    for path in [p for directory in directories for p in sorted(directory.glob("*.sql"))]:
         for name, body in parse(path.read_text()).items():
             if name in statements:
                 raise ValueError(f"duplicate query name {name!r} in {path.name}")

@@ -13,7 +13,7 @@ from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import InvalidInput, NotFound
 from cronplane.storage import job_list
-from cronplane.storage.job_search import resolved_query
+from cronplane.storage.search.jobs import resolved_query
 from tests.integration.api.job_seed import insert_job, insert_schedule
 
 
@@ -175,7 +175,7 @@ def test_a_split_word_below_the_walk_finds_its_phrase_not_its_parts(database_url
                                                                     walk_on: int) -> None:
     # Below the walk, a search alone takes candidates from the index with the lexemes of a split
     # word in any order ("qzsplit" and "-7" apart), then tests each with the phrase itself
-    # (storage.job_search.candidate_clauses): the jobs with the parts apart are not found.
+    # (storage.search.jobs.candidate_clauses): the jobs with the parts apart are not found.
     _walk_alone(monkeypatch, first, walk, walk_on)
     ctx = seeded["ctx"]
     errors = ["refused by qzsplit-7", "qzsplit then exit -7", "qzsplit-70 timed out",
@@ -317,8 +317,8 @@ def test_a_broad_word_beside_a_rare_one_is_tested_not_asked_of_the_index(pg, fre
     # With the index's statistics saying "qzcommon" is in most finished jobs, a search alone
     # asks the index for the rare word's candidates only and tests each with both words
     # (domain.job_search.candidate_query): still every match, newest first, and no other job.
-    from cronplane.storage import job_search
     from cronplane.storage.database import Database
+    from cronplane.storage.search import jobs as job_search
 
     url = fresh_database_url
     with psycopg.connect(url, autocommit=True) as conn:

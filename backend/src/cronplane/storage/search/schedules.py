@@ -12,12 +12,7 @@ from sqlalchemy import ColumnElement, false, func, or_
 
 from cronplane.domain.job_search import parse
 from cronplane.storage.models import Schedule
-
-MAX_TEXT = 200
-
-
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+from cronplane.storage.search.text import MAX_TEXT, like_escaped
 
 
 def search_condition(text: str) -> ColumnElement[bool]:
@@ -33,5 +28,5 @@ def search_condition(text: str) -> ColumnElement[bool]:
     needle = text.strip()[:MAX_TEXT]
     # Not for an id: "6" as a substring would find every name with a 6 in it.
     if needle and search.job_id is None:
-        conditions.append(Schedule.name.ilike(f"%{_like_escaped(needle)}%", escape="\\"))
+        conditions.append(Schedule.name.ilike(f"%{like_escaped(needle)}%", escape="\\"))
     return or_(*conditions) if conditions else false()

@@ -9,12 +9,7 @@ from sqlalchemy import ColumnElement, false, or_
 
 from cronplane.domain.job_search import parse
 from cronplane.storage.models import User
-
-MAX_TEXT = 200
-
-
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+from cronplane.storage.search.text import MAX_TEXT, like_escaped
 
 
 def search_condition(text: str) -> ColumnElement[bool]:
@@ -26,5 +21,5 @@ def search_condition(text: str) -> ColumnElement[bool]:
     if needle and not needle.startswith("#"):
         # The users table is small (people, not jobs): a substring scan is cheap and finds
         # "smith" in "o.smith" as well as a prefix would.
-        conditions.append(User.username.ilike(f"%{_like_escaped(needle)}%", escape="\\"))
+        conditions.append(User.username.ilike(f"%{like_escaped(needle)}%", escape="\\"))
     return or_(*conditions) if conditions else false()
