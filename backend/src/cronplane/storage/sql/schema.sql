@@ -264,7 +264,7 @@ CREATE FUNCTION public.job_outcomes_insert() RETURNS trigger
                      (status = 'SUCCEEDED')::int AS succeeded, (status = 'DEAD')::int AS dead,
                      (status = 'CANCELLED')::int AS cancelled, 0 AS claimed, 0::float8 AS lag
                 FROM new_rows
-               WHERE finished_at IS NOT NULL AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+               WHERE finished_at IS NOT NULL AND status = ANY (job_statuses('finished'))
               UNION ALL
               SELECT project, date_bin('10 minutes', started_at, timestamptz '2000-01-01 00:00:00+00'), queue, handler,
                      coalesce(schedule_id, 0), 0, 0, 0, 1,
@@ -404,7 +404,7 @@ CREATE FUNCTION public.jobs_fire_quota() RETURNS trigger
       -- The project's lock, as every quota check takes it: counts cannot race.
       PERFORM 1 FROM projects WHERE slug = NEW.project FOR NO KEY UPDATE;
       SELECT count(*) INTO used FROM jobs
-       WHERE project = NEW.project AND status IN ('PENDING', 'WAITING');
+       WHERE project = NEW.project AND status = ANY (job_statuses('quota'));
       IF used < quota THEN
         RETURN NEW;
       END IF;
@@ -495,7 +495,7 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
       -- Dependents of the upstreams that finished in this statement (ix: pk_job_dependencies).
       WITH finished AS (
         SELECT n.id, n.status FROM new_rows n
-         WHERE n.status IN ('SUCCEEDED', 'DEAD', 'CANCELLED')
+         WHERE n.status = ANY (job_statuses('finished'))
            AND (n.id, n.status) NOT IN (SELECT o.id, o.status FROM old_rows o)
       ), marked AS (
         UPDATE job_dependencies d SET upstream_status = f.status
@@ -505,7 +505,7 @@ CREATE FUNCTION public.jobs_flow_after_update() RETURNS trigger
       ), per_job AS (
         SELECT m.job_id, count(*)::int AS n,
                (array_agg(m.upstream_id || ' ' || m.upstream_status ORDER BY m.upstream_id)
-                  FILTER (WHERE m.upstream_status IN ('DEAD', 'CANCELLED')
+                  FILTER (WHERE m.upstream_status = ANY (job_statuses('unsuccessful'))
                             AND coalesce(m.run_when, w.run_when) = 'succeeded'))[1] AS failed
           FROM marked m JOIN jobs w ON w.id = m.job_id GROUP BY m.job_id
       ), moved AS (
