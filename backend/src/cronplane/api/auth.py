@@ -139,6 +139,7 @@ def _verified_claims(*, refresh: bool) -> dict[str, Any]:
     if bearer:
         known = verified.get(bearer)
         if known is not None:
+            # The wall clock, as the JWT library's own expiry check reads it for every token.
             if time.time() < known["exp"]:
                 return known
             verified.pop(bearer, None)

@@ -10,6 +10,7 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from cronplane.api.access import requires
+from cronplane.api.context import management_context
 from cronplane.api.envelopes import problem_responses
 from cronplane.api.parsing import ApiBlueprint
 from cronplane.api.schema_fields import SafeString, UtcDateTime
@@ -54,8 +55,9 @@ class CronDescribe(MethodView):
     @problem_responses(blp, 400, 413, 415)
     def post(self, body: dict[str, Any]) -> Any:
         try:
+            # The injected clock's time (a test's ManualClock), as every other reading.
             return describe_cron(body["expression"], body["timezone"], body["count"],
-                                 body["after"])
+                                 body["after"], now=management_context().now())
         except CronError as exc:
             field = exc.parameter if exc.parameter in body else "expression"
             raise InvalidInput(f"{field}: {exc}", errors={field: [str(exc)]}) from None

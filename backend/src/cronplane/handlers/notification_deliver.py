@@ -71,6 +71,7 @@ def webhook_request(target: DeliveryTarget, message: Message, now: datetime
 
 def _http(ctx: HandlerContext, target: DeliveryTarget, message: Message) -> int:
     if target.kind is ChannelKind.WEBHOOK:
+        # The wall clock, not an injected one: the receiver checks webhook-timestamp against its own.
         headers, body = webhook_request(target, message, datetime.now(UTC))
     else:
         headers = {"Content-Type": "application/json"}

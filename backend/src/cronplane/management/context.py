@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from cronplane.config import Settings
 from cronplane.storage.connections import CONNECT_TIMEOUT_SECONDS
@@ -17,6 +18,10 @@ class ManagementContext:
     # Verified credentials of this process (storage/credential_cache.py); None: every request
     # asks the database.
     credentials: CredentialCache | None = None
+
+    def now(self) -> datetime:
+        """The injected clock's time (the one SQL reads too: ``Database.clock``, ADR 0034)."""
+        return self.db.clock.now()
 
     @classmethod
     def build(cls, settings: Settings, database_url: str) -> ManagementContext:

@@ -114,7 +114,7 @@ def create_token(ctx: ManagementContext, actor: Actor, *, name: str, role: str |
             if granted > ceiling:
                 errors["role"] = [f"Cannot exceed your own role ({ceiling.name}"
                                   + (f" in project {project!r})." if project else ").")]
-    if expires_at is not None and expires_at <= (now or ctx.db.clock.now()):
+    if expires_at is not None and expires_at <= (now or ctx.now()):
         errors["expires_at"] = ["Must be in the future."]
     if errors:
         raise InvalidInput("Invalid token: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),

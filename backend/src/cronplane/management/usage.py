@@ -63,7 +63,7 @@ def project_usage(ctx: ManagementContext, actor: Actor, slug: str, *,
     if granularity not in GRANULARITIES:
         raise InvalidInput("granularity must be hour or day",
                            errors={"granularity": ["Must be one of: hour, day."]})
-    now = ctx.db.clock.now()
+    now = ctx.now()
     last = _ceil(end or now, granularity)
     first = _floor(start, granularity) if start else last - DEFAULT_SPAN[granularity]
     if first >= last:
