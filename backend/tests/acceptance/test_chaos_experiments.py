@@ -71,11 +71,16 @@ def test_freeze_heartbeats_of_one_process_loses_only_its_attempts_then_expires(
     cluster.wait_registered([frozen])
     frozen_id = cluster.scalar("SELECT id FROM workers WHERE pid = %s", frozen.pid)
     experiment = chaos.start(ctx, ADMIN, "freeze_heartbeats", 8, {"worker_id": frozen_id})
-    # The targeted process learns of it by NOTIFY (or its 1 s poll) while the healthy one starts;
-    # a heartbeat that slipped through first only delays the loss of a 4 s attempt.
-    cluster.wait_registered([cluster.start()])
+    # The targeted process learns of it by NOTIFY (or its 1 s poll); a heartbeat that slipped
+    # through first only delays the loss of a 4 s attempt. It claims before the healthy one
+    # exists: started together, the healthy one once took all four jobs on a loaded box and the
+    # frozen one had nothing to lose.
     ids = jobs.enqueue_many(ctx.db, [jobs.JobRequest("sleep", {"seconds": 4}, max_attempts=10)
                                      for _ in range(4)])
+    assert wait_until(lambda: cluster.scalar(
+        "SELECT count(*) FROM attempts WHERE worker_id = %s", frozen_id), 20, step=0.05), (
+        "the frozen process claims work")
+    cluster.wait_registered([cluster.start()])
     assert wait_until(lambda: cluster.scalar(
         "SELECT count(*) FROM jobs WHERE id = ANY(%s) AND status = 'SUCCEEDED'", ids) == 4, 40,
         step=0.2), "every job finishes"

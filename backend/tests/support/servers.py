@@ -60,7 +60,13 @@ class Serve:
     def wait_ready(self) -> None:
         assert self.ready.wait(60), self.output()
         assert self.proc.poll() is None, self.output()
-        wait_until(lambda: requests.get(self.base + "/healthz", timeout=2).ok, timeout=30)
+        wait_until(self._healthy, timeout=30)
+
+    def _healthy(self) -> bool:
+        try:
+            return requests.get(self.base + "/healthz", timeout=5).ok
+        except requests.RequestException:  # a read timeout on a loaded box is "not yet"
+            return False
 
     def stop(self) -> None:
         self.proc.terminate()
