@@ -245,9 +245,22 @@ def settings(tmp_path: Path) -> object:
 _WHOLE_FILE = ("acceptance/", "deploy/", "security/")
 
 
+# tryfirst: xdist turns the mark into the node id's group in its own modifyitems hook, which runs
+# before a conftest's unless the conftest asks to go first (a mark added later is never seen).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         relative = path.split("tests/", 1)[-1]
         if relative.startswith(_WHOLE_FILE) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(relative))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # A grouped test whose id lacks its group runs wherever xdist puts it: say so rather than
+    # start each file's servers once per worker without a word (what pytest 9.2 did).
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [i.nodeid for i in session.items
+                if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if lost:
+            raise pytest.UsageError(f"--dist loadgroup lost the group of {len(lost)} tests: {lost[0]}")
