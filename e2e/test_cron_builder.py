@@ -105,3 +105,60 @@ def test_typing_an_expression_moves_the_dropdowns(page: Page, server: Server) ->
     expect(select_value(page, "Repeat")).to_have_value("Custom")
     expect(expression).to_have_attribute("aria-invalid", "true")
     expect(english).to_have_text("—")
+
+
+def test_an_en_us_browser_types_times_24_hour_and_searches_zones_from_empty(
+        new_browser_context, server: Server, admin_api: ApiClient, unique: str) -> None:
+    """Review 2026-12-05 §4.5/§5.14, as the reviewer's browser met it: in en-US Chromium drew the
+    builder's time as "09:30 AM" and every date input as "mm/dd/yyyy, hh:mm AM", and a click on
+    the zone select left "UTC" in its search, so typing gave "UTCAmerica/New_York"."""
+    page = new_browser_context("en-us", locale="en-US").new_page()
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto("/schedules/new")
+    choose(page, "Repeat", "Daily at a time")
+
+    at = page.get_by_label("At time")
+    assert at.evaluate("el => el.type") == "text", "a native time input follows the locale (AM/PM)"
+    at.fill("21:30")
+    expect(page.get_by_role("textbox", name=CRON_EXPRESSION)).to_have_value("0 30 21 * * *")
+    expect(page.get_by_test_id("cron-english")).to_have_text("At 21:30")
+    at.fill("9:30 PM")
+    at.blur()
+    expect(page.get_by_text("HH:MM, 24-hour (00:00–23:59)")).to_be_visible()
+    expect(page.get_by_role("textbox", name=CRON_EXPRESSION)).to_have_value("0 30 21 * * *")
+    at.fill("21:30")
+
+    # Typed, key by key, as a person does: not fill(), which replaces whatever the box holds.
+    zone = select_value(page, "Time zone")
+    zone.click()
+    expect(zone).to_have_value("")
+    expect(zone).to_have_attribute("placeholder", "UTC")
+    page.keyboard.type("America/New_York")
+    page.get_by_role("option", name="America/New_York", exact=True).click()
+    expect(zone).to_have_value("America/New_York")
+    expect(page.get_by_role("columnheader", name="In America/New_York")).to_be_visible()
+    # Leaving the box without choosing keeps the zone.
+    zone.click()
+    page.keyboard.type("Europe/Ber")
+    page.get_by_label("At time").click()
+    expect(zone).to_have_value("America/New_York")
+    expect(page.get_by_role("textbox", name=CRON_EXPRESSION)).to_have_value("0 30 21 * * *")
+
+    # Date inputs read the same way: a pause until 21:30:15 the day after tomorrow (the browser's
+    # zone is UTC), seconds kept.
+    schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 * * * *")
+    page.goto(f"/schedules/{schedule['id']}")
+    page.locator("main").get_by_role("button", name="Pause", exact=True).click()
+    box = page.get_by_role("dialog")
+    until = (datetime.now(UTC) + timedelta(days=2)).replace(hour=21, minute=30, second=15,
+                                                            microsecond=0)
+    field = box.get_by_label(re.compile("^Resume by itself at"))
+    assert field.evaluate("el => el.type") == "text"
+    field.fill(until.strftime("%Y-%m-%d %I:%M %p"))  # the locale's 12-hour way: refused
+    field.blur()
+    expect(box.get_by_text("YYYY-MM-DD HH:MM:SS, 24-hour")).to_be_visible()
+    field.fill(until.strftime("%Y-%m-%d %H:%M:%S"))
+    box.get_by_role("button", name="Pause until then").click()
+    expect(box).to_be_hidden()
+    stored = admin_api.get(f"/schedules/{schedule['id']}")
+    assert stored["paused_until"] == until.strftime("%Y-%m-%dT%H:%M:%SZ"), stored

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAt, formatCompactRelative, formatExact, formatLag, formatMinute } from './time';
+import { formatAt, formatCompactRelative, formatExact, formatLag, formatMinute, fromLocalInput, parseLocalDateTime, showLocalDateTime, toLocalInput } from './time';
 
 // The test process runs in UTC (as the e2e browser does), so the viewer's zone is UTC here.
 describe('one absolute time format', () => {
@@ -37,5 +37,27 @@ describe('compact relative times for one-line rows', () => {
     expect(formatLag(18326)).toBe('18.3 s');
     expect(formatLag(40)).toBe('0.0 s');
     expect(formatLag(125_000)).toBe('2 min 5.0 s');
+  });
+});
+
+describe('typed local date-times (24 h, seconds)', () => {
+  it('takes a date and a 24-hour time, seconds optional, and gives the value to the second', () => {
+    expect(parseLocalDateTime('2026-03-29 14:05')).toBe('2026-03-29T14:05:00');
+    expect(parseLocalDateTime(' 2026-03-29 14:05:07 ')).toBe('2026-03-29T14:05:07');
+    expect(parseLocalDateTime('2026-03-29T00:00')).toBe('2026-03-29T00:00:00');
+    expect(parseLocalDateTime('')).toBe('');
+  });
+
+  it('refuses 12-hour times, hours past 23 and days a month does not have', () => {
+    for (const text of ['2026-03-29 2:05 PM', '03/29/2026 14:05', '2026-03-29 24:00', '2026-02-30 10:00', '2026-03-29 14:60', '2026-03-29']) {
+      expect(parseLocalDateTime(text), text).toBeNull();
+    }
+  });
+
+  it('shows a value as the console writes times, and round-trips an instant to the second', () => {
+    expect(showLocalDateTime('2026-03-29T14:05')).toBe('2026-03-29 14:05:00');
+    expect(showLocalDateTime('2026-03-29T14:05:07')).toBe('2026-03-29 14:05:07');
+    expect(toLocalInput('2026-03-29T14:05:07Z')).toBe('2026-03-29T14:05:07');
+    expect(fromLocalInput(toLocalInput('2026-03-29T14:05:07Z'))).toBe('2026-03-29T14:05:07Z');
   });
 });

@@ -121,20 +121,49 @@ export function formatExact(iso: string): string {
   return `${formatAt(iso, zone)} · ${d.toISOString().slice(11, 19)} UTC`;
 }
 
-/** An ISO instant as the value of an `<input type="datetime-local">` in the viewer's zone. */
+/** An ISO instant as a local date-time value (viewer's zone, 24 h, to the second): "2026-03-29T03:00:00",
+ * the value shape of `LocalDateTimeInput` (and of a datetime-local input). */
 export function toLocalInput(iso: string | null | undefined): string {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return localValueOf(d);
 }
 
-/** The value of a datetime-local input (viewer's zone) as a UTC instant; '' or invalid → null. */
+/** A Date as a local date-time value in the viewer's zone: "2026-03-29T03:00:00". */
+export function localValueOf(d: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** A local date-time value (viewer's zone) as a UTC instant; '' or invalid → null. */
 export function fromLocalInput(value: string): string | null {
   if (!value) return null;
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? null : d.toISOString().replace('.000Z', 'Z');
+}
+
+const LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+/** What a person typed as a date and 24-hour time ("2026-03-29 14:05", seconds optional, a "T"
+ * accepted) as a local date-time value ("2026-03-29T14:05:00"); '' for nothing typed, null for
+ * anything else — 2 PM, 24:00 or 30 February included. */
+export function parseLocalDateTime(text: string): string | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return '';
+  const m = LOCAL_DATE_TIME.exec(trimmed);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const d = new Date(year, month - 1, day, hour, minute, second);
+  // Date rolls 30 February over into March: a date that does not come back as typed does not exist.
+  if (d.getFullYear() !== year || d.getMonth() !== month - 1 || d.getDate() !== day) return null;
+  return localValueOf(d);
+}
+
+/** A local date-time value as the console writes it: "2026-03-29 14:05:00". */
+export function showLocalDateTime(value: string): string {
+  return value.replace('T', ' ').replace(/^(\S+ \d{2}:\d{2})$/, '$1:00');
 }
 
 /** A minute of the day in the viewer's zone, 24 h: "14:10" (a chart axis; not the locale's "02:10 PM"). */

@@ -21,6 +21,7 @@ import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useVerifyAudit } from './api/verify-audit';
 import { diffDetails, targetName } from './audit-diff';
 import { SideBySideDiff } from '../../components/SideBySideDiff';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
 
 
@@ -190,19 +191,17 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
             <TextInput key={k} label={label} w={180} value={draft[k] ?? ''} onChange={(e) => onChange(e.currentTarget.value)} />
           );
         })}
-        <TextInput
+        <LocalDateTimeInput
           label="After"
-          type="datetime-local"
           w={210}
           value={toLocalInput(range.at_after)}
-          onChange={(e) => set({ at_after: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ at_after: fromLocalInput(v) })}
         />
-        <TextInput
+        <LocalDateTimeInput
           label="Before"
-          type="datetime-local"
           w={210}
           value={toLocalInput(range.at_before)}
-          onChange={(e) => set({ at_before: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ at_before: fromLocalInput(v) })}
         />
       </Group>
       <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty={filtered ? <NoMatch text="No audit events match these filters." onClear={clear} /> : 'No audit events yet: every change made through the API or this console (sign-ins, jobs, schedules, users) is recorded here.'}>

@@ -127,10 +127,38 @@ describe('CronBuilder', () => {
   it('changing the zone reaches the form value', async () => {
     vi.stubGlobal('fetch', describeApi().fetch);
     renderScreen(<Harness zone="UTC" />);
-    await userEvent.clear(screen.getByRole('combobox', { name: 'Time zone' }));
+    // Typed into, not cleared first: the box empties when it takes focus (it used to keep "UTC",
+    // so the search became "UTCTokyo").
     await fill(screen.getByRole('combobox', { name: 'Time zone' }), 'Tokyo');
     await userEvent.click(await screen.findByRole('option', { name: 'Asia/Tokyo' }));
     await waitFor(() => expect(screen.getByLabelText('form value')).toHaveTextContent('|Asia/Tokyo'));
+  });
+
+  it('leaving the zone box without choosing keeps the zone it had', async () => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness zone="Europe/Berlin" />);
+    const zone = screen.getByRole('combobox', { name: 'Time zone' });
+    await userEvent.click(zone);
+    expect(zone).toHaveValue('');
+    expect(zone).toHaveAttribute('placeholder', 'Europe/Berlin');
+    await userEvent.tab();
+    expect(zone).toHaveValue('Europe/Berlin');
+    expect(screen.getByLabelText('form value')).toHaveTextContent('|Europe/Berlin');
+  });
+
+  it('takes the time 24-hour and marks a 12-hour one', async () => {
+    vi.stubGlobal('fetch', describeApi().fetch);
+    renderScreen(<Harness initial="0 0 9 * * *" zone="UTC" />);
+    const at = screen.getByLabelText('At time');
+    expect(at).toHaveValue('09:00');
+    await userEvent.clear(at);
+    await fill(at, '21:45');
+    await waitFor(() => expect(expressionBox()).toHaveValue('0 45 21 * * *'));
+    await userEvent.clear(at);
+    await fill(at, '9:45 PM');
+    await userEvent.tab();
+    expect(screen.getByText('HH:MM, 24-hour (00:00–23:59)')).toBeInTheDocument();
+    expect(expressionBox()).toHaveValue('0 45 21 * * *');
   });
 });
 

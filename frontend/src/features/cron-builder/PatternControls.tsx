@@ -1,4 +1,5 @@
 import { Checkbox, Group, Select, TextInput } from '@mantine/core';
+import { useEffect, useState } from 'react';
 import { DAY_NAMES, MONTH_NAMES } from '../../lib/cron-syntax';
 import { EVERY_CHOICES, type Pattern } from './patterns';
 
@@ -7,17 +8,39 @@ const MONTH_LABELS = ['January', 'February', 'March', 'April', 'May', 'June', 'J
 const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const pad = (n: number) => String(n).padStart(2, '0');
 
+const CLOCK = /^([01]?\d|2[0-3]):([0-5]\d)$/;
+
+/** The time of day, typed 24-hour ("21:30") like the sentence and the tables beside it: not
+ * `<input type="time">`, which Chromium draws as "09:30 PM" in an en-US browser (review
+ * 2026-12-05 §5.14). A fire is at second 0, as the patterns write it. */
 function TimeField({ hour, minute, onChange }: { hour: number; minute: number; onChange: (h: number, m: number) => void }) {
+  const shown = `${pad(hour)}:${pad(minute)}`;
+  const [text, setText] = useState(shown);
+  const [invalid, setInvalid] = useState(false);
+  // The expression moved the pattern (typed in the expression box): show its time.
+  useEffect(() => {
+    setText(shown);
+    setInvalid(false);
+  }, [shown]);
   return (
     <TextInput
-      type="time"
       label="At time"
       w={130}
-      value={`${pad(hour)}:${pad(minute)}`}
+      inputMode="numeric"
+      autoComplete="off"
+      placeholder="HH:MM"
+      value={text}
+      error={invalid ? 'HH:MM, 24-hour (00:00–23:59)' : undefined}
       onChange={(e) => {
-        const m = /^(\d{2}):(\d{2})/.exec(e.currentTarget.value);
-        if (m) onChange(Number(m[1]), Number(m[2]));
+        const typed = e.currentTarget.value;
+        setText(typed);
+        const m = CLOCK.exec(typed.trim());
+        if (m) {
+          setInvalid(false);
+          onChange(Number(m[1]), Number(m[2]));
+        }
       }}
+      onBlur={() => setInvalid(!CLOCK.test(text.trim()))}
     />
   );
 }

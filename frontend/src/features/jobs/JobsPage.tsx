@@ -1,4 +1,4 @@
-import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Checkbox, Group, MultiSelect, Select, Stack, Text } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
@@ -27,6 +27,7 @@ import { BulkActions } from './BulkActions';
 import { StatusTabs } from './StatusTabs';
 import { FilterPanel } from '../../components/FilterPanel';
 import { SearchInput } from '../../components/SearchInput';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 import { ApiError } from '../../api/problem';
 
 const baseColumns: ColumnDef<Job, unknown>[] = [
@@ -254,19 +255,17 @@ export function JobsPage() {
           nothingFoundMessage="No schedule found"
           w={200}
         />
-        <TextInput
+        <LocalDateTimeInput
           label="Created after"
-          type="datetime-local"
           w={210}
           value={toLocalInput(filters.created_after)}
-          onChange={(e) => set({ created_after: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ created_after: fromLocalInput(v) })}
         />
-        <TextInput
+        <LocalDateTimeInput
           label="Created before"
-          type="datetime-local"
           w={210}
           value={toLocalInput(filters.created_before)}
-          onChange={(e) => set({ created_before: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ created_before: fromLocalInput(v) })}
         />
         <Select
           label="Per page"

@@ -9,6 +9,7 @@ import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PayloadEditor } from '../../components/PayloadEditor';
 import { RequireRole } from '../../components/RequireRole';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 import { checkPayloadText, examplePayload, type JsonSchema } from '../../lib/json-schema';
 import { useCreateJob } from './api/create-job';
 import { newIdempotencyKey } from '../../lib/idempotency-key';
@@ -135,7 +136,7 @@ export function NewJobForm({ onCreated }: { onCreated?: (id: number) => void }) 
               error={serverFields.concurrency_key}
             />
           </Group>
-          <TextInput type="datetime-local" label="Run at (your local time; empty = now)" value={runAt} onChange={(e) => setRunAt(e.currentTarget.value)} error={serverFields.run_at} w={300} />
+          <LocalDateTimeInput label="Run at (your local time; empty = now)" value={runAt} onChange={setRunAt} error={serverFields.run_at} w={300} />
           <ErrorAlert error={create.error} hideFields />
           <Group>
             <Button type="submit" loading={create.isPending}>

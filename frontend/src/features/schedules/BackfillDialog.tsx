@@ -1,6 +1,7 @@
-import { Alert, Button, Group, List, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, List, Modal, Stack, Text } from '@mantine/core';
 import { useState } from 'react';
 import { GatedButton } from '../../components/GatedButton';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 import { formatExact } from '../../lib/time';
 import { useBackfillSchedule } from './api/backfill-schedule';
 import { isoToLocalInput, localInputToIso } from './local-time';
@@ -45,8 +46,8 @@ export function BackfillDialog({ id, name }: { id: number; name: string }) {
         <Stack>
           <Text size="sm">Enqueue the fire times of a past window that have no job yet (at most 1,000 per call).</Text>
           <Group grow>
-            <TextInput type="datetime-local" label="After (exclusive)" value={after} onChange={(e) => { setAfter(e.currentTarget.value); setPreview(null); }} />
-            <TextInput type="datetime-local" label="Before (inclusive)" value={before} onChange={(e) => { setBefore(e.currentTarget.value); setPreview(null); }} />
+            <LocalDateTimeInput label="After (exclusive)" value={after} onChange={(v) => { setAfter(v); setPreview(null); }} />
+            <LocalDateTimeInput label="Before (inclusive)" value={before} onChange={(v) => { setBefore(v); setPreview(null); }} />
           </Group>
           {backfill.error && (
             <Alert color="red" title="Refused">

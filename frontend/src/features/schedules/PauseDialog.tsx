@@ -1,6 +1,7 @@
 import { Alert, Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { GatedButton } from '../../components/GatedButton';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 import { usePauseSchedule } from './api/pause-schedule';
 import { localInputToIso } from './local-time';
 
@@ -28,12 +29,11 @@ export function PauseDialog({ id, name }: { id: number; name: string }) {
       <Modal opened={open} onClose={() => setOpen(false)} title={`Pause ${name}?`} centered>
         <Stack>
           <Text size="sm">It stops firing; running jobs are not affected. Fires missed while paused are not run.</Text>
-          <TextInput
-            type="datetime-local"
+          <LocalDateTimeInput
             label="Resume by itself at (optional)"
             description="Your local time. Empty: paused until someone resumes it."
             value={until}
-            onChange={(e) => setUntil(e.currentTarget.value)}
+            onChange={setUntil}
           />
           <TextInput label="Reason (optional)" value={reason} onChange={(e) => setReason(e.currentTarget.value)} />
           {pause.error && (

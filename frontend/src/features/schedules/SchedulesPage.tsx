@@ -1,4 +1,4 @@
-import { Anchor, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Code, Group, Select, Stack, Text } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
 import { Link, useNavigate } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
@@ -22,6 +22,7 @@ import { useUrlFilters, useUrlPaging } from '../../lib/search-params';
 import { useScheduleCount } from './api/count-schedules';
 import { SCHEDULE_SORTS, useSchedules } from './api/list-schedules';
 import { SearchInput } from '../../components/SearchInput';
+import { LocalDateTimeInput } from '../../components/LocalDateTimeInput';
 
 /** The last 10 runs of a schedule: one request per row, shared by its state and its strip. */
 const useRuns = (schedule: Schedule) => useJobs({ schedule_id: schedule.id, limit: 10 });
@@ -164,19 +165,17 @@ export function SchedulesPage() {
           value={params.get('include_deleted') === 'true' ? 'true' : 'false'}
           onChange={(v) => set({ include_deleted: v === 'true' ? 'true' : null })}
         />
-        <TextInput
+        <LocalDateTimeInput
           label="Created after"
-          type="datetime-local"
           w={210}
           value={toLocalInput(filters.created_after)}
-          onChange={(e) => set({ created_after: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ created_after: fromLocalInput(v) })}
         />
-        <TextInput
+        <LocalDateTimeInput
           label="Created before"
-          type="datetime-local"
           w={210}
           value={toLocalInput(filters.created_before)}
-          onChange={(e) => set({ created_before: fromLocalInput(e.currentTarget.value) })}
+          onChange={(v) => set({ created_before: fromLocalInput(v) })}
         />
         <Select
           label="Per page"
