@@ -58,6 +58,9 @@ class Settings:
     # Who shell.command's programs run as; empty: `nobody` when the worker is root, else the
     # worker's own user (handlers/shell_command.py).
     shell_user: str = ""
+    # CRONPLANE_SHELL_SANDBOX: run shell.command's programs in the Landlock sandbox
+    # (handlers/shell_sandbox.py); off only by explicit choice.
+    shell_sandbox: bool = True
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     static_dir: Path | None = None
     http_workers: int = 2
@@ -163,6 +166,7 @@ class Settings:
             execution=reader.boolean("CRONPLANE_EXECUTION", True),
             shell_commands=reader.absolute_paths("CRONPLANE_SHELL_COMMANDS"),
             shell_user=reader.text("CRONPLANE_SHELL_USER", ""),
+            shell_sandbox=reader.boolean("CRONPLANE_SHELL_SANDBOX", True),
             data_dir=data_dir,
             static_dir=reader.path("CRONPLANE_STATIC_DIR"),
             http_workers=reader.integer("CRONPLANE_HTTP_WORKERS", 2, low=1, high=64),

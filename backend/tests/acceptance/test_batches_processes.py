@@ -80,24 +80,25 @@ def test_a_batch_of_1000_fires_its_callback_once_with_exact_counts_despite_kill_
     report("batch of 1000 with kill -9", finished_at_kill=at_kill, lost_attempts=lost)
 
 
-# A handler script run by shell.command (as the unprivileged CRONPLANE_SHELL_USER when the worker is
-# root): adds 100 children to its own batch with its token, tries the token where it must be
-# refused, and leaves what it saw (and the token) in a file for the test.
+# A handler script run by shell.command (in its sandbox, as the unprivileged CRONPLANE_SHELL_USER when
+# the worker is root): adds 100 children to its own batch with its token, tries the token where it
+# must be refused, and prints what it saw (and the token) for the test: the sandbox lets it write
+# nowhere but its private directory.
 FAN_OUT = r"""
 set -u
 auth="Authorization: Bearer $CRONPLANE_JOB_TOKEN"
 jobs='{"handler":"noop"}'
 i=1; while [ $i -lt 100 ]; do jobs="$jobs,{\"handler\":\"noop\"}"; i=$((i+1)); done
 call() { curl -s -o /dev/null -w '%{http_code}' -H "$auth" -H 'Content-Type: application/json' "$@"; }
-status=$(curl -s -o "$1.children" -w '%{http_code}' -H "$auth" \
+status=$(curl -s -o children.json -w '%{http_code}' -H "$auth" \
   -H 'Content-Type: application/json' -X POST -d "{\"jobs\":[$jobs]}" \
   "$CRONPLANE_API_URL/batches/$CRONPLANE_BATCH_ID/jobs")
 list=$(call "$CRONPLANE_API_URL/jobs")
 create=$(call -X POST -d '{"handler":"noop"}' "$CRONPLANE_API_URL/jobs")
 batch=$(call -X POST -d '{"jobs":[{"handler":"noop"}]}' "$CRONPLANE_API_URL/batches")
-other=$(call -X POST -d '{"jobs":[{"handler":"noop"}]}' "$CRONPLANE_API_URL/batches/$2/jobs")
-printf '{"token":"%s","status":%s,"children":%s,"refused":{"list jobs":%s,"create job":%s,"new batch":%s,"other batch":%s}}' \
-  "$CRONPLANE_JOB_TOKEN" "$status" "$(cat "$1.children")" "$list" "$create" "$batch" "$other" > "$1"
+other=$(call -X POST -d '{"jobs":[{"handler":"noop"}]}' "$CRONPLANE_API_URL/batches/$1/jobs")
+printf '{"token":"%s","status":%s,"children":%s,"refused":{"list jobs":%s,"create job":%s,"new batch":%s,"other batch":%s}}\n' \
+  "$CRONPLANE_JOB_TOKEN" "$status" "$(cat children.json)" "$list" "$create" "$batch" "$other"
 [ "$status" = 202 ]
 """
 SH = "/bin/sh"
@@ -116,7 +117,7 @@ def _serve_with_public_url(database_url: str, data_dir: Path) -> Serve:
 
 
 def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token(
-        make_database, tmp_path: Path, shared_dir: Path) -> None:
+        make_database, tmp_path: Path) -> None:
     serve = _serve_with_public_url(make_database(), tmp_path / "data")
     try:
         serve.wait_ready()
@@ -125,10 +126,9 @@ def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token
         other = requests.post(serve.base + "/api/v1/batches", headers=auth, timeout=30,
                               json={"jobs": [{"handler": "sleep", "payload": {"seconds": 60}}]})
         assert other.status_code == 202, other.text
-        out = shared_dir / "fan-out.json"
         created = requests.post(serve.base + "/api/v1/batches", headers=auth, timeout=30, json={
             "jobs": [{"handler": "shell.command", "payload": {"argv": [
-                SH, "-c", FAN_OUT, "fan-out", str(out), str(other.json()["id"])]}}],
+                SH, "-c", FAN_OUT, "fan-out", str(other.json()["id"])]}}],
             "on_complete": {"handler": "noop"}})
         assert created.status_code == 202, created.text
         batch = created.json()
@@ -140,7 +140,9 @@ def test_a_running_shell_job_fans_out_100_children_into_its_batch_with_its_token
 
         wait_until(lambda: callback_status() == "SUCCEEDED", 120,
                    lambda: f"callback {callback} {callback_status()}; {serve.output()[-2000:]}")
-        result = json.loads(out.read_text())
+        shell_job = requests.get(f"{serve.base}/api/v1/jobs/{batch['job_ids'][0]}",
+                                 headers=auth, timeout=10).json()
+        result = json.loads(shell_job["result"]["stdout"])
         assert result["status"] == 202 and len(result["children"]["job_ids"]) == 100, result
         assert result["refused"] == {"list jobs": 401, "create job": 401, "new batch": 401,
                                      "other batch": 403}, result["refused"]

@@ -25,6 +25,7 @@ def test_defaults_match_the_contract() -> None:
         ({"CRONPLANE_WORKER_CONCURRENCY": "0"}, "CRONPLANE_WORKER_CONCURRENCY"),
         ({"CRONPLANE_EXECUTION": "maybe"}, "CRONPLANE_EXECUTION"),
         ({"CRONPLANE_DEMO_PERSONAS": "2"}, "CRONPLANE_DEMO_PERSONAS"),
+        ({"CRONPLANE_SHELL_SANDBOX": "landlock"}, "CRONPLANE_SHELL_SANDBOX"),
         ({"CRONPLANE_ENV": "production"}, "CRONPLANE_SECRET_KEY"),
         ({"CRONPLANE_ADMIN_USERNAME": "root"}, "CRONPLANE_ADMIN_PASSWORD"),
     ],
@@ -41,6 +42,11 @@ def test_invalid_values_fail_with_one_line_naming_the_variable(env: dict[str, st
 def test_execution_switch_accepts_on_and_off() -> None:
     assert Settings.from_env({"CRONPLANE_EXECUTION": "off"}).execution is False
     assert Settings.from_env({"CRONPLANE_EXECUTION": "on"}).execution is True
+
+
+def test_the_shell_sandbox_is_on_unless_explicitly_turned_off() -> None:
+    assert Settings.from_env({}).shell_sandbox is True
+    assert Settings.from_env({"CRONPLANE_SHELL_SANDBOX": "off"}).shell_sandbox is False
 
 
 def test_dev_secret_is_generated_once_and_reused(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import Service
 from cronplane.execution.watchdog import Watchdog, watchdog_interval
 from cronplane.execution.worker import Worker, WorkerConfig
+from cronplane.handlers import shell_sandbox
 from cronplane.handlers.registry import default_registry
 from cronplane.storage import notify
 from cronplane.storage.audit_store import AuditChainStore
@@ -161,6 +162,9 @@ def _queue_services(plane: Plane) -> list[Service]:
     watchdog = Watchdog(store, interval=watchdog_interval(settings.attempt_lease_seconds),
                         clock=clock)
     plane.worker, plane.job_store, plane.completer = worker, store, completer
+    # A plane is built once per process, as it starts: the one place to say how this worker
+    # confines shell.command, rather than once per job.
+    shell_sandbox.announce(settings, log)
     return [registry, completer, output, heartbeater, worker, watchdog]
 
 

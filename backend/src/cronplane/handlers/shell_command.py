@@ -5,24 +5,33 @@ An argv list only, executed without a shell, so a payload can never inject shell
 ``argv[0]`` must equal one of the configured paths (checked at submission and again on the
 worker, which fails closed without settings). The program runs in its own session and process
 group, so at its deadline or on cancel the whole group — grandchildren included — is killed. Its
-environment is PATH, HOME, LANG and the job's id and attempt only: never the product's own
-variables (database URL, signing key, admin password); a batch job also gets its attempt's
+environment is PATH, HOME, TMPDIR, LANG and the job's id and attempt only: never the product's
+own variables (database URL, signing key, admin password); a batch job also gets its attempt's
 ``CRONPLANE_JOB_TOKEN`` (with ``CRONPLANE_BATCH_ID``, and ``CRONPLANE_API_URL`` when the public
 URL is configured), which can add jobs to its own batch and nothing else.
 
-The program never runs with the worker's privileges when the worker has any to give away: a
-worker running as root starts it as ``CRONPLANE_SHELL_USER`` (default ``nobody``; root itself is
-refused), in a fresh private working directory that is also its HOME, so it cannot read the data
-directory (signing keys are 0600) or the secret files. A worker that is not root cannot change
-user: the program then runs as the worker's user, and naming another user fails closed. An
-instance handler: only an instance
-ADMIN defines a schedule with it or submits it (``scope="instance"``, management/scope.py); an
-OPERATOR may still trigger such a schedule.
-"""
+The program reads neither the data directory (signing and audit keys) nor
+``CRONPLANE_SECRETS_DIR``, whoever the worker runs as (ADR 0042):
 
+- It is started through ``sandbox_exec.py`` (a fresh interpreter, never code between ``fork``
+  and ``exec`` of this multi-threaded worker), which confines it with Landlock to the system
+  hierarchies, a few devices, ``/proc`` and a fresh private directory that is its HOME, working
+  directory and TMPDIR (``shell_sandbox.py`` says what is granted and refuses a job whose grants
+  would reach a protected directory). Landlock binds root as well.
+- A worker running as root also starts it as ``CRONPLANE_SHELL_USER`` (default ``nobody``; root
+  itself is refused) with no supplementary groups. A worker that is not root cannot change
+  user: the program runs as the worker's user, and naming another user fails closed.
+- Without Landlock (Linux before 5.13, or disabled) a root worker keeps the separate user; a
+  worker that is not root refuses every job unless ``CRONPLANE_SHELL_SANDBOX=off`` says to run
+  programs unconfined. The worker says which at start (``shell_sandbox.announce``).
+
+An instance handler: only an instance ADMIN defines a schedule with it or submits it
+(``scope="instance"``, management/scope.py); an OPERATOR may still trigger such a schedule.
+"""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import pwd
@@ -30,18 +39,21 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from cronplane.handlers import sandbox_exec, shell_sandbox
 from cronplane.handlers.context import HandlerContext
 from cronplane.handlers.registry import handler
 
 MAX_OUTPUT_CHARS = 4000
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 JOB_TOKEN_ENV = "CRONPLANE_JOB_TOKEN"  # noqa: S105 - the variable's name
+LAUNCHER = str(Path(sandbox_exec.__file__))
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -135,7 +147,7 @@ def warn_if_exposed(settings: Any, user: ChildUser) -> None:
 
 
 def child_environment(ctx: HandlerContext, home: str) -> dict[str, str]:
-    env = {"PATH": SAFE_PATH, "HOME": home,
+    env = {"PATH": SAFE_PATH, "HOME": home, "TMPDIR": home,
            "LANG": os.environ.get("LANG", "C.UTF-8"),
            "CRONPLANE_JOB_ID": str(ctx.job_id), "CRONPLANE_ATTEMPT": str(ctx.attempt)}
     # A batch job may add jobs to its own batch: its attempt's token (good for that alone, dead
@@ -197,24 +209,42 @@ def shell_command(ctx: HandlerContext) -> dict[str, Any]:
     if argv[0] not in allowed:
         raise CommandFailed(f"{argv[0]!r} is not in CRONPLANE_SHELL_COMMANDS")
     user = child_user(ctx.settings)
-    warn_if_exposed(ctx.settings, user)
+    abi, reason = shell_sandbox.landlock_status()
+    confined = shell_sandbox.use_landlock(ctx.settings, abi=abi, reason=reason,
+                                          euid=os.geteuid())
+    if not confined:
+        warn_if_exposed(ctx.settings, user)
     home = _workdir(user)
     try:
-        return _run_as(ctx, argv, user, home)
+        rules = shell_sandbox.rules_for(argv[0], home) if confined else []
+        shell_sandbox.refuse_overlaps(rules, ctx.settings)
+        spec = _launch_spec(ctx, argv, user, home, rules=rules, confined=confined)
+        return _run(ctx, argv, spec)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _run_as(ctx: HandlerContext, argv: list[str], user: ChildUser, home: str) -> dict[str, Any]:
-    switch: dict[str, Any] = {}
-    if user.uid is not None:
-        switch = {"user": user.uid, "group": user.gid, "extra_groups": []}
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True, errors="replace",
-                               env=child_environment(ctx, home), cwd=home,
-                               start_new_session=True, close_fds=True, **switch)
-    assert process.stdout is not None and process.stderr is not None
+def _launch_spec(ctx: HandlerContext, argv: list[str], user: ChildUser, home: str, *,
+                 rules: shell_sandbox.Rules, confined: bool) -> dict[str, Any]:
+    """What ``sandbox_exec`` reads on its stdin (its docstring has the format)."""
+    return {"argv": argv, "env": child_environment(ctx, home), "cwd": home,
+            "user": [user.uid, user.gid] if user.uid is not None else None,
+            "landlock": confined, "rules": rules}
+
+
+def _run(ctx: HandlerContext, argv: list[str], spec: dict[str, Any]) -> dict[str, Any]:
+    # -I -S: no PYTHON* variables, no site hooks, nothing from the working directory on the path.
+    process = subprocess.Popen([sys.executable, "-I", "-S", LAUNCHER], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               errors="replace", env={"LANG": "C.UTF-8"}, cwd=spec["cwd"],
+                               start_new_session=True, close_fds=True)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     stdout, stderr = _Tail(process.stdout, ctx), _Tail(process.stderr, ctx)
+    # A launcher that died early has closed its end; its exit status tells the rest.
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.write(json.dumps(spec))
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.close()
     try:
         while True:
             try:
@@ -235,6 +265,8 @@ def _run_as(ctx: HandlerContext, argv: list[str], user: ChildUser, home: str) ->
         process.stdout.close()
         process.stderr.close()
     result = {"exit_code": process.returncode, "stdout": stdout.text, "stderr": stderr.text}
+    if process.returncode == sandbox_exec.EXIT_SANDBOX and stderr.text.startswith("sandbox: "):
+        raise CommandFailed(f"{argv[0]} was not started: {stderr.text.strip()}")
     if process.returncode != 0:
         raise CommandFailed(f"{argv[0]} exited with {process.returncode}: {stderr.text}")
     return result
