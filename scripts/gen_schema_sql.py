@@ -3,10 +3,11 @@ after the last migration (tables, constraints, indexes, every function and every
 reader meets ``queue_room()`` or ``jobs_terminal_events`` in one current file instead of in the
 migration that last redefined it, and a review shows what a migration changed in the database.
 
-It is ``pg_dump --schema-only`` of a freshly migrated database, normalised (no owners, no grants,
-no server version, no session settings). ``make schema-sql`` writes it; ``make test`` fails when
-it is stale (``tests/integration/storage/test_schema_sql.py``). Never edit schema.sql by hand:
-change a migration, then run ``make schema-sql``.
+It is ``pg_dump --schema-only`` of a freshly migrated database, normalised (no owners, no server
+version, no session settings, and of the privileges only what ``PUBLIC`` is refused: the grants
+name the installation's runtime role, ``storage/migrator.grant_runtime_role``). ``make schema-sql``
+writes it; ``make test`` fails when it is stale (``tests/integration/storage/test_schema_sql.py``).
+Never edit schema.sql by hand: change a migration, then run ``make schema-sql``.
 
 The migrations stay the source of truth; this file is their result, for reading.
 """
@@ -33,10 +34,11 @@ HEADER = """\
 
 """
 
-# pg_dump's lines that depend on the server, the dump or the session rather than on the schema.
+# pg_dump's lines that depend on the server, the dump, the session or the installation's role
+# names rather than on the schema.
 _NOISE = re.compile(
     r"^(--.*|SET .*|SELECT pg_catalog\.set_config\(.*|\\(un)?restrict .*|"
-    r"COMMENT ON EXTENSION .*)$")
+    r"COMMENT ON EXTENSION .*|GRANT .*|REVOKE (?!.* FROM PUBLIC;$).*)$")
 
 
 def pg_dump_path() -> str:
@@ -58,7 +60,7 @@ def normalise(dump: str) -> str:
 def dump(url: str) -> str:
     """The normalised schema of the database at ``url`` (a libpq URL)."""
     out = subprocess.run(
-        [pg_dump_path(), "--schema-only", "--no-owner", "--no-privileges", "--no-comments",
+        [pg_dump_path(), "--schema-only", "--no-owner", "--no-comments",
          "--dbname", url],
         check=True, capture_output=True, text=True)
     return normalise(out.stdout)

@@ -6,6 +6,8 @@
 #   - the runtime role (CRONPLANE_DB_USER, default cronplane) owns nothing; `cronplane migrate`
 #     grants it least privilege (audit tables: SELECT, INSERT only), so a process running as it
 #     cannot rewrite, truncate or un-trigger the audit trail.
+# No other role may connect to the database (Postgres lets PUBLIC connect by default): a role that
+# can connect can NOTIFY on cronplane's channels and call what PUBLIC may call (review N11).
 # The image's POSTGRES_USER stays the superuser, for backups and maintenance only.
 set -eu
 
@@ -18,4 +20,6 @@ psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
 CREATE ROLE :"owner_role" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD :'owner_password';
 CREATE ROLE :"app_role" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD :'app_password';
 CREATE DATABASE :"app_db" OWNER :"owner_role";
+REVOKE CONNECT ON DATABASE :"app_db" FROM PUBLIC;
+GRANT CONNECT ON DATABASE :"app_db" TO :"app_role";
 SQL

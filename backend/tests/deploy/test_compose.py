@@ -189,7 +189,12 @@ def test_postgres_init_script_creates_an_owner_and_a_least_privilege_runtime_rol
                 assert attributes == (False, False, False), f"{name} has extra powers: {attributes}"
             owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database "
                                  "WHERE datname = %s", (database,)).fetchone()
+            connect = conn.execute(
+                "SELECT has_database_privilege('public', %(db)s, 'CONNECT'), "
+                "has_database_privilege(%(role)s, %(db)s, 'CONNECT')",
+                {"db": database, "role": role}).fetchone()
         assert owner == (owner_role,), "the owner role owns the database, not the runtime role"
+        assert connect == (False, True), "only cronplane's roles may connect (review N11)"
         # What the compose `migrate` service does: migrate as the owner, grant the runtime role.
         migrator.upgrade(url_as(owner_role, owner_password), runtime_role=role)
         runtime = url_as(role, password)

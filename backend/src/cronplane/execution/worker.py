@@ -22,7 +22,8 @@ Guarantees:
   FAILED, TIMED_OUT, CANCELLED), unless it was reclaimed or released, in which case nothing is
   reported and the database's compare-and-set would reject it anyway.
 - Wake-ups come from NOTIFY (``wake``); it also polls at ``poll_interval`` (≤ 1 s) so a lost
-  notification delays work by at most that.
+  notification delays work by at most that. A ``cancel:<job id>`` notice stops a handler only
+  once the job's ``cancel_requested`` is read back as set: anyone who can connect may NOTIFY.
 
 Timeouts: at the deadline the attempt is reported TIMED_OUT at once and its context's
 ``cancelled`` event is set. A handler that does not cooperate keeps running, *abandoned*, on a
@@ -143,6 +144,9 @@ class Worker(LoopService):
                                        self.config.prefetch_wait)
         self._idle = False  # the last claim found nothing: slot frees need not wake the loop
         self.claimed = 0
+        self._hints_lock = threading.Lock()
+        self._cancel_hints: set[int] = set()  # jobs named by a cancel notice, not yet confirmed
+        self.cancel_hints_ignored = 0  # notices for jobs with no cancel requested (tests)
         completer.after_write(self._outcomes_written)
         # Called in the executor thread right before a handler runs (benchmarks, tests).
         self.on_handler_start: Any = None
@@ -157,14 +161,37 @@ class Worker(LoopService):
 
     # -- signals from other services -----------------------------------------------------------
     def notify(self, payload: str) -> None:
-        """A NOTIFY on the jobs channel: new work, or ``cancel:<job id>``."""
+        """A NOTIFY on the jobs channel: new work, or ``cancel:<job id>``.
+
+        A cancel is a hint, not an order: any database role that can connect may send it (review
+        N11). It is noted here (the listener's thread must not query) and the loop's next tick
+        stops the handler only if the job's ``cancel_requested`` is set (``_confirm_cancels``)."""
         if notify.is_cancel(payload):
             job_id = notify.cancelled_job(payload)
-            if job_id is not None:
-                self.cancel_job(job_id)
+            if job_id is not None and self.pool.task_of_job(job_id) is not None:
+                with self._hints_lock:
+                    self._cancel_hints.add(job_id)
+                self.wake()
             return
         self._idle = False
         self.wake()
+
+    def _confirm_cancels(self) -> None:
+        with self._hints_lock:
+            hinted, self._cancel_hints = self._cancel_hints, set()
+        if not hinted:
+            return
+        # One query for every hint heard since the last tick. Should it fail, the hints are
+        # dropped: the heartbeat reads ``cancel_requested`` too and stops a cancelled job then.
+        requested = self.store.cancel_requested(sorted(hinted))
+        for job_id in sorted(hinted):
+            if job_id in requested:
+                self.cancel_job(job_id)
+            else:
+                self.cancel_hints_ignored += 1
+                self.log.warning("ignored a cancel notice for job %s: no cancel was requested "
+                                 "(sent by something other than cronplane?)", job_id,
+                                 extra={"job_id": job_id})
 
     def cancel_job(self, job_id: int) -> None:
         task = self.pool.task_of_job(job_id)
@@ -224,6 +251,7 @@ class Worker(LoopService):
 
     # -- the loop ------------------------------------------------------------------------------
     def tick(self) -> float:
+        self._confirm_cancels()
         now = self.clock.monotonic()
         next_deadline = self._expire_timeouts(now)
         delay = self.config.poll_interval

@@ -11,8 +11,9 @@ answers, and drops *all* of them the moment a row they depend on may have change
   reads one empties the cache and answers ``NOTIFY cronplane_auth_ack, '<transaction id>'``.
 - A commit in this process that wrote to those tables (``Database.after_commit_writing``) empties
   the cache before and after the COMMIT, and returns to its caller only once every listening
-  process has acknowledged it (at most ``delivery_wait`` seconds; the listeners are counted in
-  ``pg_stat_activity`` before the COMMIT). So a logout, lock or role change that has returned is
+  process has acknowledged it (at most ``delivery_wait`` seconds; the listeners are named in
+  ``pg_stat_activity`` before the COMMIT, and only their acknowledgements count: see
+  ``_PREPARE_WAIT``). So a logout, lock or role change that has returned is
   refused by the next request, whichever process serves it. Hearing the notification is not
   enough for that: under load another process's listening backend may be scheduled well after
   ours, and its socket is empty until then. Revocations and sign-ins are rare; they pay the round
@@ -52,10 +53,21 @@ log = logging.getLogger("cronplane.credential_cache")
 # What the credential check reads; a write to any of them may revoke or change a credential.
 AUTH_TABLES = ("users", "refresh_families", "api_tokens", "project_members")
 APPLICATION_NAME = "cronplane-credential-cache"
+# Whose acknowledgement counts. Any role that can connect may LISTEN on cronplane_auth (and so
+# learn the transaction ids) and NOTIFY cronplane_auth_ack: an ack counted from anyone let a forger
+# make a revocation return before the other processes had emptied their caches (review N11).
+# Postgres stamps each notification with the backend that sent it, which no sender can choose,
+# and every process acknowledges on its listening connection; so the waiter names, in its own
+# transaction, the listening backends of its own role (the runtime role: nobody else can log in
+# as it) and counts an ack only from one of them. A value only cronplane knows, carried in the
+# payload, would need a key shared by every process; a table of acks, a write per process per
+# change. A session with the listeners' application_name but another role is neither waited
+# for nor counted.
 _PREPARE_WAIT = (
     "SELECT txid_current()::text AS txid, "
-    "       (SELECT count(*) FROM pg_stat_activity "
-    "         WHERE datname = current_database() AND application_name = %s) AS listeners")
+    "       ARRAY(SELECT pid FROM pg_stat_activity "
+    "              WHERE datname = current_database() AND application_name = %s "
+    "                AND usename = session_user) AS listeners")
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,12 @@ class _Entry:
 @dataclass
 class _Wait:
     txid: str
-    listeners: int
+    listeners: frozenset[int]  # the backend pids whose acknowledgements count
+    heard: set[int]
+
+    @property
+    def acknowledged(self) -> int:
+        return len(self.heard)
 
 
 class CredentialCache:
@@ -89,7 +106,7 @@ class CredentialCache:
         self._changed = threading.Condition(self._lock)
         self._entries: dict[Hashable, _Entry] = {}
         self._generation = 0
-        self._acks: dict[str, int] = {}  # transaction id → acknowledgements heard
+        self._acks: dict[str, _Wait] = {}  # transaction id → whose acks count, and were heard
         self._to_ack: list[str] = []
         self._conn: psycopg.Connection[Any] | None = None
         self._listening = False
@@ -101,6 +118,7 @@ class CredentialCache:
         self.hits = 0
         self.misses = 0
         self.invalidations = 0
+        self.acks_not_counted = 0  # acks for a waited change from a backend not waited for
         db.after_commit_writing(AUTH_TABLES, self._local_write)
         db.on_close(self.stop)
 
@@ -156,7 +174,7 @@ class CredentialCache:
             pgconn = conn.pgconn
             pgconn.consume_input()
             while (heard := pgconn.notifies()) is not None:
-                self._heard_locked(heard.relname.decode(), heard.extra.decode())
+                self._heard_locked(heard.relname.decode(), heard.extra.decode(), heard.be_pid)
             if pgconn.status != psycopg.pq.ConnStatus.OK:
                 raise psycopg.OperationalError("connection lost")
             self._send_acks_locked()
@@ -167,14 +185,17 @@ class CredentialCache:
             return False
         return True
 
-    def _heard_locked(self, channel: str, payload: str) -> None:
+    def _heard_locked(self, channel: str, payload: str, sender: int) -> None:
         if channel == notify.AUTH:
             self._invalidate_locked()
             if payload:
                 self._to_ack.append(payload)
-        elif channel == notify.AUTH_ACK and payload in self._acks:
-            self._acks[payload] += 1
-            self._changed.notify_all()
+        elif channel == notify.AUTH_ACK and (wait := self._acks.get(payload)) is not None:
+            if sender in wait.listeners:
+                wait.heard.add(sender)
+                self._changed.notify_all()
+            else:
+                self.acks_not_counted += 1
 
     def _send_acks_locked(self) -> None:
         # Not from inside the notify handler: that runs within a query on this connection.
@@ -195,13 +216,12 @@ class CredentialCache:
                 return
             deadline = self.clock() + self.delivery_wait
             try:
-                while self._listening and self._acks.get(wait.txid, 0) < wait.listeners:
+                while self._listening and wait.acknowledged < len(wait.listeners):
                     left = deadline - self.clock()
                     if left <= 0:
                         log.warning("credential cache: %d of %d processes acknowledged a "
-                                    "credential change within %.0f ms",
-                                    self._acks.get(wait.txid, 0), wait.listeners,
-                                    self.delivery_wait * 1000)
+                                    "credential change within %.0f ms", wait.acknowledged,
+                                    len(wait.listeners), self.delivery_wait * 1000)
                         return
                     self._changed.wait(left)
             finally:
@@ -216,12 +236,13 @@ class CredentialCache:
             conn = self._conn
             if not self._listening or conn is None:
                 return
-        # The committing transaction itself tells its id and how many processes listen.
+        # The committing transaction itself tells its id and which backends listen.
         row = dbapi.execute(_PREPARE_WAIT, (APPLICATION_NAME,)).fetchone()
         txid, listeners = (row["txid"], row["listeners"]) if isinstance(row, dict) else row
+        wait = _Wait(txid=txid, listeners=frozenset(listeners), heard=set())
         with self._lock:
-            self._acks[txid] = 0
-        self._wait.pending = _Wait(txid=txid, listeners=int(listeners))
+            self._acks[txid] = wait
+        self._wait.pending = wait
 
     def _ensure_listening(self, timeout: float) -> None:
         self._last_lookup = self.clock()
@@ -280,7 +301,7 @@ class CredentialCache:
             conn.execute(f"LISTEN {notify.AUTH_ACK}")
             # What psycopg itself reads during our queries (the acks, the liveness check)
             # arrives here instead of at the socket drain; called with the lock held.
-            conn.add_notify_handler(lambda n: self._heard_locked(n.channel, n.payload))
+            conn.add_notify_handler(lambda n: self._heard_locked(n.channel, n.payload, n.pid))
         except BaseException:
             conn.close()
             raise

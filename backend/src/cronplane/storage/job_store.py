@@ -215,6 +215,15 @@ class JobStore:
                 "attempt_ids": list(attempt_ids), "lease_seconds": lease_seconds}).fetchall()
         return {r["attempt_id"]: r["cancel_requested"] for r in rows}
 
+    def cancel_requested(self, job_ids: Sequence[int]) -> set[int]:
+        """The jobs among ``job_ids`` whose cancel was requested (a notice is only a hint)."""
+        if not job_ids:
+            return set()
+        with self._hot() as conn:
+            rows = conn.execute(QUERIES["cancel_requested_jobs"],
+                                {"job_ids": list(job_ids)}).fetchall()
+        return {r["id"] for r in rows}
+
     def reclaim_expired(self, limit: int) -> tuple[int, list[Reclaimed]]:
         """One page of the watchdog: (attempts scanned, jobs actually reset)."""
         try:

@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 # Append-only for the runtime role: history is written, never rewritten.
 APPEND_ONLY_TABLES = ("audit_events", "audit_seals", "audit_checkpoints", "audit_redactions")
+# SECURITY DEFINER functions run with the owner's rights, so none is PUBLIC's to call (migration
+# 0045, review N11): the runtime role is granted each by name.
+DEFINER_FUNCTIONS = ("jobs_search_lexeme_frequencies()",)
 
 _PACKAGED = Path(__file__).resolve().parent.parent / "_migrations"
 _CHECKOUT = Path(__file__).resolve().parents[4] / "migrations"
@@ -128,6 +131,11 @@ def grant_runtime_role(owner_url: str, runtime_role: str) -> bool:
             conn.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(target, role))
             privileges = "SELECT" if table == "alembic_version" else "SELECT, INSERT"
             conn.execute(sql.SQL("GRANT " + privileges + " ON {} TO {}").format(target, role))
+        for function in DEFINER_FUNCTIONS:
+            # Absent before 0024 (a test that migrates to an older revision).
+            if conn.execute("SELECT to_regprocedure(%s)", (function,)).fetchone() != (None,):
+                conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + function + " TO {}")
+                             .format(role))
     return True
 
 

@@ -178,6 +178,13 @@ UPDATE attempts a
  WHERE a.id = ANY(%(attempt_ids)s::bigint[]) AND a.status = 'RUNNING' AND j.id = a.job_id
 RETURNING a.id AS attempt_id, j.cancel_requested;
 
+-- name: cancel_requested_jobs
+-- Which of these jobs really have a cancel requested. A ``cancel:<id>`` on the jobs channel is only
+-- a hint: any role that can connect may NOTIFY it (review N11), so the worker stops a handler only
+-- for the ids this returns. A cancel sets the flag in the transaction that sends the notice,
+-- which is delivered at its COMMIT: a real one is always visible here.
+SELECT id FROM jobs WHERE id = ANY(%(job_ids)s::bigint[]) AND cancel_requested;
+
 -- name: reclaim_expired_attempts
 -- The watchdog: attempts whose lease expired (claimed and never heartbeated counts from the claim,
 -- whose lease_expires_at was set then) → LOST, their jobs → job_status_after_attempt('LOST', …):

@@ -1642,3 +1642,5 @@ ALTER TABLE ONLY public.schedules
 
 ALTER TABLE ONLY public.user_identities
     ADD CONSTRAINT fk_user_identities_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+REVOKE ALL ON FUNCTION public.jobs_search_lexeme_frequencies() FROM PUBLIC;
