@@ -2,7 +2,7 @@ import './boot-mark';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { meQueryKey, meQueryOptions } from './api/queries/get-me';
-import type { Identity } from './api/types';
+import type { SignedIn } from './api/types';
 import { App } from './app/App';
 import { createQueryClient } from './app/providers';
 import { statsQueryOptions } from './features/dashboard/api/get-stats';
@@ -22,7 +22,7 @@ const client = createQueryClient();
 // them). Only where that early request is the dashboard's own: the dashboard, every project.
 const STATS_GRACE_MS = 300;
 function dashboardData(): Promise<unknown> {
-  const me = client.getQueryData<Identity | null>(meQueryKey);
+  const me = client.getQueryData<SignedIn | null>(meQueryKey);
   if (!me || window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
   return Promise.race([client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]);
 }

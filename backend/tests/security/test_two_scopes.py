@@ -96,6 +96,68 @@ def test_n2_an_instance_admins_project_token_reaches_no_installation_endpoint(
     assert made.status_code == 201, made.json
 
 
+def _actor_role(app: Flask, action: str, target_id: object) -> str | None:
+    with context(app).db.read_session() as session:
+        return session.execute(text(
+            "SELECT actor_role FROM audit_events WHERE action = :a AND target_id = :t"),
+            {"a": action, "t": str(target_id)}).scalar_one()
+
+
+def test_n2_a_project_token_reports_and_records_its_project_role_not_an_instance_role(
+        app) -> None:
+    slug = _project(app)
+    root = add_user(app, "ADMIN")
+    alice = _member(app, slug, "ADMIN")  # instance VIEWER, ADMIN of the project
+    root_token = _project_token(app, root, slug, "OPERATOR")
+    alice_token = _project_token(app, alice, slug)
+    client = app.test_client(use_cookies=False)
+
+    for token, role in ((root_token, "OPERATOR"), (alice_token, "ADMIN")):
+        me = client.get("/api/v1/auth/me", headers=token)
+        assert me.status_code == 200, me.json
+        assert me.json["role"] is None, "a project token must report no instance role"
+        assert me.json["scope"] == {"project": slug, "role": role}
+    # Sessions keep their instance role and have no token scope.
+    session_me = client.get("/api/v1/auth/me", headers=_as(app, alice)).json
+    assert (session_me["role"], session_me["scope"]) == ("VIEWER", None)
+
+    # What alice's token does is recorded with the role it acted with (ADMIN of the project),
+    # not her instance role (VIEWER) — on each path that writes an audit event.
+    schedule = client.post("/api/v1/schedules", headers=alice_token, json={
+        "project": slug, "name": "nightly", "handler": "noop", "cron": "0 0 3 * * *"})
+    assert schedule.status_code == 201, schedule.json
+    job = client.post("/api/v1/jobs", headers=alice_token, json={
+        "project": slug, "handler": "noop", "run_at": "2099-01-01T00:00:00Z"})
+    assert job.status_code == 202, job.json
+    cancelled = client.post(f"/api/v1/jobs/{job.json['id']}/cancel", headers=alice_token)
+    assert cancelled.status_code == 200, cancelled.json
+    assert _actor_role(app, "schedule.create", schedule.json["id"]) == "ADMIN"
+    assert _actor_role(app, "job.create", job.json["id"]) == "ADMIN"
+    assert _actor_role(app, "job.cancel", job.json["id"]) == "ADMIN"
+    # The instance ADMIN's OPERATOR token records OPERATOR, never ADMIN.
+    triggered = client.post(f"/api/v1/schedules/{schedule.json['id']}/trigger",
+                            headers=root_token)
+    assert triggered.status_code == 202, triggered.json
+    assert _actor_role(app, "schedule.trigger", schedule.json["id"]) == "OPERATOR"
+
+
+def test_n2_a_project_token_of_an_instance_admin_reads_no_server_paths(app) -> None:
+    slug = _project(app)
+    root = add_user(app, "ADMIN")
+    token = _project_token(app, root, slug)
+    error = 'Traceback:\n  File "/opt/cronplane/backend/src/app.py", line 3\nboom'
+    with context(app).db.transaction() as session:
+        job_id = session.execute(text(
+            "INSERT INTO jobs (handler, project, status, finished_at, error) "
+            "VALUES ('noop', :p, 'DEAD', now(), :e) RETURNING id"),
+            {"p": slug, "e": error}).scalar_one()
+    client = app.test_client(use_cookies=False)
+    as_root = client.get(f"/api/v1/jobs/{job_id}", headers=_as(app, root)).json
+    as_token = client.get(f"/api/v1/jobs/{job_id}", headers=token).json
+    assert as_root["error"] == error
+    assert as_token["error"] == 'Traceback:\n  File "app.py", line 3\nboom'
+
+
 # -- N3 -----------------------------------------------------------------------------------------
 def _schedule_body(slug: str, handler: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"project": slug, "name": f"s-{secrets.token_hex(3)}", "handler": handler,

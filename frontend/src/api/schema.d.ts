@@ -2102,8 +2102,13 @@ export interface components {
             /** @description Null for local (password) accounts */
             identity: components["schemas"]["ProviderIdentity"] | (Record<string, never> | null);
             is_persona?: boolean;
-            /** @enum {string} */
-            role: "VIEWER" | "OPERATOR" | "ADMIN";
+            /**
+             * @description The instance role in effect for this request; null for a project-scoped API token, which acts in its one project only (see scope)
+             * @enum {string|null}
+             */
+            role: "VIEWER" | "OPERATOR" | "ADMIN" | null;
+            /** @description Set when the request carries a project-scoped API token: the one project it acts in and its role there; null otherwise */
+            scope: components["schemas"]["TokenScope"] | (Record<string, never> | null);
             username: string;
         };
         Member: {
@@ -2527,6 +2532,14 @@ export interface components {
         TokenList: {
             items: components["schemas"]["Token"][];
             next_cursor: string | null;
+        };
+        TokenScope: {
+            project: string;
+            /**
+             * @description The token's role in that project
+             * @enum {string}
+             */
+            role: "VIEWER" | "OPERATOR" | "ADMIN";
         };
         /**
          * @description Finished without succeeding

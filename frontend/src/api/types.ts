@@ -8,6 +8,9 @@ export type Identity = Schemas['Identity'];
 export type Role = Identity['role'];
 /** `/auth/me`: the identity plus where it came from (`identity` is null for local accounts). */
 export type Me = Schemas['Me'];
+/** Who the session holds: a login answer's `user`, or `/auth/me` — whose `role` is null for a
+ * project-scoped API token (a script's credential: it acts in `scope.project` only). */
+export type SignedIn = Identity | Me;
 export type AuthProvider = Schemas['Provider'];
 export type Persona = Schemas['Persona'];
 export type Schedule = Schemas['Schedule'];

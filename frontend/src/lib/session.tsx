@@ -2,14 +2,14 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import { useQueryClient } from '@tanstack/react-query';
 import { onSessionEnded } from '../api/client';
 import { meQueryKey, useMe } from '../api/queries/get-me';
-import type { Identity, Role } from '../api/types';
+import type { Role, SignedIn } from '../api/types';
 import { roleAtLeast } from './roles';
 import { sessionFlag } from './session-flag';
 
 export const SESSION_ENDED_MESSAGE = 'Your session ended (signed out or revoked) — sign in again';
 
 export interface Session {
-  user: Identity | null;
+  user: SignedIn | null;
   loading: boolean;
   /** Why the user is looking at the login page, when it is not their first visit. */
   endedMessage: string | null;
@@ -68,7 +68,7 @@ export function useSession(): Session {
 }
 
 /** For tests and stories: a fixed session without the API. */
-export function StaticSessionProvider({ user, children }: { user: Identity | null; children: ReactNode }) {
+export function StaticSessionProvider({ user, children }: { user: SignedIn | null; children: ReactNode }) {
   const value = useMemo<Session>(
     () => ({
       user,

@@ -88,7 +88,7 @@ export function anIdentity(overrides: Partial<Identity> = {}): Identity {
 
 /** `/auth/me` for a local account (no external identity). */
 export function aMe(overrides: Partial<Me> = {}): Me {
-  return { ...anIdentity(), identity: null, can_change_password: true, ...overrides };
+  return { ...anIdentity(), identity: null, scope: null, can_change_password: true, ...overrides };
 }
 
 export function aPersona(overrides: Partial<Persona> = {}): Persona {

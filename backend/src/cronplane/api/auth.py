@@ -76,7 +76,20 @@ class ProviderIdentitySchema(ma.Schema):
                        "projects: {slug: [group=ROLE]}}"})
 
 
+class TokenScopeSchema(ma.Schema):
+    project = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLE_NAMES),
+                         metadata={"description": "The token's role in that project"})
+
+
 class MeSchema(IdentitySchema):
+    role = fields.String(required=True, allow_none=True, validate=validate.OneOf(ROLE_NAMES),
+                         metadata={"description": "The instance role in effect for this request; "
+                                                  "null for a project-scoped API token, which "
+                                                  "acts in its one project only (see scope)"})
+    scope = fields.Nested(TokenScopeSchema, required=True, allow_none=True, metadata={
+        "description": "Set when the request carries a project-scoped API token: the one "
+                       "project it acts in and its role there; null otherwise"})
     identity = fields.Nested(ProviderIdentitySchema, required=True, allow_none=True,
                              metadata={"description": "Null for local (password) accounts"})
     can_change_password = fields.Boolean(required=True, metadata={
@@ -279,12 +292,16 @@ class Me(MethodView):
         from cronplane.management.oidc_login import identity_of
 
         ctx = management_context()
-        me = _identity(auth.me(ctx, current_actor()))
-        identity = identity_of(ctx, me["id"])
-        blocked = password_change.refusal(ctx, is_persona=me["is_persona"],
+        me = auth.me(ctx, current_actor())
+        identity = identity_of(ctx, me.id)
+        blocked = password_change.refusal(ctx, is_persona=me.is_persona,
                                           has_provider_identity=identity is not None,
-                                          username=me["username"])
-        return {**me, "identity": identity, "can_change_password": blocked is None}
+                                          username=me.username)
+        return {"id": me.id, "username": me.username,
+                "role": None if me.role is None else me.role.name, "is_persona": me.is_persona,
+                "scope": None if me.scope is None else {"project": me.scope[0],
+                                                         "role": me.scope[1].name},
+                "identity": identity, "can_change_password": blocked is None}
 
 
 @blp.route("/auth/password")

@@ -45,7 +45,7 @@ from cronplane.domain.limits import (
 from cronplane.domain.names import QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.states import AttemptStatus, JobStatus, RunWhen, Trigger
-from cronplane.management import bulk, history, jobs, output
+from cronplane.management import bulk, history, jobs, output, scope
 from cronplane.management.failure_text import failure_text_for, lost_reason
 from cronplane.observability import tracing
 
@@ -73,7 +73,7 @@ class FailureText(fields.String):
     which runs fields but not hooks."""
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
-        return failure_text_for(current_actor().role, value)
+        return failure_text_for(scope.instance_role(current_actor()), value)
 
 
 class TraceId(fields.String):

@@ -107,6 +107,7 @@ __all__ = [
     "Token",
     "TokenCreate",
     "TokenList",
+    "TokenScope",
     "UnsuccessfulJobStatus",
     "Upstream",
     "Usage",
@@ -653,7 +654,8 @@ class Me(TypedDict):
     id: int
     identity: ProviderIdentity | dict[str, Any] | None
     is_persona: NotRequired[bool]
-    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"] | None
+    scope: TokenScope | dict[str, Any] | None
     username: str
 
 
@@ -947,6 +949,11 @@ class TokenCreate(TypedDict):
 class TokenList(TypedDict):
     items: list[Token]
     next_cursor: str | None
+
+
+class TokenScope(TypedDict):
+    project: str
+    role: Literal["VIEWER", "OPERATOR", "ADMIN"]
 
 
 UnsuccessfulJobStatus = Literal["DEAD", "CANCELLED"]  # Finished without succeeding

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import null
 from sqlalchemy.orm import Session
 
+from cronplane.management import scope
 from cronplane.management.actor import Actor
 from cronplane.storage.models import AuditEvent
 
@@ -26,7 +27,7 @@ def record(session: Session, actor: Actor, action: str, *, target_type: str | No
         # An explicit NULL: a plain None would leave the column to its server default.
         project=null() if project is None else project,
         actor=actor.username,
-        actor_role=actor.role.name,
+        actor_role=actor_role(actor, project),
         action=action,
         target_type=target_type,
         target_id=None if target_id is None else str(target_id),
@@ -35,6 +36,14 @@ def record(session: Session, actor: Actor, action: str, *, target_type: str | No
         ip=actor.ip,
     ))
     session.flush()
+
+
+def actor_role(actor: Actor, project: str | None) -> str | None:
+    """What ``actor_role`` records: the role the caller acted with in ``project`` (None: the
+    installation), as the scope model decides — a project token's role in its project, never its
+    creator's instance role (review N2)."""
+    role = scope.acting_role(actor, project)
+    return None if role is None else role.name
 
 
 def with_token(actor: Actor, details: dict[str, Any]) -> dict[str, Any]:

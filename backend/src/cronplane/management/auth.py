@@ -28,7 +28,7 @@ from sqlalchemy import func, null, select, update
 from sqlalchemy.orm import Session
 
 from cronplane.domain.roles import Role
-from cronplane.management import throttle
+from cronplane.management import scope, throttle
 from cronplane.management.actor import Actor
 from cronplane.management.audit import record
 from cronplane.management.context import ManagementContext
@@ -63,6 +63,18 @@ class Identity:
     username: str
     role: Role
     is_persona: bool = False
+
+
+@dataclass(frozen=True)
+class Caller:
+    """``GET /auth/me``: who is asking, with the roles in effect for this request."""
+
+    id: int
+    username: str
+    role: Role | None  # the instance role; None for a project-scoped API token (scope.py)
+    is_persona: bool
+    # A project-scoped API token's one project and its role there; None otherwise.
+    scope: tuple[str, Role] | None
 
 
 @dataclass(frozen=True)
@@ -416,11 +428,12 @@ def authenticate_api_token(ctx: ManagementContext, credential: str, *,
                  token_project=row["token_project"])
 
 
-def me(ctx: ManagementContext, actor: Actor) -> Identity:
+def me(ctx: ManagementContext, actor: Actor) -> Caller:
     """The caller as the credential check found them (it read the user row for this request, or
     the cache did since its last change): no second read of the same row."""
     if actor.user_id is None:
         raise Unauthenticated("Missing, invalid or expired credentials.")
-    # The role is the request's effective one (an API token may carry less than its creator).
-    return Identity(id=actor.user_id, username=actor.username, role=actor.role,
-                    is_persona=actor.is_persona)
+    # The roles are the request's effective ones, as the scope model decides: an API token may
+    # carry less than its creator, and a project-scoped one no instance role at all (review N2).
+    return Caller(id=actor.user_id, username=actor.username, role=scope.instance_role(actor),
+                    is_persona=actor.is_persona, scope=scope.token_scope(actor))

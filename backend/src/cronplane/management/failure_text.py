@@ -24,9 +24,10 @@ def redact_paths(text: str) -> str:
     return _ABSOLUTE_PATH.sub(r"\1", text)
 
 
-def failure_text_for(role: Role, text: str | None) -> str | None:
-    """A job's or attempt's error as ``role`` may read it: paths only for ADMIN."""
-    if text is None or role.allows(Role.ADMIN):
+def failure_text_for(role: Role | None, text: str | None) -> str | None:
+    """A job's or attempt's error as instance ``role`` may read it: paths only for an instance
+    ADMIN (the server's paths are the installation's, not a project's)."""
+    if text is None or (role is not None and role.allows(Role.ADMIN)):
         return text
     return redact_paths(text)
 

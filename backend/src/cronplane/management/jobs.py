@@ -247,7 +247,8 @@ def _create_event(actor: Actor, request: JobRequest, idempotency_key: str | None
                   action: str = "job.create", target: tuple[str, int] | None = None,
                   extra_details: dict[str, Any] | None = None) -> AuditedEvent:
     """The audit event written with the job by the one insert statement (both enqueue paths)."""
-    return AuditedEvent(actor=actor.username, actor_role=actor.role.name, action=action,
+    return AuditedEvent(actor=actor.username,
+                        actor_role=audit.actor_role(actor, request.project), action=action,
                         details=audit.with_token(actor, {
                             "handler": request.handler, "schedule_id": request.schedule_id,
                             "idempotency_key": idempotency_key, **(extra_details or {})}),

@@ -254,7 +254,8 @@ def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
         channel = _channel(session, actor, channel_id)
         now = session.execute(select(func.cronplane_now())).scalar_one()
         webhook_id = "msg_" + secrets.token_hex(16)
-        event = AuditedEvent(actor=actor.username, actor_role=actor.role.name,
+        event = AuditedEvent(actor=actor.username,
+                             actor_role=audit.actor_role(actor, channel.project),
                              action="notification_channel.test",
                              details=audit.with_token(actor, {"webhook_id": webhook_id}),
                              request_id=actor.request_id, ip=actor.ip,

@@ -257,7 +257,7 @@ def _new(actor: Actor, project: str, values: dict[str, Any],
     return schedule_insert.NewSchedule(
         columns=columns, definition=dict(values),
         changes={name: [None, values[name]] for name in FIELDS}, actor=actor.username,
-        actor_role=actor.role.name, details=audit.with_token(actor, {"after": after}),
+        actor_role=audit.actor_role(actor, project), details=audit.with_token(actor, {"after": after}),
         request_id=actor.request_id, ip=actor.ip)
 
 

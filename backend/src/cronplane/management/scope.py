@@ -10,6 +10,9 @@ reaches the installation:
   token has none, whatever its creator's role (review N2); everyone else has their user's role.
 * ``require_instance(actor, role)`` — ``Forbidden`` below ``role`` in the installation (every
   installation endpoint, through ``api.access.requires(role, instance=True)``).
+* ``acting_role(actor, project)`` — the role an audit event records (``actor_role``): the role
+  in the event's project, the instance role for an installation event.
+* ``token_scope(actor)`` — a project-scoped token's project and role (``GET /auth/me``).
 * ``is_instance_admin(actor)`` — reads of installation events, every user's tokens, instance
   handlers.
 * ``require_handler(actor, scope, name)`` — an instance handler (``shell.command``,
@@ -63,6 +66,28 @@ def instance_role(actor: Actor) -> Role | None:
     if actor.token_project is not None:
         return None
     return actor.role
+
+
+def token_scope(actor: Actor) -> tuple[str, Role] | None:
+    """The one project a project-scoped API token acts in, with its role there; None for every
+    other caller (``GET /auth/me`` shows it in place of an instance role)."""
+    if actor.token_project is None:
+        return None
+    have = role_in(actor, actor.token_project)
+    return None if have is None else (actor.token_project, have)
+
+
+def acting_role(actor: Actor, project: str | None) -> Role | None:
+    """The role the caller acts with on something of ``project`` (None: the installation), as
+    the audit trail records it (``actor_role``): its role in that project, or its instance role
+    for the installation. A project-scoped token thus records its project role, never its
+    creator's instance role; a project ADMIN who is an instance VIEWER records ADMIN."""
+    if project is None:
+        return instance_role(actor)
+    have = role_in(actor, project)
+    # Not a member: the system, or an installation action filed under a project (a user added
+    # to ``default`` by an instance ADMIN who is no member there) — the instance role acted.
+    return have if have is not None else instance_role(actor)
 
 
 def is_instance_admin(actor: Actor) -> bool:

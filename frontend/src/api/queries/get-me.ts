@@ -1,7 +1,7 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '../client';
 import { ApiError, toApiError } from '../problem';
-import type { Identity } from '../types';
+import type { SignedIn } from '../types';
 
 export const meQueryKey = ['auth', 'me'] as const;
 
@@ -9,7 +9,7 @@ export const meQueryKey = ['auth', 'me'] as const;
 export const meQueryOptions = () =>
   queryOptions({
     queryKey: meQueryKey,
-    queryFn: async (): Promise<Identity | null> => {
+    queryFn: async (): Promise<SignedIn | null> => {
       const { data, error, response } = await api.GET('/api/v1/auth/me');
       if (response.status === 401) return null;
       if (!response.ok) throw toApiError(error, response);

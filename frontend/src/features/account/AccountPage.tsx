@@ -97,7 +97,7 @@ export function AccountPage() {
         {data && (
           <>
             <WhoYouAre me={data} />
-            <TokensSection myRole={data.role} isPersona={Boolean(data.is_persona)} />
+            {data.role !== null && <TokensSection myRole={data.role} isPersona={Boolean(data.is_persona)} />}
             <PasswordSection me={data} />
           </>
         )}
