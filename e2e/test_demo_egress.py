@@ -59,10 +59,16 @@ def _new_http_job(page: Page, url: str) -> None:
     form.get_by_role("textbox", name="Max attempts").fill("1")
 
 
+def _http_jobs(api: ApiClient) -> int:
+    # Ad-hoc http.request jobs only: the server is shared by a worker's flows, and a schedule an
+    # earlier flow left behind fires on its own clock (a CI run counted 47 jobs for 46).
+    return api.get("/jobs/count?handler=http.request&exclude_trigger=schedule")["count"]
+
+
 def test_demo_operator_cannot_reach_the_metadata_address_or_loopback(
         page: Page, operator_api: ApiClient, receiver: tuple[int, list[str]]) -> None:
     port, hits = receiver
-    before = operator_api.get("/jobs/count")["count"]
+    before = _http_jobs(operator_api)
     sign_in_as_persona(page, "OPERATOR")
 
     _new_http_job(page, "http://169.254.169.254/latest/meta-data/")
@@ -73,7 +79,7 @@ def test_demo_operator_cannot_reach_the_metadata_address_or_loopback(
     assert refused.value.status == 422, refused.value.text()
     assert "egress denied" in refused.value.text()
     expect(form).to_contain_text("egress denied")
-    assert operator_api.get("/jobs/count")["count"] == before, "a refused job was created"
+    assert _http_jobs(operator_api) == before, "a refused job was created"
 
     # A name is resolved at submission too, and every address it resolves to is checked.
     form.get_by_role("textbox", name=re.compile(r"^Payload")).fill(
@@ -84,5 +90,5 @@ def test_demo_operator_cannot_reach_the_metadata_address_or_loopback(
     assert refused.value.status == 422, refused.value.text()
     assert "loopback" in refused.value.text()
     expect(form).to_contain_text("egress denied")
-    assert operator_api.get("/jobs/count")["count"] == before, "a refused job was created"
+    assert _http_jobs(operator_api) == before, "a refused job was created"
     assert hits == [], f"the loopback receiver was reached: {hits}"
