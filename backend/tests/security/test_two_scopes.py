@@ -218,6 +218,49 @@ def test_n3_a_project_admin_cannot_define_or_submit_an_instance_handler(
     assert triggered.status_code == 202, triggered.json
 
 
+@pytest.mark.parametrize(("handler", "payload"), [PURGE, SHELL])
+def test_n3_a_project_admin_cannot_rerun_or_batch_an_instance_handler(
+        app, database_url, handler, payload) -> None:
+    slug = _project(app)
+    alice = _member(app, slug, "ADMIN")
+    root = add_user(app, "ADMIN")
+    client = app.test_client(use_cookies=False)
+    as_alice, as_root = _as(app, alice), _as(app, root)
+    later = "2099-01-01T00:00:00Z"  # no worker may run what this test submits
+    submitted = client.post("/api/v1/jobs", headers=as_root, json={
+        "project": slug, "handler": handler, "payload": payload, "run_at": later})
+    assert submitted.status_code == 202, submitted.json
+    job_id = submitted.json["id"]
+    own_batch = client.post("/api/v1/batches", headers=as_alice, json={
+        "project": slug, "jobs": [{"handler": "noop", "run_at": later}]})
+    assert own_batch.status_code == 202, own_batch.json
+    noop = {"handler": "noop", "run_at": later}
+    instance = {"handler": handler, "payload": payload, "run_at": later}
+    for headers in (as_alice, _project_token(app, alice, slug)):
+        with assert_unchanged(database_url):
+            refused = {
+                "rerun": client.post(f"/api/v1/jobs/{job_id}/rerun", headers=headers, json={}),
+                "rerun changed": client.post(f"/api/v1/jobs/{job_id}/rerun", headers=headers,
+                                             json={"payload": payload, "priority": 5}),
+                "batch": client.post("/api/v1/batches", headers=headers, json={
+                    "project": slug, "jobs": [noop, instance]}),
+                "batch callback": client.post("/api/v1/batches", headers=headers, json={
+                    "project": slug, "jobs": [noop],
+                    "on_complete": {"handler": handler, "payload": payload}}),
+                "add to batch": client.post(f"/api/v1/batches/{own_batch.json['id']}/jobs",
+                                            headers=headers, json={"jobs": [instance]}),
+            }
+        for path, answer in refused.items():
+            assert answer.status_code == 403, (path, answer.status_code, answer.json)
+            assert answer.headers["Content-Type"].startswith("application/problem+json")
+            assert "instance" in answer.json["detail"], (path, answer.json)
+    # The same calls are the instance ADMIN's to make: the refusals above are about scope.
+    rerun = client.post(f"/api/v1/jobs/{job_id}/rerun", headers=as_root, json={})
+    batch = client.post("/api/v1/batches", headers=as_root,
+                        json={"project": slug, "jobs": [noop, instance]})
+    assert (rerun.status_code, batch.status_code) == (202, 202), (rerun.json, batch.json)
+
+
 def test_n3_handlers_name_their_scope(app) -> None:
     client = app.test_client(use_cookies=False)
     listed = client.get("/api/v1/handlers", headers=_as(app, add_user(app, "VIEWER")))
