@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from api_client import login
+from api_client import login, persona_login
 from axe import axe_violations, require_axe
 from conftest import REPO_ROOT, Server
-from console_pages import labelled, main_nav
+from console_pages import labelled, main_nav, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Page, expect
 
 pytestmark = pytest.mark.xdist_group("real_day")
@@ -216,6 +216,50 @@ def test_the_notifications_page_shows_each_broken_channel_as_failing(
         expect(row).to_contain_text("last success never")
         expect(row).to_contain_text("Last error: cannot resolve")
     _shot(page, "notifications-channel-health", screenshot)
+
+
+def test_a_viewer_sees_each_channels_health_and_none_of_its_configuration(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    """Review §5.15: a VIEWER could not tell whether alerting worked at all (listing channels was
+    ADMIN-only). Now the dashboard's notice leads a VIEWER to the channels of their projects with
+    their health, and neither the page nor the API gives them where a channel sends."""
+    viewer = persona_login(real_day_server.base_url, "VIEWER")
+    listed = viewer.get("/notification-channels")["items"]
+    assert listed, "the VIEWER persona is a member of default, which has ops-webhook"
+    for channel in listed:
+        hidden = {"url", "address", "has_secret"} & set(channel)
+        assert not hidden, f"a VIEWER was given {hidden} of {channel['name']}"
+        assert "last_error" not in channel["health"], "a delivery error can quote the URL"
+    names = {c["name"] for c in listed}
+    assert "ops-webhook" in names
+    projects = {p["slug"] for p in viewer.items("/projects")}
+    assert ("oncall-slack" in names) == ("payments" in projects), \
+        "a channel is listed exactly to the members of its project"
+
+    page = new_browser_context("viewer", base_url=real_day_server.base_url,
+                               viewport=DESKTOP).new_page()
+    sign_in_as_persona(page, "VIEWER")
+    banner = page.get_by_test_id("failing-channels")
+    expect(banner).to_contain_text("ops-webhook")
+    banner.get_by_role("link", name="Check the channels").click()
+    expect(page).to_have_url(re.compile(r"/notifications$"))
+    expect(page.get_by_role("heading", name="Notifications", level=1)).to_be_visible()
+    expect(main_nav(page).get_by_role("link", name="Notifications", exact=True)).to_be_visible()
+    table = page.get_by_role("table", name="Notification channels")
+    expect(table.locator("tbody tr")).to_have_count(len(listed))
+    row = table.locator("tr", has_text="ops-webhook")
+    expect(row.get_by_text("FAILING", exact=True)).to_be_visible()
+    expect(row).to_contain_text("failed in a row")
+    expect(row).to_contain_text("last success never")
+    expect(row).to_contain_text("webhook")
+    expect(row).not_to_contain_text("Last error")
+    expect(table.get_by_role("columnheader", name="Sends to")).to_have_count(0)
+    expect(page.get_by_role("button", name=re.compile("Send a test|Deliveries to|Delete"))) \
+        .to_have_count(0)
+    expect(page.get_by_role("form", name="New channel")).to_have_count(0)
+    expect(page.locator("main")).not_to_contain_text("hooks.")
+    _shot(page, "notifications-viewer", screenshot)
 
 
 def test_the_jobs_list_leaves_deliveries_out_until_asked(

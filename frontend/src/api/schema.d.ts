@@ -613,7 +613,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Channels of your projects */
+        /** Channels of your projects with their health; their url, address, has_secret and last error for a project's ADMINs only */
         get: operations["listNotificationChannels"];
         put?: never;
         /** Create a channel */
@@ -1590,8 +1590,8 @@ export interface components {
         ChannelHealth: {
             /** @description Failed attempts since the last success (of the newest 200) */
             failures_in_a_row: number;
-            /** @description The newest failure's first line */
-            last_error: string | null;
+            /** @description The newest failure's first line; to ADMINs of the channel's project only (an error can quote the URL) */
+            last_error?: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
             /** Format: date-time */
@@ -1607,20 +1607,21 @@ export interface components {
             next_cursor: string | null;
         };
         ChannelWithHealth: {
-            address: string | null;
+            /** @description Given to ADMINs of the channel's project only (absent for anyone else). */
+            address?: string | null;
             /** Format: date-time */
             created_at: string;
             events: ("job.dead" | "job.succeeded" | "schedule.failing" | "schedule.late" | "schedule.silent" | "schedule.recovered")[];
-            /** @description Webhooks are signed with it */
-            readonly has_secret: unknown;
+            /** @description Given to ADMINs of the channel's project only (absent for anyone else). Webhooks are signed with it */
+            has_secret?: boolean;
             health: components["schemas"]["ChannelHealth"];
             id: number;
             /** @enum {string} */
             kind: "webhook" | "slack" | "email";
             name: string;
             project: string;
-            /** @description Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
-            readonly url: string | null;
+            /** @description Given to ADMINs of the channel's project only (absent for anyone else). Write-only: its origin followed by /… (a Slack or webhook URL is a credential) */
+            readonly url?: string | null;
         };
         ChaosCreate: {
             duration_seconds: number;

@@ -1,5 +1,6 @@
 # mypy: disable-error-code="untyped-decorator"
-"""Notification channels (ADMIN): where alert and job events go, a test send, the delivery log.
+"""Notification channels: where alert and job events go, a test send, the delivery log (ADMIN);
+the list with each channel's health for every member, its configuration for ADMINs only.
 
 Semantics (validation, the egress check, secrets, the test event) live in
 ``management.notifications``; this module is the HTTP shape only.
@@ -68,12 +69,34 @@ class ChannelHealthSchema(ma.Schema):
     failures_in_a_row = fields.Integer(required=True,
                                        metadata={"description": "Failed attempts since the last "
                                                                 "success (of the newest 200)"})
-    last_error = fields.String(required=True, allow_none=True,
-                               metadata={"description": "The newest failure's first line"})
+    last_error = fields.String(allow_none=True,
+                               metadata={"description": "The newest failure's first line; to "
+                                                        "ADMINs of the channel's project only "
+                                                        "(an error can quote the URL)"})
 
 
-class ChannelWithHealthSchema(ChannelSchema):
+ADMINS_ONLY = "Given to ADMINs of the channel's project only (absent for anyone else). "
+
+
+class ChannelWithHealthSchema(ma.Schema):
+    """A listed channel: what it is and its health for every member of its project; where it
+    sends and how it signs for the project's ADMINs only (management.notifications.ChannelSummary
+    is what the others get: it has none of these to give)."""
+
+    id = fields.Integer(required=True)
+    project = fields.String(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    events = fields.List(fields.String(validate=validate.OneOf(list(ALL_EVENTS))), required=True)
+    created_at = UtcDateTime(required=True)
     health = fields.Nested(ChannelHealthSchema, required=True)
+    url = fields.Function(lambda c: shown_url(c.url), allow_none=True,
+                          metadata={"type": "string", "description": ADMINS_ONLY + "Write-only: "
+                                    "its origin followed by /… (a Slack or webhook URL is a "
+                                    "credential)"})
+    address = fields.String(allow_none=True, metadata={"description": ADMINS_ONLY})
+    has_secret = fields.Boolean(metadata={"description": ADMINS_ONLY
+                                          + "Webhooks are signed with it"})
 
 
 class ChannelCreatedSchema(ChannelSchema):
@@ -123,8 +146,10 @@ DeliveryListSchema = list_schema(DeliverySchema, "DeliveryList")
 
 @blp.route("/notification-channels")
 class NotificationChannels(MethodView):
-    @requires(Role.ADMIN)
-    @blp.doc(operationId="listNotificationChannels", summary="Channels of your projects")
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listNotificationChannels",
+             summary="Channels of your projects with their health; their url, address, "
+                     "has_secret and last error for a project's ADMINs only")
     @blp.arguments(ChannelListArgsSchema, location="query")
     @blp.response(200, ChannelListSchema, headers=LINK_HEADER_DOC)
     @problem_responses(blp, 422)

@@ -324,7 +324,7 @@ class ChannelCreated(TypedDict):
 
 class ChannelHealth(TypedDict):
     failures_in_a_row: int
-    last_error: str | None
+    last_error: NotRequired[str | None]
     last_failure_at: str | None
     last_success_at: str | None
     state: Literal["ok", "failing", "unused"]
@@ -336,16 +336,16 @@ class ChannelList(TypedDict):
 
 
 class ChannelWithHealth(TypedDict):
-    address: str | None
+    address: NotRequired[str | None]
     created_at: str
     events: list[Literal["job.dead", "job.succeeded", "schedule.failing", "schedule.late", "schedule.silent", "schedule.recovered"]]
-    has_secret: Any
+    has_secret: NotRequired[bool]
     health: ChannelHealth
     id: int
     kind: Literal["webhook", "slack", "email"]
     name: str
     project: str
-    url: str | None
+    url: NotRequired[str | None]
 
 
 class ChaosCreate(TypedDict):

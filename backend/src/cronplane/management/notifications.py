@@ -2,6 +2,11 @@
 delivery log. Each mutation is one transaction with its audit event.
 
 Decisions:
+* Every member of a project lists its channels and their health (a VIEWER must be able to see
+  that alerting works, review 2026-12-05 §5.15); only its ADMINs read their configuration. A
+  channel listed to anyone else is a ``ChannelSummary``, which has no URL, address, secret or
+  delivery error to serialise: a Slack or webhook URL is a credential, an address a person's, and
+  an error can quote the URL it failed on.
 * A channel's URL is checked against the egress policy at creation when its host is a literal
   address (a 422 names the rule); names are resolved and checked again at every delivery
   (handlers/outbound.py), so a channel cannot be pointed at the network behind the server.
@@ -19,6 +24,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, literal, select, tuple_
@@ -37,6 +43,7 @@ from cronplane.domain.notifications import (
     TEST_EVENT,
     ChannelHealth,
     ChannelKind,
+    ChannelState,
     channel_state,
     error_headline,
     shown_url,
@@ -172,17 +179,43 @@ def list_channels(ctx: ManagementContext, actor: Actor, *,
     return rows
 
 
+@dataclass(frozen=True)
+class HealthSummary:
+    """A channel's health without its last error (which can quote the channel's URL)."""
+
+    state: ChannelState
+    last_success_at: datetime | None
+    last_failure_at: datetime | None
+    failures_in_a_row: int
+
+
+@dataclass(frozen=True)
+class ChannelSummary:
+    """A channel as a member below ADMIN of its project lists it: what it is called, what it
+    sends and whether that works; nothing of where it sends or how it signs."""
+
+    id: int
+    project: str
+    name: str
+    kind: str
+    events: list[str]
+    created_at: datetime
+    health: HealthSummary
+
+
 def channels_page(ctx: ManagementContext, actor: Actor, *, project: list[str] | None = None,
                   limit: int | None = None, cursor: str | None = None
-                  ) -> Page[NotificationChannel]:
-    """``GET /notification-channels``: by (project, name), a page at a time (keyset on both;
-    a channel's name is unique in its project), each with its ``health``."""
+                  ) -> Page[NotificationChannel | ChannelSummary]:
+    """``GET /notification-channels``: the channels of every project the caller is a member of,
+    by (project, name), a page at a time (keyset on both; a channel's name is unique in its
+    project), each with its ``health``: whole for the project's ADMINs, a ``ChannelSummary``
+    for everyone else."""
     size = check_limit(limit)
     key = decode_cursor(cursor, fields=("project", "name"))
     if key is not None and not all(isinstance(key[k], str) for k in ("project", "name")):
         raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
     query = scope.restrict(select(NotificationChannel), NotificationChannel.project, actor,
-                           project, minimum=Role.ADMIN)
+                           project, minimum=Role.VIEWER)
     if key is not None:
         query = query.where(tuple_(NotificationChannel.project, NotificationChannel.name)
                             > tuple_(literal(key["project"]), literal(key["name"])))
@@ -190,14 +223,31 @@ def channels_page(ctx: ManagementContext, actor: Actor, *, project: list[str] | 
         rows = list(session.scalars(query.order_by(NotificationChannel.project,
                                                    NotificationChannel.name).limit(size + 1)))
         session.expunge_all()
-    items = rows[:size]
+    items: list[NotificationChannel | ChannelSummary] = []
     health = {view.id: view.health
-              for view in channel_health(ctx, sorted({c.project for c in items}))}
-    for channel in items:
-        channel.health = health.get(channel.id, ChannelHealth.unused())  # type: ignore[attr-defined]
-    next_cursor = (encode_cursor({"project": items[-1].project, "name": items[-1].name})
+              for view in channel_health(ctx, sorted({c.project for c in rows[:size]}))}
+    for channel in rows[:size]:
+        seen = health.get(channel.id, ChannelHealth.unused())
+        if _administers(actor, channel.project):
+            # A detached row: the attribute is the API's to serialise, never written back.
+            channel.health = seen  # type: ignore[attr-defined]
+            channel.has_secret = channel.secret is not None  # type: ignore[attr-defined]
+            items.append(channel)
+        else:
+            items.append(ChannelSummary(
+                id=channel.id, project=channel.project, name=channel.name, kind=channel.kind,
+                events=list(channel.events), created_at=channel.created_at,
+                health=HealthSummary(state=seen.state, last_success_at=seen.last_success_at,
+                                     last_failure_at=seen.last_failure_at,
+                                     failures_in_a_row=seen.failures_in_a_row)))
+    next_cursor = (encode_cursor({"project": rows[size - 1].project, "name": rows[size - 1].name})
                    if len(rows) > size else None)
     return Page(items=items, next_cursor=next_cursor)
+
+
+def _administers(actor: Actor, project: str) -> bool:
+    role = scope.role_in(actor, project)
+    return role is not None and role.allows(Role.ADMIN)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ describe('dashboard', () => {
     expect(await screen.findByLabelText('DEAD jobs')).toHaveTextContent('15');
     expect(screen.getByTestId('deliveries-DEAD')).toHaveTextContent('+685 notification deliveries');
     expect(screen.getByTestId('failing-channels')).toHaveTextContent(/oncall-slack \(slack, project payments\): 200\+ delivery attempts failed in a row,\s*last success never/);
-    expect(screen.queryByRole('link', { name: 'Check the channels' }), 'channels are ADMIN-only').toBeNull();
+    // A VIEWER reads every channel's health on Notifications (review §5.15), so the notice leads there.
+    expect(screen.getByRole('link', { name: 'Check the channels' })).toHaveAttribute('href', '/notifications');
     await waitFor(() => expect(fake.calls.some((c) => new URL(c.url).pathname === '/api/v1/jobs')).toBe(true));
     const failures = fake.calls.map((c) => new URL(c.url)).find((u) => u.pathname === '/api/v1/jobs');
     expect(failures?.searchParams.getAll('exclude_trigger')).toEqual(['notification']);

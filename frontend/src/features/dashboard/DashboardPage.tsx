@@ -95,7 +95,7 @@ export function DashboardPage() {
           ))}
         </Alert>
       )}
-      {stats.data && stats.data.failing_channels.length > 0 && <FailingChannels channels={stats.data.failing_channels} canManage={can(roleFor('listNotificationChannels'))} />}
+      {stats.data && stats.data.failing_channels.length > 0 && <FailingChannels channels={stats.data.failing_channels} canOpen={can(roleFor('listNotificationChannels'))} />}
       <Section title="Needs attention">
         <NeedsAttention refetchInterval={polling.refetchInterval} />
       </Section>

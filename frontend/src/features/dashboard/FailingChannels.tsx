@@ -4,9 +4,9 @@ import type { FailingChannel } from '../../api/types';
 import { RelativeTime } from '../../components/RelativeTime';
 
 /** A channel whose newest deliveries all failed: every alert sent to it is lost, which the dashboard must say before anything
- * else (a broken Slack hook was silent for a day in the review, issue 45). Names and counts only; the URL and errors are on
- * the ADMIN-only Notifications page. */
-export function FailingChannels({ channels, canManage }: { channels: FailingChannel[]; canManage: boolean }) {
+ * else (a broken Slack hook was silent for a day in the review, issue 45). Names and counts only; every member reads the
+ * channels' health on the Notifications page, their ADMINs the URL and errors. */
+export function FailingChannels({ channels, canOpen }: { channels: FailingChannel[]; canOpen: boolean }) {
   const title = channels.length === 1 ? 'A notification channel is failing' : `${channels.length} notification channels are failing`;
   // The link takes the alert's text colour (underlined, bold): the theme's link blue on the red
   // tint is below 4.5:1.
@@ -21,7 +21,7 @@ export function FailingChannels({ channels, canManage }: { channels: FailingChan
           </List.Item>
         ))}
       </List>
-      {canManage && (
+      {canOpen && (
         <Text size="sm" mt={4}>
           <Anchor component={Link} to="/notifications" underline="always" fw={600} c="inherit">
             Check the channels

@@ -79,4 +79,26 @@ describe('notifications page', () => {
     const healthy = within(table).getByText('oncall').closest('tr') as HTMLElement;
     expect(within(healthy).getByText('OK')).toBeInTheDocument();
   });
+
+  it("shows a VIEWER each channel's health, and nothing the API keeps to ADMINs: no target, no actions, no form", async () => {
+    // What the API lists to a member below ADMIN: no url, address, has_secret or last_error.
+    const summary = {
+      id: 5, name: 'oncall-slack', project: 'default', kind: 'slack' as const, events: ['job.dead' as const], created_at: '2026-12-01T10:00:00Z',
+      health: { state: 'failing' as const, last_success_at: null, last_failure_at: '2026-12-01T10:01:00Z', failures_in_a_row: 12 },
+    };
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/notification-channels', ({ response }) => response(200).json({ items: [summary], next_cursor: null })),
+    ).fetch);
+    renderScreen(<NotificationsPage />, { role: 'VIEWER', path: '/notifications', route: '/notifications' });
+    const table = await screen.findByRole('table', { name: 'Notification channels' });
+    const row = within(table).getByText('oncall-slack').closest('tr') as HTMLElement;
+    expect(within(row).getByText('FAILING')).toBeInTheDocument();
+    expect(row).toHaveTextContent('12 failed in a row');
+    expect(row).toHaveTextContent('last success never');
+    expect(within(table).queryByRole('columnheader', { name: 'Sends to' })).not.toBeInTheDocument();
+    expect(within(table).queryByRole('columnheader', { name: 'Actions' })).not.toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Send a test|Deliveries to|Delete/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('form', { name: 'New channel' })).not.toBeInTheDocument();
+    expect(screen.getByText(/delivery log and its errors are for the project's ADMINs/)).toBeInTheDocument();
+  });
 });

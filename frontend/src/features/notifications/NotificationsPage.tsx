@@ -4,12 +4,15 @@ import { ApiError } from '../../api/problem';
 import type { NotificationChannel, NotificationChannelCreate, NotificationChannelCreated } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { GatedButton } from '../../components/GatedButton';
 import { PageHeader } from '../../components/PageHeader';
 import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { RequireRole } from '../../components/RequireRole';
 import { usePolling } from '../../lib/polling';
+import { isReadOnly, mayCall } from '../../lib/roles';
+import { useSession } from '../../lib/session';
 import { useCreateChannel } from './api/create-channel';
 import { useDeleteChannel } from './api/delete-channel';
 import { useChannels } from './api/list-channels';
@@ -142,8 +145,34 @@ function DeliveryLog({ channel }: { channel: NotificationChannel }) {
   );
 }
 
+/** Where a channel sends: its ADMINs' to read (a Slack or webhook URL is a credential); everyone
+ * else gets no url or address at all. */
+function SendsTo({ channel }: { channel: NotificationChannel }) {
+  if (channel.url === undefined && channel.address === undefined) {
+    return (
+      <Text size="sm" c="dimmed" title="Only the project's ADMINs see where a channel sends">
+        —
+      </Text>
+    );
+  }
+  const target = channel.url ?? channel.address ?? '';
+  return (
+    <Text size="sm" truncate="end" title={target}>
+      {target}
+    </Text>
+  );
+}
+
+/** Every member sees the channels of their projects and whether each works (review 2026-12-05
+ * §5.15: a VIEWER could not tell whether alerting worked at all); the configuration, the
+ * delivery log and the actions are the ADMINs'. */
 export function NotificationsPage() {
+  const { user, can } = useSession();
   const channels = useChannels();
+  const readOnly = isReadOnly(can);
+  const mayCreate = mayCall('createNotificationChannel', user?.role, can);
+  // A column of dashes says nothing: shown when some channel listed is one the user administers.
+  const showsTargets = channels.data?.items.some((c) => c.url !== undefined || c.address !== undefined) ?? false;
   const test = useTestChannel();
   const remove = useDeleteChannel();
   const [selected, setSelected] = useState<number | null>(null);
@@ -155,6 +184,7 @@ export function NotificationsPage() {
         <PageHeader title="Notifications" />
         <Text size="sm" c="dimmed">
           Where alerts (schedule.failing, late, silent, recovered) and job events go. A schedule sends its alerts to the channels its Notify field names.
+          {!mayCreate && " Where a channel sends, its delivery log and its errors are for the project's ADMINs."}
         </Text>
         {created?.secret && (
           <Alert color="blue" title={`Signing secret of ${created.name}`} withCloseButton onClose={() => setCreated(null)}>
@@ -172,9 +202,9 @@ export function NotificationsPage() {
                     <Table.Th>Project</Table.Th>
                     <Table.Th>Kind</Table.Th>
                     <Table.Th>Health</Table.Th>
-                    <Table.Th>Sends to</Table.Th>
+                    {showsTargets && <Table.Th>Sends to</Table.Th>}
                     <Table.Th>Events</Table.Th>
-                    <Table.Th>Actions</Table.Th>
+                    {!readOnly && <Table.Th>Actions</Table.Th>}
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
@@ -186,45 +216,54 @@ export function NotificationsPage() {
                       <Table.Td maw={260}>
                         <ChannelHealthCell health={c.health} />
                       </Table.Td>
-                      <Table.Td maw={280}>
-                        <Text size="sm" truncate="end" title={c.url ?? c.address ?? ''}>
-                          {c.url ?? c.address}
-                        </Text>
-                      </Table.Td>
+                      {showsTargets && (
+                        <Table.Td maw={280}>
+                          <SendsTo channel={c} />
+                        </Table.Td>
+                      )}
                       <Table.Td>
                         <Text size="xs">{c.events.join(', ')}</Text>
                       </Table.Td>
-                      <Table.Td>
-                        <Group gap="xs" wrap="nowrap">
-                          <Button
-                            size="xs"
-                            variant="default"
-                            aria-label={`Send a test to ${c.name}`}
-                            loading={test.isPending && test.variables === c.id}
-                            onClick={() => {
-                              setSelected(c.id);
-                              test.mutate(c.id);
-                            }}
-                          >
-                            Test
-                          </Button>
-                          <Button size="xs" variant="default" aria-label={`Deliveries to ${c.name}`} onClick={() => setSelected(c.id)}>
-                            Deliveries
-                          </Button>
-                          <ConfirmButton
-                            operation="deleteNotificationChannel"
-                            size="xs"
-                            color="red"
-                            variant="light"
-                            title={`Delete ${c.name}?`}
-                            message="Its delivery log goes with it; schedules naming it stop notifying it."
-                            confirmLabel="Delete"
-                            onConfirm={() => remove.mutateAsync(c.id).then(() => selected === c.id && setSelected(null))}
-                          >
-                            Delete
-                          </ConfirmButton>
-                        </Group>
-                      </Table.Td>
+                      {!readOnly && (
+                        <Table.Td>
+                          <Group gap="xs" wrap="nowrap">
+                            <GatedButton
+                              operation="testNotificationChannel"
+                              size="xs"
+                              variant="default"
+                              aria-label={`Send a test to ${c.name}`}
+                              loading={test.isPending && test.variables === c.id}
+                              onClick={() => {
+                                setSelected(c.id);
+                                test.mutate(c.id);
+                              }}
+                            >
+                              Test
+                            </GatedButton>
+                            <GatedButton
+                              operation="listNotificationDeliveries"
+                              size="xs"
+                              variant="default"
+                              aria-label={`Deliveries to ${c.name}`}
+                              onClick={() => setSelected(c.id)}
+                            >
+                              Deliveries
+                            </GatedButton>
+                            <ConfirmButton
+                              operation="deleteNotificationChannel"
+                              size="xs"
+                              color="red"
+                              variant="light"
+                              title={`Delete ${c.name}?`}
+                              message="Its delivery log goes with it; schedules naming it stop notifying it."
+                              confirmLabel="Delete"
+                              onConfirm={() => remove.mutateAsync(c.id).then(() => selected === c.id && setSelected(null))}
+                            >
+                              Delete
+                            </ConfirmButton>
+                          </Group>
+                        </Table.Td>
+                      )}
                     </Table.Tr>
                   ))}
                 </Table.Tbody>
@@ -234,7 +273,7 @@ export function NotificationsPage() {
           <ErrorAlert error={test.error} />
         </Paper>
         {current && <DeliveryLog channel={current} />}
-        <CreateChannelForm onCreated={setCreated} />
+        {mayCreate && <CreateChannelForm onCreated={setCreated} />}
       </Stack>
     </RequireRole>
   );
