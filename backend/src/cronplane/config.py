@@ -18,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from cronplane.domain.audit_chain import Keyring
 from cronplane.domain.egress import DEFAULT_POLICY, EgressPolicy
+from cronplane.domain.limits import MAX_QUEUES_PER_PROJECT
 from cronplane.domain.names import QUEUE_NAME
 
 DEFAULT_DATA_DIR = ".cronplane"
@@ -109,6 +110,8 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     # CRONPLANE_NOTIFY_PER_MINUTE: deliveries per channel per UTC minute; the rest becomes a digest.
     notify_per_minute: int = 10
+    # CRONPLANE_MAX_QUEUES_PER_PROJECT: how many queues one project may name (409 beyond).
+    max_queues_per_project: int = MAX_QUEUES_PER_PROJECT
 
     @property
     def oidc_enabled(self) -> bool:
@@ -212,6 +215,8 @@ class Settings:
             metrics_token=reader.optional("CRONPLANE_METRICS_TOKEN"),
             notify_per_minute=reader.integer("CRONPLANE_NOTIFY_PER_MINUTE", 10,
                                              low=1, high=10000),
+            max_queues_per_project=reader.integer("CRONPLANE_MAX_QUEUES_PER_PROJECT",
+                                                  MAX_QUEUES_PER_PROJECT, low=1, high=100_000),
         )
         if settings.oidc_issuer:
             for name, value in (("CRONPLANE_OIDC_CLIENT_ID", settings.oidc_client_id),

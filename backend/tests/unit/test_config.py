@@ -26,6 +26,7 @@ def test_defaults_match_the_contract() -> None:
         ({"CRONPLANE_EXECUTION": "maybe"}, "CRONPLANE_EXECUTION"),
         ({"CRONPLANE_DEMO_PERSONAS": "2"}, "CRONPLANE_DEMO_PERSONAS"),
         ({"CRONPLANE_SHELL_SANDBOX": "landlock"}, "CRONPLANE_SHELL_SANDBOX"),
+        ({"CRONPLANE_MAX_QUEUES_PER_PROJECT": "0"}, "CRONPLANE_MAX_QUEUES_PER_PROJECT"),
         ({"CRONPLANE_ENV": "production"}, "CRONPLANE_SECRET_KEY"),
         ({"CRONPLANE_ADMIN_USERNAME": "root"}, "CRONPLANE_ADMIN_PASSWORD"),
     ],
@@ -73,6 +74,12 @@ def test_metrics_search_and_notify_bounds_have_the_contracts_defaults() -> None:
     assert s.metrics_token is None
     assert s.search_concurrency == 2 and s.notify_per_minute == 10
     assert Settings.from_env({"CRONPLANE_METRICS_TOKEN": "tok"}).metrics_token == "tok"
+
+
+def test_queues_per_project_are_capped_at_100_unless_set() -> None:
+    assert Settings.from_env({}).max_queues_per_project == 100
+    assert Settings.from_env(
+        {"CRONPLANE_MAX_QUEUES_PER_PROJECT": "7"}).max_queues_per_project == 7
 
 
 def test_a_production_metrics_token_must_be_long_and_not_the_example() -> None:

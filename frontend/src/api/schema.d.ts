@@ -812,7 +812,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Pause/resume a queue (OPERATOR) or set its limits (ADMIN) */
+        /**
+         * Pause/resume a queue (OPERATOR) or set its limits (ADMIN)
+         * @description A name the project has no queue of yet creates one, unless the project already has CRONPLANE_MAX_QUEUES_PER_PROJECT: then 409 quota-exceeded naming max_queues_per_project, and nothing changes.
+         */
         patch: operations["updateQueue"];
         trace?: never;
     };
@@ -4320,6 +4323,7 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             404: components["responses"]["NOT_FOUND"];
+            409: components["responses"]["CONFLICT"];
             415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             default: components["responses"]["DEFAULT_ERROR"];

@@ -83,9 +83,12 @@ class Queues(MethodView):
 class QueueItem(MethodView):
     @requires(Role.OPERATOR)
     @blp.doc(operationId="updateQueue",
-             summary="Pause/resume a queue (OPERATOR) or set its limits (ADMIN)")
+             summary="Pause/resume a queue (OPERATOR) or set its limits (ADMIN)",
+             description="A name the project has no queue of yet creates one, unless the project "
+                         "already has CRONPLANE_MAX_QUEUES_PER_PROJECT: then 409 quota-exceeded "
+                         "naming max_queues_per_project, and nothing changes.")
     @blp.arguments(QueueUpdateSchema)
     @blp.response(200, QueueSchema)
-    @problem_responses(blp, 400, 403, 404, 415)
+    @problem_responses(blp, 400, 403, 404, 409, 415)
     def patch(self, body: dict[str, Any], project: str, name: str) -> Any:
         return asdict(queues.update(management_context(), current_actor(), project, name, body))

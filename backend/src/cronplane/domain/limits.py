@@ -13,4 +13,5 @@ DEFAULT_TIMEOUT_SECONDS = 300
 DEFAULT_MAX_ATTEMPTS = 3
 MAX_DEPENDENCIES = 100  # depends_on of one job
 MAX_BATCH_JOBS = 1000  # jobs of one POST /batches
+MAX_QUEUES_PER_PROJECT = 100  # CRONPLANE_MAX_QUEUES_PER_PROJECT's default (review N15)
 OUTPUT_KEEP_BYTES = 1 << 20  # an attempt's output: its last 1 MiB is kept

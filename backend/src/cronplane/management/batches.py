@@ -31,7 +31,7 @@ from cronplane.domain.batches import BatchCounts, BatchState, batch_state
 from cronplane.domain.limits import BIGINT_MAX, MAX_BATCH_JOBS
 from cronplane.domain.roles import Role
 from cronplane.domain.states import RunWhen
-from cronplane.management import audit, jobs, projects, scope
+from cronplane.management import audit, jobs, projects, queues, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import (
@@ -176,6 +176,9 @@ def create(ctx: ManagementContext, actor: Actor, *, project: str | None,
             # The project's lock and pending quota: the whole batch (and its callback) fits, or
             # nothing is created.
             projects.check_pending_quota(session, slug, adding=len(built) + (callback is not None))
+            queues.admit(session, ctx.settings, slug,
+                         [job.queue for _, job in built]
+                         + ([callback[1].queue] if callback is not None else []))
             _check_dependencies(session, built)
             batch_id = batch_store.create(session, slug, actor.username)
             rows = _insert(session, built, batch_id, spans)
@@ -308,6 +311,7 @@ def add_jobs(ctx: ManagementContext, actor: Actor | None, batch_id: int,
         spans: list[tracing.CreateSpan] = []
         try:
             projects.check_pending_quota(session, batch["project"], adding=len(built))
+            queues.admit(session, ctx.settings, batch["project"], [job.queue for _, job in built])
             _check_dependencies(session, built)
             ids = [int(r["id"]) for r in _insert(session, built, batch_id, spans)]
             if batch["callback_job_id"] is not None:

@@ -34,7 +34,7 @@ from cronplane.domain.states import Trigger
 from cronplane.handlers import HandlerSpec, default_registry
 from cronplane.handlers.payload_check import check_payload
 from cronplane.handlers.secret_source import SecretSource
-from cronplane.management import audit, projects, scope
+from cronplane.management import audit, projects, queues, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -214,11 +214,12 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
 
     A project without quotas (the usual case) and a job without dependencies take one statement:
     job, audit event and wake-up committed in one round trip, together with the other requests of
-    this process in flight (``job_insert.insert_grouped``, a group commit). Otherwise the same
-    statement runs in ``enqueue_in_session``, after the project's lock and quota check."""
+    this process in flight (``job_insert.insert_grouped``, a group commit), when it names a queue
+    this process knows exists. Otherwise the same statement runs in ``enqueue_in_session``, after
+    the project's lock and quota checks (the queue cap among them)."""
     scope.writable(actor, request.project, Role.OPERATOR)
     span = _create_span(request)
-    if not request.depends_on:
+    if not request.depends_on and queues.known(ctx.db, request.project, request.queue):
         try:
             job = replace(build(actor, request, idempotency_key=idempotency_key,
                                 settings=ctx.settings,
@@ -239,8 +240,10 @@ def enqueue(ctx: ManagementContext, actor: Actor, request: JobRequest, *,
             span.finish(None)
             raise
     with ctx.db.transaction() as session:
-        return enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
-                                  settings=ctx.settings, create_span=span)
+        result = enqueue_in_session(session, actor, request, idempotency_key=idempotency_key,
+                                    settings=ctx.settings, create_span=span)
+    queues.remember(ctx.db, request.project, request.queue)  # committed: the row exists
+    return result
 
 
 def _create_event(actor: Actor, request: JobRequest, idempotency_key: str | None, *,
@@ -375,6 +378,7 @@ def _insert_in_session(session: Session, actor: Actor, request: JobRequest, *,
                   trace_context=trace_context)
     # Under the project's lock when it has a pending-jobs quota (race-free count).
     projects.check_pending_quota(session, request.project)
+    queues.admit(session, settings, request.project, [request.queue])
     check_dependencies(session, request)
     (row,) = job_insert.insert_in_session(session, [job])
     if row["id"] is None:

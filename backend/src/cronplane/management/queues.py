@@ -2,10 +2,18 @@
 
 The limits themselves are enforced by the claim statement (storage/sql/jobs.sql claim_jobs,
 docs/adr/0007-queue-limits.md); this module only edits the row the claim reads.
+
+A queue exists once named (CONTRACT.md): by a PATCH here, or by a job or schedule naming it (the
+triggers of migration 0008 insert the row). Each row is a line of ``GET /queues`` and a label set
+of ``/metrics``, so a project may name at most ``CRONPLANE_MAX_QUEUES_PER_PROJECT`` (review N15):
+every use case that lets a caller name a queue calls ``admit`` in its transaction, before the
+write that would create the row. The system's own queue (``notifications``, for deliveries) and
+``jobs.enqueue_many`` (Python with the database in hand) are not counted against anyone.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,20 +21,25 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
 
+from cronplane.domain.limits import MAX_QUEUES_PER_PROJECT
 from cronplane.domain.names import QUEUE_NAME
 from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
 from cronplane.management import audit, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
-from cronplane.management.errors import InvalidInput, NotFound
+from cronplane.management.errors import InvalidInput, NotFound, QuotaExceeded
+from cronplane.storage.database import Database
+from cronplane.storage.locks import AdvisoryLock, hold_for_transaction_on
 from cronplane.storage.models import Job, Project, Queue
 
 PENDING, RUNNING = JobStatus.PENDING.value, JobStatus.RUNNING.value  # a queue's depth
 
 LIMITS = ("concurrency_limit", "per_key_limit", "rate_limit_per_second")
 MAX_REASON = 1000
+QUOTA = "max_queues_per_project"  # the quota a refusal names
 
 
 @dataclass(frozen=True)
@@ -96,11 +109,59 @@ def _checked(changes: Mapping[str, Any]) -> dict[str, Any]:
     return dict(changes)
 
 
+# -- the cap on queues per project -------------------------------------------------------------------
+def admit(session: Session, settings: Any, project: str, names: Iterable[str]) -> None:
+    """409 quota-exceeded unless every queue of ``names`` exists in ``project`` or all the new
+    ones fit under ``settings.max_queues_per_project``. Call it once, in the transaction of the
+    write that would create them, before that write: a new name holds the project's naming lock
+    to the end of the transaction, so concurrent creators count one after another and the cap
+    is exact. Names that all exist cost one indexed read and no lock."""
+    wanted = sorted(set(names))
+    if not _missing(session, project, wanted):
+        return
+    hold_for_transaction_on(session, AdvisoryLock.QUEUE_NAMING, project)
+    new = _missing(session, project, wanted)  # some may have been committed while we waited
+    if not new:
+        return
+    cap = int(getattr(settings, "max_queues_per_project", MAX_QUEUES_PER_PROJECT))
+    named = session.scalar(select(func.count()).select_from(Queue)
+                           .where(Queue.project == project)) or 0
+    if named + len(new) > cap:
+        raise QuotaExceeded(project, QUOTA, cap)
+
+
+def _missing(session: Session, project: str, names: list[str]) -> list[str]:
+    found = set(session.scalars(select(Queue.name).where(Queue.project == project,
+                                                         Queue.name.in_(names))))
+    return [name for name in names if name not in found]
+
+
+# Queues this process saw committed, per database: an ad-hoc job naming one of them takes the
+# one-statement path without asking (it creates no row); any other name goes through ``admit``.
+# Rows are deleted only with their project (an empty one, projects.delete_project), so an entry
+# can outlive its row only until that slug is reused: at most the names once admitted there.
+_KNOWN: weakref.WeakKeyDictionary[Database, set[tuple[str, str]]] = weakref.WeakKeyDictionary()
+_KNOWN_MAX = 10_000
+
+
+def known(db: Database, project: str, name: str) -> bool:
+    return (project, name) in _KNOWN.get(db, ())
+
+
+def remember(db: Database, project: str, name: str) -> None:
+    """``project``'s queue ``name`` exists: a transaction that named it has committed."""
+    seen = _KNOWN.setdefault(db, set())
+    if len(seen) >= _KNOWN_MAX:
+        seen.clear()
+    seen.add((project, name))
+
+
 def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
            changes: Mapping[str, Any]) -> QueueView:
     """Pause/resume (OPERATOR) or change limits (ADMIN). A queue not named yet is created: only
-    OPERATOR and above get here, so reading never creates state. One audit event per change:
-    queue.pause, queue.resume, queue.update."""
+    OPERATOR and above get here, so reading never creates state, and only while the project has
+    room under the cap (``admit``). One audit event per change: queue.pause, queue.resume,
+    queue.update."""
     if not QUEUE_NAME.matches(name):
         raise InvalidInput(f"queue: must match {QUEUE_NAME.shape}",
                            errors={"name": [QUEUE_NAME.message]})
@@ -112,6 +173,7 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
     with ctx.db.transaction() as session:
         if session.get(Project, project) is None:
             raise NotFound(f"project {project!r} not found")
+        admit(session, ctx.settings, project, [name])
         session.execute(insert(Queue).values(project=project, name=name)
                         .on_conflict_do_nothing())
         row = session.execute(select(Queue).where(Queue.project == project, Queue.name == name)

@@ -41,7 +41,7 @@ from cronplane.domain.schedule_definition import (
     MAX_NAME,
     MAX_NOTIFY,
 )
-from cronplane.management import audit, notifications, projects, schedule_chains, scope
+from cronplane.management import audit, notifications, projects, queues, schedule_chains, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 from cronplane.management.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -219,26 +219,28 @@ def _finish(session: Session, schedule: Schedule) -> Schedule:
 # -- use cases -------------------------------------------------------------------------------------
 def create(ctx: ManagementContext, actor: Actor, data: Mapping[str, Any]) -> Schedule:
     """``data["project"]`` (default ``default``) needs ADMIN there; its ``max_schedules`` quota
-    is checked under the project's lock, so concurrent creates cannot overshoot it.
+    is checked under the project's lock, and a queue it does not have yet against the cap on
+    queues under the project's naming lock, so concurrent creates cannot overshoot either.
 
     The row, version 1, the audit event and the NOTIFY are one statement
-    (storage/schedule_insert.py). A schedule with no ``notify`` or ``upstream`` in a project
-    without a quota has nothing to check under a lock: that statement runs alone in autocommit
-    after one read of the clock (two round trips; the audit chain's lock is never held across
-    a round trip to this process). The rest take the checked path: one transaction, the
-    checks' locks, then the same statement."""
+    (storage/schedule_insert.py). A schedule with no ``notify`` or ``upstream``, on a queue its
+    project has, in a project without a quota has nothing to check under a lock: that statement
+    runs alone in autocommit after one read of the clock (two round trips; the audit chain's lock
+    is never held across a round trip to this process). The rest take the checked path: one
+    transaction, the checks' locks, then the same statement."""
     fields = dict(data)
     project = scope.writable(actor, fields.pop("project", None), Role.ADMIN)
     values = _validated(fields, ctx.settings)
     require_handler_rights(actor, values["handler"])
     if not values["notify"] and not values["upstream"]:
         with ctx.db.autocommit() as conn:
-            now = schedule_insert.admit(conn, project)
+            now = schedule_insert.admit(conn, project, values["queue"])
             if now is not None:
                 return _created(schedule_insert.insert(conn, _new(actor, project, values, now)),
                                 values["name"])
     with ctx.db.transaction() as session:
         projects.check_schedules_quota(session, project)
+        queues.admit(session, ctx.settings, project, [values["queue"]])
         notifications.check_notify(session, project, values["notify"])
         schedule_chains.check(session, project, None, values["upstream"])
         # The transaction's cronplane_now(): created_at, and the instant the first fire follows.
@@ -454,6 +456,8 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
             return schedule
         if "notify" in changed:
             notifications.check_notify(session, schedule.project, values["notify"])
+        if "queue" in changed:
+            queues.admit(session, ctx.settings, schedule.project, [values["queue"]])
         if "upstream" in changed:
             schedule_chains.check(session, schedule.project, schedule_id, values["upstream"])
         if "name" in changed:

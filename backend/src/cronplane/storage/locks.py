@@ -24,6 +24,9 @@ class AdvisoryLock(IntEnum):
     # The class (first key) of the two-key locks of job-search slots, one per (user, slot):
     # storage/search/slots.py. Two-key locks never collide with the one-key locks above.
     SEARCH_SLOTS = 7317005
+    # The class of the two-key locks that serialise the naming of new queues, one per project
+    # (management/queues.py ``admit``): two cannot each take the last place under the cap.
+    QUEUE_NAMING = 7317006
 
 
 def hold_for_transaction(session: Session, lock: AdvisoryLock) -> None:
@@ -31,3 +34,11 @@ def hold_for_transaction(session: Session, lock: AdvisoryLock) -> None:
     from sqlalchemy import text
 
     session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": int(lock)})
+
+
+def hold_for_transaction_on(session: Session, lock: AdvisoryLock, name: str) -> None:
+    """Wait for the two-key lock (``lock``, a hash of ``name``): one of the class per name."""
+    from sqlalchemy import text
+
+    session.execute(text("SELECT pg_advisory_xact_lock(:key, hashtext(:name))"),
+                    {"key": int(lock), "name": name})

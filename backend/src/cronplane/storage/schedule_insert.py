@@ -52,10 +52,12 @@ def _params(new: NewSchedule) -> dict[str, Any]:
             "channel": SCHEDULES}
 
 
-def admit(conn: Any, project: str) -> datetime | None:
+def admit(conn: Any, project: str, queue: str) -> datetime | None:
     """The database clock to create the schedule at, when ``project`` takes it unchecked (it
-    exists, is not archived, has no schedule quota); None: take the checked path."""
-    row = conn.execute(QUERIES["schedule_admit"], {"project": project}, prepare=True).fetchone()
+    exists, is not archived, has no schedule quota, has the ``queue`` already); None: take the
+    checked path."""
+    row = conn.execute(QUERIES["schedule_admit"], {"project": project, "queue": queue},
+                       prepare=True).fetchone()
     if row is None or not row["unchecked"]:
         return None
     now: datetime = row["now"]

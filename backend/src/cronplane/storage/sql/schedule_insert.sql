@@ -7,10 +7,13 @@
 -- name: schedule_admit
 -- The database clock the new schedule is created at (its created_at; its next fire is computed
 -- strictly after it), and whether its project takes it without a check under a lock: the
--- project exists, is not archived, has no max_schedules quota. No row or false: the caller
--- takes the checked path, which says why in its own words (404, 409, quota).
+-- project exists, is not archived, has no max_schedules quota, and already has the queue the
+-- schedule names (a new one counts against the project's cap on queues). No row or false: the
+-- caller takes the checked path, which says why in its own words (404, 409, quota).
 SELECT cronplane_now() AS now,
-       (p.archived_at IS NULL AND p.max_schedules IS NULL) AS unchecked
+       (p.archived_at IS NULL AND p.max_schedules IS NULL
+        AND EXISTS (SELECT 1 FROM queues q
+                     WHERE q.project = p.slug AND q.name = %(queue)s)) AS unchecked
   FROM projects p
  WHERE p.slug = %(project)s;
 
