@@ -131,6 +131,7 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
 
     # The pause is version 2 in the history; rolling back to version 1 makes version 3, unpaused.
     history = page.get_by_role("region", name="Version history")
+    history.get_by_role("button", name=re.compile(r"^Show versions")).click()  # folded (§5.6)
     expect(history.get_by_test_id("version-2")).to_contain_text("by admin")
     expect(history.get_by_role("table", name="Changes in v2")).to_contain_text("paused")
     history.get_by_role("button", name="Roll back to v1").click()
@@ -141,3 +142,54 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
     rolled = admin_api.get(f"/schedules/{schedule['id']}")
     assert rolled["version"] == 3 and rolled["paused"] is False
     screenshot(page, "schedule-versions")
+
+
+def test_the_schedule_page_shows_runs_under_health_and_folds_the_versions(
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+    """Review 2026-12-05 §5.6: the runs were at the bottom of a 2,700 px page, under a version
+    history that listed v1 as "— → value" and alerts as JSON, its columns moving card to card."""
+    schedule = admin_api.create_schedule(name=unique, handler="sleep", cron="0 0 3 * * *",
+                                         payload={"seconds": 1},
+                                         alerts={"on_failure": False, "max_lateness_seconds": 60})
+    path = f"/schedules/{schedule['id']}"
+    # v2 turns one alert on (the other alert's key order differs: no change); v3 changes the cron.
+    admin_api.patch(path, {"alerts": {"max_lateness_seconds": 60, "on_failure": True}})
+    admin_api.patch(path, {"cron": "0 30 3 * * *"})
+    run = admin_api.post(f"{path}/trigger", {}, expect=202)
+    done = admin_api.wait_for_job(run["id"], {"SUCCEEDED"})
+
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto(path)
+    expect(page.get_by_role("heading", name=unique)).to_be_visible()
+    runs = page.get_by_role("region", name="Run history")
+    expect(runs.get_by_role("columnheader", name="Duration")).to_be_visible()
+    row = runs.get_by_role("table", name="Runs").locator("tbody tr").first
+    expect(row).to_contain_text(f"#{done['id']}")
+    headers = [t.strip() for t in runs.get_by_role("columnheader").all_inner_texts()]
+    expect(row.locator("td").nth(headers.index("Duration"))).to_have_text(re.compile(r"^\d+ s$"))
+
+    top = {name: page.get_by_role("region", name=name).bounding_box()
+           for name in ("Health and alerts", "Run history", "Fire timeline", "Version history")}
+    assert all(top.values()), top
+    order = sorted(top, key=lambda name: top[name]["y"])  # type: ignore[index]
+    assert order == ["Health and alerts", "Run history", "Fire timeline", "Version history"], order
+
+    history = page.get_by_role("region", name="Version history")
+    expect(history.get_by_test_id("version-1")).to_have_count(0)
+    history.get_by_role("button", name="Show versions (3)").click()
+    first = history.get_by_test_id("version-1")
+    expect(first).to_contain_text("v1 created by admin")
+    expect(first.get_by_role("table")).to_have_count(0)
+    first.get_by_role("button", name="Show the definition").click()
+    expect(first.get_by_role("table", name="Changes in v1")).to_contain_text("alerts.on_failure")
+    alerts = history.get_by_role("table", name="Changes in v2").locator("tbody tr")
+    expect(alerts).to_have_count(1)
+    expect(alerts.first).to_contain_text("alerts.on_failure")
+    expect(alerts.first.locator("td").nth(1)).to_have_text("false")
+    expect(alerts.first.locator("td").nth(2)).to_have_text("true")
+    cron = history.get_by_role("table", name="Changes in v3").locator("tbody tr").first
+    for column in (1, 2):
+        x2 = alerts.first.locator("td").nth(column).bounding_box()
+        x3 = cron.locator("td").nth(column).bounding_box()
+        assert x2 and x3 and abs(x2["x"] - x3["x"]) < 1, (column, x2, x3)
+    screenshot(page, "schedule-page-order")

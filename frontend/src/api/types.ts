@@ -16,6 +16,8 @@ export type Persona = Schemas['Persona'];
 export type Schedule = Schemas['Schedule'];
 export type ScheduleCreate = Schemas['ScheduleCreate'];
 export type ScheduleUpdate = Schemas['ScheduleUpdate'];
+/** One entry of a schedule's version history: who, when, and `{field: [before, after]}`. */
+export type ScheduleVersion = Schemas['ScheduleVersion'];
 export type Job = Schemas['Job'];
 /** Jobs created together with a callback (`GET /batches/{id}`): counts per status and `state`. */
 export type Batch = Schemas['Batch'];

@@ -17,6 +17,7 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { ScheduleStateBadge, scheduleState } from '../../components/ScheduleHealth';
 import { StatusBadge } from '../../components/StatusBadge';
 import { describeCron } from '../../lib/cron-english';
+import { formatDuration } from '../../lib/time';
 import { useUrlPaging } from '../../lib/search-params';
 import { useDeleteSchedule } from './api/delete-schedule';
 import { useSchedule } from './api/get-schedule';
@@ -43,6 +44,7 @@ const runColumns: ColumnDef<Job, unknown>[] = [
   { header: 'Trigger', accessorKey: 'trigger' },
   { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
   { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
+  { header: 'Duration', cell: ({ row }) => runDuration(row.original) },
   { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
   // The headline only, as in the jobs list: the traceback is on the job's page (a truncated
   // error ran the headline into "File …" of the first frame).
@@ -54,6 +56,14 @@ const runColumns: ColumnDef<Job, unknown>[] = [
     },
   },
 ];
+
+/** How long a run took, from its first start to its finish (retries and their waits included);
+ * "running" while it runs, "—" before it starts. */
+function runDuration(job: Job): string {
+  if (!job.started_at) return '—';
+  if (!job.finished_at) return job.status === 'RUNNING' ? 'running' : '—';
+  return formatDuration(new Date(job.finished_at).getTime() - new Date(job.started_at).getTime());
+}
 
 export function ScheduleDetailPage() {
   const id = Number(useParams().id);
@@ -178,9 +188,8 @@ export function ScheduleDetailPage() {
           </Grid>
         )}
       </QueryState>
-      {s && <ChainPanel id={id} timeZone={s.timezone} linked={s.upstream.length > 0 || s.downstream.length > 0} />}
-      {s && <FireTimeline id={id} timeZone={s.timezone} />}
-      {s && <VersionHistory id={id} current={s.version} live={!s.deleted_at} />}
+      {/* The runs right below the definition and health, the version history folded at the
+          bottom: the runs are what a reader of a schedule looks for (review 2026-12-05 §5.6). */}
       <Paper withBorder p="md" component="section" aria-label="Run history">
         <Group justify="space-between" mb="sm">
           <Title order={2} size="h4">Run history</Title>
@@ -193,6 +202,9 @@ export function ScheduleDetailPage() {
         </QueryState>
         <CursorPager paging={paging} nextCursor={runs.data?.next_cursor} />
       </Paper>
+      {s && <ChainPanel id={id} timeZone={s.timezone} linked={s.upstream.length > 0 || s.downstream.length > 0} />}
+      {s && <FireTimeline id={id} timeZone={s.timezone} />}
+      {s && <VersionHistory id={id} current={s.version} live={!s.deleted_at} />}
     </Stack>
   );
 }
