@@ -10,12 +10,13 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test test-fast ha-test ha-deps schema-sql lint typecheck imports test-backend test-frontend test-e2e test-checks \
+.PHONY: help run test test-fast ha-test ha-deps schema-sql lock lint typecheck imports test-backend test-frontend test-e2e test-checks \
         check-frontend test-vitest bench chaos frontend system-deps openapi openapi-check clean
 
 help:
 	@echo "make run    install what is needed, migrate, serve API + console + execution plane"
 	@echo "make test   lint, type checks, import contracts, every test suite"
+	@echo "make lock   regenerate backend/requirements.lock after changing backend dependencies"
 	@echo "make schema-sql  regenerate backend/src/cronplane/storage/sql/schema.sql after changing a migration"
 	@echo "make test-fast  the edit loop: unit + integration tests, no browser, no process (< 2 min)"
 	@echo "make bench  benchmarks, AREA=queue|scheduler|api|history|… for one (figures: bench/RESULTS.md)"
@@ -97,6 +98,14 @@ ha-deps:
 # (default 30: ten of each); figures in bench/RESULTS.md.
 ha-test: ha-deps $(STAMP)
 	cd backend && ../$(VENV)/bin/pytest -q -p no:cacheprovider -s -m ha tests/ha
+
+# backend/requirements.lock: the runtime dependencies' closure with hashes, which the image
+# installs and CI's pip-audit reads; regenerate it after changing backend/pyproject.toml's
+# dependencies (backend/tests/deploy/test_requirements_lock.py fails until then).
+lock: $(STAMP)
+	$(PIP) install --quiet pip-tools
+	cd backend && ../$(VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras \
+	    --no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
 
 # `make run DEMO=1`: first seed a real-looking day (cronplane seed-demo --day; once per database).
 run: $(RUN_STAMP)
