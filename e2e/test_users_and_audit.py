@@ -9,6 +9,7 @@ import re
 import secrets
 from collections.abc import Callable
 
+import requests
 from api_client import ApiClient, login
 from conftest import Server
 from console_pages import (
@@ -160,3 +161,45 @@ def test_audit_view_shows_schedule_and_job_actions(
     api_job_events = admin_api.items("/audit", target_type="job", target_id=job["id"])
     assert {(e["action"], e["actor"]) for e in api_job_events} == \
         {("job.create", operator_api.username), ("job.cancel", operator_api.username)}
+
+
+def test_an_admin_resets_a_users_password_from_users(
+        page: Page, server: Server, admin_api: ApiClient) -> None:
+    """Review 2026-12-05 §4.2/§5.4: the first-run banner named "Users → admin → Reset password"
+    and the console had no such control, although the API has POST /users/{id}/password."""
+    username = f"e2e_reset_{secrets.token_hex(3)}"
+    old, new = "pw-" + secrets.token_urlsafe(12), "pw-" + secrets.token_urlsafe(12)
+    user = admin_api.post("/users", {"username": username, "password": old, "role": "VIEWER"},
+                          expect=201)
+    user_api = login(server.base_url, username, old)
+
+    sign_in(page, server.admin_username, server.admin_password)
+    go_via_nav(page, "Users")
+    search = page.get_by_role("main").get_by_label("Search", exact=True)
+    # Your own password is changed under Account (a reset would end your own session).
+    search.fill(server.admin_username)
+    mine = table_rows(page, "Users").filter(has_text=re.compile(r"\byou\b"))
+    expect(mine.get_by_role("button", name=f"Reset the password of {server.admin_username}")) \
+        .to_be_disabled()
+
+    search.fill(username)
+    row = table_rows(page, "Users").filter(has_text=username)
+    expect(row).to_have_count(1)
+    row.get_by_role("button", name=f"Reset the password of {username}").click()
+    box = dialog(page)
+    box.get_by_label(re.compile("^New password")).fill(new)
+    box.get_by_label(re.compile("^Repeat the new password")).fill(new + "x")
+    box.get_by_role("button", name="Reset password").click()
+    expect(box.get_by_text("The two passwords differ.")).to_be_visible()
+    assert user_api.status("GET", "/auth/me") == 200, "a refused reset changed nothing"
+    box.get_by_label(re.compile("^Repeat the new password")).fill(new)
+    box.get_by_role("button", name="Reset password").click()
+    expect(box).to_be_hidden()
+
+    assert login(server.base_url, username, new).get("/auth/me")["username"] == username
+    assert requests.post(f"{server.base_url}/api/v1/auth/login", timeout=15, json={
+        "username": username, "password": old}).status_code == 401, "the old password signs in"
+    assert user_api.status("GET", "/auth/me") == 401, "their sessions end at once"
+    events = admin_api.get("/audit", target_type="user", target_id=str(user["id"]),
+                           action="user.update")["items"]
+    assert [e["actor"] for e in events] == [server.admin_username], events

@@ -213,7 +213,7 @@ def banner(settings: Settings, first_run: FirstRun) -> str:
             "",
             "This password is shown once. It is also kept in",
             f"  {first_run.password_file}",
-            "until you change it (Users → admin → Reset password).",
+            "until you change it (Account → Change password).",
         ]
         width = max(len(line) for line in inner)
         lines += ["", "┌" + "─" * (width + 2) + "┐"]

@@ -65,7 +65,7 @@ export function LoginPage() {
             <Alert color="blue" title="First run" role="note">
               Sign in as <Code>{firstRun.username}</Code> with the password printed in the terminal where{' '}
               <Code>cronplane serve</Code> started. It is also in <Code>{firstRun.initial_password_file}</Code> until you
-              change it.
+              change it (Account → Change password).
             </Alert>
           )}
           {providerError && (

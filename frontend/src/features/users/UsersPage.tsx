@@ -20,6 +20,7 @@ import { useLockUser } from './api/lock-user';
 import { useUnlockUser } from './api/unlock-user';
 import { useUpdateUserRole } from './api/update-user-role';
 import { SearchInput } from '../../components/SearchInput';
+import { ResetPasswordDialog } from './ResetPasswordDialog';
 import { UserTokens } from './UserTokens';
 
 const isLocked = (u: User) => u.locked;
@@ -128,6 +129,7 @@ function UserRow({ u, self, onTokens }: { u: User; self: boolean; onTokens: () =
           >
             {disabled ? 'Enable' : 'Disable'}
           </ConfirmButton>
+          <ResetPasswordDialog user={u} self={self} />
           <Button size="compact-sm" variant="default" aria-label={`API tokens of ${u.username}`} onClick={onTokens}>
             Tokens
           </Button>
