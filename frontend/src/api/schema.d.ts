@@ -2803,6 +2803,8 @@ export interface operations {
                 at_after?: string | null;
                 /** @description Events strictly before */
                 at_before?: string | null;
+                /** @description Repeatable, exact: leave these actions out (the console leaves out job.create, thousands of identical rows, until asked) */
+                exclude_action?: ("auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "token.revoke" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose" | "audit.redacted")[];
             };
             header?: never;
             path?: never;

@@ -67,6 +67,10 @@ class AuditListArgs(ListArgsSchema, ProjectFilterArgs):
     target_id = _filter(128, "Exact target id")
     at_after = UtcDateTime(load_default=None, metadata={"description": "Events strictly after"})
     at_before = UtcDateTime(load_default=None, metadata={"description": "Events strictly before"})
+    exclude_action = fields.List(
+        fields.String(validate=validate.OneOf(AUDIT_ACTIONS)), load_default=list,
+        metadata={"description": "Repeatable, exact: leave these actions out (the console leaves "
+                                 "out job.create, thousands of identical rows, until asked)"})
 
 
 class AuditVerifySchema(ma.Schema):
@@ -103,7 +107,8 @@ class AuditEvents(MethodView):
                                          target_type=args["target_type"],
                                          target_id=args["target_id"],
                                          project=tuple(args["project"]),
-                                         at_after=args["at_after"], at_before=args["at_before"])
+                                         at_after=args["at_after"], at_before=args["at_before"],
+                                         exclude_actions=tuple(args["exclude_action"]))
         page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)

@@ -46,6 +46,7 @@ class AuditFilters:
     project: tuple[str, ...] = ()
     at_after: datetime | None = None
     at_before: datetime | None = None
+    exclude_actions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def _readable(actor: Actor, projects: Sequence[str]) -> Any:
 def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
                 limit: int | None = None, cursor: str | None = None) -> Page[AuditView]:
     """Newest first. ``action`` is a prefix ("job." finds every job action, "job.cre" finds
-    job.create); the other filters are exact matches served by their own (column, id DESC) index."""
+    job.create); the other filters are exact matches served by their own (column, id DESC) index.
+    ``exclude_actions`` leaves exact actions out (the console's default hides job.create)."""
     size = check_limit(limit)
     before = decode_cursor(cursor)
     # The trail of the projects where the caller is at least OPERATOR; the installation's
@@ -81,6 +83,8 @@ def list_events(ctx: ManagementContext, actor: Actor, filters: AuditFilters, *,
     statement = statement.order_by(AuditEvent.id.desc()).limit(size + 1)
     if filters.action is not None:
         statement = statement.where(AuditEvent.action.startswith(filters.action, autoescape=True))
+    if filters.exclude_actions:
+        statement = statement.where(AuditEvent.action.not_in(filters.exclude_actions))
     if filters.at_after is not None:
         statement = statement.where(AuditEvent.at > filters.at_after)
     if filters.at_before is not None:

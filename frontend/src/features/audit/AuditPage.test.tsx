@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AuditEvent } from '../../api/types';
 import { anAuditEvent, anAuditVerify } from '../../test/factories';
-import { fakeApi, http, renderScreen } from '../../test/render';
+import { fakeApi, fill, http, renderScreen } from '../../test/render';
 import { AuditPage } from './AuditPage';
 import { diffDetails } from './audit-diff';
 import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
@@ -65,6 +65,25 @@ describe('audit page', () => {
     const rows = within(diff).getAllByRole('row').slice(1);
     expect(rows.map((r) => r.getAttribute('data-change'))).toEqual(['changed']);
     expect(rows[0]).toHaveTextContent(/timeout_seconds.*—.*60/);
+  });
+
+  it('leaves job.create out until asked, or until a filter names an action or a target', async () => {
+    const fake = fakeApi(auditPage(), verify(anAuditVerify({ checked: 9 })));
+    vi.stubGlobal('fetch', fake.fetch);
+    renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
+    const lists = () => fake.calls.map((c) => new URL(c.url)).filter((u) => u.pathname === '/api/v1/audit');
+    await waitFor(() => expect(lists().length).toBeGreaterThan(0));
+    expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual(['job.create']);
+    const toggle = screen.getByRole('checkbox', { name: /Show job\.create/ });
+    expect(toggle).not.toBeChecked();
+    await userEvent.click(toggle);
+    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual([]));
+    await userEvent.click(toggle);
+    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual(['job.create']));
+    await fill(screen.getByLabelText('Target id'), '42');
+    await waitFor(() => expect(lists().at(-1)?.searchParams.get('target_id')).toBe('42'));
+    expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual([]);
+    expect(screen.getByRole('checkbox', { name: /Show job\.create/ })).toBeChecked();
   });
 
   it('keeps every filter typed within one debounce window', async () => {

@@ -1,4 +1,4 @@
-import { Alert, Anchor, Autocomplete, Badge, Button, Code, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Autocomplete, Badge, Button, Checkbox, Code, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
@@ -133,7 +133,13 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
   const keys = (['actor', 'action', 'target_type', 'target_id'] as const).filter((k) => !(action && k === 'action'));
   const filters = { ...Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined])), ...(action ? { action } : {}) };
   const range = { at_after: params.get('at_after') ?? undefined, at_before: params.get('at_before') ?? undefined };
-  const audit = useAudit({ ...filters, ...range, cursor: paging.cursor ?? undefined }, true);
+  // job.create is thousands of identical rows a day (every fire and submission): left out until
+  // asked for (review 2026-12-05 §5.7), or when a filter names an action or a target — then the
+  // reader is looking for exactly such rows.
+  const showCreates = params.get('job_create') === '1';
+  const pointed = ['action', 'target_type', 'target_id'].some((k) => params.get(k)) || Boolean(action);
+  const hideCreates = !showCreates && !pointed;
+  const audit = useAudit({ ...filters, ...range, ...(hideCreates ? { exclude_action: ['job.create' as const] } : {}), cursor: paging.cursor ?? undefined }, true);
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
   // The whole draft goes to the URL, not only the field typed last: typing in two fields within
   // one debounce window must keep both filters.
@@ -203,6 +209,16 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
           value={toLocalInput(range.at_before)}
           onChange={(v) => set({ at_before: fromLocalInput(v) })}
         />
+        {!action && (
+          <Checkbox
+            label="Show job.create"
+            description={pointed ? 'Shown: a filter names an action or target' : 'Every fire and submission'}
+            mt={4}
+            checked={showCreates || pointed}
+            disabled={pointed}
+            onChange={(e) => set({ job_create: e.currentTarget.checked ? '1' : null })}
+          />
+        )}
       </Group>
       <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty={filtered ? <NoMatch text="No audit events match these filters." onClear={clear} /> : 'No audit events yet: every change made through the API or this console (sign-ins, jobs, schedules, users) is recorded here.'}>
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />

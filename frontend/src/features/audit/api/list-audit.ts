@@ -1,5 +1,8 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client';
+import type { components } from '../../../api/schema';
+
+type AuditAction = components['schemas']['AuditEvent']['action'];
 
 export interface AuditFilters {
   actor?: string;
@@ -8,6 +11,7 @@ export interface AuditFilters {
   target_id?: string;
   at_after?: string;
   at_before?: string;
+  exclude_action?: AuditAction[];
   cursor?: string;
 }
 
