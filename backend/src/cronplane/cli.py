@@ -505,8 +505,12 @@ def apply(path: str, *, prune: bool, dry_run: bool, url: str | None, token: str 
           project: str | None, timeout: float, output: str) -> None:
     """Make the server's schedules match FILE: create, update (and with --prune delete).
 
+    Changing schedules needs the ADMIN role in the project: with less, nothing is sent and the
+    exit code is 1, a dry run's included (after its diff).
+
     --output json: {project, file, dry_run, applied, counts, changes: [{kind, name,
-    schedule_id, changes?: {field: [now, wanted]}, schedule?}]}."""
+    schedule_id, changes?: {field: [now, wanted]}, schedule?}], refusal (dry run: why the real
+    run would be refused, or null)}."""
     from cronplane.client import schedules_as_code as sac
     from cronplane.client.http import ApiError
 
@@ -530,9 +534,17 @@ def apply(path: str, *, prune: bool, dry_run: bool, url: str | None, token: str 
             return
         lines = sac.render(changes)
         summary = ", ".join(f"{n} to {kind}" for kind, n in counts.items() if n)
+        # Asked before any change, so that neither a dry run passes nor a real run prints
+        # "+ create" lines it then never applies (review 2026-12-05, first hour step 9).
+        refusal = sac.role_refusal(client, desired.project)
         if dry_run:
-            emit(result, "\n".join([*lines, f"dry run: {summary}; nothing changed"]))
+            emit({**result, "refusal": refusal},
+                 "\n".join([*lines, f"dry run: {summary}; nothing changed"]))
+            if refusal:
+                fail(f"the real run would be refused: {refusal}", EXIT_REFUSED)
             return
+        if refusal:
+            fail(refusal, EXIT_REFUSED)
         if output != JSON:
             # The diff first: a refusal half-way leaves it on screen above the reason.
             click.echo("\n".join(lines))

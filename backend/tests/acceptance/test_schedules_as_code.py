@@ -116,14 +116,24 @@ def test_bad_file_names_the_place_and_touches_nothing(server, token, tmp_path) -
     assert result.returncode == 2
     assert "schedules[0]: unknown field(s) colour" in result.stderr
     assert live(server, token) == before
+    # A cron the server would refuse is the file's fault too, found before anything is sent:
+    # the first schedule is not created and then the second refused (review 2026-12-05).
+    file.write_text("schedules:\n  - name: fine\n    cron: '0 0 3 * * *'\n    handler: noop\n"
+                    "  - name: x\n    cron: '0 0 25 * * *'\n    handler: noop\n")
+    for dry in ((), ("--dry-run",)):
+        result = cli(server, token, "apply", "-f", str(file), *dry)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "schedules[1]: cron: field 3 (hour): 25 is out of range" in result.stderr
+        assert "+ create" not in result.stdout
+    assert live(server, token) == before
 
 
 def test_refused_change_exits_1_with_the_servers_reason(server, token, tmp_path) -> None:
     file = tmp_path / "refused.yaml"
-    file.write_text("schedules:\n  - name: broken\n    cron: 'not a cron'\n    handler: noop\n")
+    file.write_text("schedules:\n  - name: broken\n    cron: '0 0 3 * * *'\n    handler: nope\n")
     result = cli(server, token, "apply", "-f", str(file))
     assert result.returncode == 1
-    assert "cron" in result.stderr and "Traceback" not in result.stderr
+    assert "Unknown handler 'nope'" in result.stderr and "Traceback" not in result.stderr
     assert "broken" not in live(server, token)
 
 
@@ -131,3 +141,29 @@ def test_missing_token_is_one_line(server, tmp_path) -> None:
     result = cli(server, "", "export")
     assert result.returncode == 2
     assert "CRONPLANE_TOKEN" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_operator_token_is_refused_before_anything_is_sent(server, token, tmp_path) -> None:
+    """The README's first hour (review 2026-12-05, step 9): the quick start's OPERATOR token ran
+    `apply --dry-run` cleanly, then the real run printed "+ create" lines and got a 403."""
+    login = requests.post(server.base + "/api/v1/auth/login", timeout=10, json={
+        "username": "root", "password": ADMIN_PASSWORD}).json()
+    operator = requests.post(server.base + "/api/v1/tokens", timeout=10, json={
+        "name": "operator-apply", "role": "OPERATOR"},
+        headers={"Authorization": f"Bearer {login['access_token']}"}).json()["token"]
+    before = live(server, token)
+    file = tmp_path / "ops.yaml"
+    file.write_text("schedules:\n  - name: ops-only\n    cron: '0 0 3 * * *'\n    handler: noop\n")
+
+    dry = cli(server, operator, "apply", "-f", str(file), "--dry-run")
+    assert dry.returncode == 1, dry.stdout + dry.stderr
+    assert "+ create ops-only" in dry.stdout, "a dry run still shows its diff"
+    assert ("the real run would be refused: changing schedules needs the ADMIN role in project "
+            "'default'; you are OPERATOR there") in dry.stderr, dry.stderr
+    real = cli(server, operator, "apply", "-f", str(file))
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "+ create" not in real.stdout, "a refused run printed changes it never made"
+    assert "needs the ADMIN role in project 'default'" in real.stderr
+    assert live(server, token) == before
+    ok = cli(server, token, "apply", "-f", str(file), "--dry-run")
+    assert ok.returncode == 0 and "dry run: 1 to create" in ok.stdout, ok.stdout + ok.stderr

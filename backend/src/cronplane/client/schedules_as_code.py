@@ -17,7 +17,8 @@ from typing import Any
 import yaml
 
 from cronplane.client.http import ApiClient
-from cronplane.domain.cron import CronError, CronExpression
+from cronplane.domain.cron import CronError, CronExpression, validate_timezone
+from cronplane.domain.roles import Role
 from cronplane.domain.schedule_definition import DEFAULTS, FIELDS, REQUIRED
 
 # What a file may say about a schedule (FIELDS, REQUIRED) and what it means when it says
@@ -93,9 +94,37 @@ def load(text: str, source: str, project: str | None) -> Desired:
         if name in seen:
             raise FileError(f"{where}: the name {name!r} is used twice")
         seen.add(name)
+        _check_timing(item, where)
         _check_upstream(item.get("upstream"), where)
         schedules.append({**DEFAULTS, **item, "name": name})
     return Desired(chosen, schedules)
+
+
+def role_refusal(client: ApiClient, project: str) -> str | None:
+    """Why the caller may not change the project's schedules (None: it may). The role is the
+    caller's effective one there, as ``GET /projects`` gives it (a project token's included)."""
+    roles = {p["slug"]: p.get("role") for p in client.get_all("/projects")}
+    if project not in roles:
+        return f"project {project!r} does not exist or is not one of yours"
+    have = roles[project]
+    if have is None or not Role.parse(str(have)).allows(Role.ADMIN):
+        return (f"changing schedules needs the ADMIN role in project {project!r}; "
+                f"you are {have} there")
+    return None
+
+
+def _check_timing(item: dict[str, Any], where: str) -> None:
+    """The cron and zone checked here, by the rules the server applies (domain.cron): a dry run
+    that passed a bad cron let the real run fail half-way, its earlier changes applied (review
+    2026-12-05, step 10)."""
+    try:
+        CronExpression.parse(str(item["cron"]))
+    except CronError as exc:
+        raise FileError(f"{where}: cron: {exc}") from None
+    try:
+        validate_timezone(str(item.get("timezone") or DEFAULTS.get("timezone") or "UTC"))
+    except CronError as exc:
+        raise FileError(f"{where}: timezone: {exc}") from None
 
 
 def _check_upstream(value: Any, where: str) -> None:
