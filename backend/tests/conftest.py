@@ -259,6 +259,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_collection_finish(session: pytest.Session) -> None:
     # A grouped test whose id lacks its group runs wherever xdist puts it: say so rather than
     # start each file's servers once per worker without a word (what pytest 9.2 did).
+    # pytest exports the running test's id as PYTEST_CURRENT_TEST; one over Linux's 128 KiB per
+    # environment string makes every process a test starts fail with E2BIG (a parametrised body
+    # of 200,000 brackets took initdb, and with it a worker's whole database, down).
+    if long := [i.nodeid for i in session.items if len(i.nodeid) > 1000]:
+        raise pytest.UsageError(f"{len(long)} test ids over 1,000 characters (give the "
+                                f"parametrisation ids=): {long[0][:200]}…")
     if getattr(session.config.option, "loadgroup", False):
         lost = [i.nodeid for i in session.items
                 if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]

@@ -33,7 +33,7 @@ def client(tmp_path: Path):
     ("gzip", "gzip", GZIPPED),
     ("br;q=0, gzip", "gzip", GZIPPED),
     ("", None, SCRIPT),
-])
+], ids=["br", "gzip", "br-refused", "identity"])
 def test_assets_are_sent_precompressed_when_accepted(client, accept, encoding, body) -> None:
     response = client.get("/assets/index-abc123.js", headers={"Accept-Encoding": accept})
     assert response.status_code == 200

@@ -136,7 +136,7 @@ def test_repeated_wrong_current_passwords_are_throttled_like_sign_ins(fresh_app)
 @pytest.mark.parametrize(("new", "field_message"), [
     ("short", "Longer than or equal to 8"),
     ("x" * 1025, "Length must be between 8 and 1024"),
-])
+], ids=["short", "1025-chars"])
 def test_a_weak_new_password_is_422_and_changes_nothing(app, new: str, field_message: str) -> None:
     client = app.test_client(use_cookies=False)
     account = add_user(app, "VIEWER")
