@@ -180,13 +180,13 @@ def test_an_admin_resets_a_users_password_from_users(
     # Your own password is changed under Account (a reset would end your own session).
     search.fill(server.admin_username)
     mine = table_rows(page, "Users").filter(has_text=re.compile(r"\byou\b"))
-    expect(mine.get_by_role("button", name=f"Reset the password of {server.admin_username}")) \
+    expect(mine.get_by_role("button", name=f"Reset password of {server.admin_username}")) \
         .to_be_disabled()
 
     search.fill(username)
     row = table_rows(page, "Users").filter(has_text=username)
     expect(row).to_have_count(1)
-    row.get_by_role("button", name=f"Reset the password of {username}").click()
+    row.get_by_role("button", name=f"Reset password of {username}").click()
     box = dialog(page)
     box.get_by_label(re.compile("^New password")).fill(new)
     box.get_by_label(re.compile("^Repeat the new password")).fill(new + "x")

@@ -39,7 +39,7 @@ export function ResetPasswordDialog({ user, self }: { user: User; self: boolean 
         size="compact-sm"
         variant="light"
         disabled={self}
-        aria-label={`Reset the password of ${user.username}`}
+        aria-label={`Reset password of ${user.username}`}
         onClick={() => setOpen(true)}
       >
         Reset password
