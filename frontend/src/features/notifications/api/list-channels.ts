@@ -14,5 +14,6 @@ export const channelsQueryOptions = () =>
     }),
   });
 
-/** GET /notification-channels: the channels of the caller's projects (ADMIN). */
+/** GET /notification-channels: the channels of the caller's projects with their health; url, address, has_secret
+ * and the last error only where the caller is the project's ADMIN. */
 export const useChannels = () => useQuery(channelsQueryOptions());
