@@ -7,10 +7,20 @@ from typing import Any
 
 import pytest
 from conftest import REPO_ROOT
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 
 AXE = REPO_ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = ("serious", "critical")
+# The rules whose answer depends on the colours drawn (the rest read the DOM and the layout).
+COLOUR_RULES = ("color-contrast", "link-in-text-block")
+_RUN = """async (root, rules) => {
+  const options = {resultTypes: ['violations']};
+  if (rules) options.runOnly = {type: 'rule', values: rules};
+  return (await axe.run(root || document, options)).violations.map(v => ({
+    id: v.id, impact: v.impact, count: v.nodes.length,
+    nodes: v.nodes.slice(0, 5).map(n => ({target: n.target.join(' '), html: n.html.slice(0, 160),
+      why: n.any.concat(n.all).map(c => c.message).join('; ')}))}));
+}"""
 
 
 def require_axe() -> None:
@@ -18,13 +28,15 @@ def require_axe() -> None:
         pytest.fail(f"axe-core is missing at {AXE} — run `npm ci` in frontend/")
 
 
-def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS) -> list[dict[str, Any]]:
-    """The page's violations of those impacts, each with up to five offending nodes and why."""
+def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS, *, within: Locator | None = None,
+                   rules: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The violations of those impacts in the page (or only ``within`` that element, e.g. an open
+    dialog), each with up to five offending nodes and why; ``rules`` limits the rules run."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
-                           ".violations.map(v => ({id: v.id, impact: v.impact, count: v.nodes.length, "
-                           "nodes: v.nodes.slice(0, 5).map(n => ({target: n.target.join(' '), "
-                           "html: n.html.slice(0, 160), why: n.any.concat(n.all).map(c => c.message)"
-                           ".join('; ')}))}))")
+    arg = list(rules) if rules else None
+    if within is not None:
+        result = within.evaluate(_RUN, arg)
+    else:
+        result = page.evaluate(f"rules => ({_RUN})(null, rules)", arg)
     return [v for v in result if v["impact"] in impacts]

@@ -2,6 +2,7 @@ import { Text } from '@mantine/core';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { Stats, StatsWindows } from '../../api/types';
 import { formatMinute } from '../../lib/time';
+import { TOOLTIP_BOX, TOOLTIP_ITEM } from '../../lib/chart-tooltip';
 
 type Point = { label: string; succeeded: number; failed: number };
 
@@ -19,7 +20,7 @@ function Bars({ points, caption, span }: { points: Point[]; caption: string; spa
           <CartesianGrid strokeDasharray="3 3" opacity={0.3} />
           <XAxis dataKey="label" fontSize={11} minTickGap={20} />
           <YAxis allowDecimals={false} fontSize={11} width={40} />
-          <Tooltip />
+          <Tooltip contentStyle={TOOLTIP_BOX} itemStyle={TOOLTIP_ITEM} />
           <Legend />
           <Bar dataKey="succeeded" stackId="a" fill="#40c057" name="Succeeded" isAnimationActive={false} />
           <Bar dataKey="failed" stackId="a" fill="#fa5252" name="Failed" isAnimationActive={false} />

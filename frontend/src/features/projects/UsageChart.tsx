@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { QueryState } from '../../components/QueryState';
 import { useUsage, type UsageGranularity } from './api/get-usage';
+import { TOOLTIP_BOX, TOOLTIP_ITEM } from '../../lib/chart-tooltip';
 
 const SPAN: Record<UsageGranularity, string> = { hour: 'last 24 hours', day: 'last 30 days' };
 
@@ -46,7 +47,7 @@ export function UsageChart({ slug }: { slug: string }) {
               <XAxis dataKey="label" fontSize={11} minTickGap={20} />
               <YAxis yAxisId="seconds" fontSize={11} width={40} />
               <YAxis yAxisId="count" orientation="right" allowDecimals={false} fontSize={11} width={32} />
-              <Tooltip />
+              <Tooltip contentStyle={TOOLTIP_BOX} itemStyle={TOOLTIP_ITEM} />
               <Legend />
               <Bar yAxisId="seconds" dataKey="attempt_seconds" fill="#228be6" name="Attempt seconds" isAnimationActive={false} />
               <Bar yAxisId="count" dataKey="attempts" fill="#fab005" name="Attempts" isAnimationActive={false} />
