@@ -47,19 +47,23 @@ function mantineStylesCovered(): Plugin {
 }
 
 /**
- * Two imports inside Mantine that pulled whole libraries into the first download although the
- * importer uses one small piece: ScrollArea takes useMergeRefs from @floating-ui/react (the
- * positioning engine of menus, selects and tooltips, ~20 KB brotli), the AppShell's header,
- * footer and aside take RemoveScroll only for its class names (react-remove-scroll and its
- * helpers, ~5 KB). Only those importers are redirected (src/app/vendor-shims/); the components
- * that really use the libraries still import them and load with their own lazy chunks. The
- * build fails if an expected importer stops being seen, so a Mantine upgrade that moves the
- * imports is noticed rather than silently undoing this (bench/RESULTS.md, issue 23).
+ * Imports inside Mantine that cost the first paint. Two pulled whole libraries into the first
+ * download although the importer uses one small piece: ScrollArea takes useMergeRefs from
+ * @floating-ui/react (the positioning engine of menus, selects and tooltips, ~20 KB brotli), the
+ * AppShell's header, footer and aside take RemoveScroll only for its class names
+ * (react-remove-scroll and its helpers, ~5 KB). And @mantine/hooks' useId swaps React's id for a
+ * random one in a layout effect: a state update in every first commit, which re-rendered the
+ * shell and ran all the first render's effects before its paint; here it is React's id alone
+ * (issue 45). Only those importers are redirected (src/app/vendor-shims/); the components that
+ * really use the libraries still import them and load with their own lazy chunks. The build fails
+ * if an expected importer stops being seen, so a Mantine upgrade that moves the imports is
+ * noticed rather than silently undoing this (bench/RESULTS.md, issues 23 and 45).
  */
 function lighterVendorImports(): Plugin {
   const shims = [
     { source: '@floating-ui/react', importer: /[\\/]ScrollArea[\\/]ScrollArea\.mjs$/, to: 'merge-refs.ts' },
     { source: 'react-remove-scroll', importer: /[\\/]AppShell[\\/]AppShell(Header|Footer|Aside)[\\/]AppShell\1\.mjs$/, to: 'remove-scroll.ts' },
+    { source: './use-id/use-id.mjs', importer: /[\\/]@mantine[\\/]hooks[\\/]esm[\\/]index\.mjs$/, to: 'use-id.ts' },
   ];
   const seen = new Set<string>();
   return {

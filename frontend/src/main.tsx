@@ -6,7 +6,7 @@ import type { SignedIn } from './api/types';
 import { App } from './app/App';
 import { createQueryClient } from './app/providers';
 import { statsQueryOptions } from './features/dashboard/api/get-stats';
-import { initialProject } from './lib/project-scope';
+import { everyProjectForAnyone, initialProject } from './lib/project-scope';
 
 // Every module of the entry has run (see boot-mark.ts).
 performance.mark('cp:modules-evaluated');
@@ -21,10 +21,22 @@ const client = createQueryClient();
 // waits for it up to STATS_GRACE_MS more (one render with the numbers instead of a loader then
 // them). Only where that early request is the dashboard's own: the dashboard, every project.
 const STATS_GRACE_MS = 300;
+// Taken alongside GET /auth/me, not after it, when the page will be the dashboard in every
+// project whoever is signed in (no project in the URL or remembered on this browser): each answer
+// taken is a trip through the browser's network stack, ~50–100 ms at 4× CPU (bench/RESULTS.md,
+// issue 45). From a task of its own, so /auth/me is asked first and the check's read of
+// localStorage (its first access waits on the browser, ~40 ms) overlaps that trip.
+const earlyStats = new Promise<{ taken?: Promise<void> }>((resolve) =>
+  setTimeout(() =>
+    resolve({ taken: window.location.pathname === '/' && everyProjectForAnyone(window.location.search) ? client.prefetchQuery(statsQueryOptions(false)) : undefined }),
+  ),
+);
 function dashboardData(): Promise<unknown> {
   const me = client.getQueryData<SignedIn | null>(meQueryKey);
   if (!me || window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
-  return Promise.race([client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]);
+  return earlyStats.then(({ taken }) =>
+    Promise.race([taken ?? client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]),
+  );
 }
 void client
   .prefetchQuery(meQueryOptions())

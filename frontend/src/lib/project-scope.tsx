@@ -25,7 +25,8 @@ export interface ProjectScope {
 
 const ProjectScopeContext = createContext<ProjectScope | null>(null);
 const PARAM = 'project';
-const storageKey = (userId: number) => `cronplane.project.${userId}`;
+const STORAGE_PREFIX = 'cronplane.project.';
+const storageKey = (userId: number) => `${STORAGE_PREFIX}${userId}`;
 
 function remembered(userId: number | undefined): string | null {
   if (userId == null) return null;
@@ -50,6 +51,23 @@ function remember(userId: number | undefined, slug: string | null) {
  * index.html's early GET /stats (every project) is the dashboard's own first request. */
 export function initialProject(userId: number, search: string): string | null {
   return new URLSearchParams(search).get(PARAM) || remembered(userId);
+}
+
+/** True when a page opened at `search` starts in every project whoever signs in: no project in
+ * the URL and none remembered on this browser. main.tsx asks this before GET /auth/me answers, to
+ * take index.html's early GET /stats alongside it instead of after it. */
+export function everyProjectForAnyone(search: string): boolean {
+  if (new URLSearchParams(search).get(PARAM)) return false;
+  try {
+    const store = window.localStorage;
+    for (let i = 0; i < store.length; i++) {
+      const key = store.key(i);
+      if (key?.startsWith(STORAGE_PREFIX) && store.getItem(key)) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const RANK: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];

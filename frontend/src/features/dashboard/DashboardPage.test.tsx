@@ -49,9 +49,10 @@ describe('dashboard', () => {
     vi.stubGlobal('fetch', fakeApi(getStats(), getWindows(), noJobs).fetch);
     renderScreen(<DashboardPage />, { role: 'VIEWER' });
     expect(await screen.findByLabelText('SUCCEEDED jobs')).toHaveTextContent('120');
+    // The panels render once the cards are painted (DashboardPage: the first frame is the numbers).
+    expect(await screen.findByText('No dead jobs.')).toBeInTheDocument();
     expect(screen.getAllByText('42').length, 'the fencing token, in the lease and its term').toBeGreaterThan(0);
     expect(screen.getAllByText('host:1:abc').length).toBeGreaterThan(0);
-    expect(screen.getByText('No dead jobs.')).toBeInTheDocument();
     // RUNNING 2 and the workers hold 2: nothing to explain.
     expect(screen.queryByTestId('running-hint')).toBeNull();
   });
@@ -144,6 +145,7 @@ describe('dashboard', () => {
   it('has an interval picker with Pause, and says when polling pauses for a hidden tab', async () => {
     vi.stubGlobal('fetch', fakeApi(getStats(), getWindows(), noJobs).fetch);
     renderScreen(<DashboardPage />, { role: 'VIEWER' });
+    expect(await screen.findByRole('radio', { name: 'Pause' })).toBeInTheDocument();
     for (const name of ['Pause', '1 s', '2 s', '5 s', '10 s']) expect(screen.getByRole('radio', { name })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('radio', { name: 'Pause' }));
     expect(screen.getByText('Paused')).toBeInTheDocument();
