@@ -30,12 +30,25 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def spawn(self, **env: str) -> subprocess.Popen[bytes]:
+        # PYTHONFAULTHANDLER: a worker stuck at exit is sent SIGABRT and leaves every thread's
+        # stack in its log (stopped_or_explained).
         environ = {**os.environ, "DATABASE_URL": self.url, "CRONPLANE_LOG_LEVEL": "WARNING",
-                   **env}
+                   "PYTHONFAULTHANDLER": "1", **env}
         log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
         proc = subprocess.Popen([CRONPLANE, "worker"], env=environ, stdout=log, stderr=log)
         self.procs.append(proc)
         return proc
+
+    def stopped_or_explained(self, proc: subprocess.Popen[bytes], timeout: float) -> int:
+        """The exit code; a process still running after ``timeout`` fails the test with the
+        stacks of all its threads (from the fault handler) and the end of its log."""
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(10)
+            log = (self.tmp / f"worker-{self.procs.index(proc)}.log").read_text(errors="replace")
+            pytest.fail(f"the worker did not stop within {timeout} s; its log:\n{log[:30000]}")
 
     def stop_all(self) -> None:
         for proc in self.procs:
@@ -167,7 +180,7 @@ def test_sigterm_releases_running_work_and_loses_nothing(workers: Workers,
     wait_until(lambda: scalar(fresh_database_url, "SELECT count(*) FROM attempts") == 4,
                20, "first worker runs the 4 sleeps")
     first.send_signal(signal.SIGTERM)
-    assert first.wait(15) == 0, "SIGTERM must stop the worker cleanly"
+    assert workers.stopped_or_explained(first, 15) == 0, "SIGTERM must stop the worker cleanly"
     # Released, not left to expire: the jobs are runnable now, although the lease is 30 s.
     states = query(fresh_database_url, "SELECT status FROM jobs")
     assert {r["status"] for r in states} == {"PENDING"}, states
