@@ -5,6 +5,7 @@ limits; jobs are created in a queue from the job form and found with the queue f
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 from api_client import ApiClient
 from conftest import Server
@@ -122,3 +123,77 @@ def test_a_job_created_in_a_queue_is_found_with_the_queue_filter(
     rows = table_rows(page, "Jobs")
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text(f"#{created['id']}")
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
+         "has_touch": True}
+
+
+def test_on_a_phone_a_queues_actions_stay_on_screen(
+        new_browser_context, operator_api: ApiClient, unique: str) -> None:
+    """Review 2026-12-05 §5.8: the wide table put Pause/Resume off-screen to the right on a
+    phone; the actions column stays at the scroller's edge, and a dialog opened on a phone
+    survives turning it to a desktop width (one tree for every width)."""
+    queue = unique
+    operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
+    page = new_browser_context("phone", **PHONE).new_page()
+    sign_in_as_persona(page, "OPERATOR")
+    page.goto(f"/queues?queue=default/{queue}")
+    row = _row(page, queue)
+    expect(row.get_by_test_id("pending")).to_have_text("1")
+    expect(row.get_by_test_id("limits")).to_have_text("—")
+    pause = row.get_by_role("button", name=f"Pause default/{queue}")
+    expect(pause).to_be_in_viewport(ratio=1)
+    pause.click()
+    box = dialog(page)
+    box.get_by_label(re.compile("^Reason")).fill(f"phone {unique}")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    expect(box.get_by_label(re.compile("^Reason"))).to_have_value(f"phone {unique}")
+    page.set_viewport_size({"width": 390, "height": 844})
+    box.get_by_role("button", name="Pause queue").click()
+    expect(box).to_be_hidden()
+    expect(row.locator('[data-state="paused"]')).to_have_count(1)
+    expect(row.get_by_role("button", name=f"Resume default/{queue}")).to_be_in_viewport(ratio=1)
+    listed = next(q for q in operator_api.get("/queues")
+                  if q["project"] == "default" and q["name"] == queue)
+    assert listed["paused"] and listed["paused_reason"] == f"phone {unique}"
+
+
+def test_a_viewer_sees_no_actions_column_and_limits_as_dashes(
+        page: Page, viewer_api: ApiClient, operator_api: ApiClient, unique: str) -> None:
+    queue = unique
+    operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
+    sign_in_as_persona(page, "VIEWER")
+    go_via_nav(page, "Queues")
+    table = page.get_by_role("table", name="Queues")
+    expect(_row(page, queue).get_by_test_id("limits")).to_have_text("—")
+    expect(table.get_by_role("columnheader", name="Queue", exact=True)).to_be_visible()
+    expect(table.get_by_role("columnheader", name="Actions")).to_have_count(0)
+    expect(table.get_by_role("button")).to_have_count(0)
+    expect(table).not_to_contain_text("unlimited")
+    # The queue's name is the console's link, not the browser's underlined default.
+    link = _row(page, queue).get_by_role("link", name=queue, exact=True)
+    assert "mantine-Anchor-root" in (link.get_attribute("class") or "")
+
+
+def test_a_queue_says_how_long_its_oldest_due_job_has_waited(
+        page: Page, operator_api: ApiClient, unique: str) -> None:
+    """Review 2026-12-05 §5.8: oldest-pending age per queue, from the server, on arrival. The
+    queue is paused so the worker cannot claim the due job while the page looks at it."""
+    queue, later = unique, f"{unique}-later"
+    operator_api.patch(f"/queues/default/{queue}", {"paused": True, "paused_reason": unique})
+    two_hours_ago = (datetime.now(UTC) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    operator_api.create_job("noop", {}, queue=queue, run_at=two_hours_ago)
+    operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
+    operator_api.create_job("noop", {}, queue=later, run_at=FAR_FUTURE)
+    sign_in_as_persona(page, "VIEWER")
+    go_via_nav(page, "Queues")
+    expect(_row(page, queue).get_by_test_id("pending")).to_have_text("2")
+    expect(_row(page, queue).get_by_test_id("oldest-wait")).to_have_text(
+        re.compile(r"^oldest waits 2 h [01] min$"))
+    # A job due in 2031 has not waited yet.
+    expect(_row(page, later).get_by_test_id("pending")).to_have_text("1")
+    expect(_row(page, later).get_by_test_id("oldest-wait")).to_have_count(0)
+    listed = {q["name"]: q for q in operator_api.get("/queues") if q["project"] == "default"}
+    assert listed[queue]["oldest_due_at"] == two_hours_ago
+    assert listed[later]["oldest_due_at"] is None

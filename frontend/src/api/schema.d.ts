@@ -2207,6 +2207,11 @@ export interface components {
             /** @description RUNNING jobs of the queue, across all processes; null = unlimited */
             concurrency_limit: number | null;
             name: string;
+            /**
+             * Format: date-time
+             * @description run_at of the longest-waiting PENDING job that is due (not one scheduled for later or in a retry's backoff); null: none is waiting
+             */
+            oldest_due_at: string | null;
             paused: boolean;
             /** Format: date-time */
             paused_at: string | null;

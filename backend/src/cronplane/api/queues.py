@@ -44,6 +44,9 @@ class QueueSchema(ma.Schema):
                                                                   + LIMIT_DOC})
     pending = fields.Integer(required=True)
     running = fields.Integer(required=True)
+    oldest_due_at = UtcDateTime(required=True, allow_none=True, metadata={
+        "description": "run_at of the longest-waiting PENDING job that is due (not one "
+                       "scheduled for later or in a retry's backoff); null: none is waiting"})
 
 
 class QueueListArgsSchema(ma.Schema):

@@ -741,6 +741,7 @@ class ProviderIdentity(TypedDict):
 class Queue(TypedDict):
     concurrency_limit: int | None
     name: str
+    oldest_due_at: str | None
     paused: bool
     paused_at: str | None
     paused_by: str | None

@@ -55,6 +55,9 @@ class QueueView:
     rate_limit_per_second: float | None
     pending: int
     running: int
+    # The run_at of the longest-waiting PENDING job that is due (not one scheduled for later, nor
+    # a retry still in its backoff): how long the queue's head has waited for a worker.
+    oldest_due_at: datetime | None
 
 
 def list_queues(ctx: ManagementContext, actor: Actor, *,
@@ -64,23 +67,33 @@ def list_queues(ctx: ManagementContext, actor: Actor, *,
     with ctx.db.read_session() as session:
         stmt = scope.restrict(select(Queue), Queue.project, actor, wanted).order_by(
             Queue.project, Queue.name)
-        counts = scope.restrict(select(Job.project, Job.queue, Job.status, func.count())
-                                .where(Job.status.in_((PENDING, RUNNING))),
-                                Job.project, actor, wanted).group_by(
-                                    Job.project, Job.queue, Job.status)
         rows = list(session.scalars(stmt))
-        depth = {(p, q, s): n for p, q, s, n in session.execute(counts)}
-    return [_view(row, depth.get((row.project, row.name, PENDING), 0),
-                  depth.get((row.project, row.name, RUNNING), 0)) for row in rows]
+        depth = _depth(session, scope.restrict(_DEPTH, Job.project, actor, wanted))
+    return [_view(row, depth) for row in rows]
 
 
-def _view(row: Queue, pending: int, running: int) -> QueueView:
+# Pending and running per (project, queue); the oldest due run_at of the pending rides the scan
+# the counts already make (no second query).
+_DEPTH = select(Job.project, Job.queue, Job.status, func.count(),
+                func.min(Job.run_at).filter(Job.run_at <= func.cronplane_now())).where(
+                    Job.status.in_((PENDING, RUNNING))).group_by(Job.project, Job.queue, Job.status)
+
+Depth = dict[tuple[str, str, str], tuple[int, datetime | None]]
+
+
+def _depth(session: Session, stmt: Any) -> Depth:
+    return {(p, q, s): (n, at) for p, q, s, n, at in session.execute(stmt)}
+
+
+def _view(row: Queue, depth: Depth) -> QueueView:
+    pending, oldest_due_at = depth.get((row.project, row.name, PENDING), (0, None))
+    running = depth.get((row.project, row.name, RUNNING), (0, None))[0]
     return QueueView(project=row.project, name=row.name, paused=row.paused,
                      paused_by=row.paused_by, paused_reason=row.paused_reason,
                      paused_at=row.paused_at, concurrency_limit=row.concurrency_limit,
                      per_key_limit=row.per_key_limit,
                      rate_limit_per_second=row.rate_limit_per_second,
-                     pending=pending, running=running)
+                     pending=pending, running=running, oldest_due_at=oldest_due_at)
 
 
 def _checked(changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,8 +216,5 @@ def update(ctx: ManagementContext, actor: Actor, project: str, name: str,
         row.updated_at = func.cronplane_now()
         session.flush()
         session.refresh(row)
-        pending, running = (
-            session.execute(select(func.count()).where(Job.project == project, Job.queue == name,
-                                                       Job.status == status)).scalar_one()
-            for status in (PENDING, RUNNING))
-        return _view(row, pending, running)
+        return _view(row, _depth(session, _DEPTH.where(Job.project == project,
+                                                        Job.queue == name)))

@@ -163,3 +163,29 @@ def test_metrics_expose_depth_running_and_saturation_per_queue(clients) -> None:
     assert ('cronplane_queue_jobs{project="default",queue="api-metrics",status="RUNNING"} 0.0'
             in text)
     assert 'cronplane_queue_limit_saturation{project="default",queue="api-metrics"} 0.0' in text
+
+
+def test_the_list_says_since_when_the_oldest_due_job_waits(clients, database_url) -> None:
+    """Review 2026-12-05 §5.8: an operator asks how long a queue's head has waited. Jobs due
+    later (a future run_at, a retry in its backoff) have not waited yet, and a RUNNING job is no
+    longer waiting."""
+    for run_at in ("2030-01-01T00:00:00Z", "2021-06-01T00:00:00Z", "2020-01-01T00:00:00Z"):
+        created = clients.operator.post("/api/v1/jobs", json={
+            "handler": "noop", "queue": "api-wait", "run_at": run_at})
+        assert created.status_code == 202, created.json
+    clients.operator.post("/api/v1/jobs", json={"handler": "noop", "queue": "api-later",
+                                                "run_at": "2030-01-01T00:00:00Z"})
+    running = clients.operator.post("/api/v1/jobs", json={
+        "handler": "noop", "queue": "api-running", "run_at": "2019-01-01T00:00:00Z"}).json["id"]
+    with psycopg.connect(database_url) as conn:
+        conn.execute("UPDATE jobs SET status = 'RUNNING' WHERE id = %s", (running,))
+    waiting = _queue(clients, "api-wait")
+    assert waiting["pending"] == 3
+    assert waiting["oldest_due_at"] == "2020-01-01T00:00:00Z"
+    assert _queue(clients, "api-later")["oldest_due_at"] is None
+    assert _queue(clients, "api-running")["running"] == 1
+    assert _queue(clients, "api-running")["oldest_due_at"] is None
+    # PATCH answers the same view of the queue.
+    paused = clients.operator.patch("/api/v1/queues/default/api-wait", json={"paused": True})
+    assert paused.status_code == 200, paused.json
+    assert paused.json["oldest_due_at"] == "2020-01-01T00:00:00Z" and paused.json["pending"] == 3

@@ -34,7 +34,7 @@ describe('needs attention panel', () => {
     vi.stubGlobal('fetch', fakeApi(
       http.get('/api/v1/schedules', ({ response }) => response(200).json({ items: [failing, late], next_cursor: null })),
       http.get('/api/v1/queues', ({ response }) =>
-        response(200).json([{ project: 'default', name: 'webhooks', paused: true, paused_reason: null, paused_by: 'admin', paused_at: '2026-12-05T08:00:00Z', pending: 4, running: 0, concurrency_limit: null, rate_limit_per_second: null, per_key_limit: null }])),
+        response(200).json([{ project: 'default', name: 'webhooks', paused: true, paused_reason: null, paused_by: 'admin', paused_at: '2026-12-05T08:00:00Z', pending: 4, running: 0, concurrency_limit: null, rate_limit_per_second: null, per_key_limit: null, oldest_due_at: null }])),
     ).fetch);
     renderScreen(<NeedsAttention refetchInterval={false} />, { role: 'VIEWER' });
     const table = await screen.findByRole('table', { name: 'Schedules needing attention' });

@@ -5,11 +5,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Queue } from '../../api/types';
 import { someWindowCounts, someWindows } from '../../test/factories';
 import { fakeApi, fill, http, renderScreen } from '../../test/render';
-import { QueuesPage } from './QueuesPage';
+import { OldestWait, QueuesPage } from './QueuesPage';
 
 const aQueue = (project: string, name: string): Queue => ({
   project, name, paused: false, paused_at: null, paused_by: null, paused_reason: null, pending: 0, running: 0,
-  concurrency_limit: null, per_key_limit: null, rate_limit_per_second: null,
+  concurrency_limit: null, per_key_limit: null, oldest_due_at: null, rate_limit_per_second: null,
 });
 
 function WithLocation() {
@@ -86,5 +86,39 @@ describe('queues page', () => {
     renderScreen(<QueuesPage />, { role: 'VIEWER', path: '/queues', route: '/queues' });
     expect(await screen.findByText('No queues yet: a queue appears once a job or schedule names it.')).toBeInTheDocument();
     expect(screen.queryByRole('link', { name: 'Submit a job to a queue' })).toBeNull();
+  });
+
+  it('shows "—" for unlimited (one dash when a queue has no limit at all), and no Actions column to a viewer', async () => {
+    const limited = { ...aQueue('default', 'reports'), concurrency_limit: 2, rate_limit_per_second: 0.5 };
+    const rows = [aQueue('default', 'payments.sync'), limited];
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(rows))).fetch);
+    const { unmount } = renderScreen(<QueuesPage />, { role: 'VIEWER' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    const cell = (name: string) => within(table.querySelector(`[data-queue="default/${name}"]`) as HTMLElement).getByTestId('limits');
+    expect(cell('payments.sync')).toHaveTextContent(/^—$/);
+    expect(cell('reports')).toHaveTextContent('concurrency 2 · per key — · rate 0.5/s');
+    expect(table).not.toHaveTextContent('unlimited');
+    expect(within(table).queryByRole('columnheader', { name: 'Actions' })).toBeNull();
+    unmount();
+    renderScreen(<QueuesPage />, { role: 'OPERATOR' });
+    const operators = await screen.findByRole('table', { name: 'Queues' });
+    expect(within(operators).getByRole('columnheader', { name: 'Actions' })).toBeInTheDocument();
+    expect(await within(operators).findByRole('button', { name: 'Pause default/reports' })).toBeInTheDocument();
+  });
+
+  it('says how long the oldest due job of a queue has waited, on arrival, and nothing when none is due', async () => {
+    const minutesAgo = new Date(Date.now() - (3 * 60 + 5) * 1000).toISOString();
+    const rows = [{ ...aQueue('default', 'reports'), pending: 4, oldest_due_at: minutesAgo }, { ...aQueue('default', 'later'), pending: 2 }];
+    vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(rows))).fetch);
+    renderScreen(<QueuesPage />, { role: 'VIEWER' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    const row = (name: string) => table.querySelector(`[data-queue="default/${name}"]`) as HTMLElement;
+    expect(within(row('reports')).getByTestId('oldest-wait')).toHaveTextContent(/^oldest waits 3 min [5-9] s$/);
+    expect(within(row('later')).queryByTestId('oldest-wait')).toBeNull();
+  });
+
+  it('never shows a negative wait when the browser\'s clock is behind the server\'s', () => {
+    const { container } = renderScreen(<OldestWait queue={{ oldest_due_at: '2030-01-01T00:00:10Z' }} now={Date.parse('2030-01-01T00:00:00Z')} />);
+    expect(container).toHaveTextContent('oldest waits 0.0 s');
   });
 });

@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Stack, Table, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { useQueues } from '../../api/queries/list-queues';
 import { useWindows } from '../../api/queries/get-stats-windows';
@@ -11,6 +11,9 @@ import { PollingPicker } from '../../components/PollingPicker';
 import { QueryState } from '../../components/QueryState';
 import { RelativeTime } from '../../components/RelativeTime';
 import { usePolling } from '../../lib/polling';
+import { formatExact } from '../../lib/time';
+import { isReadOnly } from '../../lib/roles';
+import { useSession } from '../../lib/session';
 import { useUrlFilters } from '../../lib/search-params';
 import { useProjectScope } from '../../lib/project-scope';
 import { PauseQueueButton, QueueLimitsButton } from './QueueDialogs';
@@ -19,13 +22,53 @@ import { queueKey, useQueueHistory, type QueueSamples } from './queue-history';
 import { Sparkline } from './Sparkline';
 import { SearchInput } from '../../components/SearchInput';
 
-const limitText = (value: number | null, unit = '') => (value == null ? 'unlimited' : `${value}${unit}`);
+// The badge look of schedule states (outline, black/white text), not a solid block of green.
+const stateBadge = (state: 'active' | 'paused') => (
+  <Badge color={state === 'active' ? 'green' : 'yellow'} variant="outline" className="cp-state-badge" data-state={state}>
+    {state}
+  </Badge>
+);
+
+/** The queue's limits, "—" for an unlimited one: most queues have none, and three lines of
+ * "unlimited" on every row buried the one that has (review 2026-12-05 §5.8). */
+function Limits({ queue }: { queue: Queue }) {
+  const limits: [string, number | null, string][] = [
+    ['concurrency', queue.concurrency_limit, ''],
+    ['per key', queue.per_key_limit, ''],
+    ['rate', queue.rate_limit_per_second, '/s'],
+  ];
+  if (limits.every(([, value]) => value == null)) {
+    return (
+      <Text size="xs" data-testid="limits" title="No limits">
+        —
+      </Text>
+    );
+  }
+  return (
+    <Text size="xs" data-testid="limits">
+      {limits.map(([name, value, unit]) => `${name} ${value == null ? '—' : `${value}${unit}`}`).join(' · ')}
+    </Text>
+  );
+}
+
+/** How long the queue's head has waited for a worker: the age of its oldest due PENDING job
+ * (GET /queues), there on arrival; a queue whose pending jobs are all due later has waited for
+ * nothing. */
+export function OldestWait({ queue, now = Date.now() }: { queue: Pick<Queue, 'oldest_due_at'>; now?: number }) {
+  if (!queue.oldest_due_at) return null;
+  const seconds = Math.max(0, (now - new Date(queue.oldest_due_at).getTime()) / 1000);
+  return (
+    <Text size="xs" data-testid="oldest-wait" title={`The oldest due job has waited since ${formatExact(queue.oldest_due_at)}`}>
+      oldest waits {formatLag(seconds)}
+    </Text>
+  );
+}
 
 function QueueState({ queue }: { queue: Queue }) {
-  if (!queue.paused) return <Badge color="green">active</Badge>;
+  if (!queue.paused) return stateBadge('active');
   return (
     <Stack gap={2}>
-      <Badge color="yellow">paused</Badge>
+      {stateBadge('paused')}
       <Text size="xs">
         by {queue.paused_by ?? 'unknown'} <RelativeTime iso={queue.paused_at} />
       </Text>
@@ -61,15 +104,23 @@ function LastHour({ numbers, label }: { numbers?: QueueNumbers | null; label: st
   );
 }
 
-function QueueRow({ queue, samples, showProject, numbers }: { queue: Queue; samples?: QueueSamples; showProject: boolean; numbers?: QueueNumbers | null }) {
+const jobsLink = (queue: Queue) => `/jobs?project=${encodeURIComponent(queue.project)}&queue=${encodeURIComponent(queue.name)}`;
+
+// The console's link look (Anchor), not the browser's underlined blue (purple once visited).
+const QueueName = ({ queue }: { queue: Queue }) => (
+  <Anchor component={Link} to={jobsLink(queue)} fw={600} size="sm">
+    {queue.name}
+  </Anchor>
+);
+
+function QueueRow({ queue, samples, showProject, numbers, actions }: { queue: Queue; samples?: QueueSamples; showProject: boolean; numbers?: QueueNumbers | null; actions: boolean }) {
   const label = `${queue.project}/${queue.name}`;
-  const jobsLink = `/jobs?project=${encodeURIComponent(queue.project)}&queue=${encodeURIComponent(queue.name)}`;
   const saturated = queue.concurrency_limit != null && queue.running >= queue.concurrency_limit;
   return (
     <Table.Tr data-queue={label}>
       {showProject && <Table.Td>{queue.project}</Table.Td>}
       <Table.Td>
-        <Link to={jobsLink}>{queue.name}</Link>
+        <QueueName queue={queue} />
       </Table.Td>
       <Table.Td>
         <QueueState queue={queue} />
@@ -77,9 +128,12 @@ function QueueRow({ queue, samples, showProject, numbers }: { queue: Queue; samp
       <Table.Td>
         <Group gap="xs" wrap="nowrap">
           <Sparkline values={samples?.pending ?? [queue.pending]} label={`Pending in ${label}: ${queue.pending}`} />
-          <Text size="sm" data-testid="pending">
-            {queue.pending}
-          </Text>
+          <Stack gap={0}>
+            <Text size="sm" data-testid="pending">
+              {queue.pending}
+            </Text>
+            <OldestWait queue={queue} />
+          </Stack>
         </Group>
       </Table.Td>
       <Table.Td>
@@ -99,16 +153,19 @@ function QueueRow({ queue, samples, showProject, numbers }: { queue: Queue; samp
         <LastHour numbers={numbers} label={label} />
       </Table.Td>
       <Table.Td>
-        <Text size="xs">concurrency {limitText(queue.concurrency_limit)}</Text>
-        <Text size="xs">per key {limitText(queue.per_key_limit)}</Text>
-        <Text size="xs">rate {limitText(queue.rate_limit_per_second, '/s')}</Text>
+        <Limits queue={queue} />
       </Table.Td>
-      <Table.Td>
-        <Group gap="xs" wrap="nowrap">
-          <PauseQueueButton queue={queue} />
-          <QueueLimitsButton queue={queue} />
-        </Group>
-      </Table.Td>
+      {actions && (
+        // Sticky at the scroller's right edge: on a phone the wide table scrolled Pause/Resume
+        // off-screen (review 2026-12-05 §5.8). One tree for every width, so a dialog opened
+        // from a row survives a rotation or a resize.
+        <Table.Td className="cp-sticky-actions">
+          <Group gap="xs" wrap="nowrap">
+            <PauseQueueButton queue={queue} />
+            <QueueLimitsButton queue={queue} />
+          </Group>
+        </Table.Td>
+      )}
     </Table.Tr>
   );
 }
@@ -129,6 +186,8 @@ export function QueuesPage() {
   const all = queues.data ?? [];
   const rows = all.filter((q) => matchesQueue(q, filter));
   const showProject = !project;
+  // A VIEWER is shown no action buttons (PageHeader says "read-only"): no empty Actions column.
+  const actions = !isReadOnly(useSession().can);
   return (
     <Stack>
       <PageHeader title="Queues">
@@ -160,8 +219,8 @@ export function QueuesPage() {
           )
         }
       >
-        <Table.ScrollContainer minWidth={860} tabIndex={0} aria-label="Queues (scrollable)">
-          <Table striped withTableBorder fz="sm" aria-label="Queues">
+        <Table.ScrollContainer type="native" minWidth={860} tabIndex={0} aria-label="Queues (scrollable)">
+          <Table striped withTableBorder fz="sm" aria-label="Queues" className="cp-sticky-table">
             <Table.Thead>
               <Table.Tr>
                 {showProject && <Table.Th>Project</Table.Th>}
@@ -171,12 +230,12 @@ export function QueuesPage() {
                 <Table.Th>Running</Table.Th>
                 <Table.Th>Last hour</Table.Th>
                 <Table.Th>Limits</Table.Th>
-                <Table.Th>Actions</Table.Th>
+                {actions && <Table.Th className="cp-sticky-actions">Actions</Table.Th>}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {rows.map((q) => (
-                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} numbers={numbersOf(q)} />
+                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} numbers={numbersOf(q)} actions={actions} />
               ))}
             </Table.Tbody>
           </Table>

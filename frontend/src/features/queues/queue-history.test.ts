@@ -4,7 +4,7 @@ import { addSample } from './queue-history';
 
 const queue = (name: string, pending: number, running: number): Queue => ({
   project: 'default', name, pending, running, paused: false, paused_at: null, paused_by: null, paused_reason: null,
-  concurrency_limit: null, per_key_limit: null, rate_limit_per_second: null,
+  concurrency_limit: null, per_key_limit: null, oldest_due_at: null, rate_limit_per_second: null,
 });
 
 describe('queue sparkline history', () => {

@@ -40,7 +40,7 @@ describe('schedules page', () => {
         })),
       http.get('/api/v1/schedules/count', ({ response }) => response(200).json({ count: 3, limit: 10000 })),
       http.get('/api/v1/queues', ({ response }) =>
-        response(200).json([{ project: 'default', name: 'webhooks', paused: true, paused_reason: 'vendor outage', paused_by: 'admin', paused_at: '2026-12-05T08:00:00Z', pending: 4, running: 0, concurrency_limit: null, rate_limit_per_second: null, per_key_limit: null }])),
+        response(200).json([{ project: 'default', name: 'webhooks', paused: true, paused_reason: 'vendor outage', paused_by: 'admin', paused_at: '2026-12-05T08:00:00Z', pending: 4, running: 0, concurrency_limit: null, rate_limit_per_second: null, per_key_limit: null, oldest_due_at: null }])),
       http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),
     );
     vi.stubGlobal('fetch', fake.fetch);
