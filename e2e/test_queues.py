@@ -65,7 +65,10 @@ def test_operator_pauses_a_queue_with_a_reason_and_the_dashboard_says_who_and_wh
               if e["target_id"] == f"default/{queue}"]
     assert events and events[0]["details"]["reason"] == f"db failover {unique}"
 
-    go_via_nav(page, "Queues")
+    # The banner leads to that queue, where Resume is, not to the whole list.
+    notice.get_by_role("link", name=f"default/{queue}", exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/queues\?queue=default%2F{re.escape(queue)}$"))
+    expect(page.get_by_role("table", name="Queues").locator("tbody tr")).to_have_count(1)
     _row(page, queue).get_by_role("button", name=f"Resume default/{queue}").click()
     expect(_row(page, queue)).to_contain_text("active")
     expect(page.locator(f'[data-paused-queue="default/{queue}"]')).to_have_count(0)
