@@ -118,3 +118,25 @@ def test_an_admin_sees_members_and_quota_usage_and_edits_a_quota(
     roles = {m["user_id"]: m["role"] for m in admin_api.items(f"/projects/{a}/members")}
     assert roles[user_id] == "OPERATOR"
     assert not dialog(page).count()
+
+
+def test_a_project_viewer_reads_the_members_roles_without_greyed_controls(
+        page: Page, server: Server, admin_api: ApiClient, unique: str) -> None:
+    """Review 2026-12-05 §5.15: who may not manage members saw a greyed role select per member
+    and an empty Actions column; they read each role instead."""
+    a, _ = _projects(admin_api, unique)
+    username, password, _ = _member(server, admin_api, unique, a, "VIEWER")
+    sign_in(page, username, password)
+    page.goto(f"/projects/{a}")
+    members = page.get_by_role("table", name="Members")
+    row = members.locator(f'tr[data-member="{username}"]')
+    expect(row.get_by_test_id("member-role")).to_have_text("VIEWER")
+    expect(members.get_by_role("combobox")).to_have_count(0)
+    expect(members.get_by_role("columnheader", name="Actions")).to_have_count(0)
+    expect(members.get_by_role("button")).to_have_count(0)
+    # An instance ADMIN still edits the role from the same table.
+    page.context.clear_cookies()
+    sign_in(page, server.admin_username, server.admin_password)
+    page.goto(f"/projects/{a}")
+    expect(page.get_by_role("table", name="Members").get_by_role(
+        "combobox", name=f"Role of {username}")).to_have_value("VIEWER")

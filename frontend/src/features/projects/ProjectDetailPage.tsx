@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Button, Group, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Group, NumberInput, Paper, Select, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError } from '../../api/problem';
@@ -149,27 +149,35 @@ function Members({ slug, canManage, instanceAdmin }: { slug: string; canManage: 
               <Table.Tr>
                 <Table.Th>User</Table.Th>
                 <Table.Th>Role in this project</Table.Th>
-                <Table.Th>Actions</Table.Th>
+                {canManage && <Table.Th>Actions</Table.Th>}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {rows.map((m) => (
                 <Table.Tr key={m.user_id} data-member={m.username}>
                   <Table.Td>{m.username}</Table.Td>
+                  {/* Who may not manage members reads the role, with no greyed select and no
+                      empty Actions column (review 2026-12-05 §5.15). */}
                   <Table.Td>
-                    <Select
-                      aria-label={`Role of ${m.username}`}
-                      size="xs"
-                      w={130}
-                      allowDeselect={false}
-                      data={ROLES}
-                      value={m.role}
-                      disabled={!canManage || setMember.isPending}
-                      onChange={(r) => r && r !== m.role && setMember.mutate({ userId: m.user_id, role: r as Role })}
-                    />
+                    {canManage ? (
+                      <Select
+                        aria-label={`Role of ${m.username}`}
+                        size="xs"
+                        w={130}
+                        allowDeselect={false}
+                        data={ROLES}
+                        value={m.role}
+                        disabled={setMember.isPending}
+                        onChange={(r) => r && r !== m.role && setMember.mutate({ userId: m.user_id, role: r as Role })}
+                      />
+                    ) : (
+                      <Text size="sm" data-testid="member-role">
+                        {m.role}
+                      </Text>
+                    )}
                   </Table.Td>
-                  <Table.Td>
-                    {canManage && (
+                  {canManage && (
+                    <Table.Td>
                       <ConfirmButton
                         requiredRole="VIEWER" // shown only when canManage
                         size="compact-sm"
@@ -183,8 +191,8 @@ function Members({ slug, canManage, instanceAdmin }: { slug: string; canManage: 
                       >
                         Remove
                       </ConfirmButton>
-                    )}
-                  </Table.Td>
+                    </Table.Td>
+                  )}
                 </Table.Tr>
               ))}
             </Table.Tbody>
