@@ -5,6 +5,7 @@ lines wrap in the box (no sideways scroll), and a finished attempt offers no Fol
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -44,6 +45,10 @@ def test_the_job_page_tails_a_running_commands_output_live(
         assert E2E_SECRET_VALUE not in output.inner_text(), "a secret's value reached the console"
         assert admin_api.job(job_id)["status"] == "RUNNING", "lines must show while it runs"
         expect(page.get_by_text("· live")).to_be_visible()
+        # The running attempt's lease reads as English ("lease until in 2 seconds" did not).
+        expect(page.get_by_text(re.compile(r"Last heartbeat .*, lease (expires in|expired) "))) \
+            .to_be_visible()
+        expect(page.locator("main")).not_to_contain_text("lease until")
 
         # Follow: the newest line is in view; scrolling up turns follow off.
         follow = page.get_by_role("switch", name="Follow")

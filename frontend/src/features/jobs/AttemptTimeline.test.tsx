@@ -72,4 +72,23 @@ describe('AttemptTimeline', () => {
     render(<MantineProvider env="test"><AttemptTimeline attempts={cut} /></MantineProvider>);
     expect(screen.getByText(/Interrupted: its worker shut down/)).toBeInTheDocument();
   });
+
+  it('says when a running attempt\'s lease expires, or that it expired, never "lease until in …"', () => {
+    const soon = new Date(Date.now() + 30_000).toISOString();
+    const gone = new Date(Date.now() - 120_000).toISOString();
+    const running = (number: number, lease: string) => attempt({ number, status: 'RUNNING', finished_at: null, heartbeat_at: new Date().toISOString(), lease_expires_at: lease });
+    const { container } = render(
+      <MantineProvider env="test">
+        <AttemptTimeline attempts={[running(1, soon)]} />
+      </MantineProvider>,
+    );
+    expect(container).toHaveTextContent(/lease expires in (29|30) seconds/);
+    expect(container).not.toHaveTextContent('lease until');
+    const { container: late } = render(
+      <MantineProvider env="test">
+        <AttemptTimeline attempts={[running(1, gone)]} />
+      </MantineProvider>,
+    );
+    expect(late).toHaveTextContent(/lease expired 2 minutes ago/);
+  });
 });

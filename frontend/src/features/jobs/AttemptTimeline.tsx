@@ -97,7 +97,8 @@ export function AttemptTimeline({ attempts, jobError }: { attempts: Attempt[]; j
                 Last heartbeat <RelativeTime iso={a.heartbeat_at} />
                 {a.status === 'RUNNING' && a.lease_expires_at && (
                   <>
-                    , lease until <RelativeTime iso={a.lease_expires_at} />
+                    {/* "lease until in 30 seconds" read wrong (review 2026-12-05 §2, job detail). */}
+                    , lease {Date.parse(a.lease_expires_at) > Date.now() ? 'expires' : 'expired'} <RelativeTime iso={a.lease_expires_at} />
                   </>
                 )}
               </Text>
