@@ -74,6 +74,9 @@ def test_viewer_sees_everything_and_can_change_nothing(
     go_via_nav(page, "Jobs")
     expect(page.get_by_role("heading", name="Jobs")).to_be_visible()
     expect(header_button(page, "New ad-hoc job")).to_have_count(0)
+    # No bulk action is a viewer's: no selection checkboxes on the rows either.
+    expect(page.get_by_role("link", name=f"#{job['id']}", exact=True)).to_be_visible()
+    expect(page.get_by_role("checkbox", name=re.compile(r"^Select (job|every)"))).to_have_count(0)
     assert viewer_api.status("POST", "/jobs", json={"handler": "noop", "payload": {}}) == 403
 
     # Audit and users: a deep link explains instead of showing data; the API refuses.

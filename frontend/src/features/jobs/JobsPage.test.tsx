@@ -43,6 +43,20 @@ describe('jobs page', () => {
     expect(screen.getAllByTitle('2026-11-29 08:00:00 UTC').length).toBeGreaterThan(0);
   });
 
+  it('offers a viewer no selection checkboxes (no bulk action is theirs), an operator one per row', async () => {
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [job], next_cursor: null })),
+      http.get('/api/v1/handlers', ({ response }) => response(200).json([])),
+    ).fetch);
+    const viewer = renderScreen(<JobsPage />, { role: 'VIEWER', path: '/jobs', route: '/jobs' });
+    expect(await screen.findByRole('link', { name: '#12' })).toBeInTheDocument();
+    expect(screen.queryByRole('checkbox', { name: /^Select / })).toBeNull();
+    viewer.unmount();
+    renderScreen(<JobsPage />, { role: 'OPERATOR', path: '/jobs', route: '/jobs' });
+    expect(await screen.findByRole('checkbox', { name: 'Select job #12' })).toBeInTheDocument();
+    expect(screen.getByRole('checkbox', { name: 'Select every job on this page' })).toBeInTheDocument();
+  });
+
   it('says what to do first on an empty instance, offering the submit link only to a role that may', async () => {
     const empty = () => fakeApi(
       http.get('/api/v1/jobs', ({ response }) => response(200).json({ items: [], next_cursor: null })),

@@ -11,6 +11,8 @@ import { PollingPicker } from '../../components/PollingPicker';
 import { useScheduleOptions } from '../../api/queries/schedule-options';
 import { ScheduleLink } from '../../components/ScheduleLink';
 import { usePolling } from '../../lib/polling';
+import { isReadOnly } from '../../lib/roles';
+import { useSession } from '../../lib/session';
 import { fromLocalInput, toLocalInput } from '../../lib/time';
 import { useJobCount } from './api/count-jobs';
 import { DataTable } from '../../components/DataTable';
@@ -143,7 +145,9 @@ export function JobsPage() {
     setSelection({ key: filterKey, ids, all: false });
   };
   const toggleAll = (on: boolean) => setSelection({ key: filterKey, ids: on ? new Set(pageIds) : new Set(), all: false });
-  const columns: ColumnDef<Job, unknown>[] = [
+  // A viewer can take no bulk action: no selection checkboxes either (review 2026-12-05 §5.15).
+  const readOnly = isReadOnly(useSession().can);
+  const selectColumn: ColumnDef<Job, unknown>[] = [
     {
       id: 'select',
       meta: { width: 32 },
@@ -163,8 +167,8 @@ export function JobsPage() {
         />
       ),
     },
-    ...baseColumns,
   ];
+  const columns = readOnly ? baseColumns : [...selectColumn, ...baseColumns];
   const matchFilters = {
     status: filters.status,
     handler: filters.handler,
@@ -315,7 +319,7 @@ export function JobsPage() {
           card={(job) => (
             <JobCard
               job={job}
-              select={<Checkbox aria-label={`Select job #${job.id}`} checked={current.all || current.ids.has(job.id)} onChange={(e) => toggle(job.id, e.currentTarget.checked)} />}
+              select={readOnly ? null : <Checkbox aria-label={`Select job #${job.id}`} checked={current.all || current.ids.has(job.id)} onChange={(e) => toggle(job.id, e.currentTarget.checked)} />}
             />
           )}
         />
