@@ -115,7 +115,8 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
     screenshot(page, "schedule-backfill")
     jobs = admin_api.jobs_of_schedule(schedule["id"])
     assert sorted(j["trigger"] for j in jobs) == ["backfill"] * 3
-    box.get_by_role("button", name="Close").click()
+    # The footer's Close, not the header's ✕ (also named "Close" since every dialog names it).
+    box.get_by_role("button", name="Close").last.click()
 
     header_button(page, "Pause").click()
     box = dialog(page)
