@@ -41,7 +41,7 @@ class Workers:
 
     def stopped_or_explained(self, proc: subprocess.Popen[bytes], timeout: float) -> int:
         """The exit code; a process still running after ``timeout`` fails the test with the
-        stacks of all its threads (from the fault handler) and the end of its log."""
+        stacks of all its threads (from the fault handler) and its log."""
         try:
             return proc.wait(timeout)
         except subprocess.TimeoutExpired:
