@@ -397,7 +397,9 @@ def _insert_in_session(session: Session, actor: Actor, request: JobRequest, *,
 def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any = None,
                  requested_by: str | None = None) -> list[int]:
     """Bulk enqueue from Python: validated, one INSERT statement, one NOTIFY, no audit rows
-    (a programmatic bulk load is not a person's action; callers that need one record it).
+    (a programmatic bulk load is not a person's action; callers that need one record it). A new
+    queue is admitted under its project's cap like the API's (409 ``QuotaExceeded``, nothing
+    written): a bulk load is no way around it.
 
     Validation runs once per distinct request of the batch (same handler, payload JSON and
     options): bulk loads repeat a few shapes many times, and the outcome of validation depends
@@ -438,13 +440,32 @@ def enqueue_many(db: Database, requests: Sequence[JobRequest], *, settings: Any 
                            concurrency_key=request.concurrency_key,
                            trace_context=span.traceparent if span is not None else None))
     try:
-        ids = JobStore(db).insert_many(rows)
+        ids = _insert_admitted(db, rows, settings)
     except BaseException:
         for span in spans:
             span.finish(None)
         raise
     for span, job_id in zip(spans, ids, strict=False):
         span.finish(job_id)
+    return ids
+
+
+def _insert_admitted(db: Database, rows: Sequence[NewJob], settings: Any) -> list[int]:
+    """Queues this process has seen committed take the one-statement path (as ``enqueue``'s);
+    otherwise the new ones are admitted in the insert's own transaction."""
+    named = {(row.project, row.queue) for row in rows}
+    if all(queues.known(db, project, queue) for project, queue in named):
+        return JobStore(db).insert_many(rows)
+    by_project: dict[str, set[str]] = {}
+    for project, queue in named:
+        by_project.setdefault(project, set()).add(queue)
+    with db.transaction() as session:
+        # Naming locks in one order: two loads over the same projects cannot deadlock.
+        for project in sorted(by_project):
+            queues.admit(session, settings, project, by_project[project])
+        ids = [int(row["id"]) for row in job_insert.insert_in_session(session, rows)]
+    for project, queue in named:
+        queues.remember(db, project, queue)
     return ids
 
 

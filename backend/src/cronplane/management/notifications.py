@@ -299,7 +299,9 @@ def delete(ctx: ManagementContext, actor: Actor, channel_id: int) -> None:
 
 def send_test(ctx: ManagementContext, actor: Actor, channel_id: int) -> Job:
     """Queue a ``notification.test`` delivery to the channel (its attempts appear in the log),
-    through the one insert path (ADR 0027): the job, its audit event and the wake-up."""
+    through the one insert path (ADR 0027): the job, its audit event and the wake-up. It may
+    name the project's delivery queue, which takes no place under its queue cap
+    (``queues.SYSTEM_QUEUES``), so no ``queues.admit``."""
     with ctx.db.transaction() as session:
         channel = _channel(session, actor, channel_id)
         now = session.execute(select(func.cronplane_now())).scalar_one()

@@ -6,9 +6,9 @@ docs/adr/0007-queue-limits.md); this module only edits the row the claim reads.
 A queue exists once named (CONTRACT.md): by a PATCH here, or by a job or schedule naming it (the
 triggers of migration 0008 insert the row). Each row is a line of ``GET /queues`` and a label set
 of ``/metrics``, so a project may name at most ``CRONPLANE_MAX_QUEUES_PER_PROJECT`` (review N15):
-every use case that lets a caller name a queue calls ``admit`` in its transaction, before the
-write that would create the row. The system's own queue (``notifications``, for deliveries) and
-``jobs.enqueue_many`` (Python with the database in hand) are not counted against anyone.
+every use case that can name a queue calls ``admit`` in its transaction, before the write that
+would create the row (``jobs.enqueue_many``, a bulk load from Python, included). The system's
+delivery queue takes no place under the cap (``SYSTEM_QUEUES``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from cronplane.domain.limits import MAX_QUEUES_PER_PROJECT
 from cronplane.domain.names import QUEUE_NAME
+from cronplane.domain.notifications import DELIVERY_QUEUE
 from cronplane.domain.roles import Role
 from cronplane.domain.states import JobStatus
 from cronplane.management import audit, scope
@@ -40,6 +41,14 @@ PENDING, RUNNING = JobStatus.PENDING.value, JobStatus.RUNNING.value  # a queue's
 LIMITS = ("concurrency_limit", "per_key_limit", "rate_limit_per_second")
 MAX_REASON = 1000
 QUOTA = "max_queues_per_project"  # the quota a refusal names
+
+# Queues the installation names in a project, which take no place under its cap. The delivery
+# queue is named by every channel test and, from SQL, by every event a channel subscribes to (the
+# triggers of migrations 0029/0043, which no ``admit`` sees): counting it would either let those
+# triggers push a project past its cap or, refused, drop the alert that a project at its cap
+# fails. It is one fixed name per project, so it cannot grow ``GET /queues`` or ``/metrics``;
+# an OPERATOR may still pause it (the contract's "a queue exists once named") at the cap.
+SYSTEM_QUEUES = frozenset({DELIVERY_QUEUE})
 
 
 @dataclass(frozen=True)
@@ -128,17 +137,17 @@ def admit(session: Session, settings: Any, project: str, names: Iterable[str]) -
     ones fit under ``settings.max_queues_per_project``. Call it once, in the transaction of the
     write that would create them, before that write: a new name holds the project's naming lock
     to the end of the transaction, so concurrent creators count one after another and the cap
-    is exact. Names that all exist cost one indexed read and no lock."""
-    wanted = sorted(set(names))
-    if not _missing(session, project, wanted):
+    is exact. Names that all exist cost one indexed read and no lock; ``SYSTEM_QUEUES`` none."""
+    wanted = sorted(set(names) - SYSTEM_QUEUES)
+    if not wanted or not _missing(session, project, wanted):
         return
     hold_for_transaction_on(session, AdvisoryLock.QUEUE_NAMING, project)
     new = _missing(session, project, wanted)  # some may have been committed while we waited
     if not new:
         return
     cap = int(getattr(settings, "max_queues_per_project", MAX_QUEUES_PER_PROJECT))
-    named = session.scalar(select(func.count()).select_from(Queue)
-                           .where(Queue.project == project)) or 0
+    named = session.scalar(select(func.count()).select_from(Queue).where(
+        Queue.project == project, Queue.name.not_in(SYSTEM_QUEUES))) or 0
     if named + len(new) > cap:
         raise QuotaExceeded(project, QUOTA, cap)
 
