@@ -9,8 +9,9 @@ LOGIN = "/api/v1/auth/login"
 
 
 def _cookie(response, name: str) -> str:
-    [value] = [c.split(";", 1)[0].split("=", 1)[1] for c in response.headers.getlist("Set-Cookie")
-               if c.startswith(name + "=")]
+    # The cookie set, not the expiry of one an earlier version left at another path (empty).
+    [value] = [v for c in response.headers.getlist("Set-Cookie") if c.startswith(name + "=")
+               if (v := c.split(";", 1)[0].split("=", 1)[1])]
     return value
 
 

@@ -63,17 +63,23 @@ def current_actor() -> Actor:
     return actor
 
 
+def check_role(actor: Actor, role: Role, *, instance: bool = False) -> None:
+    """``requires``' check, for a caller outside a view: raises ``Forbidden`` as the view would.
+    The console's index.html (api/spa.py) answers the first API calls with it, so what the page
+    carries is what those calls would have answered."""
+    if instance:
+        require_instance(actor, role)
+        return
+    have = best_role(actor)
+    if not have.allows(role):
+        raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
+
+
 def requires(role: Role, *, instance: bool = False) -> Callable[[F], F]:
     def decorate(view: F) -> F:
         @wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            actor = current_actor()
-            if instance:
-                require_instance(actor, role)
-            else:
-                have = best_role(actor)
-                if not have.allows(role):
-                    raise Forbidden(f"This action needs the {role.name} role; you are {have.name}.")
+            check_role(current_actor(), role, instance=instance)
             return view(*args, **kwargs)
 
         apidoc = getattr(wrapper, "_apidoc", {})

@@ -204,6 +204,7 @@ def _token_response(grant: auth.Grant, *, by_cookie: bool = False) -> Response:
     response = jsonify(LoginResponseSchema().dump(body))
     set_access_cookies(response, pair.access_token)
     set_refresh_cookies(response, pair.refresh_token)
+    jwt_setup.drop_legacy_access_cookie(response, ctx.settings)
     _no_store(response)
     return response
 
@@ -278,6 +279,7 @@ class Logout(MethodView):
         auth.logout(management_context(), actor, refresh_jti=refresh_jti)
         response = Response(status=204)
         unset_jwt_cookies(response)
+        jwt_setup.drop_legacy_access_cookie(response, management_context().settings)
         _no_store(response)
         return response
 
@@ -289,19 +291,25 @@ class Me(MethodView):
              summary="The signed-in user, with the role in effect for this request")
     @blp.response(200, MeSchema)
     def get(self) -> dict[str, Any]:
-        from cronplane.management.oidc_login import identity_of
+        return me_answer(current_actor())
 
-        ctx = management_context()
-        me = auth.me(ctx, current_actor())
-        identity = identity_of(ctx, me.id)
-        blocked = password_change.refusal(ctx, is_persona=me.is_persona,
-                                          has_provider_identity=identity is not None,
-                                          username=me.username)
-        return {"id": me.id, "username": me.username,
-                "role": None if me.role is None else me.role.name, "is_persona": me.is_persona,
-                "scope": None if me.scope is None else {"project": me.scope[0],
-                                                         "role": me.scope[1].name},
-                "identity": identity, "can_change_password": blocked is None}
+
+def me_answer(actor: Actor) -> dict[str, Any]:
+    """``GET /auth/me``'s answer before ``MeSchema`` dumps it; api/spa.py puts the same into the
+    console's index.html."""
+    from cronplane.management.oidc_login import identity_of
+
+    ctx = management_context()
+    me = auth.me(ctx, actor)
+    identity = identity_of(ctx, me.id)
+    blocked = password_change.refusal(ctx, is_persona=me.is_persona,
+                                      has_provider_identity=identity is not None,
+                                      username=me.username)
+    return {"id": me.id, "username": me.username,
+            "role": None if me.role is None else me.role.name, "is_persona": me.is_persona,
+            "scope": None if me.scope is None else {"project": me.scope[0],
+                                                     "role": me.scope[1].name},
+            "identity": identity, "can_change_password": blocked is None}
 
 
 @blp.route("/auth/password")

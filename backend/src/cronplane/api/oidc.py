@@ -109,6 +109,7 @@ class OidcCallback(MethodView):
         response = redirect("/", code=302)
         set_access_cookies(response, pair.access_token)  # type: ignore[arg-type]
         set_refresh_cookies(response, pair.refresh_token)  # type: ignore[arg-type]
+        jwt_setup.drop_legacy_access_cookie(response, ctx.settings)  # type: ignore[arg-type]
         response.delete_cookie(STATE_COOKIE, path="/api/v1/auth/oidc")
         response.headers["Cache-Control"] = "no-store"
         return response

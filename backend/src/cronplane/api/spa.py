@@ -1,13 +1,34 @@
 """Serves the built console (``frontend/dist``) with a history fallback, so deep links such as
-``/jobs/42`` load the app and let the client router take over."""
+``/jobs/42`` load the app and let the client router take over.
+
+index.html carries the first answers the console would ask for (``GET /auth/me``, and on the
+dashboard ``GET /stats``) when the navigation brings a valid session: on slow 4G each request the
+page makes before its first paint costs a trip through the network and a task on a throttled CPU
+(issue 45, bench/RESULTS.md). The answers are the API's own (the same role check, the same
+management calls, the same bodies), in a ``<script type="application/json">`` the browser never
+runs, so the Content-Security-Policy (``script-src 'self'``) is unchanged.
+"""
 
 from __future__ import annotations
 
 import mimetypes
+import re
 from html import escape
 from pathlib import Path
+from typing import Any
 
-from flask import Blueprint, Response, abort, request, send_from_directory
+import marshmallow as ma
+from flask import Blueprint, Response, abort, current_app, request, send_from_directory
+
+from cronplane.api.access import check_role, current_actor
+from cronplane.api.auth import MeSchema, me_answer
+from cronplane.api.context import management_context
+from cronplane.api.envelopes import ProjectFilterArgs
+from cronplane.api.stats import stats_body
+from cronplane.domain.roles import Role
+from cronplane.management import stats as dashboard
+from cronplane.management.availability import database_unreachable
+from cronplane.management.errors import ManagementError
 
 # The build writes name.br and name.gz beside each asset (frontend/vite.config.ts): served as is,
 # a slow network gets the 464 KB entry script as ~120 KB without compressing on every request.
@@ -33,6 +54,82 @@ def _asset(root: Path, path: str) -> Response:
     return response
 
 
+# Where frontend/index.html wants the first answers (after #root, so the scripts and stylesheet in
+# <head> are discovered first); a build without it is served as it is.
+FIRST_DATA_MARKER = "<!--cp:first-data-->"
+FIRST_DATA_ID = "cp-first-data"
+# index.html's early requests for the same answers (<link rel="preload" as="fetch">): with the
+# answers in the page they would only take bandwidth from the entry script.
+EARLY_REQUESTS = re.compile(r'[ \t]*<link rel="preload" href="/api/v1/[^"]*" as="fetch"[^>]*>\n?')
+# JSON text has < > & only inside strings, where \uXXXX means the same character: escaped, no
+# value can close the <script> element or open a comment in it. U+2028/2029 are escaped too
+# (orjson writes non-ASCII as is) for any reader that takes the text as JavaScript.
+_HTML_UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def first_data_json(data: dict[str, Any]) -> str:
+    """``data`` as the API encodes it, made safe to sit inside a ``<script>`` element."""
+    return current_app.json.dumps(data).translate(_HTML_UNSAFE)
+
+
+def _dashboard_stats(actor: Any) -> dict[str, Any] | None:
+    """``GET /stats`` as the dashboard's first request asks it: the URL's project, else every
+    project the caller reads; None where that request would not answer 200 (the console then
+    asks it and shows the API's answer)."""
+    slug = request.args.get("project")
+    try:
+        args = ProjectFilterArgs().load({"project": [slug] if slug else []})
+        check_role(actor, Role.VIEWER)  # GET /stats' @requires
+        body = stats_body(dashboard.get_stats(management_context(), actor, args["project"]))
+    except (ma.ValidationError, ManagementError):
+        return None
+    return {"project": slug or None, "body": body}
+
+
+def _first_data(path: str) -> dict[str, Any] | None:
+    """The answers of the console's first requests for this navigation's caller, or None when
+    there is no valid session (the console then asks, as without this)."""
+    if not (request.cookies.get(current_app.config.get("JWT_ACCESS_COOKIE_NAME", ""))
+            or request.headers.get("Authorization")):
+        return None  # nobody to answer for: no database work for a signed-out visitor
+    try:
+        actor = current_actor()
+        check_role(actor, Role.VIEWER)  # GET /auth/me's @requires
+        data: dict[str, Any] = {"me": MeSchema().dump(me_answer(actor))}
+        if path == "":
+            stats = _dashboard_stats(actor)
+            if stats is not None:
+                data["stats"] = stats
+    except ManagementError:
+        return None  # expired or revoked: the console's own /auth/me refreshes the session
+    except Exception as error:
+        if database_unreachable(error):
+            return None  # the console loads and says so itself, as without this
+        raise
+    return data
+
+
+def _index(root: Path, path: str) -> Response:
+    page = (root / "index.html").read_text(encoding="utf-8")
+    carries = FIRST_DATA_MARKER in page
+    data = _first_data(path) if carries else None
+    if data is None:
+        response = send_from_directory(root, "index.html")
+        response.headers["Cache-Control"] = "no-cache"
+    else:
+        block = (f'<script type="application/json" id="{FIRST_DATA_ID}">'
+                 f"{first_data_json(data)}</script>")
+        page = EARLY_REQUESTS.sub("", page).replace(FIRST_DATA_MARKER, block, 1)
+        response = Response(page, mimetype="text/html")
+        # One person's answers: never kept by the browser or anything between.
+        response.headers["Cache-Control"] = "no-store"
+    if carries:
+        # The same URL answers differently with and without a session.
+        response.headers["Vary"] = "Cookie"
+    return response
+
+
 def spa_blueprint(static_dir: Path) -> Blueprint:
     blueprint = Blueprint("spa", __name__)
     root = static_dir.resolve()
@@ -51,9 +148,7 @@ def spa_blueprint(static_dir: Path) -> Blueprint:
             return response
         if "." in Path(path).name:
             abort(404)  # a missing file, not a client route
-        response = send_from_directory(root, "index.html")
-        response.headers["Cache-Control"] = "no-cache"
-        return response
+        return _index(root, path)
 
     return blueprint
 

@@ -30,7 +30,14 @@ API_PREFIX = "/api/v1"
 # The refresh cookie is only ever needed by /auth/refresh and /auth/logout; the CSRF cookies stay
 # on "/" because the SPA reads them with document.cookie from any page.
 REFRESH_COOKIE_PATH = API_PREFIX + "/auth/"
-ACCESS_COOKIE_PATH = "/api/"
+# "/", not "/api/": the console's index.html is answered for the session too (api/spa.py puts the
+# first answers into it, issue 45), and a navigation to a console route must carry the cookie.
+# Still HttpOnly and SameSite=Strict, so a page of another site neither reads it nor sends it.
+ACCESS_COOKIE_PATH = "/"
+# Where the access cookie lived before: a browser may still hold one there until it expires, and
+# for /api/ requests it would be sent before the new one (a longer path comes first), so every
+# response that sets or clears the access cookie clears it there too.
+LEGACY_ACCESS_COOKIE_PATH = "/api/"
 
 
 @dataclass(frozen=True)
@@ -119,3 +126,9 @@ def issue_pair(*, user_id: int, role: str, version: int, session_id: str, jti: s
                                           session_id=session_id, jti=jti),
         expires_in=access_minutes * 60,
     )
+
+
+def drop_legacy_access_cookie(response: Response, settings: Settings) -> None:
+    """Expires an access cookie left at ``LEGACY_ACCESS_COOKIE_PATH`` by an earlier version."""
+    response.delete_cookie("access_token_cookie", path=LEGACY_ACCESS_COOKIE_PATH,
+                           secure=settings.production, httponly=True, samesite="Strict")

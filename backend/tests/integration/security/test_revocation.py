@@ -68,6 +68,7 @@ def test_logout_with_cookies_clears_them_and_needs_csrf(app) -> None:
         assert client.post("/api/v1/auth/logout").status_code == 401, "cookie POST without CSRF"
     csrf = client.get_cookie("csrf_access_token", path="/").value
     assert client.post("/api/v1/auth/logout", headers={"X-CSRF-TOKEN": csrf}).status_code == 204
+    assert client.get_cookie("access_token_cookie", path="/") is None
     assert client.get_cookie("access_token_cookie", path="/api/") is None
     assert client.get(ME).status_code == 401
 
