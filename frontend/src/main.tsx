@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { meQueryKey, meQueryOptions } from './api/queries/get-me';
 import type { SignedIn } from './api/types';
 import { App } from './app/App';
+import { seedFirstData, takeFirstData } from './app/first-data';
 import { createQueryClient } from './app/providers';
 import { statsQueryOptions } from './features/dashboard/api/get-stats';
 import { everyProjectForAnyone, initialProject } from './lib/project-scope';
@@ -11,7 +12,8 @@ import { everyProjectForAnyone, initialProject } from './lib/project-scope';
 // Every module of the entry has run (see boot-mark.ts).
 performance.mark('cp:modules-evaluated');
 const client = createQueryClient();
-// Who is signed in decides the first screen, and index.html has asked already (the answer is
+// Without the answers in the page (signed out, or the console served by another server such as
+// Caddy): who is signed in decides the first screen, and index.html has asked already (the answer is
 // usually in before the scripts are): waiting for it here makes the first render the signed-in
 // page (or the login page) instead of a session loader then the page, one whole render less on
 // a slow phone (bench/RESULTS.md, issue 23). index.html's static shell stays up meanwhile; a
@@ -26,25 +28,30 @@ const STATS_GRACE_MS = 300;
 // taken is a trip through the browser's network stack, ~50–100 ms at 4× CPU (bench/RESULTS.md,
 // issue 45). From a task of its own, so /auth/me is asked first and the check's read of
 // localStorage (its first access waits on the browser, ~40 ms) overlaps that trip.
-const earlyStats = new Promise<{ taken?: Promise<void> }>((resolve) =>
-  setTimeout(() =>
-    resolve({ taken: window.location.pathname === '/' && everyProjectForAnyone(window.location.search) ? client.prefetchQuery(statsQueryOptions(false)) : undefined }),
-  ),
-);
-function dashboardData(): Promise<unknown> {
-  const me = client.getQueryData<SignedIn | null>(meQueryKey);
-  if (!me || window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
-  return earlyStats.then(({ taken }) =>
-    Promise.race([taken ?? client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]),
-  );
-}
-void client
-  .prefetchQuery(meQueryOptions())
-  .then(dashboardData)
-  .then(() =>
-    createRoot(document.getElementById('root') as HTMLElement).render(
-      <StrictMode>
-        <App client={client} />
-      </StrictMode>,
+function earlyRequests(): Promise<unknown> {
+  const earlyStats = new Promise<{ taken?: Promise<void> }>((resolve) =>
+    setTimeout(() =>
+      resolve({ taken: window.location.pathname === '/' && everyProjectForAnyone(window.location.search) ? client.prefetchQuery(statsQueryOptions(false)) : undefined }),
     ),
   );
+  function dashboardData(): Promise<unknown> {
+    const me = client.getQueryData<SignedIn | null>(meQueryKey);
+    if (!me || window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
+    return earlyStats.then(({ taken }) =>
+      Promise.race([taken ?? client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]),
+    );
+  }
+  return client.prefetchQuery(meQueryOptions()).then(dashboardData);
+}
+// A signed-in navigation served by `cronplane serve` carries those answers in index.html itself
+// (backend api/spa.py, which then drops the preloads): the first render needs no request at all,
+// neither the preloads' trips through the network stack nor the wait for them (issue 45).
+const first = takeFirstData();
+const ready: Promise<unknown> = first ? Promise.resolve(seedFirstData(client, first, window.location)) : earlyRequests();
+void ready.then(() =>
+  createRoot(document.getElementById('root') as HTMLElement).render(
+    <StrictMode>
+      <App client={client} />
+    </StrictMode>,
+  ),
+);
