@@ -124,6 +124,34 @@ def test_the_dashboard_has_time_windows_failure_rates_latency_and_leader_terms(
     expect(row.get_by_test_id("last-hour")).to_contain_text(re.compile(r"claim lag \d"))
 
 
+
+def test_the_queues_page_draws_the_last_hour_from_the_leaders_samples_on_first_open(
+        new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
+        screenshot: Callable[[Page, str], Path]) -> None:
+    """Issue 45 item 4 / review §5.8: depth, running and wait over the last hour come from the
+    server (GET /queues/history, one sample a minute by the leader), so a tab opened a moment
+    ago already has a line, not one point."""
+    page = _signed_in(new_browser_context, real_day_server, "queues-history", viewport=DESKTOP)
+    with page.expect_response(lambda r: "/api/v1/queues/history" in r.url) as answered:
+        page.goto("/queues")
+    assert answered.value.status == 200, answered.value.text()
+    paused = page.locator('[data-queue="default/webhooks"]')
+    ready = paused.get_by_role("img", name=re.compile(
+        r"^Ready in default\/webhooks: \d+ now, peak (\d+) over the last (\d+) min$"))
+    expect(ready).to_be_visible()
+    label = ready.get_attribute("aria-label") or ""
+    peak, minutes = (int(n) for n in re.findall(r"peak (\d+) over the last (\d+)", label)[0])
+    assert minutes >= 59 and peak >= 13, (
+        f"an hour of the paused queue backing up, on first open: {label}")
+    assert int(ready.get_attribute("data-samples") or 0) == minutes
+    expect(paused.get_by_role("img", name=re.compile(
+        r"^Oldest due wait in default\/webhooks, peak 1\d min"))).to_be_visible()
+    running = page.locator('[data-queue="default/default"]').get_by_role(
+        "img", name=re.compile(r"^Running in default\/default: \d+ now, peak \d+ over the last"))
+    expect(running).to_be_visible()
+    _shot(page, "queues-history", screenshot)
+
+
 def _within_viewport(locator, width: int) -> None:
     box = locator.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box

@@ -18,7 +18,7 @@ export function scopedProject(): string | null {
 }
 
 // `secrets`: a project's secret names (the API answers one project's; `default` without it).
-const LISTS = /^\/api\/v1\/(jobs|jobs\/count|jobs\/status-counts|schedules|schedules\/count|audit|stats|stats\/windows|queues|notification-channels|secrets|batches)$/;
+const LISTS = /^\/api\/v1\/(jobs|jobs\/count|jobs\/status-counts|schedules|schedules\/count|audit|stats|stats\/windows|queues|queues\/history|notification-channels|secrets|batches)$/;
 const BULK = /^\/api\/v1\/jobs\/bulk\/(cancel|retry)$/;
 const CREATES = /^\/api\/v1\/(jobs|schedules|notification-channels|batches)$/;
 

@@ -796,6 +796,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/queues/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each queue's per-minute ready depth, running, latency and completions
+         * @description Sampled by the leader once a minute. A page of queues (by project and name; limit counts queues), each with its samples since `since`.
+         */
+        get: operations["listQueueHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/queues/{project}/{name}": {
         parameters: {
             query?: never;
@@ -2223,6 +2243,30 @@ export interface components {
             project: string;
             /** @description Starts per second; null = unlimited */
             rate_limit_per_second: number | null;
+            running: number;
+        };
+        QueueHistory: {
+            name: string;
+            project: string;
+            /** @description Oldest first; one a minute while a leader runs; empty for a queue not sampled yet */
+            samples: components["schemas"]["QueueSample"][];
+        };
+        QueueHistoryList: {
+            items: components["schemas"]["QueueHistory"][];
+            next_cursor: string | null;
+        };
+        QueueSample: {
+            /**
+             * Format: date-time
+             * @description The UTC minute the sample stands for
+             */
+            at: string;
+            /** @description Jobs that finished (any final status) since the previous sample */
+            completed: number;
+            /** @description How long the oldest due PENDING job had waited; 0: none was waiting */
+            latency_seconds: number;
+            /** @description PENDING jobs that were due */
+            ready: number;
             running: number;
         };
         QueueUpdate: {
@@ -4293,6 +4337,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Queue"][];
+                };
+            };
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            default: components["responses"]["DEFAULT_ERROR"];
+        };
+    };
+    listQueueHistory: {
+        parameters: {
+            query?: {
+                /** @description Repeatable */
+                project?: string[];
+                /** @description Page size, 1–200 */
+                limit?: number;
+                /** @description Opaque cursor from a previous page's next_cursor */
+                cursor?: string | null;
+                /** @description First minute wanted (RFC 3339 with an offset); default an hour ago. Samples are kept 24 hours; an older since answers what is kept. */
+                since?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueHistoryList"];
                 };
             };
             401: components["responses"]["UNAUTHORIZED"];

@@ -66,3 +66,5 @@ const everyJobStatus: Exclude<JobStatus, (typeof LIFECYCLE)[number]> extends nev
 void everyJobStatus;
 export const JOB_STATUSES: JobStatus[] = [...LIFECYCLE];
 export const ROLES: Role[] = ['VIEWER', 'OPERATOR', 'ADMIN'];
+export type QueueHistory = Schemas['QueueHistory'];
+export type QueueSample = Schemas['QueueSample'];

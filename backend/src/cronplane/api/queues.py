@@ -12,12 +12,19 @@ from marshmallow import fields, validate
 
 from cronplane.api.access import current_actor, requires
 from cronplane.api.context import management_context
-from cronplane.api.envelopes import PatchSchema, problem_responses
+from cronplane.api.envelopes import (
+    LINK_HEADER_DOC,
+    ListArgsSchema,
+    PatchSchema,
+    next_link,
+    problem_responses,
+)
 from cronplane.api.parsing import ApiBlueprint
+from cronplane.api.row_list import list_schema
 from cronplane.api.schema_fields import SafeString, UtcDateTime, name_field
 from cronplane.domain.names import PROJECT_SLUG
 from cronplane.domain.roles import Role
-from cronplane.management import queues
+from cronplane.management import queue_history, queues
 
 blp = ApiBlueprint("queues", __name__,
                    description="Named lanes of work: pause them, bound their concurrency.")
@@ -80,6 +87,50 @@ class Queues(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         return [asdict(q) for q in queues.list_queues(management_context(), current_actor(),
                                                        projects=args["project"])]
+
+
+class QueueSampleSchema(ma.Schema):
+    at = UtcDateTime(required=True, metadata={"description": "The UTC minute the sample stands for"})
+    ready = fields.Integer(required=True, metadata={"description": "PENDING jobs that were due"})
+    running = fields.Integer(required=True)
+    latency_seconds = fields.Float(required=True, metadata={
+        "description": "How long the oldest due PENDING job had waited; 0: none was waiting"})
+    completed = fields.Integer(required=True, metadata={
+        "description": "Jobs that finished (any final status) since the previous sample"})
+
+
+class QueueHistorySchema(ma.Schema):
+    project = fields.String(required=True)
+    name = fields.String(required=True)
+    samples = fields.List(fields.Nested(QueueSampleSchema), required=True,
+                          metadata={"description": "Oldest first; one a minute while a leader "
+                                                   "runs; empty for a queue not sampled yet"})
+
+
+QueueHistoryListSchema = list_schema(QueueHistorySchema, "QueueHistoryList")
+
+
+class QueueHistoryArgsSchema(ListArgsSchema, QueueListArgsSchema):
+    since = UtcDateTime(load_default=None, metadata={
+        "description": "First minute wanted (RFC 3339 with an offset); default an hour ago. "
+                       + queue_history.KEPT_DOC})
+
+
+@blp.route("/queues/history")
+class QueueHistory(MethodView):
+    @requires(Role.VIEWER)
+    @blp.doc(operationId="listQueueHistory",
+             summary="Each queue's per-minute ready depth, running, latency and completions",
+             description="Sampled by the leader once a minute. A page of queues (by project and "
+                         "name; limit counts queues), each with its samples since `since`.")
+    @blp.arguments(QueueHistoryArgsSchema, location="query")
+    @blp.response(200, QueueHistoryListSchema, headers=LINK_HEADER_DOC)
+    @problem_responses(blp, 422)
+    def get(self, args: dict[str, Any]) -> Any:
+        page = queue_history.history(management_context(), current_actor(), since=args["since"],
+                                     projects=args["project"], limit=args["limit"],
+                                     cursor=args["cursor"])
+        return page, next_link(page)
 
 
 @blp.route("/queues/<string:project>/<string:name>")

@@ -85,6 +85,9 @@ __all__ = [
     "Provider",
     "ProviderIdentity",
     "Queue",
+    "QueueHistory",
+    "QueueHistoryList",
+    "QueueSample",
     "QueueUpdate",
     "QueueWindows",
     "Quotas",
@@ -750,6 +753,25 @@ class Queue(TypedDict):
     per_key_limit: int | None
     project: str
     rate_limit_per_second: float | None
+    running: int
+
+
+class QueueHistory(TypedDict):
+    name: str
+    project: str
+    samples: list[QueueSample]
+
+
+class QueueHistoryList(TypedDict):
+    items: list[QueueHistory]
+    next_cursor: str | None
+
+
+class QueueSample(TypedDict):
+    at: str
+    completed: int
+    latency_seconds: float
+    ready: int
     running: int
 
 

@@ -16,7 +16,7 @@ Start order (the runner stops in reverse):
 4. the elector, last: the scheduler it starts should find this process's workers running. It
    starts and stops the leader services with leadership, in this order: scheduler → health
    evaluator (after the scheduler: a new leader fires what is due before judging lateness) →
-   fire checker → digest sender → payload redactor → audit sealer.
+   fire checker → digest sender → payload redactor → queue sampler → audit sealer.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from cronplane.execution.listener import Listener
 from cronplane.execution.output_sink import OutputSink
 from cronplane.execution.payload_redactor import PayloadRedactor
 from cronplane.execution.process_registry import ProcessRegistry
+from cronplane.execution.queue_sampler import QueueSampler
 from cronplane.execution.scheduler import Scheduler
 from cronplane.execution.service import Service
 from cronplane.execution.watchdog import Watchdog, watchdog_interval
@@ -62,6 +63,7 @@ from cronplane.storage.job_store import JobStore
 from cronplane.storage.lease_store import LeaseStore
 from cronplane.storage.notification_store import NotificationStore, queue_schedule_events
 from cronplane.storage.output_store import OutputStore
+from cronplane.storage.queue_history_store import QueueHistoryStore
 from cronplane.storage.redaction_store import PayloadRedactionStore
 from cronplane.storage.schedule_store import ScheduleStore
 
@@ -102,6 +104,7 @@ class Plane:
     fire_checker: FireChecker | None = None
     digest_sender: DigestSender | None = None
     payload_redactor: PayloadRedactor | None = None
+    queue_sampler: QueueSampler | None = None
     audit_sealer: AuditSealer | None = None
     services: list[Service] = field(default_factory=list)
 
@@ -204,14 +207,16 @@ def _leadership_services(plane: Plane,
     # Literal credentials in finished jobs' payloads from before version 3 (ADR 0035): one
     # walker in the cluster is enough, and the pass's row lock keeps a second one harmless.
     redactor = PayloadRedactor(PayloadRedactionStore(db), elector.grant, clock=clock)
-    elector.leader_services.extend([scheduler, health, checker, digests, redactor])
+    sampler = QueueSampler(QueueHistoryStore(db), elector.grant, idle_delay=idle,
+                           idle_timeout_seconds=idle, on_fenced=elector.wake, clock=clock)
+    elector.leader_services.extend([scheduler, health, checker, digests, redactor, sampler])
     plane.audit_sealer = _audit_sealer(plane)
     if plane.audit_sealer is not None:
         # One sealer in the cluster; the try-lock covers an overlap of terms.
         elector.leader_services.append(plane.audit_sealer)
     plane.elector, plane.scheduler, plane.health = elector, scheduler, health
     plane.fire_checker, plane.digest_sender = checker, digests
-    plane.payload_redactor = redactor
+    plane.payload_redactor, plane.queue_sampler = redactor, sampler
     return [elector]
 
 

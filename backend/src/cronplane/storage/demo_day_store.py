@@ -45,4 +45,6 @@ class DemoDayStore:
                 conn.execute(QUERIES["demo_insert_attempts"], {"rows": Jsonb(attempts)})
             if deliveries:
                 conn.execute(QUERIES["demo_insert_deliveries"], {"rows": Jsonb(deliveries)})
+            # The Queues page's history of the day, as if a leader had sampled it all along.
+            conn.execute(QUERIES["demo_queue_samples"])
             return ids

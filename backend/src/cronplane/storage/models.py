@@ -19,6 +19,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -1019,3 +1020,29 @@ class JobOutcome(Base):
     claim_lag_max: Mapped[float] = mapped_column(Float, server_default=text("0"))
 
     __table_args__ = (Index("ix_job_outcomes_bucket", "bucket"),)
+
+
+class QueueSample(Base):
+    """One queue's state at one UTC minute, written by the leader's queue sampler (migration
+    0046, ``execution/queue_sampler.py``): the Queues page's history is there on arrival instead
+    of starting when the page is opened. Rows older than a day are deleted by the sampler itself
+    (``domain/retention.py``); deleting a queue (with its project) deletes its samples."""
+
+    __tablename__ = "queue_samples"
+
+    project: Mapped[str] = mapped_column(Text, primary_key=True)
+    queue: Mapped[str] = mapped_column(Text, primary_key=True)
+    # The minute the sample stands for (date_trunc('minute', …)); one row per queue and minute.
+    at: Mapped[datetime] = mapped_column(TZ, primary_key=True)
+    ready: Mapped[int] = mapped_column(Integer)  # PENDING and due
+    running: Mapped[int] = mapped_column(Integer)
+    # Seconds the oldest due PENDING job had waited (since its run_at); 0: none was waiting.
+    latency_seconds: Mapped[float] = mapped_column(Float)
+    # Jobs of the queue that finished (any final status) since the previous sample's minute.
+    completed: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (
+        ForeignKeyConstraint(["project", "queue"], ["queues.project", "queues.name"],
+                             ondelete="CASCADE"),
+        Index("ix_queue_samples_at", "at"),
+    )

@@ -9,7 +9,15 @@ import pytest
 
 from cronplane.config import Settings
 from cronplane.domain.notifications import ChannelState
-from cronplane.management import demo_day, fire_ledger, history, notifications, schedules, stats
+from cronplane.management import (
+    demo_day,
+    fire_ledger,
+    history,
+    notifications,
+    queue_history,
+    schedules,
+    stats,
+)
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
 
@@ -88,3 +96,18 @@ def test_a_failing_schedules_fire_ledger_is_its_dead_runs(day) -> None:
     assert {e.outcome.value for e in entries} <= {"enqueued", "pending"}
     assert len(entries) - len(seeded) <= 1
     assert [e.job_status for e in seeded[-20:]] == ["DEAD"] * 20
+
+
+def test_the_queues_have_a_day_of_history_and_the_paused_one_backs_up(day) -> None:
+    """The Queues page draws the seeded day on arrival: the samples a leader would have taken,
+    rebuilt from the jobs' times; the paused queue's ready depth and wait grow to its end."""
+    page = queue_history.history(day["ctx"], SYSTEM, since=None, projects=["default"])
+    lines = {q.name: q.samples for q in page.items}
+    webhooks = lines["webhooks"]
+    assert len(webhooks) >= 59, "the last hour, a sample a minute"
+    # 15 minutely fires wait behind the pause: the newest sample has most of them, the oldest
+    # of which has waited most of a quarter of an hour; an hour ago the queue ran.
+    assert webhooks[-1].ready >= 13 and webhooks[0].ready <= 1, [s.ready for s in webhooks]
+    assert webhooks[-1].latency_seconds >= 12 * 60 > webhooks[0].latency_seconds
+    completed = sum(s.completed for q in lines.values() for s in q)
+    assert completed > 0, "the queues that ran finished jobs in the last hour"

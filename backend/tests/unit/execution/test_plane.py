@@ -25,7 +25,8 @@ def test_a_process_starts_the_listener_then_the_queue_then_chaos_then_the_electo
     assert plane.elector is not None
     # The scheduler fires before the health evaluator judges lateness.
     assert names(plane.elector.leader_services) == [
-        "scheduler", "health-evaluator", "fire-checker", "digest-sender", "payload-redactor"]
+        "scheduler", "health-evaluator", "fire-checker", "digest-sender", "payload-redactor",
+        "queue-sampler"]
 
 
 def test_the_audit_sealer_leads_last_when_there_is_an_audit_key() -> None:
@@ -48,7 +49,7 @@ def test_every_service_shares_one_clock_one_identity_and_one_fault_switch() -> N
     # The chaos service steps this process's own elector down at once (leader_stepdown).
     assert plane.chaos.leader_wake == plane.elector.wake
     for leader in (plane.scheduler, plane.health, plane.fire_checker, plane.digest_sender,
-                   plane.payload_redactor):
+                   plane.payload_redactor, plane.queue_sampler):
         assert leader is not None and leader.grant == plane.elector.grant
 
 

@@ -49,6 +49,27 @@ describe('queues page', () => {
   });
 
 
+  it('draws the last hour of depth, running and wait from the leader\'s samples on the first render', async () => {
+    const samples = Array.from({ length: 60 }, (_, i) => ({
+      at: new Date(Date.UTC(2030, 0, 1, 0, i)).toISOString(), ready: i === 30 ? 12 : 2, running: 1, latency_seconds: i === 30 ? 95 : 0, completed: 3,
+    }));
+    const rows = [{ ...aQueue('default', 'reports'), pending: 2, running: 1 }, aQueue('default', 'fresh')];
+    vi.stubGlobal('fetch', fakeApi(
+      http.get('/api/v1/queues', ({ response }) => response(200).json(rows)),
+      http.get('/api/v1/queues/history', ({ response }) => response(200).json({
+        items: [{ project: 'default', name: 'reports', samples }, { project: 'default', name: 'fresh', samples: [] }], next_cursor: null,
+      })),
+    ).fetch);
+    renderScreen(<QueuesPage />, { role: 'VIEWER' });
+    const table = await screen.findByRole('table', { name: 'Queues' });
+    const ready = await within(table).findByRole('img', { name: 'Ready in default/reports: 2 now, peak 12 over the last 60 min' });
+    expect(ready).toHaveAttribute('data-samples', '60');
+    expect(within(table).getByRole('img', { name: 'Running in default/reports: 1 now, peak 1 over the last 60 min' })).toHaveAttribute('data-samples', '60');
+    expect(within(table).getByRole('img', { name: 'Oldest due wait in default/reports, peak 1 min 35 s over the last 60 min' })).toBeInTheDocument();
+    // A queue the leader has not sampled yet shows its current count alone.
+    expect(within(table).getByRole('img', { name: 'Pending in default/fresh: 0' })).toHaveAttribute('data-samples', '1');
+  });
+
   it('opens at the one queue a link names, and shows them all again on request', async () => {
     vi.stubGlobal('fetch', fakeApi(http.get('/api/v1/queues', ({ response }) => response(200).json(queues))).fetch);
     renderScreen(<WithLocation />, { role: 'VIEWER', path: '/queues', route: '/queues?queue=billing%2Fpayments.sync' });

@@ -18,7 +18,8 @@ import { useUrlFilters } from '../../lib/search-params';
 import { useProjectScope } from '../../lib/project-scope';
 import { PauseQueueButton, QueueLimitsButton } from './QueueDialogs';
 import { matchesQueue } from './queue-filter';
-import { queueKey, useQueueHistory, type QueueSamples } from './queue-history';
+import { describeLine, queueKey, queueLines, type QueueLines } from './queue-history';
+import { useQueueHistory } from './api/list-queue-history';
 import { Sparkline } from './Sparkline';
 import { SearchInput } from '../../components/SearchInput';
 
@@ -113,7 +114,7 @@ const QueueName = ({ queue }: { queue: Queue }) => (
   </Anchor>
 );
 
-function QueueRow({ queue, samples, showProject, numbers, actions }: { queue: Queue; samples?: QueueSamples; showProject: boolean; numbers?: QueueNumbers | null; actions: boolean }) {
+function QueueRow({ queue, lines, showProject, numbers, actions }: { queue: Queue; lines?: QueueLines; showProject: boolean; numbers?: QueueNumbers | null; actions: boolean }) {
   const label = `${queue.project}/${queue.name}`;
   const saturated = queue.concurrency_limit != null && queue.running >= queue.concurrency_limit;
   return (
@@ -127,18 +128,22 @@ function QueueRow({ queue, samples, showProject, numbers, actions }: { queue: Qu
       </Table.Td>
       <Table.Td>
         <Group gap="xs" wrap="nowrap">
-          <Sparkline values={samples?.pending ?? [queue.pending]} label={`Pending in ${label}: ${queue.pending}`} />
+          {/* Due jobs per minute from the leader's samples; the number is every PENDING job. */}
+          <Sparkline values={lines?.ready.values ?? [queue.pending]} label={lines?.ready.sampled ? describeLine(`Ready in ${label}`, lines.ready, lines.ready.values.at(-1) ?? 0) : `Pending in ${label}: ${queue.pending}`} />
           <Stack gap={0}>
             <Text size="sm" data-testid="pending">
               {queue.pending}
             </Text>
             <OldestWait queue={queue} />
+            {lines?.latency.sampled && Math.max(...lines.latency.values) > 0 && (
+              <Sparkline values={lines.latency.values} label={`Oldest due wait in ${label}, peak ${formatLag(Math.max(...lines.latency.values))} over the last ${lines.latency.values.length} min`} color="var(--mantine-color-orange-7)" />
+            )}
           </Stack>
         </Group>
       </Table.Td>
       <Table.Td>
         <Group gap="xs" wrap="nowrap">
-          <Sparkline values={samples?.running ?? [queue.running]} label={`Running in ${label}: ${queue.running}`} color="var(--mantine-color-teal-7)" />
+          <Sparkline values={lines?.running.values ?? [queue.running]} label={describeLine(`Running in ${label}`, lines?.running ?? { values: [queue.running], sampled: false }, queue.running)} color="var(--mantine-color-teal-7)" />
           <Text size="sm" data-testid="running">
             {queue.running}
           </Text>
@@ -170,13 +175,15 @@ function QueueRow({ queue, samples, showProject, numbers, actions }: { queue: Qu
   );
 }
 
-/** Every queue of the chosen project(s): depth and running over the last polls, pause/resume
+/** Every queue of the chosen project(s): depth, running and wait over the last hour (the leader's
+ * per-minute samples, there on arrival), pause/resume
  * with a reason (OPERATOR), limits (ADMIN). A queue appears once a job, a schedule or a pause
  * names it. */
 export function QueuesPage() {
   const polling = usePolling(2000);
   const queues = useQueues(polling.refetchInterval);
-  const history = useQueueHistory(queues.data, queues.dataUpdatedAt);
+  const history = useQueueHistory(polling.refetchInterval);
+  const lines = queueLines(history.data, queues.data ?? []);
   const windows = useWindows(polling.refetchInterval);
   const numbersOf = (q: Queue): QueueNumbers | null | undefined =>
     windows.data ? windows.data.queues.find((w) => w.project === q.project && w.queue === q.name) : windows.isError ? undefined : null;
@@ -235,7 +242,7 @@ export function QueuesPage() {
             </Table.Thead>
             <Table.Tbody>
               {rows.map((q) => (
-                <QueueRow key={queueKey(q)} queue={q} samples={history.get(queueKey(q))} showProject={showProject} numbers={numbersOf(q)} actions={actions} />
+                <QueueRow key={queueKey(q)} queue={q} lines={lines.get(queueKey(q))} showProject={showProject} numbers={numbersOf(q)} actions={actions} />
               ))}
             </Table.Tbody>
           </Table>

@@ -1,32 +1,42 @@
-import { useRef } from 'react';
-import type { Queue } from '../../api/types';
+import type { Queue, QueueHistory } from '../../api/types';
 
-export const HISTORY_SAMPLES = 60;
+export interface QueueLine {
+  values: number[];
+  /** Whether the values are the leader's per-minute samples (false: only this poll's count). */
+  sampled: boolean;
+}
 
-export interface QueueSamples {
-  pending: number[];
-  running: number[];
+export interface QueueLines {
+  ready: QueueLine;
+  running: QueueLine;
+  latency: QueueLine;
 }
 
 export const queueKey = (q: Pick<Queue, 'project' | 'name'>) => `${q.project}/${q.name}`;
 
-/** Appends one poll's counts to each queue's history (at most `HISTORY_SAMPLES`); pure, for tests. */
-export function addSample(history: Map<string, QueueSamples>, queues: Queue[], limit = HISTORY_SAMPLES): Map<string, QueueSamples> {
-  const next = new Map<string, QueueSamples>();
+/**
+ * Each queue's lines, oldest first, from the leader's per-minute samples (GET /queues/history):
+ * there on arrival, not only from when the page was opened. A queue with no sample yet (new, or
+ * no leader running) shows this poll's count alone. Pure, for tests.
+ */
+export function queueLines(history: QueueHistory[] | undefined, queues: Queue[]): Map<string, QueueLines> {
+  const byKey = new Map((history ?? []).map((h) => [queueKey(h), h.samples]));
+  const lines = new Map<string, QueueLines>();
   for (const q of queues) {
-    const key = queueKey(q);
-    const old = history.get(key) ?? { pending: [], running: [] };
-    next.set(key, { pending: [...old.pending, q.pending].slice(-limit), running: [...old.running, q.running].slice(-limit) });
+    const samples = byKey.get(queueKey(q)) ?? [];
+    const line = (values: number[], now: number): QueueLine => (samples.length ? { values, sampled: true } : { values: [now], sampled: false });
+    lines.set(queueKey(q), {
+      ready: line(samples.map((s) => s.ready), q.pending),
+      running: line(samples.map((s) => s.running), q.running),
+      latency: line(samples.map((s) => s.latency_seconds), 0),
+    });
   }
-  return next;
+  return lines;
 }
 
-/** The depth and running history of every queue since the page opened: one sample per poll
- * (the API answers current counts; the page keeps the line). */
-export function useQueueHistory(queues: Queue[] | undefined, updatedAt: number): Map<string, QueueSamples> {
-  const state = useRef<{ at: number; history: Map<string, QueueSamples> }>({ at: -1, history: new Map() });
-  if (queues && updatedAt !== state.current.at) {
-    state.current = { at: updatedAt, history: addSample(state.current.history, queues) };
-  }
-  return state.current.history;
+/** What a line says in words (the sparkline's accessible name): the chart is not the only source. */
+export function describeLine(what: string, line: QueueLine, now: number, unit = ''): string {
+  if (!line.sampled) return `${what}: ${now}${unit}`;
+  const peak = Math.max(...line.values);
+  return `${what}: ${now}${unit} now, peak ${Number.isInteger(peak) ? peak : peak.toFixed(1)}${unit} over the last ${line.values.length} min`;
 }

@@ -50,3 +50,28 @@ SELECT r.channel_id, r.webhook_id, r.event_type, r.job_id, r.attempt, r.status_c
 
 -- name: demo_now
 SELECT cronplane_statement_now() AS now;
+
+-- name: demo_queue_samples
+-- The per-minute samples the leader's queue sampler (queue_history.sql) would have written over
+-- the seeded day, rebuilt from the seeded jobs' own times: at each minute a job was ready if it
+-- was due and neither started nor finished, running between its start and its end, and completed
+-- in the minute it finished. Minutes before the current one only: the live sampler takes that.
+INSERT INTO queue_samples AS s (project, queue, at, ready, running, latency_seconds, completed)
+SELECT q.project, q.name, m.at,
+       count(j.id) FILTER (WHERE w.ready),
+       count(j.id) FILTER (WHERE j.started_at <= m.at
+                                 AND (j.finished_at IS NULL OR j.finished_at > m.at)),
+       coalesce(extract(epoch FROM m.at - min(j.run_at) FILTER (WHERE w.ready)), 0),
+       count(j.id) FILTER (WHERE j.finished_at > m.at - interval '1 minute'
+                                 AND j.finished_at <= m.at)
+  FROM queues q
+ CROSS JOIN generate_series(date_trunc('minute', cronplane_now(), 'UTC') - interval '24 hours',
+                            date_trunc('minute', cronplane_now(), 'UTC') - interval '1 minute',
+                            interval '1 minute') AS m(at)
+  LEFT JOIN jobs j ON j.project = q.project AND j.queue = q.name AND j.created_at <= m.at
+                  AND (j.finished_at IS NULL OR j.finished_at > m.at - interval '1 minute')
+  LEFT JOIN LATERAL (SELECT j.run_at <= m.at
+                            AND (j.started_at IS NULL OR j.started_at > m.at)
+                            AND (j.finished_at IS NULL OR j.finished_at > m.at) AS ready) w ON true
+ GROUP BY q.project, q.name, m.at
+ON CONFLICT (project, queue, at) DO NOTHING;

@@ -1073,6 +1073,16 @@ CREATE TABLE public.projects (
     CONSTRAINT ck_projects_slug CHECK ((slug ~ '^[a-z0-9-]{1,40}$'::text))
 );
 
+CREATE TABLE public.queue_samples (
+    project text NOT NULL,
+    queue text NOT NULL,
+    at timestamp with time zone NOT NULL,
+    ready integer NOT NULL,
+    running integer NOT NULL,
+    latency_seconds double precision NOT NULL,
+    completed integer NOT NULL
+);
+
 CREATE TABLE public.queues (
     project text NOT NULL,
     name text NOT NULL,
@@ -1362,6 +1372,9 @@ ALTER TABLE ONLY public.project_members
 ALTER TABLE ONLY public.projects
     ADD CONSTRAINT pk_projects PRIMARY KEY (slug);
 
+ALTER TABLE ONLY public.queue_samples
+    ADD CONSTRAINT pk_queue_samples PRIMARY KEY (project, queue, at);
+
 ALTER TABLE ONLY public.queues
     ADD CONSTRAINT pk_queues PRIMARY KEY (project, name);
 
@@ -1470,6 +1483,8 @@ CREATE INDEX ix_notification_deliveries_channel_id_id ON public.notification_del
 CREATE INDEX ix_notification_rate_windows_due ON public.notification_rate_windows USING btree (minute) WHERE ((digested > 0) AND (NOT flushed));
 
 CREATE INDEX ix_project_members_user_id ON public.project_members USING btree (user_id);
+
+CREATE INDEX ix_queue_samples_at ON public.queue_samples USING btree (at);
 
 CREATE INDEX ix_refresh_families_user_id ON public.refresh_families USING btree (user_id);
 
@@ -1621,6 +1636,9 @@ ALTER TABLE ONLY public.project_members
 
 ALTER TABLE ONLY public.project_members
     ADD CONSTRAINT fk_project_members_user_id_users FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.queue_samples
+    ADD CONSTRAINT fk_queue_samples_project_queues FOREIGN KEY (project, queue) REFERENCES public.queues(project, name) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.queues
     ADD CONSTRAINT fk_queues_project_projects FOREIGN KEY (project) REFERENCES public.projects(slug);
