@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from tests.support.spawned_processes import assert_no_false_alarms, cronplane_env
 from tests.support.waiting import wait_until
 
 TTL = 2.0
@@ -35,21 +36,15 @@ CLI = [sys.executable, "-m", "cronplane.cli", "worker"]
 
 class Cluster:
     """``cronplane worker`` processes on one database. ``start(**env)`` overrides the defaults
-    (lease TTL ``TTL``, two executor threads, INFO logs, a data dir of the cluster's own).
-
-    The data dir is the cluster's, as one host's: before, every test's workers shared the
-    default ``.cronplane``, so a leader found the audit anchor another test's database had left
-    there and logged a false "the trail was cut". The keys are given, as production requires,
-    not generated into it by processes starting at once."""
+    (lease TTL ``TTL``, two executor threads, INFO logs); each process has a data dir of its
+    own and the given keys (``tests/support/spawned_processes.py``), and ``stop_all`` fails the
+    test if a log carries a false alarm."""
 
     def __init__(self, url: str, logs: Path, **env: str) -> None:
         self.url = url
         self.logs = logs
         self.env = {"CRONPLANE_LEASE_TTL_SECONDS": str(TTL), "CRONPLANE_WORKER_CONCURRENCY": "2",
-                    "CRONPLANE_LOG_LEVEL": "INFO", "CRONPLANE_DATA_DIR": str(logs / "cluster-data"),
-                    "CRONPLANE_SECRET_KEY": "acceptance-cluster-secret-key-0123456789abcdef",
-                    "CRONPLANE_AUDIT_KEY": "acceptance-cluster-audit-key-0123456789abcdefgh",
-                    **env}
+                    "CRONPLANE_LOG_LEVEL": "INFO", **env}
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.log_files: dict[int, Path] = {}
         self._count = itertools.count()
@@ -62,10 +57,9 @@ class Cluster:
         return next(iter(self.query(sql, *args)[0].values()))
 
     def start(self, **env: str) -> subprocess.Popen[bytes]:
-        environ = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("CRONPLANE_", "DATABASE"))}
-        environ.update({"DATABASE_URL": self.url, **self.env, **env})
-        path = self.logs / f"worker-{next(self._count)}.log"
+        n = next(self._count)
+        environ = cronplane_env(self.url, self.logs / f"worker-{n}-data", **{**self.env, **env})
+        path = self.logs / f"worker-{n}.log"
         log = open(path, "wb")  # noqa: SIM115 - the child owns it
         proc = subprocess.Popen(CLI, env=environ, stdout=log, stderr=subprocess.STDOUT)
         self.procs[proc.pid] = proc
@@ -128,6 +122,7 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
+        assert_no_false_alarms(self.log_files.values())
 
 
 # -- schedules: every fire exactly once -----------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 from cronplane.management import jobs
 from cronplane.storage.database import Database
 from tests.acceptance.test_queue_processes import Workers, query, registered, scalar, wait_until
+from tests.support.spawned_processes import assert_no_false_alarms
 
 LIMIT = 3
 
@@ -24,6 +25,7 @@ def workers(fresh_database_url: str, tmp_path: Path) -> Iterator[Workers]:
     group = Workers(fresh_database_url, tmp_path)
     yield group
     group.stop_all()
+    assert_no_false_alarms(group.logs())
 PER_KEY = 2
 
 

@@ -3,7 +3,6 @@ graceful SIGTERM. Each test has its own database; processes log to files under t
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from psycopg.rows import dict_row
 
 from cronplane.management import jobs
 from cronplane.storage.database import Database
+from tests.support.spawned_processes import assert_no_false_alarms, cronplane_env
 from tests.support.waiting import wait_until
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
@@ -32,9 +32,10 @@ class Workers:
     def spawn(self, **env: str) -> subprocess.Popen[bytes]:
         # PYTHONFAULTHANDLER: a worker stuck at exit is sent SIGABRT and leaves every thread's
         # stack in its log (stopped_or_explained).
-        environ = {**os.environ, "DATABASE_URL": self.url, "CRONPLANE_LOG_LEVEL": "WARNING",
-                   "PYTHONFAULTHANDLER": "1", **env}
-        log = open(self.tmp / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
+        n = len(self.procs)
+        environ = cronplane_env(self.url, self.tmp / f"worker-{n}-data",
+                                CRONPLANE_LOG_LEVEL="WARNING", PYTHONFAULTHANDLER="1", **env)
+        log = open(self.tmp / f"worker-{n}.log", "wb")  # noqa: SIM115
         proc = subprocess.Popen([CRONPLANE, "worker"], env=environ, stdout=log, stderr=log)
         self.procs.append(proc)
         return proc
@@ -61,11 +62,16 @@ class Workers:
                 proc.kill()
 
 
+    def logs(self) -> list[Path]:
+        return [self.tmp / f"worker-{n}.log" for n in range(len(self.procs))]
+
+
 @pytest.fixture
 def workers(fresh_database_url: str, tmp_path: Path) -> Iterator[Workers]:
     group = Workers(fresh_database_url, tmp_path)
     yield group
     group.stop_all()
+    assert_no_false_alarms(group.logs())
 
 
 def query(url: str, sql: str, *args: object) -> list[dict]:
