@@ -1,15 +1,10 @@
-import { Alert, Anchor, Box, Grid, Loader, Paper, Stack, Table, Text, Title } from '@mantine/core';
-import { lazy, Suspense, useLayoutEffect, type ReactNode } from 'react';
+import { Alert, Anchor, Box, Stack, Text } from '@mantine/core';
+import { lazy, Suspense, useLayoutEffect } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { listJobsQueryOptions } from '../../api/queries/list-jobs';
 import { PageHeader } from '../../components/PageHeader';
-import { PollingPicker } from '../../components/PollingPicker';
-import { PausedQueues } from './PausedQueues';
 import { QueryState } from '../../components/QueryState';
-import { errorHeadline } from '../../components/FailureText';
-import { RelativeTime } from '../../components/RelativeTime';
-import { StatusBadge } from '../../components/StatusBadge';
 import { usePolling } from '../../lib/polling';
 import { roleFor } from '../../lib/roles';
 import { useSession } from '../../lib/session';
@@ -17,35 +12,24 @@ import { formatExact } from '../../lib/time';
 import { useStats } from './api/get-stats';
 import { windowsQueryOptions } from '../../api/queries/get-stats-windows';
 import { useAfterFirstPaint } from '../../lib/after-first-paint';
-import { FailureRates } from './FailureRates';
-import { QueueLatency } from './QueueLatency';
-import { LeaderPanel, WorkersTable } from './LeaderPanel';
-import { NeedsAttention } from './NeedsAttention';
+import { Section } from './Section';
 import { StatusCounts } from './StatusCounts';
 import { FailingChannels } from './FailingChannels';
 
-// recharts is 290 KB of the dashboard's 440: loaded on its own, after the page (and its heading)
-// is on screen, so a slow network shows the numbers first (bench/RESULTS.md, issue 23).
-const ThroughputChart = lazy(async () => ({ default: (await import('./ThroughputChart')).ThroughputChart }));
-const HourlyThroughputChart = lazy(async () => ({ default: (await import('./ThroughputChart')).HourlyThroughputChart }));
+// Everything below the first frame is one chunk, loaded when that frame is painted (DashboardPanels.tsx).
+const panels = () => import('./DashboardPanels');
+const PollingPicker = lazy(async () => ({ default: (await panels()).PollingPicker }));
+const PausedQueues = lazy(async () => ({ default: (await panels()).PausedQueues }));
+const NeedsAttention = lazy(async () => ({ default: (await panels()).NeedsAttention }));
+const StatsPanels = lazy(async () => ({ default: (await panels()).StatsPanels }));
+const DeadJobs = lazy(async () => ({ default: (await panels()).DeadJobs }));
 
-/** The chart's place while recharts loads: its height, so nothing below it jumps. */
-function ChartPlaceholder() {
+/** A panel's place while it loads: its loader, as before its data came. */
+function Pending() {
   return (
-    <Box h={244} style={{ display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
-      <Loader size="sm" aria-label="Loading chart" />
-    </Box>
-  );
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <Paper withBorder p="md" component="section" aria-label={title}>
-      <Title order={2} size="h4" mb="sm">
-        {title}
-      </Title>
-      {children}
-    </Paper>
+    <QueryState isPending error={null}>
+      {null}
+    </QueryState>
   );
 }
 
@@ -77,20 +61,26 @@ export function DashboardPage() {
   return (
     <Stack>
       <PageHeader title="Dashboard">
+        {/* Its height while it is not there, so the page does not move when it comes (it wraps below the heading on a phone). */}
         {rest ? (
-          <PollingPicker
-            choice={polling.choice}
-            onChange={polling.setChoice}
-            visible={polling.visible}
-            failing={failing}
-            updatedAt={stats.dataUpdatedAt}
-          />
+          <Suspense fallback={<Box h={31} />}>
+            <PollingPicker
+              choice={polling.choice}
+              onChange={polling.setChoice}
+              visible={polling.visible}
+              failing={failing}
+              updatedAt={stats.dataUpdatedAt}
+            />
+          </Suspense>
         ) : (
-          // Its height, so the page does not move when it comes (it wraps below the heading on a phone).
           <Box h={31} />
         )}
       </PageHeader>
-      {rest && <PausedQueues refetchInterval={polling.refetchInterval} />}
+      {rest && (
+        <Suspense fallback={null}>
+          <PausedQueues refetchInterval={polling.refetchInterval} />
+        </Suspense>
+      )}
       {activeChaos.length > 0 && (
         <Alert color="grape" title="Chaos experiment running" role="status">
           {activeChaos.map((c) => (
@@ -111,11 +101,11 @@ export function DashboardPage() {
       {stats.data && stats.data.failing_channels.length > 0 && <FailingChannels channels={stats.data.failing_channels} canOpen={can(roleFor('listNotificationChannels'))} />}
       <Section title="Needs attention">
         {rest ? (
-          <NeedsAttention refetchInterval={polling.refetchInterval} />
+          <Suspense fallback={<Pending />}>
+            <NeedsAttention refetchInterval={polling.refetchInterval} />
+          </Suspense>
         ) : (
-          <QueryState isPending error={null}>
-            {null}
-          </QueryState>
+          <Pending />
         )}
       </Section>
       <QueryState isPending={stats.isPending} onRetry={() => stats.refetch()} error={stats.data ? null : stats.error}>
@@ -124,50 +114,9 @@ export function DashboardPage() {
             <Stack>
               <StatusCounts counts={stats.data.jobs_by_status} deliveries={stats.data.deliveries_by_status} heldByWorkers={stats.data.workers.reduce((n, w) => n + w.running, 0)} windows={windows.data} />
               {rest && (
-                <>
-                  <Grid>
-                    <Grid.Col span={{ base: 12, md: 6 }}>
-                      <Section title="Throughput (24 hours)">
-                        <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
-                          {windows.data && (
-                            <Suspense fallback={<ChartPlaceholder />}>
-                              <HourlyThroughputChart points={windows.data.throughput} />
-                            </Suspense>
-                          )}
-                        </QueryState>
-                      </Section>
-                    </Grid.Col>
-                    <Grid.Col span={{ base: 12, md: 6 }}>
-                      <Section title="Throughput (last hour)">
-                        <Suspense fallback={<ChartPlaceholder />}>
-                          <ThroughputChart points={stats.data.throughput} />
-                        </Suspense>
-                      </Section>
-                    </Grid.Col>
-                  </Grid>
-                  <Section title="Failure rate (24 hours)">
-                    <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
-                      {windows.data && <FailureRates windows={windows.data} />}
-                    </QueryState>
-                  </Section>
-                  <Section title="Queue latency">
-                    <QueryState isPending={windows.isPending} onRetry={() => windows.refetch()} error={windows.data ? null : windows.error}>
-                      {windows.data && <QueueLatency windows={windows.data} />}
-                    </QueryState>
-                  </Section>
-                  <Grid>
-                    <Grid.Col span={{ base: 12, md: 5 }}>
-                      <Section title="Leader">
-                        <LeaderPanel leader={stats.data.leader} terms={windows.data?.leader_terms} />
-                      </Section>
-                    </Grid.Col>
-                    <Grid.Col span={{ base: 12, md: 7 }}>
-                      <Section title="Workers">
-                        <WorkersTable workers={stats.data.workers} />
-                      </Section>
-                    </Grid.Col>
-                  </Grid>
-                </>
+                <Suspense fallback={null}>
+                  <StatsPanels stats={stats.data} windows={windows} />
+                </Suspense>
               )}
             </Stack>
           </Box>
@@ -175,48 +124,9 @@ export function DashboardPage() {
       </QueryState>
       {rest && (
         <Section title="Failures needing attention">
-          <QueryState
-            isPending={failures.isPending}
-            onRetry={() => failures.refetch()}
-            error={failures.data ? null : failures.error}
-            isEmpty={failures.data?.items.length === 0}
-            empty="No dead jobs."
-          >
-            <Table fz="sm" style={staleStyle} aria-label="Dead jobs">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Job</Table.Th>
-                  <Table.Th>Handler</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Error</Table.Th>
-                  <Table.Th>Finished</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {failures.data?.items.map((j) => (
-                  <Table.Tr key={j.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/jobs/${j.id}`}>
-                        #{j.id}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>{j.handler}</Table.Td>
-                    <Table.Td>
-                      <StatusBadge status={j.status} />
-                    </Table.Td>
-                    <Table.Td maw={360}>
-                      <Text size="sm" lineClamp={2} title={j.error ? errorHeadline(j.error) : undefined}>
-                        {j.error ? errorHeadline(j.error) : '—'}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <RelativeTime iso={j.finished_at} />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </QueryState>
+          <Suspense fallback={<Pending />}>
+            <DeadJobs jobs={failures.data?.items} isPending={failures.isPending} error={failures.error} onRetry={() => void failures.refetch()} style={staleStyle} />
+          </Suspense>
         </Section>
       )}
     </Stack>
