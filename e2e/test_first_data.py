@@ -43,6 +43,7 @@ def test_the_dashboard_paints_the_numbers_the_page_carries_and_nothing_after_sig
     assert len(found) == 1, "a signed-in load of the dashboard carries its first answers"
     assert response.headers["cache-control"] == "no-store"
     assert "cookie" in response.headers["vary"].lower()
+    assert response.headers.get("content-encoding") == "gzip"
     assert "/api/v1/stats" not in html and "/api/v1/auth/me" not in html, "no preloads left"
     first = json.loads(found[0])
     assert first["me"]["username"] == "operator" and first["stats"]["project"] is None

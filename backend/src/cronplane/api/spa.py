@@ -11,6 +11,7 @@ runs, so the Content-Security-Policy (``script-src 'self'``) is unchanged.
 
 from __future__ import annotations
 
+import gzip
 import mimetypes
 import re
 from html import escape
@@ -122,11 +123,18 @@ def _index(root: Path, path: str) -> Response:
                  f"{first_data_json(data)}</script>")
         page = EARLY_REQUESTS.sub("", page).replace(FIRST_DATA_MARKER, block, 1)
         response = Response(page, mimetype="text/html")
+        if _accepts("gzip"):
+            # The dashboard's answers make the page ~7 KB, ~2.5 KB gzipped: ~25 ms less on slow 4G
+            # before the entry script is asked for. No secret is in the page (a session's answers,
+            # not its tokens), and a cross-site request carries no session (SameSite=Strict), so
+            # compression tells another site nothing it could measure (BREACH).
+            response.set_data(gzip.compress(page.encode(), compresslevel=6, mtime=0))
+            response.headers["Content-Encoding"] = "gzip"
         # One person's answers: never kept by the browser or anything between.
         response.headers["Cache-Control"] = "no-store"
     if carries:
-        # The same URL answers differently with and without a session.
-        response.headers["Vary"] = "Cookie"
+        # The same URL answers differently with and without a session (and, with them, by encoding).
+        response.headers["Vary"] = "Cookie, Accept-Encoding"
     return response
 
 

@@ -4,6 +4,7 @@ for a signed-in navigation, exactly as the API answers that caller, and nothing 
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -115,6 +116,17 @@ def test_the_page_with_answers_is_never_stored_and_keeps_the_policy(app, admin) 
     assert "/api/v1/auth/me" not in body and "/api/v1/stats" not in body, (
         "the preloads of answers the page already has are dropped")
     assert "<!--cp:first-data-->" not in body
+
+
+def test_the_page_with_answers_is_gzipped_for_a_browser_that_takes_it(app, admin) -> None:
+    client = _signed_in(app, admin)
+    plain = client.get("/")
+    zipped = client.get("/", headers={"Accept-Encoding": "gzip, deflate, br"})
+    assert "Content-Encoding" not in plain.headers
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in zipped.headers["Vary"] and "Cookie" in zipped.headers["Vary"]
+    page = gzip.decompress(zipped.data).decode()
+    assert _first_data(page) is not None and len(zipped.data) < len(page) / 2
 
 
 def test_other_console_routes_carry_who_is_signed_in_only(app, admin) -> None:
