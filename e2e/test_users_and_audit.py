@@ -8,7 +8,7 @@ import contextlib
 import re
 import secrets
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import requests
 from api_client import ApiClient, login
@@ -206,40 +206,39 @@ def test_an_admin_resets_a_users_password_from_users(
     assert [e["actor"] for e in events] == [server.admin_username], events
 
 
-def test_the_audit_view_leaves_job_create_out_until_asked(
-        page: Page, server: Server, operator_api: ApiClient, admin_api: ApiClient,
-        unique: str) -> None:
-    """Review 2026-12-05 §5.7: 2,500 identical job.create rows could not be hidden. By default the
-    trail leaves them out (a toggle brings them back); a filter naming a target shows its own."""
-    since = (datetime.now(UTC) - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+def test_the_audit_view_groups_runs_of_job_create_and_links_each_to_its_events(
+        page: Page, server: Server, operator_api: ApiClient, admin_api: ApiClient) -> None:
+    """Review 2026-12-05 §5.7 / issue 45: 2,500 identical job.create rows buried the trail. By
+    default a run of them by one actor in one project is one row with its count (grouped on the
+    server, GET /audit?group=job.create), linked to exactly its events; a toggle lists every row."""
+    actor = operator_api.get("/auth/me")["username"]  # signed in (audited) before the window
+    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     later = "2099-01-01T00:00:00Z"
     jobs = [operator_api.create_job("noop", {"n": n}, run_at=later) for n in range(4)]
     operator_api.post(f"/jobs/{jobs[0]['id']}/cancel", expect=200)
-    actor = operator_api.get("/auth/me")["username"]
+    for n in range(2):
+        operator_api.create_job("noop", {"n": 10 + n}, run_at=later)
+    grouped = admin_api.items("/audit", actor=actor, at_after=since, group="job.create")
+    assert [(e["action"], (e["group"] or {}).get("count", 1)) for e in grouped] == [
+        ("job.create", 2), ("job.cancel", 1), ("job.create", 4)], grouped
 
     sign_in(page, server.admin_username, server.admin_password)
     page.goto(f"/audit?actor={actor}&at_after={since}")
     rows = table_rows(page, "Audit events")
-    expect(rows).to_have_count(1)
-    assert audit_actions(page) == ["job.cancel"]
-    toggle = page.get_by_role("checkbox", name=re.compile(r"^Show job\.create"))
-    expect(toggle).not_to_be_checked()
-    shown_by_api = admin_api.items("/audit", actor=actor, at_after=since,
-                                   exclude_action="job.create")
-    assert [e["action"] for e in shown_by_api] == ["job.cancel"]
-
-    toggle.click()
-    expect(page).to_have_url(re.compile(r"job_create=1"))
-    expect(rows).to_have_count(5)
-    assert sorted(audit_actions(page)) == ["job.cancel"] + ["job.create"] * 4
-    everything = admin_api.items("/audit", actor=actor, at_after=since)
-    assert len(everything) == 5
-
-    toggle.click()
-    expect(rows).to_have_count(1)
-    # Looking for one job: its creation is what the reader wants, toggle or not.
-    filter_audit(page, target_type="job", target_id=str(jobs[1]["id"]))
-    expect(rows).to_have_count(1)
-    assert audit_actions(page) == ["job.create"]
+    expect(rows).to_have_count(3)
+    expect(rows.get_by_test_id("group-count")).to_have_text(["× 2", "× 4"])
+    toggle = page.get_by_role("checkbox", name=re.compile(r"^Group job\.create"))
     expect(toggle).to_be_checked()
-    expect(toggle).to_be_disabled()
+
+    rows.get_by_role("link", name=f"Show the 4 job.create events of {actor}").click()
+    expect(page).to_have_url(re.compile(r"from_id=\d+&to_id=\d+"))
+    expect(rows).to_have_count(4)
+    assert audit_actions(page) == ["job.create"] * 4
+    expect(page.get_by_test_id("id-range")).to_contain_text("Events #")
+    page.go_back()
+    expect(rows).to_have_count(3)
+
+    toggle.click()
+    expect(page).to_have_url(re.compile(r"job_create=each"))
+    expect(rows).to_have_count(7)
+    assert sorted(audit_actions(page)) == ["job.cancel"] + ["job.create"] * 6

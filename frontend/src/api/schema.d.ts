@@ -1351,6 +1351,8 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+            /** @description With group=ACTION: this row is the newest of a run of consecutive events of that action by one actor in one project (nothing else of the list between them); null for a single event */
+            group?: components["schemas"]["AuditGroup"] | (Record<string, never> | null);
             id: number;
             ip?: string | null;
             /** @description The project whose trail it belongs to; null: an installation event (sign-ins, users, projects, chaos, tokens of no project), read by instance ADMINs only */
@@ -1361,6 +1363,19 @@ export interface components {
             target_id?: string | null;
             /** @enum {string|null} */
             target_type?: "job" | "schedule" | "user" | "project" | "queue" | "notification_channel" | "chaos_experiment" | "token" | "session" | "lease" | "batch" | null;
+        };
+        AuditGroup: {
+            /** @description Events in the run (2 or more) */
+            count: number;
+            /** Format: date-time */
+            first_at: string;
+            first_id: number;
+            /** @description GET /audit listing exactly these events (from_id, to_id, actor, action, project, and this request's other filters) */
+            readonly href: unknown;
+            /** Format: date-time */
+            last_at: string;
+            /** @description The row's own id */
+            last_id: number;
         };
         AuditList: {
             items: components["schemas"]["AuditEvent"][];
@@ -2852,8 +2867,14 @@ export interface operations {
                 at_after?: string | null;
                 /** @description Events strictly before */
                 at_before?: string | null;
-                /** @description Repeatable, exact: leave these actions out (the console leaves out job.create, thousands of identical rows, until asked) */
+                /** @description Repeatable, exact: leave these actions out */
                 exclude_action?: ("auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "token.revoke" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose" | "audit.redacted")[];
+                /** @description Repeatable, exact: each run of consecutive events of this action by one actor in one project is one row with `group` (count, first and last id and time, a link to the events); the console groups job.create by default */
+                group?: ("auth.login" | "auth.login_failed" | "auth.logout" | "auth.refresh_reuse" | "user.create" | "user.update" | "user.lock" | "user.unlock" | "user.disable" | "user.enable" | "user.password_change" | "token.create" | "token.delete" | "token.revoke" | "project.create" | "project.update" | "project.delete" | "project.member_set" | "project.member_remove" | "schedule.create" | "schedule.update" | "schedule.pause" | "schedule.resume" | "schedule.delete" | "schedule.trigger" | "schedule.rollback" | "schedule.backfill" | "schedule.alert.ok" | "schedule.alert.firing" | "schedule.alert.recovered" | "job.create" | "job.cancel" | "job.retry" | "job.rerun" | "job.bulk_cancel" | "job.bulk_retry" | "batch.create" | "batch.add_jobs" | "attempt.reclaim" | "queue.pause" | "queue.resume" | "queue.update" | "notification_channel.create" | "notification_channel.delete" | "notification_channel.test" | "chaos.start" | "chaos.stop" | "chaos.expire" | "leader.acquire" | "leader.lose" | "audit.redacted")[];
+                /** @description Events with this id or a higher one */
+                from_id?: number | null;
+                /** @description Events with this id or a lower one */
+                to_id?: number | null;
             };
             header?: never;
             path?: never;

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlencode
 
 import marshmallow as ma
+from flask import request
 from flask.views import MethodView
 from marshmallow import fields, validate
 
@@ -27,6 +29,33 @@ from cronplane.domain.roles import Role
 from cronplane.management import audit_log
 
 blp = ApiBlueprint("audit", __name__, description="Append-only, hash-chained audit trail.")
+
+
+# The list arguments a group's link keeps: the caller's own filters, narrowed to the run.
+_GROUP_LINK_DROPS = ("cursor", "limit", "group", "from_id", "to_id", "actor", "action", "project",
+                     "exclude_action")
+
+
+def _group_link(group: audit_log.AuditGroup) -> str:
+    """``GET /audit`` listing exactly the run's events: the request's filters, the run's actor,
+    action and project, and its id bounds (no grouping)."""
+    args = [(k, v) for k, v in request.args.items(multi=True) if k not in _GROUP_LINK_DROPS]
+    args += [("actor", group.actor), ("action", group.action)]
+    if group.project is not None:
+        args.append(("project", group.project))
+    args += [("from_id", str(group.first_id)), ("to_id", str(group.last_id))]
+    return f"{request.path}?{urlencode(args)}"
+
+
+class AuditGroupSchema(ma.Schema):
+    count = fields.Integer(required=True, metadata={"description": "Events in the run (2 or more)"})
+    first_id = fields.Integer(required=True)
+    last_id = fields.Integer(required=True, metadata={"description": "The row's own id"})
+    first_at = UtcDateTime(required=True)
+    last_at = UtcDateTime(required=True)
+    href = fields.Function(_group_link, required=True, metadata={
+        "description": "GET /audit listing exactly these events (from_id, to_id, actor, "
+                       "action, project, and this request's other filters)"})
 
 
 class AuditEventSchema(ma.Schema):
@@ -50,6 +79,10 @@ class AuditEventSchema(ma.Schema):
         metadata={"description": "The target no longer exists (a deleted schedule, a purged "
                                  "job); null for targets without a row (sessions, leases, "
                                  "tokens, chaos experiments)"})
+    group = fields.Nested(AuditGroupSchema, allow_none=True, metadata={
+        "description": "With group=ACTION: this row is the newest of a run of consecutive "
+                       "events of that action by one actor in one project (nothing else of "
+                       "the list between them); null for a single event"})
 
 
 AuditListSchema = list_schema(AuditEventSchema, "AuditList")
@@ -69,8 +102,17 @@ class AuditListArgs(ListArgsSchema, ProjectFilterArgs):
     at_before = UtcDateTime(load_default=None, metadata={"description": "Events strictly before"})
     exclude_action = fields.List(
         fields.String(validate=validate.OneOf(AUDIT_ACTIONS)), load_default=list,
-        metadata={"description": "Repeatable, exact: leave these actions out (the console leaves "
-                                 "out job.create, thousands of identical rows, until asked)"})
+        metadata={"description": "Repeatable, exact: leave these actions out"})
+    group = fields.List(
+        fields.String(validate=validate.OneOf(AUDIT_ACTIONS)), load_default=list,
+        metadata={"description": "Repeatable, exact: each run of consecutive events of this "
+                                 "action by one actor in one project is one row with `group` "
+                                 "(count, first and last id and time, a link to the events); "
+                                 "the console groups job.create by default"})
+    from_id = fields.Integer(load_default=None, validate=validate.Range(min=1, max=2**63 - 1),
+                             metadata={"description": "Events with this id or a higher one"})
+    to_id = fields.Integer(load_default=None, validate=validate.Range(min=1, max=2**63 - 1),
+                           metadata={"description": "Events with this id or a lower one"})
 
 
 class AuditVerifySchema(ma.Schema):
@@ -108,7 +150,9 @@ class AuditEvents(MethodView):
                                          target_id=args["target_id"],
                                          project=tuple(args["project"]),
                                          at_after=args["at_after"], at_before=args["at_before"],
-                                         exclude_actions=tuple(args["exclude_action"]))
+                                         exclude_actions=tuple(args["exclude_action"]),
+                                         from_id=args["from_id"], to_id=args["to_id"],
+                                         group_actions=tuple(args["group"]))
         page = audit_log.list_events(management_context(), current_actor(), filters, limit=args["limit"],
                                      cursor=args["cursor"])
         return page, next_link(page)

@@ -12,6 +12,7 @@ __all__ = [
     "Alerts",
     "Attempt",
     "AuditEvent",
+    "AuditGroup",
     "AuditList",
     "AuditVerify",
     "Backfill",
@@ -164,6 +165,7 @@ class AuditEvent(TypedDict):
     actor_role: NotRequired[str | None]
     at: str
     details: dict[str, Any]
+    group: NotRequired[AuditGroup | dict[str, Any] | None]
     id: int
     ip: NotRequired[str | None]
     project: str | None
@@ -171,6 +173,15 @@ class AuditEvent(TypedDict):
     target_deleted: NotRequired[bool | None]
     target_id: NotRequired[str | None]
     target_type: NotRequired[Literal["job", "schedule", "user", "project", "queue", "notification_channel", "chaos_experiment", "token", "session", "lease", "batch"] | None]
+
+
+class AuditGroup(TypedDict):
+    count: int
+    first_at: str
+    first_id: int
+    href: Any
+    last_at: str
+    last_id: int
 
 
 class AuditList(TypedDict):

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AuditEvent } from '../../api/types';
 import { anAuditEvent, anAuditVerify } from '../../test/factories';
-import { fakeApi, fill, http, renderScreen } from '../../test/render';
+import { fakeApi, http, renderScreen } from '../../test/render';
 import { AuditPage } from './AuditPage';
 import { diffDetails } from './audit-diff';
 import { ACTION_PREFIXES, AUDIT_ACTIONS, targetPath } from './audit-vocabulary';
@@ -67,23 +67,41 @@ describe('audit page', () => {
     expect(rows[0]).toHaveTextContent(/timeout_seconds.*—.*60/);
   });
 
-  it('leaves job.create out until asked, or until a filter names an action or a target', async () => {
-    const fake = fakeApi(auditPage(), verify(anAuditVerify({ checked: 9 })));
+  it('groups job.create by default: a run is one row with its count and a link to its events', async () => {
+    const run = anAuditEvent({
+      id: 2040, actor: 'ci-bot', action: 'job.create', target_type: 'job', target_id: '991',
+      group: { count: 1000, first_id: 1041, last_id: 2040, first_at: '2026-12-05T09:12:00Z', last_at: '2026-12-05T09:14:00Z', href: '/api/v1/audit?actor=ci-bot&action=job.create&project=default&from_id=1041&to_id=2040' },
+    });
+    const fake = fakeApi(auditPage([run, event]), verify(anAuditVerify({ checked: 1001 })));
     vi.stubGlobal('fetch', fake.fetch);
     renderScreen(<AuditPage />, { role: 'ADMIN', path: '/audit', route: '/audit' });
     const lists = () => fake.calls.map((c) => new URL(c.url)).filter((u) => u.pathname === '/api/v1/audit');
-    await waitFor(() => expect(lists().length).toBeGreaterThan(0));
-    expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual(['job.create']);
-    const toggle = screen.getByRole('checkbox', { name: /Show job\.create/ });
-    expect(toggle).not.toBeChecked();
-    await userEvent.click(toggle);
-    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual([]));
-    await userEvent.click(toggle);
-    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual(['job.create']));
-    await fill(screen.getByLabelText('Target id'), '42');
-    await waitFor(() => expect(lists().at(-1)?.searchParams.get('target_id')).toBe('42'));
+    const table = await screen.findByRole('table', { name: 'Audit events' });
+    expect(lists().at(-1)?.searchParams.getAll('group')).toEqual(['job.create']);
     expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual([]);
-    expect(screen.getByRole('checkbox', { name: /Show job\.create/ })).toBeChecked();
+    expect(await within(table).findByTestId('group-count')).toHaveTextContent('× 1,000');
+    const link = within(table).getByRole('link', { name: 'Show the 1000 job.create events of ci-bot' });
+    expect(link).toHaveTextContent('1,000 jobs');
+    expect(link).toHaveAttribute('href', '/audit?actor=ci-bot&action=job.create&from_id=1041&to_id=2040&job_create=each');
+    // A run has no Details of its own: its events do.
+    expect(within(table).queryByRole('button', { name: 'Details of event 2040' })).toBeNull();
+
+    await userEvent.click(link);
+    await waitFor(() => expect(lists().at(-1)?.searchParams.get('from_id')).toBe('1041'));
+    const opened = lists().at(-1);
+    expect(opened?.searchParams.get('to_id')).toBe('2040');
+    expect(opened?.searchParams.get('actor')).toBe('ci-bot');
+    expect(opened?.searchParams.getAll('group')).toEqual([]);
+    expect(screen.getByTestId('id-range')).toHaveTextContent('Events #1041 to #2040');
+    expect(screen.getByLabelText('Actor')).toHaveValue('ci-bot');
+    await userEvent.click(screen.getByRole('button', { name: 'Show the whole trail' }));
+    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('group')).toEqual(['job.create']));
+    expect(lists().at(-1)?.searchParams.get('actor')).toBeNull();
+
+    const toggle = screen.getByRole('checkbox', { name: /Group job\.create/ });
+    expect(toggle).toBeChecked();
+    await userEvent.click(toggle);
+    await waitFor(() => expect(lists().at(-1)?.searchParams.getAll('group')).toEqual([]));
   });
 
   it('keeps every filter typed within one debounce window', async () => {

@@ -2,7 +2,7 @@ import { Alert, Anchor, Autocomplete, Badge, Button, Checkbox, Code, Group, Moda
 import { useDebouncedCallback } from '@mantine/hooks';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import type { AuditEvent } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable } from '../../components/DataTable';
@@ -71,6 +71,32 @@ function AuditTarget({ event }: { event: AuditEvent }) {
   );
 }
 
+type GroupedEvent = AuditEvent & { group: NonNullable<AuditEvent['group']> };
+
+const numberParam = (value: string | null) => (value && /^\d+$/.test(value) ? Number(value) : undefined);
+
+/** The run's events on this page: its actor, action and id range, every row. */
+export function groupPath(event: GroupedEvent): string {
+  const query = new URLSearchParams({ actor: event.actor, action: event.action, from_id: String(event.group.first_id), to_id: String(event.group.last_id), job_create: 'each' });
+  return `/audit?${query.toString()}`;
+}
+
+/** "1,000 jobs from 09:12 to 09:14", linked to those events. */
+function GroupTarget({ event }: { event: GroupedEvent }) {
+  const { count, first_at } = event.group;
+  const kind = event.target_type ? `${event.target_type.replace('_', ' ')}s` : 'events';
+  return (
+    <Group gap={6} wrap="nowrap">
+      <Anchor component={Link} to={groupPath(event)} size="sm" aria-label={`Show the ${count} ${event.action} events of ${event.actor}`}>
+        {count.toLocaleString('en')} {kind}
+      </Anchor>
+      <Text size="xs" c="dimmed">
+        since <RelativeTime iso={first_at} />
+      </Text>
+    </Group>
+  );
+}
+
 // The action filter's suggestions: the resource prefixes first ("job." finds every job action).
 const ACTION_CHOICES = [
   { group: 'Every action of', items: ACTION_PREFIXES },
@@ -118,9 +144,11 @@ export function ChainStatus() {
 }
 
 export function AuditPage() {
+  // A run's link (an id range) opens the trail anew, so the filter fields show its actor and action.
+  const [params] = useSearchParams();
   return (
     <RequireRole operation="listAudit" title="Audit trail">
-      <AuditTrail />
+      <AuditTrail key={params.get('from_id') ?? ''} />
     </RequireRole>
   );
 }
@@ -133,23 +161,24 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
   const keys = (['actor', 'action', 'target_type', 'target_id'] as const).filter((k) => !(action && k === 'action'));
   const filters = { ...Object.fromEntries(keys.map((k) => [k, params.get(k) ?? undefined])), ...(action ? { action } : {}) };
   const range = { at_after: params.get('at_after') ?? undefined, at_before: params.get('at_before') ?? undefined };
-  // job.create is thousands of identical rows a day (every fire and submission): left out until
-  // asked for (review 2026-12-05 §5.7), or when a filter names an action or a target — then the
-  // reader is looking for exactly such rows.
-  const showCreates = params.get('job_create') === '1';
-  const pointed = ['action', 'target_type', 'target_id'].some((k) => params.get(k)) || Boolean(action);
-  const hideCreates = !showCreates && !pointed;
-  const audit = useAudit({ ...filters, ...range, ...(hideCreates ? { exclude_action: ['job.create' as const] } : {}), cursor: paging.cursor ?? undefined }, true);
+  // job.create is thousands of identical rows a day (every fire and submission): each run of
+  // them by one actor in one project is one row with its count and a link to its events
+  // (review 2026-12-05 §5.7), unless the reader asks for every row or follows such a link
+  // (an id range: the run's events themselves).
+  const idRange = { from_id: numberParam(params.get('from_id')), to_id: numberParam(params.get('to_id')) };
+  const inRange = idRange.from_id !== undefined || idRange.to_id !== undefined;
+  const everyRow = params.get('job_create') === 'each' || inRange;
+  const audit = useAudit({ ...filters, ...range, ...idRange, ...(everyRow ? {} : { group: ['job.create' as const] }), cursor: paging.cursor ?? undefined }, true);
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(keys.map((k) => [k, params.get(k) ?? ''])));
   // The whole draft goes to the URL, not only the field typed last: typing in two fields within
   // one debounce window must keep both filters.
   const push = useDebouncedCallback((next: Record<string, string>) => set(next), 300);
   const [open, setOpen] = useState<AuditEvent | null>(null);
-  const filtered = [...keys, 'at_after', 'at_before'].some((k) => params.get(k));
+  const filtered = [...keys, 'at_after', 'at_before', 'from_id', 'to_id'].some((k) => params.get(k));
   const clear = () => {
     push.cancel();
     setDraft(Object.fromEntries(keys.map((k) => [k, ''])));
-    set(Object.fromEntries([...keys, 'at_after', 'at_before'].map((k) => [k, null])));
+    set(Object.fromEntries([...keys, 'at_after', 'at_before', 'from_id', 'to_id'].map((k) => [k, null])));
   };
 
   // Memoised: cell renderers are components to React, so a new function each render would remount
@@ -157,12 +186,24 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
   const columns = useMemo<ColumnDef<AuditEvent, unknown>[]>(() => [
     { header: 'When', cell: ({ row }) => <RelativeTime iso={row.original.at} /> },
     { header: 'Actor', accessorKey: 'actor' },
-    { header: 'Action', cell: ({ row }) => <Code>{row.original.action}</Code> },
-    { header: 'Target', cell: ({ row }) => <AuditTarget event={row.original} /> },
+    {
+      header: 'Action',
+      cell: ({ row }) => (
+        <Group gap={6} wrap="nowrap">
+          <Code>{row.original.action}</Code>
+          {row.original.group && (
+            <Badge size="sm" variant="light" data-testid="group-count">
+              × {row.original.group.count.toLocaleString('en')}
+            </Badge>
+          )}
+        </Group>
+      ),
+    },
+    { header: 'Target', cell: ({ row }) => (row.original.group ? <GroupTarget event={row.original as GroupedEvent} /> : <AuditTarget event={row.original} />) },
     { header: 'IP', cell: ({ row }) => row.original.ip ?? '—' },
     {
       header: 'Details',
-      cell: ({ row }) => (
+      cell: ({ row }) => row.original.group ? null : (
         <Button size="compact-xs" variant="light" onClick={() => setOpen(row.original)} aria-label={`${diffDetails(row.original.details) ? 'Diff' : 'Details'} of event ${row.original.id}`}>
           {diffDetails(row.original.details) ? 'Diff' : 'Details'}
         </Button>
@@ -209,17 +250,34 @@ export function AuditTrail({ title = 'Audit trail', action, chain = true }: { ti
           value={toLocalInput(range.at_before)}
           onChange={(v) => set({ at_before: fromLocalInput(v) })}
         />
-        {!action && (
+        {!action && !inRange && (
           <Checkbox
-            label="Show job.create"
-            description={pointed ? 'Shown: a filter names an action or target' : 'Every fire and submission'}
+            label="Group job.create"
+            description="A run by one actor in one project is one row"
             mt={4}
-            checked={showCreates || pointed}
-            disabled={pointed}
-            onChange={(e) => set({ job_create: e.currentTarget.checked ? '1' : null })}
+            checked={!everyRow}
+            onChange={(e) => set({ job_create: e.currentTarget.checked ? null : 'each' })}
           />
         )}
       </Group>
+      {inRange && (
+        <Group gap="xs" data-testid="id-range">
+          <Text size="sm">
+            Events #{idRange.from_id ?? '…'} to #{idRange.to_id ?? '…'}
+          </Text>
+          <Button
+            variant="default"
+            size="xs"
+            onClick={() => {
+              push.cancel();
+              setDraft((d) => ({ ...d, actor: '', action: '' }));
+              set({ from_id: null, to_id: null, job_create: null, action: null, actor: null });
+            }}
+          >
+            Show the whole trail
+          </Button>
+        </Group>
+      )}
       <QueryState isPending={audit.isPending} onRetry={() => audit.refetch()} error={audit.error} isEmpty={audit.data?.items.length === 0} empty={filtered ? <NoMatch text="No audit events match these filters." onClear={clear} /> : 'No audit events yet: every change made through the API or this console (sign-ins, jobs, schedules, users) is recorded here.'}>
         <DataTable data={audit.data?.items ?? []} columns={columns} label="Audit events" loading={audit.isPlaceholderData} />
       </QueryState>

@@ -12,6 +12,10 @@ export interface AuditFilters {
   at_after?: string;
   at_before?: string;
   exclude_action?: AuditAction[];
+  /** Runs of these actions by one actor in one project come as one row with `group`. */
+  group?: AuditAction[];
+  from_id?: number;
+  to_id?: number;
   cursor?: string;
 }
 
