@@ -148,8 +148,9 @@ class ScheduleSchema(ma.Schema):
     overlap = fields.String(required=True, validate=validate.OneOf(OVERLAP))
     misfire = fields.String(required=True, validate=validate.OneOf(MISFIRE))
     queue = fields.String(required=True, metadata={"description": "The queue its jobs go to"})
-    next_run_at = UtcDateTime(required=True, allow_none=True)
-    last_run_at = UtcDateTime(required=True, allow_none=True)
+    # The next and last fire a person means, not the leader's write-ahead cursor (ADR 0043).
+    next_run_at = UtcDateTime(required=True, allow_none=True, attribute="next_run_shown")
+    last_run_at = UtcDateTime(required=True, allow_none=True, attribute="last_run_shown")
     missed_count = fields.Integer(metadata={"description": "Fires skipped by the misfire policy"})
     overlap_skipped_count = fields.Integer(
         metadata={"description": "Fires skipped because a run was still RUNNING (forbid)"})

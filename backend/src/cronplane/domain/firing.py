@@ -18,6 +18,14 @@ gaps (every process down, the whole cluster paused) are misfires:
 
 Overlap ``forbid``: while a run of the schedule is RUNNING, every fire time that would be
 enqueued now is skipped and counted (``overlap_skipped_count``); ``allow`` enqueues regardless.
+
+Written ahead (docs/adr/0043-fires-written-ahead.md). With a ``horizon`` later than ``now`` the
+plan also chooses the first fire time in ``(now, horizon]``, and only that one: the leader writes
+it as a job that runs at its fire time, so a schedule has at most its next run waiting, however
+often it fires. Lateness is still judged against the real ``now`` (a fire time is never missed
+because it was planned early), and overlap only against the fire times already due: whether a
+future one overlaps a run is only known at its due time, where the leader decides it
+(``fires_overlap_skip`` in storage/sql/schedules.sql).
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ class FirePlan:
     fire_times: tuple[datetime, ...]  # to enqueue now, increasing, aware UTC
     missed: int  # fire times that produced no job because they were too late
     overlap_skipped: int  # fire times that produced no job because a run was RUNNING
-    next_run_at: datetime  # first fire time strictly after now
+    next_run_at: datetime  # first fire time after now and after the one written ahead
     # The fire ledger's stored part: the (inclusive) instants bounding the fire times that were
     # missed, and those skipped for overlap, in this plan (None: none).
     missed_window: tuple[datetime, datetime] | None = None
@@ -69,17 +77,20 @@ def misfire_grace(lease_ttl_seconds: float) -> timedelta:
 
 def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetime,
                now: datetime, misfire: str = Misfire.SKIP, overlap: str = Overlap.FORBID,
-               running: bool = False, grace: timedelta = DEFAULT_GRACE) -> FirePlan:
-    """Decide what a due schedule does at ``now``.
+               running: bool = False, grace: timedelta = DEFAULT_GRACE,
+               horizon: datetime | None = None) -> FirePlan:
+    """Decide what a due schedule does at ``now``, writing its next fire ahead if it falls by
+    ``horizon`` (default and at least ``now``).
 
     ``next_run_at`` is the schedule's stored next fire time (itself a fire time, at or before
-    ``now``); ``running`` says whether a run of this schedule is RUNNING right now.
+    the horizon); ``running`` says whether a run of this schedule is RUNNING right now.
     """
     if misfire not in set(Misfire):
         raise ValueError(f"unknown misfire policy {misfire!r}")
     if overlap not in set(Overlap):
         raise ValueError(f"unknown overlap policy {overlap!r}")
-    if next_run_at > now:
+    until = now if horizon is None or horizon < now else horizon
+    if next_run_at > until:
         return FirePlan((), 0, 0, next_run_at)
 
     on_time: list[datetime] = []
@@ -89,7 +100,9 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
     saturated = False
     oldest_on_time = now - grace
     current = next_run_at
-    while current <= now:
+    while current <= until:
+        if current > now and on_time and on_time[-1] > now:
+            break  # one fire written ahead at most: this one is the next plan's
         if current >= oldest_on_time:
             on_time.append(current)
         else:
@@ -103,7 +116,7 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
                 current = _first_at_or_after(expression, tz, oldest_on_time)
                 continue
         current = expression.next_after(current, tz)
-    following = current  # first fire time strictly after now
+    following = current  # first fire time not chosen: after now, or after the one ahead
 
     missed_window = None
     if first_missed is not None and latest_missed is not None:
@@ -117,10 +130,11 @@ def plan_fires(expression: CronExpression, tz: ZoneInfo, *, next_run_at: datetim
         missed -= 1
     overlap_skipped = 0
     overlap_window = None
-    if overlap == Overlap.FORBID and running and chosen:
-        overlap_skipped = len(chosen)
-        overlap_window = (chosen[0], chosen[-1])
-        chosen = []
+    due = [t for t in chosen if t <= now]
+    if overlap == Overlap.FORBID and running and due:
+        overlap_skipped = len(due)
+        overlap_window = (due[0], due[-1])
+        chosen = chosen[len(due):]
     return FirePlan(tuple(chosen), missed, overlap_skipped, following, missed_window,
                     overlap_window)
 

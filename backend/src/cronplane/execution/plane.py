@@ -197,6 +197,7 @@ def _leadership_services(plane: Plane,
     idle = renew_interval(ttl)
     scheduler = Scheduler(schedule_store or ScheduleStore(db), elector.grant,
                           grace=misfire_grace(ttl), idle_timeout_seconds=idle,
+                          lookahead=settings.fire_lookahead_seconds,
                           on_fenced=elector.wake, clock=clock)
     elector.on_schedules_changed.append(scheduler.wake)
     health = HealthEvaluator(HealthStore(db), elector.grant, idle_timeout_seconds=idle,

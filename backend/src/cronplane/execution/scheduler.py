@@ -9,6 +9,12 @@ Timing: after a batch it sleeps until the earliest ``next_run_at`` (database clo
 ``max_sleep`` seconds, and ``wake()`` (NOTIFY on the schedules channel) cuts the sleep short, so
 a new or edited ``*/1`` schedule fires within a second and pause/resume/edit/delete take effect
 on the next tick.
+
+Written ahead (``lookahead`` > 0, docs/adr/0043-fires-written-ahead.md): a schedule's next fire
+(one) is written up to ``lookahead`` seconds before it is due, as a job that no worker claims
+before its fire time, so a burst of thousands of fires due in one second is committed before that second
+instead of after it. Each tick first decides the fires written ahead that came due while their
+overlap=forbid schedule runs (they make no job, as a fire made at its due time would not).
 """
 
 from __future__ import annotations
@@ -37,16 +43,19 @@ class Scheduler(FencedLoop):
 
     def __init__(self, store: ScheduleStore, grant: Grant, *,
                  grace: timedelta = DEFAULT_GRACE, batch_size: int = 500, max_sleep: float = 1.0,
-                 idle_timeout_seconds: float = 1.0, on_fenced: Callable[[], None] | None = None,
+                 lookahead: float = 0.0, idle_timeout_seconds: float = 1.0,
+                 on_fenced: Callable[[], None] | None = None,
                  clock: Clock | None = None, logger: logging.Logger | None = None) -> None:
-        if batch_size < 1 or max_sleep <= 0:
-            raise ValueError("batch_size must be >= 1 and max_sleep > 0")
+        if batch_size < 1 or max_sleep <= 0 or lookahead < 0:
+            raise ValueError("batch_size must be >= 1, max_sleep > 0 and lookahead >= 0")
         super().__init__(grant, idle_delay=max_sleep, on_fenced=on_fenced, clock=clock,
                          logger=logger)
         self.store = store
         self.grace = grace
         self.batch_size = batch_size
         self.max_sleep = max_sleep
+        self.lookahead = lookahead
+        self._continuing = False  # the last batch was full: this one continues its tick
         self.idle_timeout_seconds = idle_timeout_seconds
         self.enqueued = 0
         # Set whenever a batch inserted jobs: tests and benchmarks wait on it.
@@ -57,7 +66,12 @@ class Scheduler(FencedLoop):
     def lead(self, grant: LeaseGrant) -> float:
         result = self.store.fire_due(grant.owner, grant.fencing_token, limit=self.batch_size,
                                      grace=self.grace,
-                                     idle_timeout_seconds=self.idle_timeout_seconds)
+                                     idle_timeout_seconds=self.idle_timeout_seconds,
+                                     lookahead=self.lookahead,
+                                     # Once per tick, not once per batch of a 100,000-fire
+                                     # burst: it reads every RUNNING job of a schedule.
+                                     overlaps=not self._continuing)
+        self._continuing = result.scanned >= self.batch_size
         self.last_result = result
         if result.resumed:
             self.resumed.set()
@@ -70,7 +84,7 @@ class Scheduler(FencedLoop):
             self.fired.set()
         if result.scanned >= self.batch_size:
             return 0.0  # more are due right now
-        seconds = self.store.seconds_until_next_due()
+        seconds = self.store.seconds_until_next_due(self.lookahead)
         if seconds is None:
             return self.max_sleep
         if seconds <= 0 and (result.scanned == 0 or result.deferred):

@@ -22,8 +22,11 @@ Guarantees:
   FAILED, TIMED_OUT, CANCELLED), unless it was reclaimed or released, in which case nothing is
   reported and the database's compare-and-set would reject it anyway.
 - Wake-ups come from NOTIFY (``wake``); it also polls at ``poll_interval`` (≤ 1 s) so a lost
-  notification delays work by at most that. A ``cancel:<job id>`` notice stops a handler only
-  once the job's ``cancel_requested`` is read back as set: anyone who can connect may NOTIFY.
+  notification delays work by at most that. An idle worker sleeps at most until the earliest
+  run_at of a job scheduled for later (a fire written ahead of its due time, docs/adr/0043): the
+  NOTIFY came when that job was written, so without this it would start at the next poll.
+  A ``cancel:<job id>`` notice stops a handler only once the job's ``cancel_requested`` is
+  read back as set: anyone who can connect may NOTIFY.
 
 Timeouts: at the deadline the attempt is reported TIMED_OUT at once and its context's
 ``cancelled`` event is set. A handler that does not cooperate keeps running, *abandoned*, on a
@@ -74,6 +77,7 @@ from cronplane.storage.notification_store import NotificationStore
 
 LIMITED_RECHECK = 0.05  # seconds; see tick()
 RECHECK_WINDOW = 1.0  # seconds after the last non-empty claim
+_READY_SLACK = 0.002  # seconds; see _until_next_run()
 MIN_BUFFER = 512  # the default buffer cap's floor, see WorkerConfig.prefetch
 
 
@@ -272,6 +276,8 @@ class Worker(LoopService):
                 # may be holding us back until their outcomes are flushed (~20 ms), which frees
                 # their slots in the database. Look again soon, not after a full poll interval.
                 delay = LIMITED_RECHECK
+            else:
+                delay = self._until_next_run(delay)
         elif limit == 0 and self.completer.pending and not self.stopping:
             # Held back by outcomes not yet written (see _claim_limit): the completer wakes us
             # when it has written a batch (_outcomes_written); this recheck is the fallback.
@@ -280,6 +286,18 @@ class Worker(LoopService):
             delay = min(delay, max(0.0, next_deadline - self.clock.monotonic()))
         self._wake_at = self.clock.monotonic() + delay
         return delay
+
+    def _until_next_run(self, delay: float) -> float:
+        """``delay``, or less if a job scheduled for later becomes ready sooner."""
+        try:
+            seconds = self.store.seconds_until_next_run()
+        except Exception:  # the poll still comes: a failed probe costs at most its interval
+            self.log.debug("could not read the next run_at", exc_info=True)
+            return delay
+        if seconds is None:
+            return delay
+        # A hair after run_at, so the claim's run_at <= now sees it on the first try.
+        return min(delay, max(0.0, seconds) + _READY_SLACK)
 
     def _claim_limit(self) -> int:
         held, queued = self.pool.counts()

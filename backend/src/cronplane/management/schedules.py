@@ -17,6 +17,10 @@ a second). Decisions:
 * ``version`` counts definition changes (edit, pause, resume, delete); the scheduler's progress
   (``next_run_at``, ``last_run_at``, counters) never bumps it, so If-Match only fails on a real
   concurrent edit.
+* A fire the leader wrote ahead of its due time (docs/adr/0043-fires-written-ahead.md) is
+  provisional until it is due: every change (edit, rollback, pause, delete) withdraws the
+  schedule's fires not yet due in its own transaction and ``next_run_at`` restarts from now, so
+  the change takes effect on the next fire, as when fires are made at their due time.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, false, func, or_, select, tuple_
+from sqlalchemy import delete as sql_delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -58,7 +63,7 @@ from cronplane.management.pagination import (
     page_by_id,
 )
 from cronplane.storage import notify, schedule_insert
-from cronplane.storage.models import Schedule, ScheduleHealth, ScheduleVersion
+from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
 from cronplane.storage.notify import SCHEDULES
 from cronplane.storage.search.schedules import search_condition
 
@@ -185,6 +190,28 @@ def _changed(session: Session) -> None:
     notify.send(session, SCHEDULES)
 
 
+def _withdraw_written_ahead(session: Session, schedule: Schedule) -> datetime:
+    """Delete the schedule's fires written ahead that are not due yet (never started: PENDING,
+    no attempt) and restart ``next_run_at`` from now if the leader had moved it past them;
+    returns the transaction's now. The schedule row is locked (``_locked``), so the leader's
+    fire transaction either committed them before (and they are deleted here) or skips the
+    row until this commits. Fires already due stay: they are no longer provisional."""
+    now: datetime = session.execute(select(func.cronplane_now())).scalar_one()
+    session.execute(sql_delete(Job).where(
+        Job.schedule_id == schedule.id, Job.status == "PENDING", Job.attempt_count == 0,
+        Job.trigger == "schedule", Job.fire_time > now))
+    if schedule.next_run_at is not None and schedule.next_run_at > now:
+        schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
+    if schedule.last_run_at is not None and schedule.last_run_at > now:
+        # The withdrawn fire was the one written ahead: the leader writes the next one once
+        # last_run_at has come (schedules_due), so it goes back to the last fire reached.
+        schedule.last_run_at = session.execute(
+            select(func.max(Job.fire_time)).where(
+                Job.schedule_id == schedule.id, Job.trigger == "schedule",
+                Job.fire_time <= now)).scalar_one()
+    return now
+
+
 def _touch(session: Session, schedule: Schedule) -> None:
     schedule.version += 1
     schedule.updated_at = session.execute(select(func.cronplane_now())).scalar_one()
@@ -273,6 +300,9 @@ def _created(row: dict[str, Any] | None, name: str) -> Schedule:
     schedule.downstream = []
     schedule.last_error = None
     schedule.health_row = None
+    # Nothing is written ahead for a schedule that did not exist a moment ago.
+    schedule.next_run_shown = schedule.next_run_at
+    schedule.last_run_shown = schedule.last_run_at
     return schedule
 
 
@@ -471,10 +501,10 @@ def update(ctx: ManagementContext, actor: Actor, schedule_id: int, changes: Mapp
         before_definition = definition(schedule)
         # New cron, zone, or un-pausing: fire from the next time after now (no catch-up).
         # Queried before any attribute changes, so no autoflush can hit the unique index early.
+        now = _withdraw_written_ahead(session, schedule)
         next_run = schedule.next_run_at
         if {"cron", "timezone"} & set(changed) or ("paused" in changed and not values["paused"]):
             next_run = _next_run(session, values["cron"], values["timezone"])
-        now = session.execute(select(func.cronplane_now())).scalar_one()
         for name in changed:
             setattr(schedule, name, values[name])
         if not values["paused"]:
@@ -517,6 +547,7 @@ def pause(ctx: ManagementContext, actor: Actor, schedule_id: int, *,
         if schedule.paused and (schedule.paused_until, schedule.pause_reason) == (until, why):
             return schedule
         before_definition = definition(schedule)
+        _withdraw_written_ahead(session, schedule)
         schedule.paused = True
         schedule.paused_until = until
         schedule.pause_reason = why
@@ -561,7 +592,7 @@ def delete(ctx: ManagementContext, actor: Actor, schedule_id: int) -> Schedule:
         if schedule.deleted_at is not None:
             return schedule
         before = snapshot(schedule)
-        schedule.deleted_at = session.execute(select(func.cronplane_now())).scalar_one()
+        schedule.deleted_at = _withdraw_written_ahead(session, schedule)
         schedule.next_run_at = None
         _touch(session, schedule)
         _finish(session, schedule)

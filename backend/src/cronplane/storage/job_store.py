@@ -177,6 +177,13 @@ class JobStore:
         return []
 
     # -- complete ----------------------------------------------------------------------------
+    def seconds_until_next_run(self) -> float | None:
+        """Seconds (database clock) until the earliest job scheduled for later is ready; None if
+        none is."""
+        with self._hot() as conn:
+            row = conn.execute(QUERIES["jobs_next_run_at"]).fetchone()
+        return None if row is None or row["seconds"] is None else float(row["seconds"])
+
     def complete(self, outcomes: Sequence[Outcome]) -> list[Applied]:
         if not outcomes:
             return []

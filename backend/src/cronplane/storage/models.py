@@ -285,6 +285,9 @@ class Schedule(Base):
     if TYPE_CHECKING:
         downstream: Mapped[list[dict[str, Any]]]  # a column_property, defined below the class
         last_error: Mapped[str | None]  # a column_property, defined below ScheduleHealth
+        # column_properties defined below Job (fires written ahead, ADR 0043)
+        next_run_shown: Mapped[datetime | None]
+        last_run_shown: Mapped[datetime | None]
     created_by: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
     updated_at: Mapped[datetime] = mapped_column(TZ, server_default=func.cronplane_now())
@@ -613,6 +616,9 @@ class Job(Base):
         Index("ix_jobs_unstarted_schedule", "schedule_id", "fire_time",
               postgresql_where=text("status = 'PENDING' AND attempt_count = 0 "
                                     "AND schedule_id IS NOT NULL")),
+        # Jobs by when they run (migration 0047): an idle worker's next wake-up (the earliest
+        # future run_at, fires written ahead) and the health evaluator's due unstarted fires.
+        Index("ix_jobs_pending_run_at", "run_at", postgresql_where=text("status = 'PENDING'")),
         # The fire check's duplicate count reads a schedule's checked window, not its whole
         # history (migration 0023); API jobs have no fire time and write no entry.
         Index("ix_jobs_schedule_fire_time", "schedule_id", "fire_time",
@@ -641,6 +647,35 @@ Schedule.last_error = column_property(
           .where(_FAILED_RUN.c.schedule_id == Schedule.id, _FAILED_RUN.c.status == "DEAD")
           .order_by(_FAILED_RUN.c.id.desc()).limit(1)
           .correlate_except(_FAILED_RUN).scalar_subquery())),
+    deferred=False)
+
+# What a person reads as the next and the last run while the leader writes fires ahead
+# (docs/adr/0043-fires-written-ahead.md): next_run_at and last_run_at are its cursor (the first
+# fire time not written yet, the latest written), up to a lookahead in the future. The next run
+# is the earliest fire written ahead and not due yet (ix_jobs_unstarted_schedule: one probe),
+# else the cursor; the last run, while the cursor's is in the future, the latest fire time
+# reached (ix_jobs_schedule_fire_time, read backwards). Without fires written ahead both are the
+# stored columns.
+_AHEAD = Job.__table__.alias("written_ahead")
+Schedule.next_run_shown = column_property(
+    func.least(
+        select(func.min(_AHEAD.c.fire_time))
+        .where(_AHEAD.c.schedule_id == Schedule.id, _AHEAD.c.status == "PENDING",
+               _AHEAD.c.attempt_count == 0, _AHEAD.c.trigger == "schedule",
+               _AHEAD.c.fire_time > func.cronplane_now())
+        .correlate_except(_AHEAD).scalar_subquery(),
+        Schedule.next_run_at),
+    deferred=False)
+_REACHED = Job.__table__.alias("reached")
+Schedule.last_run_shown = column_property(
+    case((Schedule.last_run_at > func.cronplane_now(),
+          select(_REACHED.c.fire_time)
+          .where(_REACHED.c.schedule_id == Schedule.id, _REACHED.c.fire_time.is_not(None),
+                 _REACHED.c.fire_time <= func.cronplane_now(),
+                 _REACHED.c.trigger == "schedule")
+          .order_by(_REACHED.c.fire_time.desc()).limit(1)
+          .correlate_except(_REACHED).scalar_subquery()),
+         else_=Schedule.last_run_at),
     deferred=False)
 
 

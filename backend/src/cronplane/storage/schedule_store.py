@@ -6,6 +6,12 @@ fire times to enqueue, inserts one job per fire time with the key ``schedule:{id
 the jobs channel, all in a transaction that first re-checks the caller's fencing token against
 the lease row (``lease_store.fenced_transaction``). A caller whose term is over gets ``FencedOut``
 and has written nothing.
+
+With a ``lookahead`` a schedule's next fire (one) is written up to that long before it is due,
+as a job whose run_at is the fire time (docs/adr/0043-fires-written-ahead.md); ``next_run_at``
+is then the first fire time not written yet and ``last_run_at`` the one written ahead. The
+overlap decision of such a fire is made at its due time, in the same fenced transaction as a
+batch (``fires_overlap_skip``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ class FireResult:
     upstream_skipped: int = 0
     deferred: list[int] = field(default_factory=list)
     waits_expired: int = 0
+    # Fires written ahead that were deleted at their due time because a run was RUNNING.
+    overlap_resolved: int = 0
 
 
 def _add_skips(skips: dict[str, list[Any]], row: dict[str, Any], plan: FirePlan,
@@ -99,8 +107,11 @@ class ScheduleStore:
         self.lease_name = lease_name
 
     def fire_due(self, owner: str, fencing_token: int, *, limit: int = 500,
-                 grace: timedelta = DEFAULT_GRACE, idle_timeout_seconds: float = 1.0) -> FireResult:
-        """Fire one batch of due schedules as the leader ``owner`` holding ``fencing_token``."""
+                 grace: timedelta = DEFAULT_GRACE, idle_timeout_seconds: float = 1.0,
+                 lookahead: float = 0.0, overlaps: bool = True) -> FireResult:
+        """Fire one batch of due schedules as the leader ``owner`` holding ``fencing_token``,
+        writing fires up to ``lookahead`` seconds ahead; ``overlaps``: first decide the fires
+        written ahead that are due while their schedule runs (once per tick is enough)."""
         result = FireResult()
         with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
                                 idle_timeout_seconds=idle_timeout_seconds) as (conn, fenced):
@@ -111,10 +122,15 @@ class ScheduleStore:
             if fenced["waits_expired"]:
                 result.waits_expired = len(conn.execute(
                     QUERIES["chain_waits_expire"], {"limit": limit}).fetchall())
-            rows = conn.execute(QUERIES["schedules_due"], {"limit": limit}).fetchall()
+            if overlaps:
+                result.overlap_resolved = self._resolve_overlaps(conn, limit)
+                result.overlap_skipped += result.overlap_resolved
+            rows = conn.execute(QUERIES["schedules_due"],
+                                {"limit": limit, "lookahead": lookahead}).fetchall()
             result.scanned = len(rows)
             if not rows:
                 return result
+            ahead = timedelta(seconds=lookahead)
             # The fire keys are formatted by schedule_fire (the SQL) itself.
             batch: dict[str, list[Any]] = {
                 "schedule_ids": [], "fire_times": [], "ids": [], "next_run_ats": [],
@@ -129,11 +145,12 @@ class ScheduleStore:
             plans: dict[tuple[Any, ...], FirePlan | None] = {}
             for row in rows:
                 inputs = (row["cron"], row["timezone"], row["next_run_at"], row["db_now"],
-                          row["misfire"], row["overlap"], row["running"])
+                          row["misfire"], row["overlap"], row["running"], row["ahead"])
                 if inputs in plans:
                     plan = plans[inputs]
                 else:
-                    plan = plans[inputs] = self._plan(row, grace)
+                    horizon = row["db_now"] + ahead if row["ahead"] else row["db_now"]
+                    plan = plans[inputs] = self._plan(row, grace, horizon)
                 if plan is not None and row["upstream"]:
                     # Fired after the others (storage/chain_fire.py): their jobs are what its
                     # fires wait on. Its skips are recorded with the others', below.
@@ -165,7 +182,6 @@ class ScheduleStore:
                         batch["trace_contexts"].append(
                             spans[(row["id"], fire_time)][1].traceparent)
             if skips["schedule_ids"]:
-                # Before schedule_fire: the overlap extension reads the old last_run_at.
                 conn.execute(QUERIES["fire_skips_record"], skips)
             # Jobs, progress and the one NOTIFY (only if a job was inserted) in one statement.
             inserted = conn.execute(QUERIES["schedule_fire"],
@@ -221,14 +237,36 @@ class ScheduleStore:
             "channel": notify.SCHEDULES}).fetchall()
         return [r["id"] for r in resumed]
 
-    def seconds_until_next_due(self) -> float | None:
-        """Seconds (database clock) until the earliest live schedule is due; None if none."""
+    @staticmethod
+    def _resolve_overlaps(conn: Any, limit: int) -> int:
+        """Skip, for overlap, the fires written ahead that came due while a run of their
+        schedule was RUNNING, and record them in the fire ledger as a fire made at its due time
+        would have been (consecutive skipped fire times of a schedule: one interval)."""
+        rows = conn.execute(QUERIES["fires_overlap_skip"], {"limit": limit}).fetchall()
+        if not rows:
+            return 0
+        skips: dict[str, list[Any]] = {"schedule_ids": [], "kinds": [], "starts": [],
+                                       "ends": [], "reasons": []}
+        spans: dict[int, tuple[datetime, datetime]] = {}
+        for row in rows:  # ordered by schedule, fire time
+            start, _end = spans.get(row["schedule_id"], (row["fire_time"], row["fire_time"]))
+            spans[row["schedule_id"]] = (start, row["fire_time"])
+        for schedule_id, (start, end) in spans.items():
+            _append_skip(skips, schedule_id, SkipKind.OVERLAP, start=start, end=end, reason=None)
+        conn.execute(QUERIES["fire_skips_record"], skips)
+        return len(rows)
+
+    def seconds_until_next_due(self, lookahead: float = 0.0) -> float | None:
+        """Seconds (database clock) until the leader has work: a schedule due to be written
+        (``lookahead`` seconds before its next_run_at when written ahead), a timed pause's end, a
+        chained fire's wait limit, a fire written ahead to decide for overlap; None if none."""
         with self.db.connection() as conn:
-            row = conn.execute(QUERIES["schedules_next_due"]).fetchone()
+            row = conn.execute(QUERIES["schedules_next_due"],
+                               {"lookahead": lookahead}).fetchone()
         return None if row is None or row["seconds"] is None else float(row["seconds"])
 
     @staticmethod
-    def _plan(row: dict[str, Any], grace: timedelta) -> FirePlan | None:
+    def _plan(row: dict[str, Any], grace: timedelta, horizon: datetime) -> FirePlan | None:
         try:
             expression = cached_expression(row["cron"])
             zone = cached_zone(row["timezone"])
@@ -240,4 +278,4 @@ class ScheduleStore:
             return None
         return plan_fires(expression, zone, next_run_at=row["next_run_at"], now=row["db_now"],
                           misfire=row["misfire"], overlap=row["overlap"],
-                          running=row["running"], grace=grace)
+                          running=row["running"], grace=grace, horizon=horizon)

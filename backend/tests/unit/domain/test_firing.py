@@ -122,3 +122,72 @@ def test_unknown_policies_are_rejected(misfire: str, overlap: str) -> None:
     with pytest.raises(ValueError):
         plan_fires(EVERY_SECOND, UTC_ZONE, next_run_at=T0, now=T0, misfire=misfire,
                    overlap=overlap)
+
+
+# -- written ahead (docs/adr/0043-fires-written-ahead.md) ------------------------------------------
+def test_a_horizon_chooses_the_next_fire_time_inside_it_and_no_other() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=at(60), now=at(30), horizon=at(150))
+    assert plan.fire_times == (at(60),), "the next fire is written ahead, and only the next one"
+    assert plan.missed == 0 and plan.overlap_skipped == 0
+    assert plan.next_run_at == at(120), "the next plan starts after the fire written ahead"
+
+
+def test_a_frequent_schedule_has_one_fire_written_ahead_however_long_the_horizon() -> None:
+    plan = plan_fires(EVERY_SECOND, UTC_ZONE, next_run_at=at(1), now=at(0.5), horizon=at(60.5))
+    assert plan.fire_times == (at(1),) and plan.next_run_at == at(2), \
+        "an every-second schedule must not get a minute of PENDING jobs"
+
+
+def test_due_fires_are_all_chosen_and_one_more_ahead() -> None:
+    plan = plan_fires(EVERY_SECOND, UTC_ZONE, next_run_at=at(0), now=at(2.5), horizon=at(10))
+    assert plan.fire_times == (at(0), at(1), at(2), at(3)), \
+        "a failover-sized gap loses no fire, and the next one is written ahead"
+    assert plan.next_run_at == at(4)
+
+
+def test_a_fire_time_at_the_horizon_is_chosen() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=at(60), now=at(0), horizon=at(60))
+    assert plan.fire_times == (at(60),) and plan.next_run_at == at(120)
+
+
+def test_nothing_inside_the_horizon_changes_nothing() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=at(120), now=at(0), horizon=at(60))
+    assert plan.fire_times == () and plan.next_run_at == at(120)
+
+
+def test_a_horizon_before_now_is_now() -> None:
+    plan = plan_fires(EVERY_SECOND, UTC_ZONE, next_run_at=at(0), now=at(2), horizon=at(-10))
+    assert plan.fire_times == (at(0), at(1), at(2)) and plan.next_run_at == at(3)
+
+
+def test_misfire_is_judged_against_now_not_against_the_horizon() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=T0, now=at(10 * 60 + 30),
+                      horizon=at(12 * 60 + 30), misfire="skip", grace=timedelta(seconds=5))
+    assert plan.missed == 11, "12:00 … 12:10 are older than the grace at the real now"
+    assert plan.fire_times == (at(11 * 60),), "the next one is written ahead"
+    assert plan.missed_window == (T0, at(600))
+    assert plan.next_run_at == at(12 * 60)
+
+
+def test_fire_once_catch_up_comes_before_the_fire_written_ahead() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=T0, now=at(10 * 60 + 30),
+                      horizon=at(11 * 60), misfire="fire_once")
+    assert plan.fire_times == (at(600), at(660)), "one catch-up run, then the written-ahead fire"
+    assert plan.missed == 10
+
+
+def test_overlap_skips_only_the_due_fires_and_leaves_the_next_one_to_its_due_time() -> None:
+    plan = plan_fires(EVERY_SECOND, UTC_ZONE, next_run_at=at(0), now=at(1.5), horizon=at(4),
+                      overlap="forbid", running=True)
+    assert plan.overlap_skipped == 2 and plan.overlap_window == (at(0), at(1)), \
+        "fires due while a run is RUNNING are skipped now, as without a lookahead"
+    assert plan.fire_times == (at(2),), \
+        "whether a future fire overlaps is decided at its due time, not when it is written"
+    assert plan.next_run_at == at(3)
+
+
+def test_overlap_with_nothing_due_yet_skips_nothing() -> None:
+    plan = plan_fires(EVERY_MINUTE, UTC_ZONE, next_run_at=at(60), now=at(0), horizon=at(60),
+                      overlap="forbid", running=True)
+    assert plan.fire_times == (at(60),) and plan.overlap_skipped == 0
+    assert plan.overlap_window is None

@@ -22,8 +22,11 @@ SELECT DISTINCT c.id FROM (
    WHERE j.finished_at IS NOT NULL AND j.finished_at >= %(finished_since)s
      AND j.schedule_id IS NOT NULL
   UNION ALL
+  -- (due: a fire written ahead of its due time, docs/adr/0043, is not late before it; by the
+  -- due ones of ix_jobs_pending_run_at, not every minutely schedule's next fire each round)
   SELECT j.schedule_id FROM jobs j
-   WHERE j.status = 'PENDING' AND j.attempt_count = 0 AND j.schedule_id IS NOT NULL
+   WHERE j.status = 'PENDING' AND j.run_at <= cronplane_statement_now()
+     AND j.attempt_count = 0 AND j.schedule_id IS NOT NULL
   UNION ALL
   SELECT j.schedule_id FROM jobs j WHERE j.status = 'WAITING' AND j.schedule_id IS NOT NULL
   UNION ALL
@@ -41,7 +44,8 @@ SELECT s.id FROM schedules s WHERE s.deleted_at IS NULL;
 -- Per live schedule of %(ids)s, with what the evaluator concluded last time (schedule_health):
 -- * the statuses of the last `recent` finished runs, newest first (ix_jobs_schedule_id_id,
 --   read backwards: recent rows first), and the newest success among them;
--- * the oldest fire not started yet: a PENDING never-attempted job of the schedule
+-- * the oldest fire not started yet: a due PENDING never-attempted job of the schedule (one
+--   written ahead, ADR 0043, cannot be late before it is due)
 --   (ix_jobs_unstarted_schedule, small: only waiting fires) or, when no scheduler enqueued it,
 --   next_run_at already in the past; or a chained fire still WAITING on its upstream
 --   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
@@ -73,7 +77,7 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.ne
   LEFT JOIN LATERAL (
     SELECT j.fire_time FROM jobs j
      WHERE j.schedule_id = s.id AND j.status = 'PENDING' AND j.attempt_count = 0
-       AND j.fire_time IS NOT NULL
+       AND j.fire_time IS NOT NULL AND j.fire_time <= cronplane_statement_now()
      ORDER BY j.fire_time LIMIT 1
   ) unstarted ON true
   LEFT JOIN LATERAL (

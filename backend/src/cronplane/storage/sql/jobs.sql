@@ -111,6 +111,16 @@ SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS nu
   FROM claimed c JOIN attempt a ON a.job_id = c.id
  ORDER BY c.priority DESC, c.run_at, c.id;
 
+-- name: jobs_next_run_at
+-- Seconds until the earliest PENDING job scheduled for later becomes ready (a fire written ahead
+-- of its due time, docs/adr/0043-fires-written-ahead.md, or a run_at given to POST /jobs): an
+-- idle worker sleeps until then instead of until its next poll, so the NOTIFY sent when the job
+-- was written is not its only wake-up. The first entry of a range of ix_jobs_pending_run_at.
+-- Queues paused or not served are not filtered out: waking for one costs one empty claim.
+SELECT extract(epoch FROM min(run_at) - cronplane_now())::float8 AS seconds
+  FROM jobs
+ WHERE status = 'PENDING' AND run_at > cronplane_now();
+
 -- name: complete_attempts
 -- A batch of attempt outcomes in one statement. Applied only where the job is RUNNING with this
 -- attempt as its current one and the attempt itself is still RUNNING: a late result from an

@@ -38,17 +38,70 @@ SELECT l.fencing_token, cronplane_statement_now() AS db_now,
 -- Due, live, unpaused schedules in due order: the partial index ix_schedules_due. SKIP LOCKED:
 -- a schedule being edited right now is fired on the next tick with its new definition instead
 -- of making the leader wait. `running` feeds overlap=forbid (ix_jobs_running_schedule).
+-- Written ahead (docs/adr/0043-fires-written-ahead.md): a schedule is due %(lookahead)s seconds
+-- before its next_run_at (`ahead`) once the fire it wrote ahead last (last_run_at) has come, so
+-- at most its next fire waits written ahead; unless its fire depends on the state at its due
+-- time: a chained schedule (its fire waits on the upstream's, storage/chain_fire.py) and one in a
+-- project with a max_pending_jobs quota (jobs_fire_quota counts what is pending when the fire is
+-- written) are due at next_run_at, as without a lookahead.
 SELECT s.id, s.cron, s.timezone, s.misfire, s.overlap, s.next_run_at,
        s.project, s.queue, s.version, -- what a fire's span names (observability/tracing.py)
        s.upstream, -- a chained schedule's fires wait on its upstream's (storage/chain_fire.py)
        cronplane_statement_now() AS db_now,
+       (s.upstream = '[]'::jsonb AND p.max_pending_jobs IS NULL) AS ahead,
        EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id AND j.status = 'RUNNING')
          AS running
   FROM schedules s
- WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at <= cronplane_statement_now()
+  JOIN projects p ON p.slug = s.project
+ WHERE s.deleted_at IS NULL AND NOT s.paused
+   AND s.next_run_at <= cronplane_statement_now() + make_interval(secs => %(lookahead)s)
+   AND (s.next_run_at <= cronplane_statement_now()
+        OR (s.upstream = '[]'::jsonb AND p.max_pending_jobs IS NULL
+            AND (s.last_run_at IS NULL OR s.last_run_at <= cronplane_statement_now())))
  ORDER BY s.next_run_at
  LIMIT %(limit)s
    FOR UPDATE OF s SKIP LOCKED;
+
+-- name: fires_overlap_skip
+-- overlap=forbid at the due time of a fire written ahead (docs/adr/0043-fires-written-ahead.md):
+-- a schedule's never-started fire that is due while a run of the schedule RUNNING since at
+-- or before that fire time makes no job, exactly as schedules_due + plan_fires decide for a fire
+-- made at its due time: the job is deleted (it never started: no attempt, no event) and the
+-- schedule's overlap_skipped_count grows; the caller records the ledger skip
+-- (fire_skips_record). Driven from the few RUNNING jobs of schedules (ix_jobs_running_schedule),
+-- then each schedule's unstarted fires (ix_jobs_unstarted_schedule), never by scanning
+-- schedules. The claim already refuses such a job while the run is exclusive (claim_jobs); a
+-- fire another job waits on (a chain's upstream edge) is left to run. SKIP LOCKED: a job being
+-- claimed or edited right now is not waited for.
+WITH running AS MATERIALIZED (
+  SELECT r.schedule_id, min(r.started_at) AS since
+    FROM jobs r
+   WHERE r.status = 'RUNNING' AND r.schedule_id IS NOT NULL
+   GROUP BY r.schedule_id
+), due AS (
+  SELECT p.id
+    FROM running r CROSS JOIN LATERAL (
+      SELECT p.id FROM jobs p
+       WHERE p.schedule_id = r.schedule_id AND p.status = 'PENDING' AND p.attempt_count = 0
+         AND p.fire_time IS NOT NULL AND p.fire_time <= cronplane_statement_now()
+         AND p.fire_time >= r.since AND p.trigger = 'schedule' AND p.exclusive
+         AND NOT EXISTS (SELECT 1 FROM job_dependencies d WHERE d.upstream_id = p.id)
+       ORDER BY p.fire_time
+       LIMIT %(limit)s
+         FOR UPDATE OF p SKIP LOCKED) p
+), removed AS (
+  DELETE FROM jobs j USING due d
+   WHERE j.id = d.id AND j.status = 'PENDING' AND j.attempt_count = 0
+  RETURNING j.schedule_id, j.fire_time
+), counted AS (
+  UPDATE schedules s SET overlap_skipped_count = s.overlap_skipped_count + c.n
+    FROM (SELECT schedule_id, count(*) AS n FROM removed GROUP BY schedule_id) c
+   WHERE s.id = c.schedule_id
+  RETURNING s.id
+)
+SELECT r.schedule_id, r.fire_time, (SELECT count(*) FROM counted) AS counted
+  FROM removed r
+ ORDER BY r.schedule_id, r.fire_time;
 
 -- name: schedule_fire
 -- One statement for the whole batch:
@@ -100,17 +153,43 @@ SELECT f.id, f.schedule_id, f.fire_time,
   FROM fired f;
 
 -- name: schedules_next_due
--- How long the leader may sleep: the earliest next_run_at among live unpaused schedules
--- (a min() over the partial index ix_schedules_due), relative to the database clock.
--- A timed pause's end counts as due too (ix_schedules_paused_until): the leader resumes it then.
--- least() ignores NULLs: no schedule of one kind leaves the other's answer.
--- So does a chained fire's wait limit (ix_jobs_wait_deadline): the leader cancels it then.
+-- How long the leader may sleep, relative to the database clock:
+-- * the first next_run_at beyond the lookahead, less the lookahead: when it is due to be written
+--   ahead (a range of the partial index ix_schedules_due: its first entry);
+-- * within it (after a tick: a schedule whose fire written ahead has not come yet, or one not
+--   written ahead), when schedules_due takes it: the later of next_run_at less the lookahead and
+--   that fire (last_run_at), or next_run_at for a chained schedule or one in a project with a
+--   pending-jobs quota; with no lookahead these two are the earliest next_run_at;
+-- * a timed pause's end (ix_schedules_paused_until): the leader resumes it then;
+-- * a chained fire's wait limit (ix_jobs_wait_deadline): the leader cancels it then;
+-- * the due time of a fire written ahead for an overlap=forbid schedule that has a run RUNNING
+--   (ix_jobs_running_schedule, then ix_jobs_unstarted_schedule): fires_overlap_skip decides it then.
+-- least() ignores NULLs: no kind of wake-up leaves another's answer.
 SELECT extract(epoch FROM least(
-         (SELECT min(next_run_at) FROM schedules WHERE deleted_at IS NULL AND NOT paused),
+         (SELECT min(next_run_at) FROM schedules
+           WHERE deleted_at IS NULL AND NOT paused
+             AND next_run_at > cronplane_clock_now() + make_interval(secs => %(lookahead)s))
+           - make_interval(secs => %(lookahead)s),
+         (SELECT min(CASE WHEN s.upstream = '[]'::jsonb AND p.max_pending_jobs IS NULL
+                          THEN greatest(s.next_run_at - make_interval(secs => %(lookahead)s),
+                                        s.last_run_at)
+                          ELSE s.next_run_at END)
+            FROM schedules s JOIN projects p ON p.slug = s.project
+           WHERE s.deleted_at IS NULL AND NOT s.paused
+             AND s.next_run_at <= cronplane_clock_now() + make_interval(secs => %(lookahead)s)),
          (SELECT min(paused_until) FROM schedules
            WHERE paused AND paused_until IS NOT NULL AND deleted_at IS NULL),
          (SELECT min(wait_deadline) FROM jobs
-           WHERE status = 'WAITING' AND wait_deadline IS NOT NULL))
+           WHERE status = 'WAITING' AND wait_deadline IS NOT NULL),
+         (SELECT min(p.fire_time)
+            FROM (SELECT DISTINCT schedule_id FROM jobs
+                   WHERE status = 'RUNNING' AND schedule_id IS NOT NULL) r
+            CROSS JOIN LATERAL (
+              SELECT p.fire_time FROM jobs p
+               WHERE p.schedule_id = r.schedule_id AND p.status = 'PENDING'
+                 AND p.attempt_count = 0 AND p.fire_time > cronplane_clock_now()
+                 AND p.trigger = 'schedule' AND p.exclusive
+               ORDER BY p.fire_time LIMIT 1) p))
        - cronplane_clock_now())::float8 AS seconds;
 
 -- name: pauses_ended
@@ -166,8 +245,9 @@ SELECT r.id, (SELECT count(*) FROM audited) AS audited, (SELECT count(*) FROM wo
 -- name: fire_skips_record
 -- The fire ledger's stored part, in the fire transaction (fenced like the jobs): one interval
 -- per plan that skipped fire times. Bounded storage: an overlap skip extends the schedule's
--- latest interval instead of adding a row when that interval is an overlap one and no fire was
--- enqueued since it ended (last_run_at, read before schedule_fire advances it), so a
+-- latest interval instead of adding a row when that interval is an overlap one and no job of
+-- the schedule has a fire time between its end and this skip (ix_jobs_schedule_fire_time; not
+-- last_run_at, which a fire written ahead moves past fires still to be decided), so a
 -- per-second schedule stuck behind a long run writes one row, not one per second.
 WITH v AS (
   SELECT * FROM unnest(%(schedule_ids)s::bigint[], %(kinds)s::text[],
@@ -183,9 +263,11 @@ WITH v AS (
      SET ends_at = v.ends_at
     FROM v
     JOIN latest l ON l.schedule_id = v.schedule_id
-    JOIN schedules s ON s.id = v.schedule_id
    WHERE k.id = l.id AND v.kind = 'overlap' AND l.kind = 'overlap'
-     AND l.ends_at IS NOT NULL AND l.ends_at > coalesce(s.last_run_at, '-infinity')
+     AND l.ends_at IS NOT NULL AND l.ends_at < v.starts_at
+     AND NOT EXISTS (SELECT 1 FROM jobs j
+                      WHERE j.schedule_id = v.schedule_id AND j.fire_time > l.ends_at
+                        AND j.fire_time < v.starts_at)
   RETURNING k.schedule_id
 )
 INSERT INTO schedule_skips (schedule_id, kind, starts_at, ends_at, reason)
