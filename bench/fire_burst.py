@@ -14,6 +14,10 @@ Per size, on its own fresh, migrated database:
   notification after which its id was visible: an upper bound, by one round trip.
 * **start lag** = the job's first attempt's ``started_at`` (set by the claim, right before the
   handler is called) − its due time. Both on the host clock Postgres shares.
+* With fires written ahead (docs/adr/0043-fires-written-ahead.md; ``CRONPLANE_FIRE_LOOKAHEAD_SECONDS``):
+  **committed before due** = the jobs whose commit time (as above) was at or before their due
+  time, and **ready → start lag** = ``started_at`` − when the job became claimable, the later of
+  its due time and its commit: the claim path's own share of the start lag.
 * **accounted for**: every schedule has exactly one job for every measured boundary (and no
   other scheduled job exists), every job SUCCEEDED once, and the serve's own fire checker
   (``fire_checks``) counted 0 missing and 0 duplicate fire times.
@@ -246,7 +250,8 @@ def plane(url: str, count: int, minutes: int, data_dir: str, *, pythonpath: str 
             "SELECT coalesce(sum(missing), 0), coalesce(sum(duplicate), 0) FROM fire_checks"
         ).fetchone()
     per_fire: dict[tuple[int, float], int] = {}
-    commit, start = [], []
+    commit, start, ready_start = [], [], []
+    ahead = 0
     unfinished = 0
     last: dict[float, float] = {}
     for job_id, schedule_id, fire, status, started, attempts in rows:
@@ -254,9 +259,12 @@ def plane(url: str, count: int, minutes: int, data_dir: str, *, pythonpath: str 
         committed = watcher.committed_at(job_id)
         if committed is not None:
             commit.append(committed - fire)
-            last[fire] = max(last.get(fire, 0.0), committed - fire)
+            last[fire] = max(last.get(fire, float("-inf")), committed - fire)
+            ahead += committed <= fire
         if started is not None:
             start.append(started - fire)
+            if committed is not None:
+                ready_start.append(started - max(fire, committed))
         if status != "SUCCEEDED" or attempts != 1:
             unfinished += 1
     expected = count * minutes
@@ -267,6 +275,7 @@ def plane(url: str, count: int, minutes: int, data_dir: str, *, pythonpath: str 
         "not_succeeded_once": unfinished,
         "fire_checks_missing_duplicate": [int(checks[0]), int(checks[1])] if checks else None,
         "commit_lag": summary_ms(commit), "start_lag": summary_ms(start),
+        "committed_before_due": ahead, "ready_to_start_lag": summary_ms(ready_start),
         "last_commit_s": [round(last[f], 3) for f in sorted(last)],
         "idle_cpu_pct": [{k: round(v, 2) for k, v in i.items()} for i in idle],
         "loadavg": [round(x, 2) for x in (*load_start, *load_end)],
