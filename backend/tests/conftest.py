@@ -173,6 +173,29 @@ class _Databases:
         self.names[url] = name
         return url
 
+    def assert_nothing_listening(self, url: str) -> None:
+        """Fails unless no credential cache still listens on ``url``'s database. A cache stops
+        with its ``Database`` (``close``); one a test left open went on reconnecting to the
+        dropped database, logging 'database … does not exist' into later tests (every second,
+        or 10 s since the listener stops once idle). A closed one's backend may take a moment
+        to leave."""
+        from cronplane.storage.credential_cache import APPLICATION_NAME
+        from tests.support.waiting import wait_until
+
+        name = self.names.get(url)
+        if name is None:  # the test dropped it itself
+            return
+
+        def listeners() -> int:
+            with psycopg.connect(self.pg.admin_url, autocommit=True) as conn:
+                row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
+                                   "AND application_name = %s", (name, APPLICATION_NAME)).fetchone()
+            return int(row[0]) if row else 0
+
+        wait_until(lambda: listeners() == 0, timeout=3, message=(
+            f"no credential cache listening on {name} when its test ended: close every app "
+            "or Database the test made (close_app, db.close) in a fixture finaliser"))
+
     def drop_soon(self, url: str) -> None:
         name = self.names.pop(url, None)
         if name:
@@ -201,14 +224,20 @@ def make_database(databases: _Databases) -> Callable[[], str]:
 def database_url(databases: _Databases) -> Iterator[str]:
     url = databases.make()
     yield url
-    databases.drop_soon(url)
+    try:
+        databases.assert_nothing_listening(url)
+    finally:
+        databases.drop_soon(url)
 
 
 @pytest.fixture
 def fresh_database_url(databases: _Databases) -> Iterator[str]:
     url = databases.make()
     yield url
-    databases.drop_soon(url)
+    try:
+        databases.assert_nothing_listening(url)
+    finally:
+        databases.drop_soon(url)
 
 
 @pytest.fixture(scope="module")

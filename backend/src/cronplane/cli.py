@@ -283,6 +283,8 @@ def create_user(username: str, role: str, password_file: Any, output: str) -> No
         user = create_user_cli(ctx, username=username, password=password, role=role.upper())
     except ManagementError as exc:
         fail(exc.detail, EXIT_REFUSED)
+    finally:
+        ctx.db.close()  # and its credential cache, which the new user's commit started
     emit({"id": user.id, "username": user.username, "role": str(user.role)},
          f"cronplane: created user {user.username} ({user.role})")
 

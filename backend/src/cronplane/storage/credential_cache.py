@@ -28,7 +28,8 @@ answers, and drops *all* of them the moment a row they depend on may have change
 A change made behind cronplane's back (plain SQL on those tables) is heard within milliseconds
 but not waited for. The listener thread stops after ``idle_stop`` seconds without lookups (an idle
 process holds no extra connection; its cache is empty) and the next lookup starts it again, served
-by the database meanwhile. See docs/adr/0019-credential-cache.md.
+by the database meanwhile; so does one that keeps failing to reconnect. See
+docs/adr/0019-credential-cache.md.
 """
 
 from __future__ import annotations
@@ -282,6 +283,12 @@ class CredentialCache:
     def listening(self) -> bool:
         return self._listening
 
+    @property
+    def running(self) -> bool:
+        """Whether the listener thread is alive (connected, reconnecting or about to stop)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
@@ -292,6 +299,11 @@ class CredentialCache:
                             "reconnects", exc)
             finally:
                 self._close()
+            # Idle, a failing listener stops as a connected one does: a process whose database
+            # is gone (or down) and that nobody asks logs for idle_stop, not until it ends; the
+            # next lookup starts it again.
+            if self.clock() - self._last_lookup > self.idle_stop:
+                return
             self._stop.wait(1.0)
 
     def _listen_until_idle(self) -> None:

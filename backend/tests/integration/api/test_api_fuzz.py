@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.integration.api.job_seed import insert_job, insert_schedule
 from tests.support.accounts import add_user, tokens_for
-from tests.support.apps import make_app
+from tests.support.apps import close_app, make_app
 from tests.support.examples import examples
 
 MINE = ("/api/v1/schedules", "/api/v1/jobs", "/api/v1/handlers", "/api/v1/cron",
@@ -38,7 +38,8 @@ def app(database_url: str):
     jobs = [insert_job(database_url, status=status, schedule_id=schedule)
             for status in ("PENDING", "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED")]
     app.config["FUZZ_IDS"] = {"schedule_id": schedule, "job_id": jobs[3]}
-    return app
+    yield app
+    close_app(app)  # its credential cache listens until then
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,7 @@ def world(fresh_database_url: str, settings: Settings) -> Iterator[Any]:
     yield db, clients, health
     elector.stop(5)
     workers.stop(10)
+    clients.close()
     db.close()
 
 

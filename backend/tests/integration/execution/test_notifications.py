@@ -67,6 +67,7 @@ def world(fresh_database_url: str, settings: Settings, smtp: SmtpReceiver) -> It
     yield db, clients, health
     elector.stop(5)
     workers.stop(10)
+    clients.close()
     db.close()
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from cronplane.storage.credential_cache import APPLICATION_NAME
+from cronplane.storage.credential_cache import APPLICATION_NAME, CredentialCache
+from cronplane.storage.database import Database
 from tests.support.accounts import add_user, bearer, tokens_for
 from tests.support.apps import context, make_app
 from tests.support.faults import terminate_backends
@@ -89,3 +90,21 @@ def test_losing_the_listen_connection_empties_the_cache(app, pg) -> None:
     assert client.get(ME, headers=bearer(token)).status_code == 200
     assert cache.hits == hits, "the first request after the loss asks the database"
     wait_until(lambda: cache.listening, message="the cache reconnecting")
+
+
+def test_a_listener_whose_database_was_dropped_stops_once_idle(databases, caplog) -> None:
+    # A process whose database is gone (a test's, dropped under a cache still running) retried
+    # its LISTEN connection every second, logging 'database … does not exist', until the process
+    # ended: an idle cache holds no connection, a failing one included.
+    url = databases.make()
+    db = Database(url, application_name="cronplane-test")
+    cache = CredentialCache(db, idle_stop=0.5)
+    try:
+        cache.start()
+        wait_until(lambda: cache.listening, message="the cache's LISTEN connection")
+        databases.drop_soon(url)
+        wait_until(lambda: not cache.running, timeout=15,
+                   message=lambda: "the listener to stop; it logged:\n" + caplog.text[-2000:])
+    finally:
+        cache.stop()
+        db.close()
