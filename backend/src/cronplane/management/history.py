@@ -24,8 +24,8 @@ from cronplane.management.pagination import (
     Page,
     check_limit,
     decode_cursor,
-    encode_cursor,
-    page_by_id,
+    page_in_order,
+    sorted_key,
 )
 from cronplane.management.search_time import in_time, search_slot
 from cronplane.storage.job_list import (
@@ -128,12 +128,9 @@ def _sorted_cursor(cursor: str | None, sort: str) -> tuple[int | None, datetime 
     if sort == "-id":
         return _cursor_id(decode_cursor(cursor)), None
     column = sort.lstrip("-")
-    key = decode_cursor(cursor, fields=("id", "sort") if column == "id" else ("id", "sort", "at"))
+    key = sorted_key(cursor, sort, () if column == "id" else ("at",))
     if key is None:
         return None, None
-    if key["sort"] != sort:
-        raise InvalidInput("cursor is not valid",
-                           errors={"cursor": ["This cursor belongs to another sort order."]})
     if column == "id":
         return _cursor_id(key), None
     try:
@@ -146,17 +143,9 @@ def _sorted_cursor(cursor: str | None, sort: str) -> tuple[int | None, datetime 
 
 
 def _sorted_page(rows: Sequence[Any], size: int, sort: str) -> Page[Any]:
-    if sort == "-id":
-        return page_by_id(rows, size)
-    if len(rows) <= size:
-        return Page(items=rows, next_cursor=None)
-    items = rows[:size]
-    last = items[-1]
     column = sort.lstrip("-")
-    key: dict[str, Any] = {"id": last.id, "sort": sort}
-    if column != "id":
-        key["at"] = getattr(last, column).isoformat()
-    return Page(items=items, next_cursor=encode_cursor(key))
+    return page_in_order(rows, size, sort, lambda last: {} if column == "id"
+                         else {"at": getattr(last, column).isoformat()})
 
 
 def get_job(ctx: ManagementContext, actor: Actor, job_id: int) -> JobDetail:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -66,6 +66,32 @@ def text_key(cursor: str | None, name: str) -> str | None:
     if not isinstance(key[name], str) or not key[name]:
         raise InvalidInput("cursor is not valid", errors={"cursor": ["Not a valid cursor."]})
     return str(key[name])
+
+
+def sorted_key(cursor: str | None, sort: str, fields: Sequence[str]) -> dict[str, Any] | None:
+    """The last item's key from a cursor of a list in ``sort`` order other than newest first
+    (``page_in_order``): its ``id``, its ``sort`` and ``fields``; None for the first page. A
+    cursor from another order is 422: read as a place in this one it would skip or repeat rows."""
+    key = decode_cursor(cursor, fields=("id", "sort", *fields))
+    if key is not None and key["sort"] != sort:
+        raise InvalidInput("cursor is not valid",
+                           errors={"cursor": ["This cursor belongs to another sort order."]})
+    return key
+
+
+def page_in_order(rows: Sequence[T], limit: int, sort: str,
+                  key_of: Callable[[T], dict[str, Any]]) -> Page[T]:
+    """As ``page_by_id`` for up to ``limit + 1`` rows in ``sort`` order. Newest first (``-id``)
+    keeps the cursor of old (``{"id"}``); any other order's cursor names it (``sorted_key``)
+    beside the last row's id and ``key_of(last row)``."""
+    if sort == "-id":
+        return page_by_id(rows, limit)
+    if len(rows) <= limit:
+        return Page(items=rows, next_cursor=None)
+    items = rows[:limit]
+    last = items[-1]
+    return Page(items=items, next_cursor=encode_cursor(
+        {"id": last.id, "sort": sort, **key_of(last)}))  # type: ignore[attr-defined]
 
 
 def page_by_key(rows: Sequence[T], limit: int, name: str, key_of: Any) -> Page[T]:

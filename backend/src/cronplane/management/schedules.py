@@ -59,8 +59,8 @@ from cronplane.management.pagination import (
     Page,
     check_limit,
     decode_cursor,
-    encode_cursor,
-    page_by_id,
+    page_in_order,
+    sorted_key,
 )
 from cronplane.storage import notify, schedule_insert
 from cronplane.storage.models import Job, Schedule, ScheduleHealth, ScheduleVersion
@@ -364,7 +364,7 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
         if after is not None:
             query = query.where(Schedule.id < after["id"])
     else:
-        last = decode_cursor(cursor, fields=("id", "sort", "key"))
+        last = sorted_key(cursor, sort, ("key",))
         if last is not None:
             value = _cursor_value(last, sort)
             if sort.lstrip("-") == "id":
@@ -379,26 +379,21 @@ def list_schedules(ctx: ManagementContext, actor: Actor, *, q: str | None = None
     with ctx.db.read_session() as session:
         rows = list(session.execute(query).scalars())
         session.expunge_all()
-    if sort == "-id":
-        return page_by_id(rows, size)
-    if len(rows) <= size:
-        return Page(items=rows, next_cursor=None)
-    items = rows[:size]
-    tail = items[-1]
+    return page_in_order(rows, size, sort, lambda tail: {"key": _key_value(tail, sort)})
+
+
+def _key_value(tail: Schedule, sort: str) -> Any:
+    """The cursor's ``key``: the row's sort value, a missing time as the end it sorts at."""
     column = sort.lstrip("-")
     value = getattr(tail, column)
     if column.endswith("_at"):
         value = (value if value is not None
-                 else (_EARLIEST if descending else _LATEST)).isoformat()
-    return Page(items=items, next_cursor=encode_cursor({"id": tail.id, "sort": sort,
-                                                        "key": value}))
+                 else (_EARLIEST if sort.startswith("-") else _LATEST)).isoformat()
+    return value
 
 
 def _cursor_value(key: dict[str, Any], sort: str) -> Any:
-    """The last row's sort value from a cursor made by the same ``sort`` (422 otherwise)."""
-    if key["sort"] != sort:
-        raise InvalidInput("cursor is not valid",
-                           errors={"cursor": ["This cursor belongs to another sort order."]})
+    """The last row's sort value from a cursor made by the same ``sort`` (``sorted_key``)."""
     column = sort.lstrip("-")
     value = key["key"]
     if column == "id":

@@ -162,6 +162,14 @@ def test_schedules_sort_by_name_and_next_run_with_the_missing_last(clients, data
         assert len(walked) == 5 and times[-1] is None, (sort, times)
         real = [(s["next_run_at"], s["id"]) for s in walked[:-1]]
         assert real == sorted(real, reverse=sort.startswith("-")), (sort, real)
+    # A cursor names its order: read in another it would skip or repeat schedules.
+    cursor = clients.viewer.get("/api/v1/schedules", query_string={
+        **query, "sort": "name", "limit": 2}).json["next_cursor"]
+    assert cursor
+    with assert_unchanged(database_url):
+        other = _problem(clients.viewer.get("/api/v1/schedules", query_string={
+            **query, "sort": "-name", "cursor": cursor}), 422)
+        assert "another sort" in str(other), other
 
 
 def test_a_failing_schedule_carries_its_last_error_headline(clients, database_url) -> None:
