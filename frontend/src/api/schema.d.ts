@@ -834,7 +834,7 @@ export interface paths {
         head?: never;
         /**
          * Pause/resume a queue (OPERATOR) or set its limits (ADMIN)
-         * @description A name the project has no queue of yet creates one, unless the project already has CRONPLANE_MAX_QUEUES_PER_PROJECT: then 409 quota-exceeded naming max_queues_per_project, and nothing changes.
+         * @description A name the project has no queue of yet creates one, unless the project already has CRONPLANE_MAX_QUEUES_PER_PROJECT queues of its own (the system's notifications queue is not counted): then 409 quota-exceeded naming max_queues_per_project, and nothing changes.
          */
         patch: operations["updateQueue"];
         trace?: never;

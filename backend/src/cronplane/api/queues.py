@@ -139,7 +139,8 @@ class QueueItem(MethodView):
     @blp.doc(operationId="updateQueue",
              summary="Pause/resume a queue (OPERATOR) or set its limits (ADMIN)",
              description="A name the project has no queue of yet creates one, unless the project "
-                         "already has CRONPLANE_MAX_QUEUES_PER_PROJECT: then 409 quota-exceeded "
+                         "already has CRONPLANE_MAX_QUEUES_PER_PROJECT queues of its own (the "
+                         "system's notifications queue is not counted): then 409 quota-exceeded "
                          "naming max_queues_per_project, and nothing changes.")
     @blp.arguments(QueueUpdateSchema)
     @blp.response(200, QueueSchema)
