@@ -619,6 +619,10 @@ class Job(Base):
         # Jobs by when they run (migration 0047): an idle worker's next wake-up (the earliest
         # future run_at, fires written ahead) and the health evaluator's due unstarted fires.
         Index("ix_jobs_pending_run_at", "run_at", postgresql_where=text("status = 'PENDING'")),
+        # The claim's overlap=forbid check: a schedule's pending exclusive jobs (migration 0048),
+        # one probe instead of a bitmap of every ready job of the lane.
+        Index("ix_jobs_pending_exclusive", "schedule_id",
+              postgresql_where=text("status = 'PENDING' AND exclusive")),
         # The fire check's duplicate count reads a schedule's checked window, not its whole
         # history (migration 0023); API jobs have no fire time and write no entry.
         Index("ix_jobs_schedule_fire_time", "schedule_id", "fire_time",

@@ -1450,6 +1450,8 @@ CREATE INDEX ix_jobs_handler_id ON public.jobs USING btree (handler, id DESC);
 
 CREATE INDEX ix_jobs_notification_status ON public.jobs USING btree (project, status) WHERE (trigger = 'notification'::text);
 
+CREATE INDEX ix_jobs_pending_exclusive ON public.jobs USING btree (schedule_id) WHERE ((status = 'PENDING'::text) AND exclusive);
+
 CREATE INDEX ix_jobs_pending_run_at ON public.jobs USING btree (run_at) WHERE (status = 'PENDING'::text);
 
 CREATE INDEX ix_jobs_queue_id ON public.jobs USING btree (queue, id DESC);
