@@ -7,6 +7,7 @@ import type { Me } from '../api/types';
 import { ProjectScopeProvider, useScopedSearch } from '../lib/project-scope';
 import { mayCall, type GatedOperation } from '../lib/roles';
 import { useScrollToTopOnNewPage } from '../lib/scroll-to-top';
+import { useAfterFirstPaint } from '../lib/after-first-paint';
 import { useSession } from '../lib/session';
 import { CommandPaletteLauncher } from './CommandPaletteLauncher';
 import { DeferredTooltip } from '../components/DeferredTooltip';
@@ -119,6 +120,11 @@ function Shell() {
   const installation = INSTALLATION_NAV.filter((n) => mayCall(n.operation, user?.role, can));
   const location = useLocation();
   useScrollToTopOnNewPage();
+  // The navigation's links (13 Mantine NavLinks, each a router NavLink) render once the first frame
+  // (the page's heading and, on the dashboard, its numbers) is painted: on slow 4G with 4× CPU the
+  // first render and commit took ~0.2–0.3 s less without them (bench/RESULTS.md, issue 45). The
+  // shell mounts once, so a later page change never re-hides them; on a phone they are folded anyway.
+  const navReady = useAfterFirstPaint();
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <a href="#main" className="cp-skip-link">
@@ -140,7 +146,7 @@ function Shell() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        {NAV.filter((n) => mayCall(n.operation, user?.role, can) && !installation.some((i) => i.to === n.to)).map((n) => (
+        {navReady && NAV.filter((n) => mayCall(n.operation, user?.role, can) && !installation.some((i) => i.to === n.to)).map((n) => (
           <NavLink
             key={n.to}
             component={RouterNavLink}
@@ -150,7 +156,7 @@ function Shell() {
             onClick={close}
           />
         ))}
-        {installation.length > 0 && (
+        {navReady && installation.length > 0 && (
           <div role="group" aria-labelledby="nav-installation">
             <Text id="nav-installation" size="xs" fw={700} c="dimmed" tt="uppercase" mt="md" mb={4} px="sm">
               Installation
