@@ -230,7 +230,7 @@ def test_the_audit_view_groups_runs_of_job_create_and_links_each_to_its_events(
     toggle = page.get_by_role("checkbox", name=re.compile(r"^Group job\.create"))
     expect(toggle).to_be_checked()
 
-    rows.get_by_role("link", name=f"Show the 4 job.create events of {actor}").click()
+    rows.get_by_role("link", name=f"4 jobs: show the job.create events of {actor}").click()
     expect(page).to_have_url(re.compile(r"from_id=\d+&to_id=\d+"))
     expect(rows).to_have_count(4)
     assert audit_actions(page) == ["job.create"] * 4

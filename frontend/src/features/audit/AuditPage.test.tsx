@@ -80,7 +80,7 @@ describe('audit page', () => {
     expect(lists().at(-1)?.searchParams.getAll('group')).toEqual(['job.create']);
     expect(lists().at(-1)?.searchParams.getAll('exclude_action')).toEqual([]);
     expect(await within(table).findByTestId('group-count')).toHaveTextContent('× 1,000');
-    const link = within(table).getByRole('link', { name: 'Show the 1000 job.create events of ci-bot' });
+    const link = within(table).getByRole('link', { name: '1,000 jobs: show the job.create events of ci-bot' });
     expect(link).toHaveTextContent('1,000 jobs');
     expect(link).toHaveAttribute('href', '/audit?actor=ci-bot&action=job.create&from_id=1041&to_id=2040&job_create=each');
     // A run has no Details of its own: its events do.
