@@ -40,3 +40,27 @@ def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS, *, within: Lo
     else:
         result = page.evaluate(f"rules => ({_RUN})(null, rules)", arg)
     return [v for v in result if v["impact"] in impacts]
+
+
+_SCROLLERS = """root => [...(root || document.querySelector('main')).querySelectorAll('*')].filter(el => {
+  const s = getComputedStyle(el);
+  const across = ['auto', 'scroll'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1;
+  const down = ['auto', 'scroll'].includes(s.overflowY) && el.scrollHeight > el.clientHeight + 1;
+  return across || down;
+}).filter(el => !el.matches('textarea, input, select, [role=dialog], [role=listbox]')
+  && !el.querySelector('[role=listbox]'))
+  .filter(el => el.tabIndex < 0
+  || !(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'))).map(el =>
+  ({target: el.className.toString().slice(0, 120), html: el.outerHTML.slice(0, 160)}))"""
+
+
+def unreachable_scrollers(page: Page, *, within: Locator | None = None) -> list[dict[str, Any]]:
+    """Boxes in ``main`` (or ``within``) that scroll now but that the keyboard cannot focus, or
+    that have no name to announce (form fields, dialogs and listboxes, whose combobox scrolls
+    them to the active option, have their own ways of taking focus and a name). Stricter than
+    axe's scrollable-region-focusable, which passes a box whose content has a link: a focusable
+    wrapper around a scrolling inner box (Mantine's ScrollArea viewport) passed axe while arrow
+    keys scrolled nothing."""
+    if within is not None:
+        return list(within.evaluate(_SCROLLERS))
+    return list(page.evaluate(f"() => ({_SCROLLERS})(null)"))

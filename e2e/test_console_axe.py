@@ -1,7 +1,8 @@
 """axe-core on the seeded real day (issue 45 item 7): every page the console has and the dialogs
 an operator opens, filled with the day's data (long errors and payloads, many rows, banners with
 links, a paused queue, broken channels), light and dark, desktop 1440×900 and phone 390×844, as
-ADMIN and as VIEWER: no serious or critical violation.
+ADMIN and as VIEWER: no serious or critical violation, and no box in the page that scrolls
+without being focusable and named (``axe.unreachable_scrollers``).
 
 Time: each page is loaded once per role and checked at both sizes in both schemes in place; a
 dialog is opened once and checked the same way, scoped to the dialog (the page behind it was
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from api_client import ApiClient, login
-from axe import COLOUR_RULES, axe_violations, require_axe
+from axe import COLOUR_RULES, axe_violations, require_axe, unreachable_scrollers
 from conftest import Server
 from console_pages import header_button, labelled, main_nav, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Locator, Page, Request, expect
@@ -138,6 +139,11 @@ class Walk:
                     raise
                 violations = axe_violations(page, within=within,
                                             rules=None if scheme == "light" else COLOUR_RULES)
+                if scheme == "light":  # the DOM and the layout: one scheme answers for both
+                    scrollers = unreachable_scrollers(page, within=within)
+                    if scrollers:
+                        violations.append({"id": "scroller-not-focusable", "impact": "serious",
+                                           "count": len(scrollers), "nodes": scrollers[:5]})
                 if violations:
                     self.found[f"{where} ({size}, {scheme})"] = violations
         page.set_viewport_size(DESKTOP)

@@ -1,12 +1,15 @@
 """Keyboard use of the console: the command palette (Ctrl-K) jumps to a job by id, a schedule by
-name and an action, and j / k move through a table's rows with Enter opening the active one."""
+name and an action, j / k move through a table's rows with Enter opening the active one, and a
+wide table on a phone scrolls sideways with the arrow keys once its box has focus."""
 
 from __future__ import annotations
 
 import re
 
 from api_client import ApiClient
-from console_pages import go_via_nav, sign_in_as_persona, table_rows
+from axe import unreachable_scrollers
+from conftest import Server
+from console_pages import go_via_nav, sign_in, sign_in_as_persona, table_rows
 from playwright.sync_api import Page, expect
 
 FAR_FUTURE = "2031-01-01T00:00:00Z"  # these jobs stay PENDING for the whole run
@@ -69,3 +72,38 @@ def test_j_and_k_move_through_the_jobs_table_and_enter_opens_the_row(
     page.keyboard.press("Enter")
     newest_first = sorted(ids, reverse=True)
     expect(page).to_have_url(re.compile(rf"/jobs/{newest_first[1]}$"))
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_a_wide_table_on_a_phone_scrolls_with_the_arrow_keys_in_its_own_named_box(
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+    """Review 2026-12-05 §5.11 / issue 45: the focusable "(scrollable)" box was Mantine's
+    ScrollArea root while its inner viewport scrolled, so arrow keys scrolled nothing; and a phone
+    rule naming a class Mantine does not have made each table a second scroll box of its own.
+    Now the named box is the one that scrolls, its table is a plain table inside it, and the page
+    itself never scrolls sideways."""
+    admin_api.post("/tokens", {"name": f"wide-{unique}"}, expect=201)
+    sign_in(page, server.admin_username, server.admin_password)
+    page.set_viewport_size(PHONE)
+    for path, name in (("/users", "Users (scrollable)"), ("/projects", "Projects (scrollable)"),
+                       ("/account", "API tokens (scrollable)")):
+        page.goto(path)
+        box = page.get_by_label(name, exact=True)
+        expect(box.locator("table")).to_be_visible()
+        expect(box.locator("tbody tr").first).to_be_visible()
+        layout = box.evaluate("""el => ({
+            scrolls: el.scrollWidth > el.clientWidth,
+            table: getComputedStyle(el.querySelector('table')).display,
+            page: document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth})""")
+        assert layout["scrolls"], f"{path}: the table fits a phone; nothing to scroll: {layout}"
+        assert layout["table"] == "table", f"{path}: the table became its own scroll box: {layout}"
+        assert layout["page"] <= 0, f"{path}: the page scrolls sideways: {layout}"
+        box.focus()
+        expect(box).to_be_focused()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        assert box.evaluate("el => el.scrollLeft") > 0, f"{path}: the arrow keys scrolled nothing"
+        assert unreachable_scrollers(page) == [], path
+        screenshot(page, f"phone-table{path.replace('/', '-')}")

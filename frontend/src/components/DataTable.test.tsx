@@ -15,6 +15,17 @@ const columns: ColumnDef<Row, unknown>[] = [
 
 const activeRow = () => document.querySelector('tbody tr[data-active]');
 
+describe('data table scrolling', () => {
+  it('the focusable, labelled box is the one that scrolls (no inner ScrollArea viewport the keyboard never reaches)', () => {
+    renderScreen(<DataTable data={[{ id: 1 }]} columns={columns} label="Jobs" />, { path: '/' });
+    const box = screen.getByLabelText('Jobs (scrollable)');
+    expect(box).toHaveAttribute('tabindex', '0');
+    expect(box).toHaveClass('mantine-TableScrollContainer-scrollContainer');
+    expect(box.querySelector('.mantine-ScrollArea-viewport')).toBeNull();
+    expect(box.style.getPropertyValue('--table-overflow')).toBe('auto');
+  });
+});
+
 describe('data table keys', () => {
   it('j and k move the active row, x toggles its checkbox, Enter opens its link', async () => {
     renderScreen(<DataTable data={[{ id: 1 }, { id: 2 }, { id: 3 }]} columns={columns} label="Jobs" />, { path: '/' });

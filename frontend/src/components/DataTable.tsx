@@ -130,8 +130,10 @@ export function DataTable<T>({
     );
   }
   return (
-    // Scrolls inside its card on a phone (never widens the page); focusable so the keyboard can scroll it.
-    <Table.ScrollContainer minWidth={560} tabIndex={0} aria-label={`${label} (scrollable)`}>
+    // Scrolls inside its card on a phone (never widens the page); focusable so the keyboard can
+    // scroll it. Native: the focusable, labelled box is the one that scrolls (in Mantine's
+    // ScrollArea an inner viewport scrolls, which the keyboard never reached).
+    <Table.ScrollContainer type="native" minWidth={560} tabIndex={0} aria-label={`${label} (scrollable)`}>
       <Table
         striped
         highlightOnHover

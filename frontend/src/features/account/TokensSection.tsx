@@ -163,7 +163,7 @@ export function TokensSection({ myRole, isPersona = false }: { myRole: Role; isP
           isEmpty={rows.length === 0}
           empty={isPersona ? 'No API tokens.' : 'No API tokens yet. Create one above for a script or a CI job; you will see its secret once.'}
         >
-          <Table.ScrollContainer minWidth={760} tabIndex={0} aria-label="API tokens (scrollable)">
+          <Table.ScrollContainer type="native" minWidth={760} tabIndex={0} aria-label="API tokens (scrollable)">
             <Table striped withTableBorder fz="sm" aria-label="API tokens">
               <Table.Thead>
                 <Table.Tr>

@@ -104,40 +104,44 @@ export function DeadJobs({ jobs, isPending, error, onRetry, style }: { jobs?: Jo
       isEmpty={jobs?.length === 0}
       empty="No dead jobs."
     >
-      <Table fz="sm" style={style} aria-label="Dead jobs">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Job</Table.Th>
-            <Table.Th>Handler</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Error</Table.Th>
-            <Table.Th>Finished</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {jobs?.map((j) => (
-            <Table.Tr key={j.id}>
-              <Table.Td>
-                <Anchor component={Link} to={`/jobs/${j.id}`}>
-                  #{j.id}
-                </Anchor>
-              </Table.Td>
-              <Table.Td>{j.handler}</Table.Td>
-              <Table.Td>
-                <StatusBadge status={j.status} />
-              </Table.Td>
-              <Table.Td maw={360}>
-                <Text size="sm" lineClamp={2} title={j.error ? errorHeadline(j.error) : undefined}>
-                  {j.error ? errorHeadline(j.error) : '—'}
-                </Text>
-              </Table.Td>
-              <Table.Td>
-                <RelativeTime iso={j.finished_at} />
-              </Table.Td>
+      {/* In its own focusable, named scroll box: on a phone a bare table scrolls by itself
+          (console.css), where the keyboard cannot reach it. */}
+      <Table.ScrollContainer type="native" minWidth={560} tabIndex={0} aria-label="Dead jobs (scrollable)">
+        <Table fz="sm" style={style} aria-label="Dead jobs">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Job</Table.Th>
+              <Table.Th>Handler</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Error</Table.Th>
+              <Table.Th>Finished</Table.Th>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+          </Table.Thead>
+          <Table.Tbody>
+            {jobs?.map((j) => (
+              <Table.Tr key={j.id}>
+                <Table.Td>
+                  <Anchor component={Link} to={`/jobs/${j.id}`}>
+                    #{j.id}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>{j.handler}</Table.Td>
+                <Table.Td>
+                  <StatusBadge status={j.status} />
+                </Table.Td>
+                <Table.Td maw={360}>
+                  <Text size="sm" lineClamp={2} title={j.error ? errorHeadline(j.error) : undefined}>
+                    {j.error ? errorHeadline(j.error) : '—'}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <RelativeTime iso={j.finished_at} />
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
     </QueryState>
   );
 }

@@ -29,7 +29,7 @@ export function NeedsAttention({ refetchInterval }: { refetchInterval: number | 
       isEmpty={attention.data?.items.length === 0}
       empty="Every schedule is healthy."
     >
-      <Table.ScrollContainer minWidth={520}>
+      <Table.ScrollContainer type="native" minWidth={520} tabIndex={0} aria-label="Schedules needing attention (scrollable)">
         <Table fz="sm" aria-label="Schedules needing attention">
           <Table.Thead>
             <Table.Tr>

@@ -99,7 +99,7 @@ function DeliveryLog({ channel }: { channel: NotificationChannel }) {
         />
       </Group>
       <QueryState isPending={deliveries.isPending} error={deliveries.data ? null : deliveries.error} onRetry={() => deliveries.refetch()} isEmpty={deliveries.data?.items.length === 0} empty="Nothing sent yet.">
-        <Table.ScrollContainer minWidth={640}>
+        <Table.ScrollContainer type="native" minWidth={640} tabIndex={0} aria-label="Delivery log (scrollable)">
           <Table fz="sm" aria-label="Delivery log">
             <Table.Thead>
               <Table.Tr>

@@ -88,7 +88,7 @@ export function ProjectsPage() {
       <PageHeader title="Projects" />
       {roleAtLeast(user?.role, roleFor('createProject')) && <CreateProjectForm />}
       <QueryState isPending={projects.isPending} error={projects.error} onRetry={() => projects.refetch()} isEmpty={rows.length === 0} empty="You are not a member of any project.">
-        <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Projects (scrollable)">
+        <Table.ScrollContainer type="native" minWidth={720} tabIndex={0} aria-label="Projects (scrollable)">
           <Table striped withTableBorder fz="sm" aria-label="Projects">
             <Table.Thead>
               <Table.Tr>

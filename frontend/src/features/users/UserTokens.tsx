@@ -58,7 +58,7 @@ export function UserTokens({ user, onClose }: { user: User; onClose: () => void 
           isEmpty={rows.length === 0}
           empty={`${user.username} has no API tokens.`}
         >
-          <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label={`API tokens of ${user.username} (scrollable)`}>
+          <Table.ScrollContainer type="native" minWidth={720} tabIndex={0} aria-label={`API tokens of ${user.username} (scrollable)`}>
             <Table striped withTableBorder fz="sm" aria-label={`API tokens of ${user.username}`}>
               <Table.Thead>
                 <Table.Tr>

@@ -167,7 +167,7 @@ export function UsersPage() {
             )
           }
         >
-          <Table.ScrollContainer minWidth={720} tabIndex={0} aria-label="Users (scrollable)">
+          <Table.ScrollContainer type="native" minWidth={720} tabIndex={0} aria-label="Users (scrollable)">
             <Table striped withTableBorder fz="sm" aria-label="Users">
               <Table.Thead>
                 <Table.Tr>
