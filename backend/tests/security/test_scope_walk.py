@@ -197,6 +197,8 @@ OPERATIONS: dict[str, Op] = {
     # -- queues, secrets, channels, batches
     "listQueues": Op(OWN),
     "listQueues?project": Op(FOREIGN, query=lambda i: {"project": i.project}),
+    "listQueueHistory": Op(OWN),
+    "listQueueHistory?project": Op(FOREIGN, query=lambda i: {"project": i.project}),
     "updateQueue": Op(FOREIGN, body=lambda i: {"paused": True}),
     "listSecretNames": Op(OWN, query=lambda i: {"project": i.extra["own"]}),
     "listSecretNames?project": Op(FOREIGN, query=lambda i: {"project": i.project}),
