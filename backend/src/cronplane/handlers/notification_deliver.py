@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import smtplib
 import ssl
 import time
 from datetime import UTC, datetime
-from email.message import EmailMessage
 from typing import Any
 
 from cronplane.domain.backoff import Backoff
@@ -89,6 +87,10 @@ def _email(ctx: HandlerContext, target: DeliveryTarget, message: Message) -> int
     host = getattr(settings, "smtp_host", None)
     if not host:
         raise DeliveryFailed("email is not configured (CRONPLANE_SMTP_HOST is not set)")
+    # Imported by the first email, not by every worker's start-up (issue 43).
+    import smtplib
+    from email.message import EmailMessage
+
     mail = EmailMessage()
     mail["From"] = settings.smtp_from
     mail["To"] = str(target.address)

@@ -23,10 +23,8 @@ import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urljoin, urlsplit
-
-import urllib3
-from urllib3.exceptions import HTTPError as Urllib3Error
 
 from cronplane.domain.egress import (
     DEFAULT_POLICY,
@@ -36,6 +34,9 @@ from cronplane.domain.egress import (
     IPAddress,
     origin_of,
 )
+
+if TYPE_CHECKING:
+    import urllib3
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 64 * 1024
@@ -129,6 +130,9 @@ class OutboundClient:
 
     def _one(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
              deadline: float) -> OutboundResponse:
+        # urllib3 is imported by the first request, not by every worker's start-up (issue 43).
+        from urllib3.exceptions import HTTPError
+
         try:
             parts = urlsplit(url)
             host = parts.hostname or ""
@@ -158,7 +162,7 @@ class OutboundClient:
             try:
                 return self._exchange(pool, method, path, headers=sent, body=body, url=url,
                                       deadline=deadline)
-            except (Urllib3Error, OSError) as exc:
+            except (HTTPError, OSError) as exc:
                 last_error = exc
             finally:
                 pool.close()
@@ -179,6 +183,8 @@ class OutboundClient:
 
     def _pool(self, scheme: str, host: str, address: str, port: int,
               remaining: float) -> urllib3.HTTPConnectionPool:
+        import urllib3
+
         timeout = urllib3.Timeout(connect=remaining, read=remaining)
         if scheme == "https":
             # Connect to the checked address; verify the certificate and send SNI for the name.

@@ -1,16 +1,23 @@
 """A worker's start-up imports only what it runs (issue 43: start-up is part of every drain a
-user times): no SQLAlchemy (the execution plane is psycopg only; the ORM is imported by the
-first ORM session) and no HTTP client (the CLI's commands against a server load when named)."""
+user times): no SQLAlchemy or Alembic (the execution plane is psycopg only; the ORM is imported
+by the first ORM session, Alembic by `migrate`), no Flask or marshmallow (the API's), no
+OpenTelemetry unless tracing is configured, no jsonschema (payloads are validated at
+submission), no urllib3 or smtplib until a handler sends, and no HTTP client (the CLI's
+commands against a server load when named)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+HEAVY = ("sqlalchemy", "alembic", "flask", "flask_smorest", "marshmallow", "opentelemetry",
+         "jsonschema", "urllib3", "smtplib", "requests", "yaml")
+
 
 def test_the_worker_command_imports_neither_the_orm_nor_the_http_client() -> None:
     # What `cronplane worker` imports before its first claim (cli.worker), in a fresh interpreter.
     code = ("import sys\n"
+            f"HEAVY = {HEAVY!r}\n"
             "import cronplane.cli\n"
             "from cronplane.storage import migrator\n"
             "from cronplane.execution.plane import build_plane\n"
@@ -19,8 +26,11 @@ def test_the_worker_command_imports_neither_the_orm_nor_the_http_client() -> Non
             "from cronplane.observability import tracing\n"
             "from cronplane.lifecycle import Shutdown\n"
             "from cronplane.observability.probe_server import ProbeServer\n"
+            # build_plane loads the handlers (built-ins and entry points) before the first claim.
+            "from cronplane.handlers.registry import default_registry\n"
+            "default_registry()\n"
             "leaked = sorted(m for m in sys.modules\n"
-            "                if m.split('.')[0] in ('sqlalchemy', 'alembic', 'requests', 'yaml')\n"
+            "                if m.split('.')[0] in HEAVY\n"
             "                or m.startswith('cronplane.client')\n"
             "                or m.startswith('cronplane.management'))\n"
             "assert not leaked, leaked[:10]\n")

@@ -4,6 +4,7 @@ import time
 import pytest
 
 from cronplane.handlers import Cancelled, HandlerContext, Registry, default_registry
+from cronplane.handlers.registry import BUILTIN_PACKAGE
 from tests.support.waiting import RecordingEvent
 
 
@@ -21,6 +22,27 @@ def test_builtins_are_registered_with_a_schema_and_timeout() -> None:
     for spec in default_registry():
         assert spec.schema.get("type") == "object", spec.name
         assert 1 <= spec.timeout <= 86400
+
+
+def test_every_builtin_schema_is_a_valid_draft_2020_12_schema() -> None:
+    # The registry does not check the built-ins' schemas when they register (a worker's start-up
+    # does not import jsonschema): this test is their check.
+    from jsonschema import Draft202012Validator
+
+    builtins = [spec for spec in default_registry() if spec.fn.__module__.startswith(
+        BUILTIN_PACKAGE)]
+    assert len(builtins) >= 6, [spec.name for spec in builtins]
+    for spec in builtins:
+        Draft202012Validator.check_schema(spec.schema)
+
+
+def test_a_handler_outside_cronplane_has_its_schema_checked_when_it_registers() -> None:
+    from jsonschema.exceptions import SchemaError
+
+    def mine(ctx: HandlerContext) -> None: ...
+
+    with pytest.raises(SchemaError):
+        Registry().handler("mine", schema={"type": 12})(mine)
 
 
 def test_payload_validation_reports_each_problem_with_its_path() -> None:
