@@ -93,10 +93,10 @@ def check_database(url: str, *, require_current_schema: bool,
     said = False
     while True:
         try:
-            state = migrator.schema_state(url)
             # Until `migrate` has granted the runtime role its privileges (right after the
             # last migration) the schema is not ready for it either.
-            ready = state.up_to_date and migrator.runtime_role_ready(url)
+            state, may_write = migrator.startup_state(url)
+            ready = state.up_to_date and may_write
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the operator
             if not (require_current_schema and migrator.not_granted_yet(exc)):
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() \

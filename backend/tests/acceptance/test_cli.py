@@ -48,6 +48,50 @@ def test_serve_refuses_a_database_whose_migrations_are_behind(pg) -> None:
         pg.drop_database(name)
 
 
+def _set_revision(pg, url: str, revision: str) -> None:
+    import psycopg
+
+    with psycopg.connect(pg.owner_url(url), autocommit=True) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
+
+
+def test_the_worker_waits_for_a_schema_behind_then_refuses_it(pg, make_database,
+                                                              tmp_path) -> None:
+    # The worker reads alembic_version without Alembic (issue 43): a revision this version knows
+    # but is not its head is waited for (a `migrate` may be running), then refused in one line.
+    from cronplane.storage import migrator
+
+    head = migrator.head_revision()
+    chain = migrator._revision_chain()
+    assert head is not None and chain is not None
+    behind = chain[head]
+    assert behind is not None
+    url = make_database()
+    _set_revision(pg, url, behind)
+    result = run(["worker"], {"DATABASE_URL": url, "CRONPLANE_DATA_DIR": str(tmp_path),
+                              "CRONPLANE_STARTUP_WAIT_SECONDS": "1"})
+    assert result.returncode == 3, f"a schema behind is refused: {result.stderr}"
+    assert result.stderr.count("waiting up to 1 s") == 1, result.stderr
+    assert _error_lines(result.stderr)[-1] == (
+        f"cronplane: database schema is at {behind} but this version needs {head}: run "
+        "`cronplane migrate`"), result.stderr
+
+
+def test_the_worker_refuses_a_schema_ahead_of_it_without_waiting(pg, make_database,
+                                                                 tmp_path) -> None:
+    from cronplane.storage import migrator
+
+    url = make_database()
+    _set_revision(pg, url, "f0f0f0f0f0f0")  # a newer version's revision, unknown here
+    result = run(["worker"], {"DATABASE_URL": url, "CRONPLANE_DATA_DIR": str(tmp_path),
+                              "CRONPLANE_STARTUP_WAIT_SECONDS": "30"})
+    assert result.returncode == 3, f"a schema ahead is refused: {result.stderr}"
+    assert "waiting" not in result.stderr, "waiting cannot bring the code up to a newer schema"
+    assert _error_lines(result.stderr) == [
+        f"cronplane: database schema is at f0f0f0f0f0f0 but this version needs "
+        f"{migrator.head_revision()}: run `cronplane migrate`"], result.stderr
+
+
 def test_migrate_then_schema_is_current(pg) -> None:
     name = "cp_cli_" + __import__("secrets").token_hex(3)
     url = pg.create_database(name)

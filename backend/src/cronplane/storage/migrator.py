@@ -200,9 +200,7 @@ def _alembic_scripts() -> Any:
 def runtime_role_ready(url: str) -> bool:
     """Whether the role of ``url`` may write jobs: `migrate` grants every privilege in one
     transaction after the last migration, so this one stands for all of them."""
-    with connect(url, application_name="cronplane-start") as conn:
-        row = conn.execute("SELECT has_table_privilege('jobs', 'INSERT')").fetchone()
-    return bool(row and row[0])
+    return startup_state(url)[1]
 
 
 def not_granted_yet(error: BaseException) -> bool:
@@ -243,9 +241,25 @@ def pooled_schema_state(engine: Engine) -> SchemaState:
 
 def schema_state(url: str) -> SchemaState:
     """Compare the database's revision with the code's head. Raises if the database is unreachable."""
+    return startup_state(url)[0]
+
+
+# Both questions a start asks in one statement: `jobs` absent (a database never migrated) makes
+# the privilege NULL (has_table_privilege of a NULL oid), where naming the table would fail.
+_START_CHECK = ("SELECT to_regclass('alembic_version') IS NOT NULL, "
+                "coalesce(has_table_privilege(to_regclass('jobs'), 'INSERT'), false)")
+
+
+def startup_state(url: str) -> tuple[SchemaState, bool]:
+    """The schema's revision against the code's head, and whether the role of ``url`` may write
+    jobs (`migrate` grants every privilege in one transaction after the last migration, so this
+    one stands for all of them): on one connection, since each is a round trip of every
+    process's start (issue 43). Raises if the database is unreachable."""
     with connect(url, application_name="cronplane-start") as conn:
         current = None
-        if conn.execute(_HAS_VERSION_TABLE).fetchone() == (True,):
-            row = conn.execute(_CURRENT_REVISION).fetchone()
-            current = row[0] if row else None
-    return SchemaState(current=current, head=head_revision())
+        row = conn.execute(_START_CHECK).fetchone()
+        has_versions, may_write = row if row is not None else (False, False)
+        if has_versions:
+            version = conn.execute(_CURRENT_REVISION).fetchone()
+            current = version[0] if version else None
+    return SchemaState(current=current, head=head_revision()), bool(may_write)

@@ -25,6 +25,21 @@ def test_upgrade_downgrade_upgrade_on_an_empty_database(pg, make_database) -> No
         pg.drop_database(name)
 
 
+def test_a_start_reads_the_revision_and_the_grant_in_one_check(pg, database_url) -> None:
+    # cli.check_database asks both on one connection (issue 43); a database never migrated has
+    # neither table, which must read as "not at head, may not write", never as an error.
+    name = "cp_start_" + __import__("secrets").token_hex(3)
+    empty = pg.create_database(name)
+    try:
+        state, may_write = migrator.startup_state(empty)
+        assert (state.current, may_write) == (None, False), "an empty database: nothing yet"
+        assert state.head == migrator.head_revision()
+    finally:
+        pg.drop_database(name)
+    state, may_write = migrator.startup_state(database_url)
+    assert state.up_to_date and may_write, "a migrated database: at head, granted"
+
+
 def test_models_and_migrations_agree(database_url) -> None:
     try:
         command.check(migrator.alembic_config(database_url))
