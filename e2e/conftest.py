@@ -19,6 +19,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import requests
 from api_client import ApiClient, login, persona_login
+from data_templates import DataTemplates
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
 from tests.support.servers import free_port
 
@@ -185,40 +187,84 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
+# The run's data templates (data_templates.py): a directory the controller makes before the
+# xdist workers start (they inherit its environment) and removes once they have all stopped.
+# Not under pytest's basetemp: other runs on the box prune old numbered temp dirs.
+TEMPLATES_ENV = "CRONPLANE_E2E_TEMPLATES"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _worker_name(config) is None and not os.environ.get(TEMPLATES_ENV):
+        os.environ[TEMPLATES_ENV] = tempfile.mkdtemp(prefix="cronplane-e2e-templates-")
+        config.stash[_TEMPLATES_MADE] = os.environ[TEMPLATES_ENV]
+        if getattr(config.option, "numprocesses", None) and _preflight_problem() is None:
+            # Under xdist the controller only hands out tests: it makes the template meanwhile,
+            # while the workers start. Best effort: a failure here leaves the template to the
+            # first worker, which reports it.
+            warm = threading.Thread(target=_warm_templates, name="e2e-templates", daemon=True)
+            warm.start()
+            config.stash[_TEMPLATES_WARMING] = warm
+
+
+def _warm_templates() -> None:
+    def keep_quiet(message: str) -> None:
+        raise RuntimeError(message)
+
+    with contextlib.suppress(Exception):
+        DataTemplates(Path(os.environ[TEMPLATES_ENV]), _common_environment,
+                      keep_quiet).ready("migrated")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    warm = config.stash.get(_TEMPLATES_WARMING, None)
+    if warm is not None:
+        warm.join(timeout=240)
+    made = config.stash.get(_TEMPLATES_MADE, None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(TEMPLATES_ENV, None)
+
+
+_TEMPLATES_MADE = pytest.StashKey[str]()
+_TEMPLATES_WARMING = pytest.StashKey[threading.Thread]()
+
+
 @pytest.fixture(scope="session")
-def server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+def data_templates() -> DataTemplates:
+    return DataTemplates(Path(os.environ[TEMPLATES_ENV]), _common_environment, _fail_session)
+
+
+@pytest.fixture(scope="session")
+def server(artifacts: Path, request: pytest.FixtureRequest,
+           data_templates: DataTemplates) -> Iterator[Server]:
     worker = _worker_name(request.config)
-    with _serve(artifacts / (f"server-{worker}.log" if worker else "server.log")) as running:
+    with _serve(artifacts / (f"server-{worker}.log" if worker else "server.log"),
+                data_templates) as running:
         yield running
 
 
 @pytest.fixture(scope="session")
-def real_day_server(artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+def real_day_server(artifacts: Path, request: pytest.FixtureRequest,
+                    data_templates: DataTemplates) -> Iterator[Server]:
     """A server of its own on a database seeded with a real-looking day (``cronplane seed-demo
     --day``): ~1,000 jobs, broken channels, a paused queue. Its own, because the day's counts and
-    failures would change what the other flows see; its tests share one xdist group."""
+    failures would change what the other flows see. Every worker that runs one of the day's flows
+    starts one and seeds it (a copy of the migrated template: see data_templates.py for why the
+    seeded day is not copied too), so the day's flows spread over the workers like the others
+    instead of queueing on one."""
     worker = _worker_name(request.config)
-    with _serve(artifacts / f"server-real-day-{worker or 'main'}.log", seed_day=True) as running:
+    with _serve(artifacts / f"server-real-day-{worker or 'main'}.log", data_templates,
+                seed_day=True) as running:
         yield running
 
 
-@contextlib.contextmanager
-def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
-    workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
-    admin_password = "e2e-" + secrets.token_urlsafe(12)
-    port = free_port()
+def _common_environment() -> dict[str, str]:
+    """What every e2e server (and the template's migrate) runs with."""
     env = _clean_environment()
     env.update({
-        "CRONPLANE_DATA_DIR": str(workdir),
-        "CRONPLANE_HOST": "127.0.0.1",
-        "CRONPLANE_PORT": str(port),
-        "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48),
-        "CRONPLANE_STATIC_DIR": str(FRONTEND_DIST),
         "CRONPLANE_DEMO_PERSONAS": "true",
         # A secret the payload editor offers (test_secrets.py); its value must never show.
         "CRONPLANE_SECRET_E2E_TOKEN": E2E_SECRET_VALUE,
-        "CRONPLANE_ADMIN_USERNAME": ADMIN_USERNAME,
-        "CRONPLANE_ADMIN_PASSWORD": admin_password,
         "CRONPLANE_LEASE_TTL_SECONDS": "2",
         "CRONPLANE_ATTEMPT_LEASE_SECONDS": "5",
         # The output tail's flow runs a real program and shows a secret masked in its output.
@@ -229,8 +275,26 @@ def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
         "CRONPLANE_HTTP_ALLOW": RECEIVER_HOST,
         "PYTHONUNBUFFERED": "1",
     })
-    # Serve a copy: frontend/dist may be rebuilt while the suite runs (other work in the checkout).
-    env["CRONPLANE_STATIC_DIR"] = str(_copy_console(workdir / "dist"))
+    return env
+
+
+@contextlib.contextmanager
+def _serve(log_path: Path, templates: DataTemplates, *, seed_day: bool = False) -> Iterator[Server]:
+    workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-"))
+    admin_password = "e2e-" + secrets.token_urlsafe(12)
+    port = free_port()
+    env = _common_environment()
+    env.update({
+        "CRONPLANE_DATA_DIR": str(workdir / "data"),
+        "CRONPLANE_HOST": "127.0.0.1",
+        "CRONPLANE_PORT": str(port),
+        "CRONPLANE_SECRET_KEY": templates.secret_key,
+        "CRONPLANE_ADMIN_USERNAME": ADMIN_USERNAME,
+        "CRONPLANE_ADMIN_PASSWORD": admin_password,
+        # Serve a copy: frontend/dist may be rebuilt while the suite runs (other work in the
+        # checkout).
+        "CRONPLANE_STATIC_DIR": str(_copy_console(workdir / "dist")),
+    })
     drop_database: Callable[[], None] | None = None
     if os.environ.get("TEST_DATABASE_URL"):
         try:
@@ -240,15 +304,19 @@ def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
             shutil.rmtree(workdir, ignore_errors=True)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             _fail_session(f"cannot create a fresh database on TEST_DATABASE_URL: {first}")
+    else:
+        templates.copy_into("migrated", workdir / "data")
 
     log = log_path.open("wb")
     process: subprocess.Popen[bytes] | None = None
     try:
-        migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
-                                 text=True, timeout=120, check=False)
-        if migrate.returncode != 0:
-            _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
-                          f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
+        if drop_database:
+            # A database of the external server: migrated here, as before.
+            migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir,
+                                     capture_output=True, text=True, timeout=120, check=False)
+            if migrate.returncode != 0:
+                _fail_session(f"`cronplane migrate` failed ({migrate.returncode}): "
+                              f"{(migrate.stderr or migrate.stdout).strip()[-2000:]}")
         if seed_day:
             seeded = subprocess.run(_cronplane("seed-demo", "--day"), env=env, cwd=workdir,
                                     capture_output=True, text=True, timeout=180, check=False)
@@ -265,7 +333,7 @@ def _serve(log_path: Path, *, seed_day: bool = False) -> Iterator[Server]:
         if process is not None:
             _stop(process)
         log.close()
-        _stop_embedded_postgres(workdir / "pg")
+        _stop_embedded_postgres(workdir / "data" / "pg")
         if drop_database:
             drop_database()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -7,7 +7,9 @@ without being focusable and named (``axe.unreachable_scrollers``).
 Time: each page is loaded once per role and checked at both sizes in both schemes in place; a
 dialog is opened once and checked the same way, scoped to the dialog (the page behind it was
 checked already, and lies dimmed under the overlay). In dark only the colour rules run again: the
-scheme changes CSS variables, not the DOM, so every other rule would give the light answer twice."""
+scheme changes CSS variables, not the DOM, so every other rule would give the light answer twice.
+Each role's walk is cut into parts (ADMIN_PARTS, VIEWER_PARTS), one test each, which xdist spreads
+over its workers: the walk as ADMIN alone was over two minutes of one worker."""
 
 from __future__ import annotations
 
@@ -26,8 +28,6 @@ from conftest import Server
 from console_pages import header_button, labelled, main_nav, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Locator, Page, Request, expect
 from test_console_real_day import DESKTOP, PHONE
-
-pytestmark = pytest.mark.xdist_group("real_day")
 
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
 # Colours change with a transition: axe must read the scheme's colours, not a frame of the fade.
@@ -63,6 +63,7 @@ class Walk:
     def __init__(self, page: Page) -> None:
         self.page = page
         self.found: dict[str, list[dict[str, Any]]] = {}
+        self.checked: list[str] = []  # every place, size and scheme axe ran on, in order
         self.pending: set[Request] = set()
         page.on("request", self._started)
         page.on("requestfinished", self._ended)
@@ -139,6 +140,7 @@ class Walk:
                     raise
                 violations = axe_violations(page, within=within,
                                             rules=None if scheme == "light" else COLOUR_RULES)
+                self.checked.append(f"{where} ({size}, {scheme})")
                 if scheme == "light":  # the DOM and the layout: one scheme answers for both
                     scrollers = unreachable_scrollers(page, within=within)
                     if scrollers:
@@ -181,7 +183,11 @@ def walk_page(new_browser_context: Callable[..., BrowserContext],
     return start
 
 
-def _report(found: dict[str, list[dict[str, Any]]], artifacts: Path, name: str) -> None:
+def _report(walk: Walk, artifacts: Path, name: str) -> None:
+    # What the part covered, for comparing the parts' union with what a walk should visit.
+    (artifacts / "axe").mkdir(parents=True, exist_ok=True)
+    (artifacts / "axe" / f"{name}.checked.txt").write_text("\n".join(walk.checked) + "\n")
+    found = walk.found
     if found:
         (artifacts / "failures").mkdir(parents=True, exist_ok=True)
         (artifacts / "failures" / f"{name}.json").write_text(json.dumps(found, indent=2))
@@ -193,28 +199,66 @@ def _nav_paths(page: Page) -> list[str]:
         "links => links.map(a => a.getAttribute('href'))") if href]
 
 
-@pytest.mark.timeout(420)
-def test_every_page_and_dialog_has_no_serious_accessibility_violation_as_admin(
-        walk_page: Callable[[str], Walk], real_day_server: Server, day: dict[str, Any],
-        artifacts: Path) -> None:
-    require_axe()
-    walk = walk_page("axe-admin")
+# The walks in parts, each a test of its own, so that the parts run on different xdist workers
+# (each worker has its own copy of the seeded day: conftest.py's data templates). Together they
+# visit what the one walk per role did. The main navigation is read from the page, and every link
+# not named here falls to the last part of its role: a new page is walked without editing this.
+ADMIN_PARTS = ("overview", "installation", "details", "forms")
+OVERVIEW_NAV = ("/", "/jobs", "/schedules", "/queues", "/batches")
+VIEWER_PARTS = ("lists", "details")
+
+
+def _admin_signed_in(walk: Walk, server: Server) -> Page:
     page = walk.page
-    # Signed out first: the sign-in page is a page too.
-    page.goto("/login")
-    expect(page.get_by_role("form", name="Sign in")).to_be_visible()
-    expect(page.get_by_role("button", name="Continue as Viewer")).to_be_visible()
-    walk.settle(heading=False)
-    walk.check("/login", within=page.locator("body"))
     answer = page.request.post("/api/v1/auth/login", headers={"X-Cronplane-Client": "spa"},
-                               data={"username": real_day_server.admin_username,
-                                     "password": real_day_server.admin_password})
+                               data={"username": server.admin_username,
+                                     "password": server.admin_password})
     assert answer.ok, answer.text()
     walk.visit("/")
     expect(page.get_by_test_id("failing-channels")).to_be_visible()
-    failing, dead = day["failing"], day["dead"]
-    for path in [*_nav_paths(page), "/account", f"/projects/{day['project']}",
-                 f"/batches/{day['batch']}", f"/jobs/{dead}", "/jobs/new"]:
+    return page
+
+
+def _admin_pages(page: Page, part: str, day: dict[str, Any]) -> list[str]:
+    nav = _nav_paths(page)
+    if part == "overview":
+        return [path for path in nav if path in OVERVIEW_NAV]
+    if part == "installation":
+        return [*(path for path in nav if path not in OVERVIEW_NAV), "/account"]
+    assert part == "details", part
+    return [f"/projects/{day['project']}", f"/batches/{day['batch']}", f"/jobs/{day['dead']}",
+            "/jobs/new"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("part", ADMIN_PARTS)
+def test_every_page_and_dialog_has_no_serious_accessibility_violation_as_admin(
+        walk_page: Callable[[str], Walk], real_day_server: Server, day: dict[str, Any],
+        artifacts: Path, part: str) -> None:
+    require_axe()
+    walk = walk_page(f"axe-admin-{part}")
+    page = walk.page
+    if part == "overview":
+        # Signed out first: the sign-in page is a page too.
+        page.goto("/login")
+        expect(page.get_by_role("form", name="Sign in")).to_be_visible()
+        expect(page.get_by_role("button", name="Continue as Viewer")).to_be_visible()
+        walk.settle(heading=False)
+        walk.check("/login", within=page.locator("body"))
+    _admin_signed_in(walk, real_day_server)
+    if part == "forms":
+        _admin_forms(walk, day)
+    else:
+        _admin_walk(walk, _admin_pages(page, part, day), day)
+    if part == "details":
+        _failing_schedule(walk, day["failing"])
+    _report(walk, artifacts, f"axe-admin-{part}")
+
+
+def _admin_walk(walk: Walk, paths: list[str], day: dict[str, Any]) -> None:
+    page, dead = walk.page, day["dead"]
+    assert paths, "this part of the walk has no page"
+    for path in paths:
         if path != "/":
             walk.visit(path)
         walk.check(path)
@@ -248,7 +292,9 @@ def test_every_page_and_dialog_has_no_serious_accessibility_violation_as_admin(
             walk.dialog(f"{path}: retry", header_button(page, "Retry"), f"Retry job #{dead}?")
             walk.dialog(f"{path}: command palette", "Control+k", "Go to…")
 
-    # The failing schedule and its dialogs.
+
+def _failing_schedule(walk: Walk, failing: int) -> None:
+    page = walk.page
     path = f"/schedules/{failing}"
     walk.page_at(path)
     walk.dialog(f"{path}: run now", header_button(page, "Run now"), re.compile(r"^Run .* now\?$"))
@@ -256,6 +302,9 @@ def test_every_page_and_dialog_has_no_serious_accessibility_violation_as_admin(
     walk.dialog(f"{path}: backfill", header_button(page, "Backfill…"), re.compile(r"^Backfill "))
     walk.dialog(f"{path}: delete", header_button(page, "Delete"), re.compile(r"^Delete .*\?$"))
 
+
+def _admin_forms(walk: Walk, day: dict[str, Any]) -> None:
+    page, failing = walk.page, day["failing"]
     # A page of dead jobs (long error headlines) selected, and the bulk dialog over them.
     path = "/jobs?status=DEAD"
     walk.visit(path)
@@ -285,21 +334,31 @@ def test_every_page_and_dialog_has_no_serious_accessibility_violation_as_admin(
     description.fill("mine: a description the colleague's save will conflict with")
     walk.dialog(f"{path}: edit conflict", page.get_by_role("button", name="Save schedule"),
                 "Someone else changed this schedule", close="Use theirs (discard mine)")
-    _report(walk.found, artifacts, "axe-admin")
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("part", VIEWER_PARTS)
 def test_every_page_has_no_serious_accessibility_violation_as_viewer(
-        walk_page: Callable[[str], Walk], day: dict[str, Any], artifacts: Path) -> None:
+        walk_page: Callable[[str], Walk], day: dict[str, Any], artifacts: Path,
+        part: str) -> None:
     require_axe()
-    walk = walk_page("axe-viewer")
+    walk = walk_page(f"axe-viewer-{part}")
     page = walk.page
     sign_in_as_persona(page, "VIEWER")
-    paths = _nav_paths(page)
-    assert "/audit" not in paths, paths
-    for path in [*paths, *REFUSED_TO_VIEWER, "/account", f"/projects/{day['project']}",
-                 f"/batches/{day['batch']}", f"/jobs/{day['dead']}", f"/schedules/{day['failing']}"]:
+    # The dashboard loaded as a page, as the walk always began: the sign-in's own requests (the
+    # console's session refreshes) end with that load instead of standing in the next page's
+    # "no request in flight".
+    walk.visit("/")
+    if part == "lists":
+        paths = _nav_paths(page)
+        assert "/audit" not in paths, paths
+    else:
+        paths = [*REFUSED_TO_VIEWER, "/account", f"/projects/{day['project']}",
+                 f"/batches/{day['batch']}", f"/jobs/{day['dead']}",
+                 f"/schedules/{day['failing']}"]
+    for path in paths:
         walk.page_at(path)
-    # The one dialog a viewer can open.
-    walk.dialog("command palette", "Control+k", "Go to…")
-    _report(walk.found, artifacts, "axe-viewer")
+    if part == "details":
+        # The one dialog a viewer can open.
+        walk.dialog("command palette", "Control+k", "Go to…")
+    _report(walk, artifacts, f"axe-viewer-{part}")

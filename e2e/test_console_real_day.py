@@ -16,8 +16,6 @@ from conftest import REPO_ROOT, Server
 from console_pages import labelled, main_nav, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Page, expect
 
-pytestmark = pytest.mark.xdist_group("real_day")
-
 DOCS_SHOTS = REPO_ROOT / "docs" / "console"
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}

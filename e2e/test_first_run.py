@@ -6,7 +6,6 @@ a schedule created in the console fires. Its own server: the session server has 
 from __future__ import annotations
 
 import re
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +25,7 @@ from conftest import (
     free_port,
 )
 from console_pages import choose, labelled, sign_in, table_rows
+from data_templates import DataTemplates
 from playwright.sync_api import Browser, expect
 
 PASSWORD_LINE = re.compile(r"│\s+Password:\s+(\S+)\s+│")
@@ -40,7 +40,7 @@ class FirstRunServer:
 
 
 @pytest.fixture
-def first_run_server() -> Iterator[FirstRunServer]:
+def first_run_server(data_templates: DataTemplates) -> Iterator[FirstRunServer]:
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-first-"))
     port = free_port()
     env = _clean_environment()
@@ -48,10 +48,9 @@ def first_run_server() -> Iterator[FirstRunServer]:
                 "CRONPLANE_ENV": "development", "CRONPLANE_HTTP_WORKERS": "1",
                 "CRONPLANE_STATIC_DIR": str(_copy_console(workdir / "dist")),
                 "CRONPLANE_LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1",
-                "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48)})
-    migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
-                             text=True, timeout=120, check=False)
-    assert migrate.returncode == 0, migrate.stderr
+                "CRONPLANE_SECRET_KEY": data_templates.secret_key})
+    # An empty database as `cronplane migrate` leaves it: no account, no initial password yet.
+    data_templates.copy_into("migrated", workdir / "data")
     process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     lines: list[str] = []

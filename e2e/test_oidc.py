@@ -33,6 +33,7 @@ from conftest import (
     _wait_ready,
     free_port,
 )
+from data_templates import DataTemplates
 from playwright.sync_api import BrowserContext, expect
 
 sys.path.insert(0, str(REPO_ROOT / "backend"))
@@ -55,7 +56,7 @@ class OidcStack:
 
 
 @pytest.fixture(scope="module")
-def oidc_stack(artifacts: Path) -> Iterator[OidcStack]:
+def oidc_stack(artifacts: Path, data_templates: DataTemplates) -> Iterator[OidcStack]:
     provider = Provider().start()
     workdir = Path(tempfile.mkdtemp(prefix="cronplane-e2e-oidc-"))
     log_path = artifacts / "server-oidc.log"
@@ -68,7 +69,7 @@ def oidc_stack(artifacts: Path) -> Iterator[OidcStack]:
         "CRONPLANE_HOST": "127.0.0.1",
         "CRONPLANE_PORT": str(port),
         "CRONPLANE_HTTP_WORKERS": "1",
-        "CRONPLANE_SECRET_KEY": secrets.token_urlsafe(48),
+        "CRONPLANE_SECRET_KEY": data_templates.secret_key,
         "CRONPLANE_STATIC_DIR": str(_copy_console(workdir / "dist")),
         "CRONPLANE_ADMIN_USERNAME": ADMIN,
         "CRONPLANE_ADMIN_PASSWORD": admin_password,
@@ -84,9 +85,7 @@ def oidc_stack(artifacts: Path) -> Iterator[OidcStack]:
     log = log_path.open("wb")
     process: subprocess.Popen[bytes] | None = None
     try:
-        migrate = subprocess.run(_cronplane("migrate"), env=env, cwd=workdir, capture_output=True,
-                                 text=True, timeout=120, check=False)
-        assert migrate.returncode == 0, migrate.stderr or migrate.stdout
+        data_templates.copy_into("migrated", workdir / "data")
         process = subprocess.Popen(_cronplane("serve"), env=env, cwd=workdir, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         _wait_ready(Server(base_url, ADMIN, admin_password, log_path, process))

@@ -12,12 +12,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from conftest import Server
 from playwright.sync_api import BrowserContext, Page, expect
 from test_console_real_day import DESKTOP, PHONE, _shot, _signed_in
-
-pytestmark = pytest.mark.xdist_group("real_day")
 
 _ROWS_IN_VIEW = """table => {
   const rows = [...table.querySelectorAll('tbody tr')];
