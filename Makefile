@@ -139,11 +139,15 @@ test-backend: $(STAMP)
 	  exit $$(( parallel || serial ))
 
 # The edit loop: what needs neither a browser nor a process of its own (unit + integration),
-# two workers stealing work from each other (no test there shares a process), the few `slow`
-# ones left to make test.
+# workers stealing work from each other (no test there shares a process), the few `slow` ones
+# left to make test. Four workers on two cores: the tests wait more than they compute (a third
+# of their time is fixtures: cloning and dropping databases, each clone two checkpoints of the
+# server): four took 200 s where two took 404 s, one after the other at load 11-14
+# (bench/RESULTS.md, 2026-12-06).
+FAST_WORKERS ?= 4
 test-fast: $(STAMP)
 	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial and not slow" \
-	    -n 2 --dist worksteal --durations=15 tests/unit tests/integration
+	    -n $(FAST_WORKERS) --dist worksteal --durations=15 tests/unit tests/integration
 
 # The console's API types come from the backend's OpenAPI document: fail when either is stale.
 openapi-check: $(STAMP)
@@ -170,12 +174,15 @@ test-frontend: check-frontend
 
 # One server (and Postgres) per xdist worker; the flows mostly wait on the console's polls and the
 # scheduler's clock, so three workers overlap those waits on two cores. The OIDC module's own
-# stack stays on one worker (xdist_group, --dist loadgroup).
+# stack stays on one worker (xdist_group, --dist loadgroup); every other flow, the seeded day's
+# included, is scheduled on its own (each server starts on a copy of a data dir the run migrated
+# once, e2e/data_templates.py; a worker that runs a seeded-day flow seeds a server of its own).
+# The slowest 15 are printed.
 E2E_WORKERS ?= 3
 test-e2e: $(STAMP)
 	@if [ -d e2e ] && ls e2e/test_*.py >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider \
-	    -n $(E2E_WORKERS) --dist loadgroup --durations=8 e2e; \
+	    -n $(E2E_WORKERS) --dist loadgroup --durations=15 e2e; \
 	else echo "no e2e suite yet"; fi
 
 # The static checks of both halves: they time nothing, so they may share the CPU with a suite.
