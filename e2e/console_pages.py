@@ -40,6 +40,15 @@ def main_nav(page: Page) -> Locator:
     return page.get_by_role("navigation", name="Main")
 
 
+def nav_hrefs(page: Page) -> list[str]:
+    """Every page the navigation offers. Its links render once the first frame is painted
+    (frontend, issue 45): wait for them, then read them all."""
+    expect(main_nav(page).locator('a[href="/"]')).to_be_attached()
+    hrefs = main_nav(page).locator("a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))")
+    return [href for href in hrefs if href]
+
+
 def go_via_nav(page: Page, label: str) -> None:
     """Client-side navigation (no reload), as a user clicks the sidebar."""
     main_nav(page).get_by_role("link", name=label, exact=True).click()

@@ -25,7 +25,7 @@ import pytest
 from api_client import ApiClient, login
 from axe import COLOUR_RULES, axe_violations, require_axe, unreachable_scrollers
 from conftest import Server
-from console_pages import header_button, labelled, main_nav, sign_in_as_persona
+from console_pages import header_button, labelled, nav_hrefs, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Locator, Page, Request, expect
 from test_console_real_day import DESKTOP, PHONE
 
@@ -195,8 +195,7 @@ def _report(walk: Walk, artifacts: Path, name: str) -> None:
 
 
 def _nav_paths(page: Page) -> list[str]:
-    return [href for href in main_nav(page).locator("a").evaluate_all(
-        "links => links.map(a => a.getAttribute('href'))") if href]
+    return nav_hrefs(page)
 
 
 # The walks in parts, each a test of its own, so that the parts run on different xdist workers

@@ -16,7 +16,7 @@ import pytest
 from api_client import ApiClient
 from axe import axe_violations, require_axe
 from conftest import REPO_ROOT
-from console_pages import main_nav, sign_in, sign_in_as_persona
+from console_pages import nav_hrefs, sign_in, sign_in_as_persona
 from playwright.sync_api import BrowserContext, Page, expect
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
@@ -36,8 +36,7 @@ def _overflow(page: Page) -> dict[str, int]:
 
 def _console_paths(page: Page) -> list[str]:
     """Every page the navigation offers (so pages added later are covered), plus detail pages."""
-    hrefs = main_nav(page).locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
-    return [href for href in hrefs if href]
+    return nav_hrefs(page)
 
 
 def _failed_job(admin_api: ApiClient, unique: str) -> dict[str, Any]:
