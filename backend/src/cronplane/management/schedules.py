@@ -46,6 +46,7 @@ from cronplane.domain.schedule_definition import (
     MAX_NAME,
     MAX_NOTIFY,
 )
+from cronplane.domain.states import JobStatus, Trigger
 from cronplane.management import audit, notifications, projects, queues, schedule_chains, scope
 from cronplane.management.actor import Actor
 from cronplane.management.context import ManagementContext
@@ -198,8 +199,8 @@ def _withdraw_written_ahead(session: Session, schedule: Schedule) -> datetime:
     row until this commits. Fires already due stay: they are no longer provisional."""
     now: datetime = session.execute(select(func.cronplane_now())).scalar_one()
     session.execute(sql_delete(Job).where(
-        Job.schedule_id == schedule.id, Job.status == "PENDING", Job.attempt_count == 0,
-        Job.trigger == "schedule", Job.fire_time > now))
+        Job.schedule_id == schedule.id, Job.status == JobStatus.PENDING, Job.attempt_count == 0,
+        Job.trigger == Trigger.SCHEDULE, Job.fire_time > now))
     if schedule.next_run_at is not None and schedule.next_run_at > now:
         schedule.next_run_at = _next_run(session, schedule.cron, schedule.timezone)
     if schedule.last_run_at is not None and schedule.last_run_at > now:
@@ -207,7 +208,7 @@ def _withdraw_written_ahead(session: Session, schedule: Schedule) -> datetime:
         # last_run_at has come (schedules_due), so it goes back to the last fire reached.
         schedule.last_run_at = session.execute(
             select(func.max(Job.fire_time)).where(
-                Job.schedule_id == schedule.id, Job.trigger == "schedule",
+                Job.schedule_id == schedule.id, Job.trigger == Trigger.SCHEDULE,
                 Job.fire_time <= now)).scalar_one()
     return now
 
