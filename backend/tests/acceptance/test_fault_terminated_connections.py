@@ -68,9 +68,17 @@ def terminate_backends_under_load(cluster: Cluster, pg: Any, rounds: int) -> Non
         f"{unfinished(cluster, acknowledged)} job(s) never finished")
     recovered_in = time.monotonic() - last_kill
     assert_each_job_exactly_one_succeeded_attempt(cluster, acknowledged)
-    after = drain_rate(cluster, 400)
+    # Recovered: a drain after the kills reaches half the rate before them. A 400-job drain is
+    # half a second, which one busy moment of a shared box can halve on its own (309 vs 852
+    # jobs/s in a clean clone beside two benchmarks), so up to three drains are tried: a process
+    # left stuck reconnecting, or a pool left short, stays below the line in all three.
+    afters: list[float] = []
+    while len(afters) < 3 and max(afters, default=0.0) < baseline * 0.5:
+        afters.append(drain_rate(cluster, 400))
+    after = max(afters)
     assert after >= baseline * 0.5, (
-        f"throughput did not recover: {after:.0f} jobs/s after vs {baseline:.0f} before")
+        f"throughput did not recover: {[round(a) for a in afters]} jobs/s after (three drains) "
+        f"vs {baseline:.0f} before")
     report("pg_terminate_backend", rounds=rounds, connections_terminated=terminated,
            jobs=len(acknowledged), lost=0, enqueue_failures=stream.failures,
            lost_attempts_rerun=cluster.scalar(
