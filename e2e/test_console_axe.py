@@ -344,9 +344,8 @@ def test_every_page_has_no_serious_accessibility_violation_as_viewer(
     walk = walk_page(f"axe-viewer-{part}")
     page = walk.page
     sign_in_as_persona(page, "VIEWER")
-    # The dashboard loaded as a page, as the walk always began: the sign-in's own requests (the
-    # console's session refreshes) end with that load instead of standing in the next page's
-    # "no request in flight".
+    # The dashboard loaded as a page, as the walk always began. (The sign-in's session refreshes
+    # once stood open here until a load: the console left their answers unread, api/client.ts.)
     walk.visit("/")
     if part == "lists":
         paths = _nav_paths(page)

@@ -8,6 +8,17 @@ function setCookie(name: string, value: string) {
   document.cookie = `${name}=${value}; path=/`;
 }
 
+/** The fake's answers, kept to see which the client read. */
+function answersOf(fake: { fetch: typeof fetch }) {
+  const answers: Response[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const answer = await fake.fetch(input, init);
+    answers.push(answer);
+    return answer;
+  };
+  return { fetch: recording, answers };
+}
+
 describe('API client session handling', () => {
   beforeEach(() => {
     setCookie('csrf_access_token', 'csrf-1');
@@ -98,6 +109,41 @@ describe('API client session handling', () => {
     expect(response.status).toBe(401);
     expect((error as { detail: string }).detail).toBe('revoked');
     expect(ended).toHaveBeenCalledTimes(1);
+  });
+
+  it('reads a spent 401 and the refresh answer to their end (an unread body keeps its request open in the browser)', async () => {
+    let expired = true;
+    const fake = answersOf(
+      fakeApi(
+        http.get('/api/v1/stats', ({ response }) => (expired ? response(401).json(aProblem(401, 'expired')) : response(200).json(someStats()))),
+        http.post('/api/v1/auth/refresh', ({ response }) => {
+          expired = false;
+          return response(200).json(aLoginResponse());
+        }),
+      ),
+    );
+    await createApiClient(fake.fetch).GET('/api/v1/stats');
+    expect(fake.answers.map((a) => [a.status, a.bodyUsed])).toEqual([
+      [401, true],
+      [200, true],
+      [200, true],
+    ]);
+  });
+
+  it('reads a refused refresh to its end too', async () => {
+    const fake = answersOf(
+      fakeApi(
+        http.get('/api/v1/schedules', ({ response }) => response(401).json(aProblem(401, 'revoked'))),
+        http.post('/api/v1/auth/refresh', ({ response }) => response(401).json(aProblem(401, 'refresh token spent'))),
+      ),
+    );
+    const off = onSessionEnded(() => {});
+    await createApiClient(fake.fetch).GET('/api/v1/schedules');
+    off();
+    expect(fake.answers.map((a) => [a.status, a.bodyUsed])).toEqual([
+      [401, true],
+      [401, true],
+    ]);
   });
 
   it('never tries to refresh a failed login', async () => {

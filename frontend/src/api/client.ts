@@ -50,6 +50,13 @@ function withCsrf(request: Request, cookie: string): Request {
   return new Request(marked, { headers });
 }
 
+/** Reads an answer nobody will read to its end: until its body is read (or the page goes), the
+ * browser keeps the request open — DevTools and Playwright show it pending, which looked like a
+ * refresh the server never answered. */
+async function finish(response: Response): Promise<void> {
+  await response.arrayBuffer().catch(() => undefined);
+}
+
 let refreshing: Promise<boolean> | null = null;
 
 /** One refresh at a time: concurrent 401s (the dashboard polls several queries) share it, so the
@@ -62,6 +69,7 @@ export function refreshSession(baseFetch: typeof fetch = globalThis.fetch): Prom
         'csrf_refresh_token',
       );
       const res = await baseFetch(req);
+      await finish(res);
       return res.ok;
     } catch {
       return false;
@@ -90,6 +98,7 @@ export function createSessionFetch(baseFetch: typeof fetch = (...a) => globalThi
       sessionEndedListeners.forEach((l) => l());
       return first;
     }
+    await finish(first);
     return baseFetch(withCsrf(retryCopy, 'csrf_access_token'));
   };
 }
