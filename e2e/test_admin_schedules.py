@@ -67,8 +67,12 @@ def test_admin_creates_watches_pauses_and_deletes_a_schedule(
     runs = table_rows(page, "Runs")
     wait_until(lambda: runs.count() >= 2, timeout=25, step=0.25,
                message="fewer than 2 runs in the history")
-    # The newest row may be the next fire, written ahead of its due time (ADR 0043):
-    # PENDING until it is due. A run that finished is SUCCEEDED further down.
+    # The newest row is the next fire, written ahead of its due time (ADR 0043): labelled the
+    # next run, not a PENDING run that reads as late, while it is the schedule's next run. It is
+    # written once the fire before it has come, so a poll may fall between the two: wait for one
+    # that shows it. A run that finished is SUCCEEDED further down.
+    expect(runs.first.get_by_text("Next run", exact=True)).to_be_visible(timeout=15_000)
+    assert runs.filter(has_text="Next run").count() <= 1, "more than one next run"
     expect(runs.filter(has_text="SUCCEEDED").first).to_be_visible(timeout=10_000)
     jobs = admin_api.jobs_of_schedule(schedule_id)
     assert len(jobs) >= 2
@@ -95,6 +99,8 @@ def test_admin_creates_watches_pauses_and_deletes_a_schedule(
     settled = len(admin_api.jobs_of_schedule(schedule_id))
     assert settled == ledger.count("enqueued"), (settled, ledger)
     expect(runs).to_have_count(min(settled, 50), timeout=12_000)
+    # The pause withdrew the fire written ahead: no next run.
+    expect(runs.filter(has_text="Next run")).to_have_count(0)
 
     # Delete: gone from the list, its row stays (soft delete) and its history stays readable.
     header_button(page, "Delete").click()

@@ -1,5 +1,6 @@
-import { Alert, Anchor, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Code, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import type { ColumnDef } from '@tanstack/react-table';
+import { useMemo } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useJobs } from '../../api/queries/list-jobs';
 import type { Job } from '../../api/types';
@@ -31,31 +32,61 @@ import { useResumeSchedule } from './api/resume-schedule';
 import { useTriggerSchedule } from './api/trigger-schedule';
 import { ScheduleTime } from './ScheduleTimes';
 
-const runColumns: ColumnDef<Job, unknown>[] = [
-  {
-    header: 'Job',
-    cell: ({ row }) => (
-      <Anchor component={Link} to={`/jobs/${row.original.id}`}>
-        #{row.original.id}
-      </Anchor>
-    ),
-  },
-  { header: 'Status', cell: ({ row }) => <StatusBadge status={row.original.status} /> },
-  { header: 'Trigger', accessorKey: 'trigger' },
-  { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
-  { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
-  { header: 'Duration', cell: ({ row }) => runDuration(row.original) },
-  { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
-  // The headline only, as in the jobs list: the traceback is on the job's page (a truncated
-  // error ran the headline into "File …" of the first frame).
-  {
-    header: 'Error',
-    cell: ({ row }) => {
-      const headline = row.original.error ? errorHeadline(row.original.error) : '';
-      return <Text size="xs" lineClamp={2} maw={320} title={headline}>{headline}</Text>;
+/**
+ * The schedule's next run, written ahead of its fire time by the leader (docs/adr/0043): PENDING,
+ * never attempted, fired by the schedule, for the fire time the server answers as the schedule's
+ * next run (the next fire not come yet by the database's clock). Decided from the server's answers
+ * only, so the browser's clock never makes a late run read as a next one: once its time has come
+ * the schedule's next run moves on and the row is a PENDING run like any other.
+ */
+export function isNextRun(job: Job, nextRunAt: string | null | undefined): boolean {
+  return (
+    job.status === 'PENDING' &&
+    job.attempt_count === 0 &&
+    job.trigger === 'schedule' &&
+    !!job.fire_time &&
+    !!nextRunAt &&
+    Date.parse(job.fire_time) === Date.parse(nextRunAt)
+  );
+}
+
+function runColumns(nextRunAt: string | null | undefined): ColumnDef<Job, unknown>[] {
+  return [
+    {
+      header: 'Job',
+      cell: ({ row }) => (
+        <Anchor component={Link} to={`/jobs/${row.original.id}`}>
+          #{row.original.id}
+        </Anchor>
+      ),
     },
-  },
-];
+    {
+      header: 'Status',
+      cell: ({ row }) =>
+        isNextRun(row.original, nextRunAt) ? (
+          <Badge color="gray" variant="light" title="Scheduled: written ahead, it starts at its run time">
+            Next run
+          </Badge>
+        ) : (
+          <StatusBadge status={row.original.status} />
+        ),
+    },
+    { header: 'Trigger', accessorKey: 'trigger' },
+    { header: 'Run at', cell: ({ row }) => <RelativeTime iso={row.original.run_at} /> },
+    { header: 'Finished', cell: ({ row }) => <RelativeTime iso={row.original.finished_at} /> },
+    { header: 'Duration', cell: ({ row }) => runDuration(row.original) },
+    { header: 'Attempts', cell: ({ row }) => `${row.original.attempt_count} / ${row.original.max_attempts}` },
+    // The headline only, as in the jobs list: the traceback is on the job's page (a truncated
+    // error ran the headline into "File …" of the first frame).
+    {
+      header: 'Error',
+      cell: ({ row }) => {
+        const headline = row.original.error ? errorHeadline(row.original.error) : '';
+        return <Text size="xs" lineClamp={2} maw={320} title={headline}>{headline}</Text>;
+      },
+    },
+  ];
+}
 
 /** How long a run took, from its first start to its finish (retries and their waits included);
  * "running" while it runs, "—" before it starts. */
@@ -78,6 +109,7 @@ export function ScheduleDetailPage() {
   const remove = useDeleteSchedule();
   const trigger = useTriggerSchedule();
   const s = schedule.data;
+  const columns = useMemo(() => runColumns(s?.next_run_at), [s?.next_run_at]);
   const live = s && !s.deleted_at;
 
   return (
@@ -198,7 +230,7 @@ export function ScheduleDetailPage() {
           </Anchor>
         </Group>
         <QueryState isPending={runs.isPending} onRetry={() => runs.refetch()} error={runs.error} isEmpty={runs.data?.items.length === 0} empty="This schedule has not run yet.">
-          <DataTable data={runs.data?.items ?? []} columns={runColumns} label="Runs" loading={runs.isPlaceholderData} />
+          <DataTable data={runs.data?.items ?? []} columns={columns} label="Runs" loading={runs.isPlaceholderData} />
         </QueryState>
         <CursorPager paging={paging} nextCursor={runs.data?.next_cursor} />
       </Paper>
