@@ -1,15 +1,18 @@
 """Issue 45: a signed-in load of the dashboard paints its numbers from the answers index.html
 carries (backend api/spa.py), without asking GET /auth/me or GET /stats first; signed out, the
-page carries nothing and the console asks as before."""
+page carries nothing and the console asks as before. Signing in from there spends no refresh and
+leaves none open."""
 
 from __future__ import annotations
 
 import json
 import re
+from urllib.parse import urlsplit
 
 from console_pages import sign_in_as_persona
-from playwright.sync_api import ConsoleMessage, Page, expect
+from playwright.sync_api import ConsoleMessage, Page, Request, expect
 
+REFRESH = "/api/v1/auth/refresh"
 BLOCK = re.compile(r'<script type="application/json" id="cp-first-data">(.*?)</script>', re.S)
 
 # When the SUCCEEDED card first shows a number, in the page's clock, and that number: the
@@ -33,7 +36,22 @@ def test_the_dashboard_paints_the_numbers_the_page_carries_and_nothing_after_sig
         page: Page) -> None:
     refused: list[str] = []
     page.on("console", lambda m: refused.append(m.text) if _is_csp(m) else None)
-    sign_in_as_persona(page, "OPERATOR")
+    asked: list[str] = []
+    open_refreshes: set[Request] = set()
+
+    def ask(request: Request) -> None:
+        path = urlsplit(request.url).path
+        asked.append(path)
+        if path == REFRESH:
+            open_refreshes.add(request)
+    page.on("request", ask)
+    page.on("requestfinished", lambda r: open_refreshes.discard(r))  # noqa: PLW0108
+    # The dashboard's numbers come after signing in, and after any refresh spent on the way.
+    with page.expect_response(lambda r: urlsplit(r.url).path == "/api/v1/stats" and r.ok):
+        sign_in_as_persona(page, "OPERATOR")
+    after = asked[asked.index("/api/v1/auth/personas/operator/login"):]
+    assert REFRESH not in after, f"signing in spent a refresh: {after}"
+    assert not open_refreshes, "a refresh's answer was left unread (the request stays open)"
     page.add_init_script(_FIRST_NUMBERS_JS)
 
     response = page.goto("/")
@@ -73,6 +91,9 @@ def test_the_dashboard_paints_the_numbers_the_page_carries_and_nothing_after_sig
         "signed out, the HTML carries no one's answers")
     assert again.headers["cache-control"] == "no-cache"
     assert 'href="/api/v1/auth/me"' in signed_out, "the console asks for itself, as before"
+    assert 'href="/api/v1/stats"' not in signed_out, (
+        "no early /stats: signed out it can only answer 401, and that answer would go to the "
+        "dashboard's first request after signing in")
     expect(page.get_by_role("form", name="Sign in")).to_be_visible()
 
 

@@ -62,6 +62,11 @@ FIRST_DATA_ID = "cp-first-data"
 # index.html's early requests for the same answers (<link rel="preload" as="fetch">): with the
 # answers in the page they would only take bandwidth from the entry script.
 EARLY_REQUESTS = re.compile(r'[ \t]*<link rel="preload" href="/api/v1/[^"]*" as="fetch"[^>]*>\n?')
+# The early GET /stats alone, which a page without the answers drops too: without a valid session
+# it can only answer 401, and the browser hands a preloaded answer to the first fetch of the same
+# URL however late: the sign-in page's 401 answered the dashboard's first request after signing in,
+# which spent a refresh and a retry on it. (The early /auth/me stays: the console takes it at once.)
+EARLY_STATS = re.compile(r'[ \t]*<link rel="preload" href="/api/v1/stats" as="fetch"[^>]*>\n?')
 # JSON text has < > & only inside strings, where \uXXXX means the same character: escaped, no
 # value can close the <script> element or open a comment in it. U+2028/2029 are escaped too
 # (orjson writes non-ASCII as is) for any reader that takes the text as JavaScript.
@@ -115,8 +120,11 @@ def _index(root: Path, path: str) -> Response:
     page = (root / "index.html").read_text(encoding="utf-8")
     carries = FIRST_DATA_MARKER in page
     data = _first_data(path) if carries else None
-    if data is None:
+    if not carries:
         response = send_from_directory(root, "index.html")
+        response.headers["Cache-Control"] = "no-cache"
+    elif data is None:
+        response = Response(EARLY_STATS.sub("", page), mimetype="text/html")
         response.headers["Cache-Control"] = "no-cache"
     else:
         block = (f'<script type="application/json" id="{FIRST_DATA_ID}">'
