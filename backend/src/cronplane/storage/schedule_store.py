@@ -2,10 +2,11 @@
 
 ``fire_due`` locks up to ``limit`` due schedules (SKIP LOCKED), asks ``domain/firing`` which
 fire times to enqueue, inserts one job per fire time with the key ``schedule:{id}:{fire time}``
-(``ON CONFLICT DO NOTHING``), advances ``next_run_at`` and the counters, and sends one NOTIFY on
-the jobs channel, all in a transaction that first re-checks the caller's fencing token against
-the lease row (``lease_store.fenced_transaction``). A caller whose term is over gets ``FencedOut``
-and has written nothing.
+through the one insert function ``insert_jobs_v1`` (a key already used inserts nothing),
+advances ``next_run_at`` and the counters, and sends one NOTIFY on the jobs channel, all in a
+transaction that first re-checks the caller's fencing token against the lease row
+(``lease_store.fenced_transaction``). A caller whose term is over gets ``FencedOut`` and has
+written nothing.
 
 With a ``lookahead`` a schedule's next fire (one) is written up to that long before it is due,
 as a job whose run_at is the fire time (docs/adr/0043-fires-written-ahead.md); ``next_run_at``

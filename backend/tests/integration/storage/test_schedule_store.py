@@ -155,6 +155,42 @@ def test_one_notify_on_the_jobs_channel_per_fire_transaction(fresh_db: Database,
     assert len(notes) == 1, f"expected one NOTIFY for {result.enqueued} jobs, got {len(notes)}"
 
 
+def test_a_fire_writes_no_audit_event(fresh_db: Database, leader: tuple[str, int]) -> None:
+    add_schedule(fresh_db)
+    with fresh_db.connection() as conn:
+        before = conn.execute("SELECT count(*) AS n FROM audit_events").fetchone()
+    result = ScheduleStore(fresh_db).fire_due(*leader)
+    with fresh_db.connection() as conn:
+        after = conn.execute("SELECT count(*) AS n FROM audit_events").fetchone()
+    assert result.enqueued == 1
+    assert before == after, "a fire is the system's progress, not a mutation anyone audits"
+
+
+def test_an_archived_project_s_schedules_keep_firing(fresh_db: Database,
+                                                     leader: tuple[str, int]) -> None:
+    """Archiving stops new schedules and jobs; what exists keeps running (docs/projects.md).
+    Every fire, plain or chained, is made by insert_jobs_v1 (ADR 0027), which refuses other jobs
+    in an archived project (migration 0049)."""
+    with fresh_db.connection() as conn:
+        conn.execute("INSERT INTO projects (slug, name) VALUES ('old', 'Old')")
+    # Hourly, due at the last hour (fired once however late), made before it: the chained
+    # fire's upstream fire is the upstream's fire of that hour (a chain follows the cron).
+    upstream = add_schedule(fresh_db, project="old", cron="0 0 * * * *", misfire="fire_once")
+    chained = add_schedule(fresh_db, project="old", cron="0 0 * * * *", misfire="fire_once",
+                           upstream=psycopg.types.json.Jsonb([{"schedule": upstream}]))
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE schedules SET next_run_at = date_trunc('hour', now()), "
+                     "created_at = date_trunc('hour', now()) - interval '1 hour'")
+        conn.execute("UPDATE projects SET archived_at = now() WHERE slug = 'old'")
+    result = ScheduleStore(fresh_db).fire_due(*leader)
+    up_jobs, down_jobs = jobs_of(fresh_db, upstream), jobs_of(fresh_db, chained)
+    assert up_jobs and len(down_jobs) == len(up_jobs), \
+        f"every fire makes its job in an archived project: {result}"
+    assert {j["status"] for j in up_jobs} == {"PENDING"}
+    assert {j["status"] for j in down_jobs} == {"WAITING"}, \
+        "the chained fires wait on their upstream's jobs, as in a live project"
+
+
 def test_seconds_until_next_due_follows_the_earliest_live_schedule(fresh_db: Database) -> None:
     store = ScheduleStore(fresh_db)
     assert store.seconds_until_next_due() is None

@@ -1,10 +1,10 @@
 -- Python's door to the one SQL function that creates jobs, insert_jobs_v1 (migration 0043,
 -- ADR 0027; read it in schema.sql): ad-hoc (as a group commit), schedule "Run now", rerun,
 -- backfill, batches and their children, chained fires and programmatic bulk loads. The
--- notification deliveries (notifications.sql, trigger jobs_terminal_events) call the same function
--- from SQL; the leader's fires (schedules.sql schedule_fire) still insert on their own. The rules
--- every insert meets, whoever makes it (quota on fires, dependency release, batch counts), are the
--- triggers of migration 0028.
+-- notification deliveries (notifications.sql, trigger jobs_terminal_events) and the leader's fires
+-- (schedules.sql schedule_fire) call the same function from SQL. The rules every insert meets,
+-- whoever makes it (quota on fires, dependency release, batch counts), are the triggers of
+-- migration 0028.
 
 -- name: insert_jobs
 -- Any number of jobs (one JSON array of NewJob rows), each with its optional audit event,

@@ -1,6 +1,6 @@
 -- The leader's fire path, in three round trips per batch: schedule_fence (guards + the fencing
 -- check, first, so the lease row is share-locked before anything is written), schedules_due,
--- schedule_fire (jobs + advance + one NOTIFY in one statement), then COMMIT.
+-- schedule_fire (jobs through insert_jobs_v1, advance, one NOTIFY: one statement), then COMMIT.
 
 -- name: schedule_fence
 -- The fencing check, in the same transaction as the writes it guards: our term (owner AND
@@ -105,33 +105,42 @@ SELECT r.schedule_id, r.fire_time, (SELECT count(*) FROM counted) AS counted
 
 -- name: schedule_fire
 -- One statement for the whole batch:
--- * fired: one job per (schedule, fire time), the definition copied from the (locked) schedule
---   row, in fire time order. The unique idempotency key `schedule:{id}:{fire time}` makes a second insert of the
---   same fire time a no-op, whoever tries it.
+-- * fired: one job per (schedule, fire time), made by the one insert function insert_jobs_v1
+--   (ADR 0027: its defaults, ids and NOTIFY are every path's), from rows built here in fire time
+--   order, the definition copied from the schedule row (locked by schedules_due, FOR UPDATE). The
+--   idempotency key is the fire key `schedule:{id}:{fire time}`: a second insert of the same fire
+--   time is a no-op (ON CONFLICT in the function), whoever tries it; NULL job: nothing made.
+--   `admitted`: the quota on fires is the trigger jobs_fire_quota, which drops a fire at quota
+--   and records the skip. No row names an action: a fire writes no audit event.
 -- * advanced: every scanned schedule moves to its next fire time and adds up what produced no
 --   job. version is not bumped: it tracks the definition (If-Match), not the scheduler's progress.
---   (Both see the statement's snapshot: the insert copies the definition, the update only
---   touches progress columns, so neither depends on the other's writes.)
--- * woken: one NOTIFY on the jobs channel, only if a job was inserted.
+--   (Both see the statement's snapshot: the rows copy the definition, the update only touches
+--   progress columns, so neither depends on the other's writes.)
+-- * notified: the function's one NOTIFY on %(channel)s, only if a job was inserted.
 WITH fired AS (
-  INSERT INTO jobs (handler, payload, priority, run_at, max_attempts, timeout_seconds,
-                    schedule_id, fire_time, trigger, idempotency_key, requested_by, exclusive,
-                    project, queue, schedule_version, trace_context)
-  SELECT s.handler, s.payload, s.priority, v.fire_time, s.max_attempts, s.timeout_seconds,
-         s.id, v.fire_time, 'schedule',
-         -- domain/keys.py schedule_fire_key, formatted here: in Python it was an eighth of a
-         -- 10,000-schedule burst's time (issue 43). Fire times are whole seconds.
-         'schedule:' || s.id || ':'
-           || to_char(v.fire_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-         'system', s.overlap = 'forbid', s.project, s.queue, s.version, v.trace_context
-    -- trace_contexts is empty unless tracing is on: unnest pads it with NULLs.
-    FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[],
-                %(trace_contexts)s::text[])
-         AS v(schedule_id, fire_time, trace_context)
-    JOIN schedules s ON s.id = v.schedule_id
-   ORDER BY v.fire_time, v.schedule_id
-      ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
-  RETURNING id, schedule_id, fire_time
+  SELECT (r.job).id, (r.job).schedule_id, (r.job).fire_time, r.notified
+    FROM insert_jobs_v1((
+      -- The rows as JSON objects keyed like NewJob: json_agg of the typed row (its column names
+      -- are the keys) costs about half of json_build_object's per-key calls (bench/RESULTS.md).
+      SELECT json_agg(f ORDER BY f.n) FROM (
+        SELECT v.n, s.project, s.handler, s.payload, s.priority, v.fire_time AS run_at,
+               s.max_attempts, s.timeout_seconds, 'schedule' AS trigger, s.id AS schedule_id,
+               v.fire_time,
+               -- domain/keys.py schedule_fire_key, formatted here: in Python it was an eighth
+               -- of a 10,000-schedule burst's time (issue 43). Fire times are whole seconds.
+               'schedule:' || s.id || ':'
+                 || to_char(v.fire_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                 AS idempotency_key,
+               'system' AS requested_by, s.overlap = 'forbid' AS exclusive, s.queue,
+               s.version AS schedule_version, v.trace_context
+          FROM (SELECT u.*, row_number() OVER (ORDER BY u.fire_time, u.schedule_id) AS n
+                  -- trace_contexts is empty unless tracing is on: unnest pads it with NULLs.
+                  FROM unnest(%(schedule_ids)s::bigint[], %(fire_times)s::timestamptz[],
+                              %(trace_contexts)s::text[])
+                       AS u(schedule_id, fire_time, trace_context)) v
+          JOIN schedules s ON s.id = v.schedule_id) f), true, %(channel)s) AS r
+   -- Not `r.job IS NOT NULL`: a row value is NOT NULL only when every column is.
+   WHERE (r.job).id IS NOT NULL
 ), advanced AS (
   UPDATE schedules s
      SET next_run_at = v.next_run_at,
@@ -144,12 +153,9 @@ WITH fired AS (
          AS v(id, next_run_at, last_run_at, missed, overlap_skipped)
    WHERE s.id = v.id
   RETURNING s.id
-), woken AS (
-  SELECT pg_notify(%(channel)s, '') FROM (SELECT 1 FROM fired LIMIT 1) AS any_job
 )
 SELECT f.id, f.schedule_id, f.fire_time,
-       (SELECT count(*) FROM advanced) AS advanced,
-       (SELECT count(*) FROM woken) AS woken
+       (SELECT count(*) FROM advanced) AS advanced, f.notified AS woken
   FROM fired f;
 
 -- name: schedules_next_due

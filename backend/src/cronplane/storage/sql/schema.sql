@@ -150,7 +150,8 @@ BEGIN
   -- Any number of jobs, each with its optional audit event, dependencies and batch, and one
   -- wake-up on ``channel``. The rows arrive as one JSON array of objects keyed like
   -- storage/job_insert.py NewJob (a missing key is NULL: the default below).
-  -- * eligible: the project is live and, unless ``admitted`` (the caller locked the project and
+  -- * eligible: the project is live (or archived, for a schedule's fire: what exists keeps
+  --   running) and, unless ``admitted`` (the caller locked the project and
   --   checked its quotas in this transaction, or the job is the system's), has neither a
   --   pending-jobs nor an enqueue-rate quota; an ineligible row writes nothing.
   -- * ids are drawn before the insert so the events, edges and answer find their job; a row whose
@@ -164,8 +165,8 @@ BEGIN
   -- * an event per row that names an action, appended in row order (the chain follows arrival).
   RETURN QUERY
   WITH input AS MATERIALIZED (
-    SELECT t.*, (p.slug IS NOT NULL) AS eligible,
-           CASE WHEN p.slug IS NOT NULL
+    SELECT t.*, e.eligible,
+           CASE WHEN e.eligible
                 THEN nextval(pg_get_serial_sequence('jobs', 'id')) END AS new_id
       FROM json_to_recordset(rows_json)
            AS t(n int, project text, handler text, payload jsonb, priority smallint,
@@ -179,6 +180,12 @@ BEGIN
       LEFT JOIN projects p
         ON p.slug = coalesce(t.project, 'default') AND p.archived_at IS NULL
        AND (admitted OR (p.max_pending_jobs IS NULL AND p.enqueue_per_minute IS NULL))
+      CROSS JOIN LATERAL (
+        SELECT p.slug IS NOT NULL
+               OR (admitted AND t.trigger = 'schedule' AND t.fire_time IS NOT NULL
+                   AND EXISTS (SELECT 1 FROM projects a
+                                WHERE a.slug = coalesce(t.project, 'default')))
+               AS eligible) e
   ), edge AS MATERIALIZED (
     SELECT DISTINCT i.new_id AS job_id, u.upstream_id, u.run_when,
            coalesce(u.run_when, i.run_when, 'succeeded') AS rule
