@@ -35,19 +35,7 @@ from bench.drain_api import CRONPLANE
 from bench.queue import preload
 from bench.writes import _tree
 
-# The imports of cli.worker up to its first claim (test_worker_start_imports names the same).
-WORKER_IMPORTS = ("import cronplane.cli\n"
-                  "from cronplane.observability.logging import configure_logging\n"
-                  "from cronplane.storage import migrator\n"
-                  "from cronplane.execution.plane import build_plane\n"
-                  "from cronplane.execution.runner import ExecutionRunner\n"
-                  "from cronplane.storage.database import Database\n"
-                  "from cronplane.observability import tracing\n"
-                  "from cronplane.lifecycle import Shutdown\n"
-                  "from cronplane.observability.probe_server import ProbeServer\n"
-                  # build_plane loads the handlers before the first claim.
-                  "from cronplane.handlers.registry import default_registry\n"
-                  "default_registry()\n")
+from cronplane.cli_worker_start import WORKER_START_CODE
 
 
 def _env(pythonpath: str | None, **extra: str) -> dict[str, str]:
@@ -102,7 +90,7 @@ def one(server: BenchServer, template: str, tree: Path | None) -> dict[str, Any]
         server.drop(name)
     return {"first_claim_s": round(claim, 3),
             "import_cli_s": round(_import_seconds("import cronplane.cli", pythonpath), 3),
-            "import_worker_s": round(_import_seconds(WORKER_IMPORTS, pythonpath), 3)}
+            "import_worker_s": round(_import_seconds(WORKER_START_CODE, pythonpath), 3)}
 
 
 def main(argv: list[str]) -> int:

@@ -10,25 +10,17 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from cronplane.cli_worker_start import WORKER_START_CODE
+
 HEAVY = ("sqlalchemy", "alembic", "flask", "flask_smorest", "marshmallow", "opentelemetry",
          "jsonschema", "urllib3", "smtplib", "requests", "yaml")
 
 
 def test_the_worker_command_imports_neither_the_orm_nor_the_http_client() -> None:
-    # What `cronplane worker` imports before its first claim (cli.worker), in a fresh interpreter.
+    # What `cronplane worker` imports before its first claim, in a fresh interpreter.
     code = ("import sys\n"
             f"HEAVY = {HEAVY!r}\n"
-            "import cronplane.cli\n"
-            "from cronplane.storage import migrator\n"
-            "from cronplane.execution.plane import build_plane\n"
-            "from cronplane.execution.runner import ExecutionRunner\n"
-            "from cronplane.storage.database import Database\n"
-            "from cronplane.observability import tracing\n"
-            "from cronplane.lifecycle import Shutdown\n"
-            "from cronplane.observability.probe_server import ProbeServer\n"
-            # build_plane loads the handlers (built-ins and entry points) before the first claim.
-            "from cronplane.handlers.registry import default_registry\n"
-            "default_registry()\n"
+            f"{WORKER_START_CODE}"
             "leaked = sorted(m for m in sys.modules\n"
             "                if m.split('.')[0] in HEAVY\n"
             "                or m.startswith('cronplane.client')\n"
