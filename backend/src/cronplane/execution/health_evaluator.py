@@ -11,15 +11,20 @@ Timing: a round every ``interval`` seconds (default 1 s), so a schedule that cro
 ``max_lateness_seconds`` is ``late`` — and its ``schedule.late`` queued — within about a second.
 
 What a round reads (issue 43): not every schedule, only those whose facts can have moved since
-the last round (storage/sql/health.sql ``health_candidates``) plus those it saw in flight (a fire
-not started, waiting or running, or due and not fired). The set is complete because facts move
-only by (a) time passing a threshold — kept as ``recheck_at`` (domain/health.py next_change);
-(b) an edit — ``updated_at``; (c) a job of the schedule made, started or ended: a job the last
-round saw unfinished is carried into this one, and one it did not see was committed after that
-round began, so it was claimed and finished after it too (``finished_at`` since then). A new
-term starts with one round over every schedule (the last leader's in-flight set is not known).
+the last round (storage/sql/health.sql ``health_candidates``). The set is complete because facts
+move only by (a) time passing a threshold — kept as ``recheck_at`` (domain/health.py
+next_change); (b) an edit — ``updated_at``; (c) a job of the schedule made, started or ended. Of
+(c), only an end can change a schedule whose alerts do not watch fires in flight (no
+``max_lateness_seconds``, no ``max_runtime_seconds``): such a schedule is not evaluated while its
+fire waits or runs, only once the run ends. An end is seen either way: the jobs in flight when
+the last round began are carried into this one, and a schedule is evaluated once one of them is
+no longer in flight; a job the last round did not see was committed after that round began, so
+it was claimed and finished after it too (``finished_at`` since then). A new term starts with
+one round over every schedule (the last leader's in-flight set is not known).
 With nothing due or running a round is a few empty index ranges: with 10,000 schedules serve
-spent ~20% of a core evaluating all of them every second.
+spent ~20% of a core evaluating all of them every second; and with 10,000 fires due in one
+second it evaluated all of them every second until the last one had run, 6–8 s of Postgres's
+time in the 10 s after the boundary, beside the claims of those fires (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ def evaluate_row(row: dict[str, Any]) -> tuple[Evaluation, list[ScheduleEvent]]:
     since = row["since"] if row["evaluated"] and row["state"] == state else now
     alerts_json = statuses_to_json(states)
     recheck = next_change(config, facts, row["next_run_at"])
-    evaluation = Evaluation(in_flight=bool(row["in_flight"]))
+    evaluation = Evaluation()
     changed = (not row["evaluated"] or row["state"] != state or since != row["since"]
                or stored_success != last_success
                or row["stored_consecutive_failures"] != streak
@@ -138,11 +143,11 @@ class HealthEvaluator(FencedLoop):
         # The last round of this term (see the module docstring): its time and in-flight set.
         self._term: int | None = None
         self._since: datetime | None = None
-        self._in_flight: set[int] = set()
+        self._in_flight: dict[int, frozenset[int]] = {}
 
     def lead(self, grant: LeaseGrant) -> float:
         if grant.fencing_token != self._term:  # a new term: its first round reads every schedule
-            self._term, self._since, self._in_flight = grant.fencing_token, None, set()
+            self._term, self._since, self._in_flight = grant.fencing_token, None, {}
         result = self.store.evaluate(grant.owner, grant.fencing_token, _evaluate, sink=self.sink,
                                      idle_timeout_seconds=self.idle_timeout_seconds,
                                      since=self._since, carried=self._in_flight)

@@ -9,7 +9,7 @@ notification jobs the callback returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,7 +49,6 @@ class Evaluation:
     """The writes for one schedule (any part may be empty)."""
 
     row: HealthRow | None = None
-    in_flight: bool = False  # look at it again next round (health_facts.in_flight)
     audits: list[AuditEntry] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)  # notification events (OutboundEvent)
 
@@ -68,7 +67,9 @@ class EvaluationResult:
     events: int = 0
     # The fence's database time: what the next round's candidates are read since.
     db_now: datetime | None = None
-    in_flight: set[int] = field(default_factory=set)
+    # Schedule → its jobs in flight when the round began (0: a fire due and not made): the next
+    # round evaluates a schedule once one of them is no longer in flight (health_candidates).
+    in_flight: dict[int, frozenset[int]] = field(default_factory=dict)
 
 
 # Schedules evaluated per fenced transaction (see evaluate).
@@ -88,10 +89,19 @@ class HealthStore:
 
     def evaluate(self, owner: str, fencing_token: int, evaluate: Evaluate, *,
                  sink: EventSink | None = None, idle_timeout_seconds: float = 1.0,
-                 since: datetime | None = None, carried: Collection[int] = ()
-                 ) -> EvaluationResult:
+                 since: datetime | None = None,
+                 carried: Mapping[int, frozenset[int]] | None = None) -> EvaluationResult:
         """One round. ``since``: the last round's ``db_now`` (None: every live schedule);
-        ``carried``: its ``in_flight`` schedules, evaluated again whatever the candidates say.
+        ``carried``: its ``in_flight``.
+
+        Evaluated: every candidate that changed (a threshold passed, an edit, a run ended); one
+        with a fire in flight only if its alerts watch fires in flight (lateness, run time); one
+        carried whose job in flight is no longer in flight (its run ended, or its fire was
+        retried or cancelled), even if its ``finished_at`` is older than ``since`` (a completion
+        whose transaction began before this round's last one and committed after it). A
+        schedule without those alerts cannot change while its fire waits or runs: a burst of
+        10,000 fires due in one second used to be evaluated whole every second until the last
+        one started, in competition with the claims (issue 43).
 
         The candidates are read in one fenced transaction, their facts and writes in others of
         at most CHUNK schedules each: every fenced transaction holds the lease row FOR SHARE,
@@ -102,13 +112,18 @@ class HealthStore:
                                 idle_timeout_seconds=idle_timeout_seconds) as (conn, fence):
             # Read before any fact: a run not seen in flight by a later chunk ended after this.
             result.db_now = fence["db_now"]
+            candidates = conn.execute(QUERIES["health_candidates"], {
+                "edited_since": None if since is None else since - EDIT_SLACK,
+                "finished_since": None if since is None else since - FINISH_SLACK}).fetchall()
+            result.in_flight = {r["id"]: frozenset(r["in_flight_jobs"]) for r in candidates
+                                if r["in_flight_jobs"]}
             if since is None:
                 ids = {r["id"] for r in conn.execute(QUERIES["health_all"]).fetchall()}
             else:
-                ids = {r["id"] for r in conn.execute(QUERIES["health_candidates"], {
-                    "edited_since": since - EDIT_SLACK,
-                    "finished_since": since - FINISH_SLACK}).fetchall()}
-                ids.update(carried)
+                ids = {r["id"] for r in candidates
+                       if r["changed"] or (r["watched"] and r["in_flight_jobs"])}
+                ids.update(schedule for schedule, jobs in (carried or {}).items()
+                           if not jobs <= result.in_flight.get(schedule, frozenset()))
         ordered = sorted(ids)
         for start in range(0, len(ordered), CHUNK):
             with fenced_transaction(self.db, owner, fencing_token, lease=self.lease_name,
@@ -127,8 +142,6 @@ class HealthStore:
         events: list[Any] = []
         for row in rows:
             outcome = evaluate(row)
-            if outcome.in_flight:
-                result.in_flight.add(row["id"])
             if outcome.row is not None:
                 saved.append(outcome.row)
             audits.extend(outcome.audits)

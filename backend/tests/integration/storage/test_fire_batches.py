@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from cronplane.domain.keys import schedule_fire_key
 from cronplane.execution.health_evaluator import _evaluate
@@ -135,7 +136,7 @@ def test_idle_rounds_read_no_schedule_and_a_run_brings_its_schedule_back(
     assert fire_all(ScheduleStore(fresh_db), "leader-a", token) == 50
     health, checks = HealthStore(fresh_db), FireCheckStore(fresh_db)
     first = health.evaluate("leader-a", token, _evaluate)
-    assert first.schedules == 50 and first.in_flight == set(ids), "fires not started yet"
+    assert first.schedules == 50 and set(first.in_flight) == set(ids), "fires not started yet"
     with fresh_db.connection() as conn:  # every run ends (before the round's slack); one DEAD
         conn.execute("UPDATE jobs SET status = 'SUCCEEDED', attempt_count = 1, "
                      "finished_at = now() - interval '1 minute'")
@@ -161,6 +162,42 @@ def test_idle_rounds_read_no_schedule_and_a_run_brings_its_schedule_back(
     assert full.schedules == 50 and full.fire_times == 50
     quiet = checks.check("leader-a", token, settle=timedelta(0), since=full.db_now)
     assert quiet.schedules == 0, "no fire time to judge: no schedule is read"
+
+
+def test_a_fire_waiting_or_running_is_evaluated_each_round_only_if_its_alerts_watch_it(
+        fresh_db: Database) -> None:
+    """A burst's fires wait for a worker, then run (issue 43): a schedule whose alerts cannot
+    change meanwhile (no lateness or run-time limit) is evaluated when its run ends, not every
+    round before; one with a lateness limit is evaluated every round it waits."""
+    token = LeaseStore(fresh_db).heartbeat(LEASE, "leader-a", 30).fencing_token
+    plain = add_due(fresh_db, 20)
+    watched = add_due(fresh_db, 5, alerts=Jsonb({"max_lateness_seconds": 3600}))
+    assert fire_all(ScheduleStore(fresh_db), "leader-a", token) == 25
+    health = HealthStore(fresh_db)
+    first = health.evaluate("leader-a", token, _evaluate)
+    assert first.schedules == 25 and set(first.in_flight) == set(plain + watched)
+    waiting = health.evaluate("leader-a", token, _evaluate, since=first.db_now,
+                              carried=first.in_flight)
+    assert waiting.schedules == 5, (
+        "while the fires wait, only the schedules with a lateness limit are read again "
+        f"(read {waiting.schedules})")
+    with fresh_db.connection() as conn:  # the fires start
+        conn.execute("UPDATE jobs SET status = 'RUNNING', attempt_count = 1")
+    running = health.evaluate("leader-a", token, _evaluate, since=waiting.db_now,
+                              carried=waiting.in_flight)
+    assert running.schedules == 5, "a start changes nothing a plain schedule's alerts see"
+    with fresh_db.connection() as conn:  # the plain ones end, before the round's slack
+        conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = now() - interval "
+                     "'1 minute' WHERE schedule_id = ANY(%s)", (plain,))
+    ended = health.evaluate("leader-a", token, _evaluate, since=running.db_now,
+                            carried=running.in_flight)
+    assert ended.schedules == 25 and set(ended.in_flight) == set(watched), (
+        "a run that ended is evaluated: it was carried in flight")
+    with fresh_db.connection() as conn:
+        succeeded = conn.execute(
+            "SELECT count(*) AS n FROM schedule_health WHERE last_success_at IS NOT NULL"
+        ).fetchone()
+    assert succeeded == {"n": 20}, "every ended run's success is recorded"
 
 
 def test_a_renewal_passes_a_fenced_transaction_and_a_claim_waits_for_it(

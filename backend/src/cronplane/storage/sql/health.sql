@@ -5,36 +5,51 @@
 -- schedule (issue 43; execution/health_evaluator.py says why the set is complete).
 
 -- name: health_candidates
--- The schedules whose facts may have moved since the last round, each from an index:
+-- The schedules whose facts may have moved since the last round, each from an index, one row per
+-- schedule: ``changed`` (evaluate it now) and the jobs it has in flight.
+-- changed:
 -- * a threshold of time passed (recheck_at, ix_schedule_health_recheck_at);
 -- * created or edited (updated_at, ix_schedules_updated_at): alerts, pause, cron;
 -- * a run ended (finished_at, ix_jobs_finished_at);
--- * a fire not started, waiting on its upstream, or running (the partial indexes the facts
---   read): its lateness, start and end are what health is about;
+-- in flight (``in_flight_jobs``; 0 stands for a fire due and not made), read from the partial
+-- indexes the facts read:
+-- * a fire not started, waiting on its upstream, or running: its lateness, start and end are
+--   what health is about;
 -- * due and not fired (ix_schedules_due): a scheduler that does not fire it makes it late.
-SELECT DISTINCT c.id FROM (
-  SELECT h.schedule_id AS id FROM schedule_health h
+-- ``watched``: the schedule's alerts look at a fire in flight (max_lateness_seconds,
+-- max_runtime_seconds). One without them cannot change while its fires wait or run, only when a
+-- run ends: the caller evaluates it then, not every round while 10,000 fires of one second wait
+-- for a worker (issue 43: the facts of 10,000 schedules a round competed with their claims).
+SELECT c.id, bool_or(c.changed) AS changed,
+       array_agg(c.job_id) FILTER (WHERE NOT c.changed) AS in_flight_jobs,
+       (s.alerts ->> 'max_lateness_seconds') IS NOT NULL
+         OR (s.alerts ->> 'max_runtime_seconds') IS NOT NULL AS watched
+  FROM (
+  SELECT h.schedule_id AS id, true AS changed, NULL::bigint AS job_id FROM schedule_health h
    WHERE h.recheck_at IS NOT NULL AND h.recheck_at <= cronplane_statement_now()
   UNION ALL
-  SELECT s.id FROM schedules s WHERE s.updated_at >= %(edited_since)s
+  SELECT s.id, true, NULL FROM schedules s WHERE s.updated_at >= %(edited_since)s
   UNION ALL
-  SELECT j.schedule_id FROM jobs j
+  SELECT j.schedule_id, true, NULL FROM jobs j
    WHERE j.finished_at IS NOT NULL AND j.finished_at >= %(finished_since)s
      AND j.schedule_id IS NOT NULL
   UNION ALL
   -- (due: a fire written ahead of its due time, docs/adr/0043, is not late before it; by the
   -- due ones of ix_jobs_pending_run_at, not every minutely schedule's next fire each round)
-  SELECT j.schedule_id FROM jobs j
+  SELECT j.schedule_id, false, j.id FROM jobs j
    WHERE j.status = 'PENDING' AND j.run_at <= cronplane_statement_now()
      AND j.attempt_count = 0 AND j.schedule_id IS NOT NULL
   UNION ALL
-  SELECT j.schedule_id FROM jobs j WHERE j.status = 'WAITING' AND j.schedule_id IS NOT NULL
+  SELECT j.schedule_id, false, j.id FROM jobs j
+   WHERE j.status = 'WAITING' AND j.schedule_id IS NOT NULL
   UNION ALL
-  SELECT j.schedule_id FROM jobs j WHERE j.status = 'RUNNING' AND j.schedule_id IS NOT NULL
+  SELECT j.schedule_id, false, j.id FROM jobs j
+   WHERE j.status = 'RUNNING' AND j.schedule_id IS NOT NULL
   UNION ALL
-  SELECT s.id FROM schedules s
+  SELECT s.id, false, 0 FROM schedules s
    WHERE s.deleted_at IS NULL AND NOT s.paused AND s.next_run_at < cronplane_statement_now()
-) c;
+) c JOIN schedules s ON s.id = c.id
+ GROUP BY c.id, s.alerts;
 
 -- name: health_all
 -- Every live schedule: a new leader's first round (it knows nothing of the last round).
@@ -49,14 +64,10 @@ SELECT s.id FROM schedules s WHERE s.deleted_at IS NULL;
 --   (ix_jobs_unstarted_schedule, small: only waiting fires) or, when no scheduler enqueued it,
 --   next_run_at already in the past; or a chained fire still WAITING on its upstream
 --   (ix_jobs_waiting_schedule): a chain that waits past max_lateness_seconds is late;
--- * the oldest attempt still RUNNING (ix_jobs_running_schedule);
--- * in_flight: a fire not started, waiting or running, or due and not fired: the evaluator looks
---   at the schedule again next round (the end of a run it saw running is what it must not miss).
+-- * the oldest attempt still RUNNING (ix_jobs_running_schedule).
+-- What is in flight, for the next round, comes from health_candidates.
 SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.next_run_at,
        cronplane_statement_now() AS db_now, h.recheck_at AS stored_recheck_at,
-       (unstarted.fire_time IS NOT NULL OR waiting.fire_time IS NOT NULL
-        OR running.started_at IS NOT NULL
-        OR (NOT s.paused AND s.next_run_at < cronplane_statement_now())) AS in_flight,
        h.schedule_id IS NOT NULL AS evaluated, h.state, h.since,
        h.last_success_at AS stored_last_success_at,
        h.consecutive_failures AS stored_consecutive_failures, h.alerts AS alert_states,
