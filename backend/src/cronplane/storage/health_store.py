@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from cronplane.domain.health import RECENT_RUNS
@@ -112,16 +113,19 @@ class HealthStore:
                                 idle_timeout_seconds=idle_timeout_seconds) as (conn, fence):
             # Read before any fact: a run not seen in flight by a later chunk ended after this.
             result.db_now = fence["db_now"]
-            candidates = conn.execute(QUERIES["health_candidates"], {
-                "edited_since": None if since is None else since - EDIT_SLACK,
-                "finished_since": None if since is None else since - FINISH_SLACK}).fetchall()
-            result.in_flight = {r["id"]: frozenset(r["in_flight_jobs"]) for r in candidates
-                                if r["in_flight_jobs"]}
+            # Tuples, not dicts: in a burst every due schedule is a row here, every round.
+            candidates = conn.cursor(row_factory=tuple_row).execute(
+                QUERIES["health_candidates"], {
+                    "edited_since": None if since is None else since - EDIT_SLACK,
+                    "finished_since": None if since is None else since - FINISH_SLACK}
+            ).fetchall()
+            result.in_flight = {schedule: frozenset(jobs)
+                                for schedule, _changed, jobs, _watched in candidates if jobs}
             if since is None:
                 ids = {r["id"] for r in conn.execute(QUERIES["health_all"]).fetchall()}
             else:
-                ids = {r["id"] for r in candidates
-                       if r["changed"] or (r["watched"] and r["in_flight_jobs"])}
+                ids = {schedule for schedule, changed, jobs, watched in candidates
+                       if changed or (watched and jobs)}
                 ids.update(schedule for schedule, jobs in (carried or {}).items()
                            if not jobs <= result.in_flight.get(schedule, frozenset()))
         ordered = sorted(ids)
