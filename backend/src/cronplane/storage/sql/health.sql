@@ -91,16 +91,24 @@ SELECT s.id, s.project, s.name, s.paused, s.alerts, s.notify, s.created_at, s.ne
        AND j.fire_time IS NOT NULL AND j.fire_time <= cronplane_statement_now()
      ORDER BY j.fire_time LIMIT 1
   ) unstarted ON true
-  LEFT JOIN LATERAL (
-    SELECT j.fire_time FROM jobs j
-     WHERE j.schedule_id = s.id AND j.status = 'WAITING' AND j.fire_time IS NOT NULL
-     ORDER BY j.fire_time LIMIT 1
-  ) waiting ON true
-  LEFT JOIN LATERAL (
-    SELECT min(a.started_at) AS started_at FROM jobs j
+  -- Waiting and running: one pass over the chunk's ids, not a lookup per schedule. As a
+  -- lateral per schedule the planner, expecting ~1 RUNNING row, read the whole of
+  -- ix_jobs_running_queue (every RUNNING job, dead entries included) once per schedule: 1,000
+  -- schedules × the burst's thousands of entries, 1.4–7 s a chunk during and after a burst of
+  -- 10,000 fires (auto_explain, bench/RESULTS.md, issue 43). Grouped over = ANY, any index it
+  -- picks is read once.
+  LEFT JOIN (
+    SELECT j.schedule_id, min(j.fire_time) AS fire_time FROM jobs j
+     WHERE j.schedule_id = ANY (%(ids)s::bigint[]) AND j.status = 'WAITING'
+       AND j.fire_time IS NOT NULL
+     GROUP BY j.schedule_id
+  ) waiting ON waiting.schedule_id = s.id
+  LEFT JOIN (
+    SELECT j.schedule_id, min(a.started_at) AS started_at FROM jobs j
       JOIN attempts a ON a.job_id = j.id AND a.number = j.attempt_count
-     WHERE j.schedule_id = s.id AND j.status = 'RUNNING'
-  ) running ON true
+     WHERE j.schedule_id = ANY (%(ids)s::bigint[]) AND j.status = 'RUNNING'
+     GROUP BY j.schedule_id
+  ) running ON running.schedule_id = s.id
  WHERE s.deleted_at IS NULL AND s.id = ANY (%(ids)s::bigint[])
  ORDER BY s.id;
 
