@@ -377,3 +377,54 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
             sorted(c.job_id for c in batch)
     finally:
         db.close()
+
+
+def _plan_nodes(node: dict) -> Iterator[dict]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_a_burst_of_exclusive_fires_is_claimed_without_a_lookup_per_candidate_on_stale_statistics(
+        pg, fresh_database_url: str) -> None:
+    """Fires written ahead (ADR 0043) become ready together, after statistics that saw no
+    PENDING job. The claim's overlap=forbid test for an earlier ready job of the same schedule
+    then walked every ready entry of ix_jobs_ready once per candidate (15 s per claim of 520 with
+    10,000 ready, issue 43). It looks per candidate only on schedules that have two ready
+    exclusive jobs, and still claims one job per schedule and the earlier one first."""
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        schedules = [r[0] for r in conn.execute(
+            "INSERT INTO schedules (name, handler, cron, overlap) SELECT 'burst-' || g, 'noop', "
+            "'0 0 0 * * *', 'forbid' FROM generate_series(1, 300) g RETURNING id").fetchall()]
+        conn.execute("INSERT INTO jobs (handler, payload, status, attempt_count, trigger, "
+                     "schedule_id, exclusive, finished_at) SELECT 'noop', '{}', 'SUCCEEDED', 1, "
+                     "'schedule', id, true, now() FROM unnest(%s::bigint[]) id", (schedules,))
+    with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")  # no PENDING job, as before the fires are written
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO jobs (handler, payload, trigger, schedule_id, exclusive, run_at) "
+                     "SELECT 'noop', '{}', 'schedule', id, true, now() - interval '1 minute' "
+                     "FROM unnest(%s::bigint[]) id", (schedules,))
+        # One schedule has a second ready fire, later than the first: only the first may run.
+        first, second = (r[0] for r in conn.execute(
+            "INSERT INTO jobs (handler, payload, trigger, schedule_id, exclusive, run_at) "
+            "VALUES ('noop', '{}', 'schedule', %(s)s, true, now() - interval '2 minutes'), "
+            "('noop', '{}', 'schedule', %(s)s, true, now() - interval '30 seconds') "
+            "RETURNING id", {"s": schedules[0]}).fetchall())
+    with psycopg.connect(fresh_database_url) as conn:
+        [[plan]] = conn.execute(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + QUERIES["claim_jobs"],
+            {"limit": 1000, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
+        conn.rollback()
+    lookups = [n for n in _plan_nodes(plan[0]["Plan"]) if n.get("Alias") == "e"]
+    loops = sum(n.get("Actual Loops", 0) for n in lookups)
+    assert loops <= 3, (f"the earlier-ready-job lookup ran {loops} times for 302 candidates: "
+                        "it must run only for the schedule with two ready fires")
+    db = Database(fresh_database_url, application_name="cronplane-test")
+    try:
+        claimed = JobStore(db).claim(W, 1000, 30)
+    finally:
+        db.close()
+    ids = {c.job_id for c in claimed}
+    assert len(claimed) == 300 and first in ids and second not in ids, \
+        "one job per schedule, the earlier of the two"

@@ -57,12 +57,24 @@ WITH lanes AS MATERIALIZED (
                NOT EXISTS (SELECT 1 FROM jobs r
                             WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
                               AND r.exclusive)
-           AND NOT EXISTS (SELECT 1 FROM jobs e
-                            WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
-                              AND e.exclusive AND e.run_at <= cronplane_now() AND e.id <> c.id
-                              AND (e.priority > c.priority
-                                   OR (e.priority = c.priority
-                                       AND (e.run_at, e.id) < (c.run_at, c.id))))))
+           -- An earlier ready one is looked for only on the schedules that have two or more
+           -- ready exclusive jobs: that set is read once per claim (an InitPlan; almost always
+           -- empty), not once per candidate. Per candidate, the planner, with statistics taken
+           -- before a burst's fires were written (ANALYZE had seen no PENDING job), answered
+           -- the lookup by walking ix_jobs_ready's every ready entry instead of one probe of
+           -- ix_jobs_pending_exclusive: 10,000 fires due at once, ~30 ms per candidate, 15 s per
+           -- claim of 520 (issue 43).
+           AND (NOT c.schedule_id = ANY (ARRAY(
+                  SELECT d.schedule_id FROM jobs d
+                   WHERE d.status = 'PENDING' AND d.exclusive AND d.run_at <= cronplane_now()
+                   GROUP BY d.schedule_id HAVING count(*) > 1))
+                OR NOT EXISTS (SELECT 1 FROM jobs e
+                                WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
+                                  AND e.exclusive AND e.run_at <= cronplane_now()
+                                  AND e.id <> c.id
+                                  AND (e.priority > c.priority
+                                       OR (e.priority = c.priority
+                                           AND (e.run_at, e.id) < (c.run_at, c.id)))))))
        ORDER BY c.priority DESC, c.run_at, c.id
        LIMIT l.room
        FOR UPDATE SKIP LOCKED) c
