@@ -103,7 +103,15 @@ class Reclaimed:
 # run in autocommit on a connection owned by the calling service thread (the worker loop, the
 # completer, the heartbeater, the watchdog), so one claim or one flush is one round trip, with
 # no pool checkout check, no BEGIN and no COMMIT of its own.
-HOT_SESSION = "SET synchronous_commit = off"
+ASYNC_COMMIT = "SET synchronous_commit = off"
+
+# The claim is estimated far above jit_above_cost (100,000 by default; ~2.4M with 50,000 ready
+# jobs) while it touches a few hundred rows, and a server built with JIT (Debian's, Patroni's,
+# CloudNativePG's; jit=on is Postgres's default) compiles such a plan again at every execution:
+# 2.0–2.4 s per claim of 100 against 10–19 ms without (issue 43, bench/RESULTS.md). No OLTP
+# statement gains from JIT. A session SET is safe here: the hot connections are sessions of
+# their own (the direct URL when there is a pooler, ADR 0028), never a pooler's shared one.
+HOT_SESSION = "SET jit = off"
 
 
 class JobStore:
@@ -120,8 +128,9 @@ class JobStore:
         conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             conn = self.db.dedicated(autocommit=True)
+            conn.execute(HOT_SESSION)
             if self.async_commit:
-                conn.execute(HOT_SESSION)
+                conn.execute(ASYNC_COMMIT)
             self._local.conn = conn
             with self._hot_lock:
                 self._hot_conns.append(conn)
