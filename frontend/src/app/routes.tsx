@@ -42,7 +42,7 @@ function RequireAuth() {
   if (loading) {
     return (
       <Center mih="100vh">
-        <Loader aria-label="Loading session" />
+        <Loader role="status" aria-label="Loading session" />
       </Center>
     );
   }
@@ -70,7 +70,7 @@ function PageSuspense() {
     <Suspense
       fallback={
         <Center mih="40vh">
-          <Loader aria-label="Loading page" />
+          <Loader role="status" aria-label="Loading page" />
         </Center>
       }
     >

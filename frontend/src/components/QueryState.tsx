@@ -25,7 +25,9 @@ export function QueryState({
   if (isPending) {
     return (
       <Center py="xl" aria-busy="true">
-        <Loader size="sm" aria-label="Loading" />
+        {/* A spinner is a status: a name on a span with no role is one axe forbids
+            (aria-prohibited-attr), and a screen reader would not announce it. */}
+        <Loader size="sm" role="status" aria-label="Loading" />
       </Center>
     );
   }

@@ -95,7 +95,7 @@ export function CronBuilder({ expression, timezone, onChange, error }: CronField
               Normalised by the server: <code>{described.data.expression}</code>
             </Text>
           )}
-          {check.valid && (described.isFetching || stale) && !described.data && <Loader size="xs" aria-label="Computing next runs" />}
+          {check.valid && (described.isFetching || stale) && !described.data && <Loader size="xs" role="status" aria-label="Computing next runs" />}
           {check.valid && described.data && !described.isError && (
             <div style={{ opacity: stale ? 0.5 : 1 }}>
               <Text size="sm" fw={500} mb={4}>

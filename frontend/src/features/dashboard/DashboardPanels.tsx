@@ -31,7 +31,7 @@ const HourlyThroughputChart = lazy(async () => ({ default: (await import('./Thro
 function ChartPlaceholder() {
   return (
     <Box h={244} style={{ display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
-      <Loader size="sm" aria-label="Loading chart" />
+      <Loader size="sm" role="status" aria-label="Loading chart" />
     </Box>
   );
 }
