@@ -195,10 +195,10 @@ test-checks: lint typecheck imports check-frontend
 # waits are the ones a busy CPU hurts (Vitest beside the backend suite timed out on a loaded box).
 # Each stage's output is printed whole when it ends (--output-sync), every stage runs even when an
 # earlier one failed, and make test fails when any did.
-# The Python and npm installs are independent: on a clean clone they run side by side.
+# The Python install and the console's (npm ci, then its build) are independent: on a clean clone
+# they run side by side.
 test: system-deps
-	@$(MAKE) --no-print-directory -j2 $(STAMP) $(FRONTEND_STAMP)
-	@$(MAKE) --no-print-directory frontend
+	@$(MAKE) --no-print-directory -j2 $(STAMP) $(FRONTEND_DIST)
 	@failed=""; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-checks \
 	  || failed="$$failed test-backend/test-checks"; \

@@ -151,6 +151,10 @@ export default defineConfig({
     // One environment and one import of Mantine/React per worker, not per file; src/test/setup.ts
     // puts back what a file could leave behind (globals, storage, cookies, URL, the app's modules).
     isolate: false,
+    // Two workers on two cores: Vitest's default (the cores less one) ran the 66 files on one
+    // thread, 0.9 of a core busy for ~58 s on an idle box; two took 46 s where one took 95-149 s
+    // at load 8-14 (bench/RESULTS.md, 2026-12-07). The files wait on user-event and timers too.
+    maxWorkers: 2,
     // Two-core CI machines: user-event typing in a Mantine form can pass 5 s under load.
     testTimeout: 15_000,
   },
