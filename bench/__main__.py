@@ -13,7 +13,8 @@ import importlib
 import sys
 
 AREAS = ("queue", "scheduler", "api", "history", "cron", "audit", "output", "console",
-         "drain-api", "fire-burst", "fire-batch", "drain-pgbouncer", "writes", "worker-start")
+         "drain-api", "fire-burst", "fire-batch", "drain-pgbouncer", "writes", "worker-start",
+         "job-cost")
 
 
 def run(area: str, argv: list[str]) -> int:

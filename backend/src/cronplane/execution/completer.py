@@ -61,6 +61,7 @@ class Completer(LoopService):
         self.flushes = 0
         self.flushed = threading.Condition()
         self._after_write: list[Callable[[], None]] = []
+        self._before_write: list[Callable[[], None]] = []
 
     # -- service -----------------------------------------------------------------------------
     def tick(self) -> float:
@@ -90,6 +91,13 @@ class Completer(LoopService):
         """Call ``callback`` (on the completer's thread) after every written batch: the worker
         claims again as soon as a backlog that held it back is written."""
         self._after_write.append(callback)
+
+    def before_write(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the writing thread) before every batch is written: the worker
+        adds the batch's run times to the metrics then (each was handed over before its outcome
+        was submitted), so a finished job's run is already in them. A failing callback is logged
+        and the batch written all the same."""
+        self._before_write.append(callback)
 
     def submit(self, outcome: Outcome) -> None:
         with self._cond:
@@ -128,6 +136,11 @@ class Completer(LoopService):
             return self.flushed.wait_for(lambda: self.applied + self.rejected >= count, timeout)
 
     def _write(self, batch: list[Outcome]) -> list[Applied]:
+        for before in self._before_write:
+            try:
+                before()
+            except Exception:
+                self.log.exception("before-write callback failed; writing the outcomes anyway")
         for attempt in range(10):
             try:
                 results = self.store.complete(batch)

@@ -64,10 +64,10 @@ from cronplane.handlers.registry import Registry
 from cronplane.handlers.secret_source import SecretSource
 from cronplane.observability import tracing
 from cronplane.observability.metrics import (
-    observe_attempt_duration,
-    observe_claim_latency,
-    observe_handler_duration,
-    observe_job_wait,
+    ClaimObservation,
+    defer_attempt_duration,
+    flush_attempt_durations,
+    observe_claims,
 )
 from cronplane.security import job_tokens
 from cronplane.storage import batch_store, notify
@@ -152,6 +152,9 @@ class Worker(LoopService):
         self._cancel_hints: set[int] = set()  # jobs named by a cancel notice, not yet confirmed
         self.cancel_hints_ignored = 0  # notices for jobs with no cancel requested (tests)
         completer.after_write(self._outcomes_written)
+        # The run times the executor threads handed over, added to the metrics once per batch
+        # of outcomes, before it is written (observability/metrics.py, issue 43).
+        completer.before_write(flush_attempt_durations)
         # Called in the executor thread right before a handler runs (benchmarks, tests).
         self.on_handler_start: Any = None
 
@@ -238,6 +241,7 @@ class Worker(LoopService):
         except Exception:
             self.log.exception("could not flush completions at shutdown")
         self._release(leftover, "running")
+        flush_attempt_durations()
         for task in leftover:
             task.ctx.cancel(CancelReason.SHUTDOWN)
         self.pool.shutdown(max(0.1, timeout - (self.clock.monotonic() - started)))
@@ -255,6 +259,7 @@ class Worker(LoopService):
 
     # -- the loop ------------------------------------------------------------------------------
     def tick(self) -> float:
+        flush_attempt_durations()  # runs with no outcome written (lost attempts) are added too
         self._confirm_cancels()
         now = self.clock.monotonic()
         next_deadline = self._expire_timeouts(now)
@@ -313,11 +318,11 @@ class Worker(LoopService):
     def _dispatch(self, claims: list[ClaimedAttempt]) -> None:
         now = self.clock.monotonic()
         tasks = []
+        observed: list[ClaimObservation] = []
         for claim in claims:
-            observe_claim_latency(claim.claim_lag_seconds, claim.queue, claim.project)
-            if claim.number == 1:
-                observe_job_wait(claim.wait_seconds, project=claim.project, queue=claim.queue,
-                                 handler=claim.handler)
+            observed.append((claim.claim_lag_seconds,
+                             claim.wait_seconds if claim.number == 1 else None,
+                             claim.project, claim.queue, claim.handler))
             spec = self.registry.get(claim.handler)
             timeout = float(claim.timeout_seconds
                             or (spec.timeout if spec else DEFAULT_TIMEOUT_SECONDS))
@@ -335,6 +340,7 @@ class Worker(LoopService):
             if claim.cancel_requested:
                 ctx.cancel(CancelReason.REQUESTED)
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
+        observe_claims(observed)  # the round's claims, in the metrics before any of them runs
         self.pool.submit(tasks)
 
     def _issue_job_token(self, attempt_id: int) -> str:
@@ -402,9 +408,7 @@ class Worker(LoopService):
                 status = AttemptStatus.CANCELLED
         runtime = self.clock.monotonic() - task.started
         tracing.end_process(span, status, error)
-        observe_handler_duration(handler, runtime)
-        observe_attempt_duration(runtime, project=claim.project, queue=claim.queue,
-                                 handler=handler)
+        defer_attempt_duration(handler, runtime, project=claim.project, queue=claim.queue)
         self.prefetch.observe(runtime)
         return RunResult(status, result, error)
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -136,6 +139,101 @@ def observe_attempt_duration(seconds: float, *, project: str, queue: str, handle
     key = (project, queue, handler)
     child = _ATTEMPT_CHILDREN.get(key) or _bounded_child(_ATTEMPT_CHILDREN, ATTEMPT_DURATION, key)
     child.observe(seconds if seconds > 0.0 else 0.0)
+
+
+# -- per round instead of per job (issue 43) -------------------------------------------------------
+# ``Histogram.observe`` takes a lock and increments two values per observation; under ``serve``
+# (PROMETHEUS_MULTIPROC_DIR) every increment also reads the pid and writes the process's mmap
+# file, under one lock for the whole process: the executor threads and the claim loop queued on
+# it, ~25 % of serve's per-job Python (py-spy, bench/RESULTS.md). The worker's hot path instead
+# hands a round's observations over at once: per label set, one increment of the sum and one per
+# bucket touched. A scrape sees the same counts and sums (the sum added up in another order:
+# equal to the last bits of a float), a job's observations in before it is finished.
+def _observe_many(child: Histogram, amounts: Sequence[float]) -> None:
+    """``child.observe(a)`` for each ``a`` of ``amounts`` (none negative or NaN), at once."""
+    if not amounts:
+        return
+    bounds = child._upper_bounds
+    counts = [0] * len(bounds)
+    for amount in amounts:
+        counts[bisect_left(bounds, amount)] += 1  # the first bucket with amount <= bound
+    child._sum.inc(sum(amounts))
+    buckets = child._buckets
+    for index, count in enumerate(counts):
+        if count:
+            buckets[index].inc(count)
+
+
+def _queue_claim_child(project: str, queue: str) -> Histogram:
+    child = _QUEUE_CLAIM_CHILDREN.get((project, queue))
+    if child is None:
+        child = _QUEUE_CLAIM_CHILDREN[(project, queue)] = QUEUE_CLAIM_LATENCY.labels(
+            project=project, queue=queue)
+    return child
+
+
+# (claim lag, wait or None when not a first attempt, project, queue, handler)
+ClaimObservation = tuple[float, float | None, str, str, str]
+
+
+def observe_claims(claims: Iterable[ClaimObservation]) -> None:
+    """One claim round: what ``observe_claim_latency`` and (for first attempts, a wait that is
+    not None) ``observe_job_wait`` observe per claim."""
+    lags: dict[tuple[str, str], list[float]] = {}
+    waits: dict[tuple[str, str, str], list[float]] = {}
+    for lag, wait, project, queue, handler in claims:
+        lane = (project, queue)
+        (lags.get(lane) or lags.setdefault(lane, [])).append(lag if lag > 0.0 else 0.0)
+        if wait is not None:
+            key = (project, queue, handler)
+            (waits.get(key) or waits.setdefault(key, [])).append(wait if wait > 0.0 else 0.0)
+    every: list[float] = []
+    for (project, queue), amounts in lags.items():
+        _observe_many(_queue_claim_child(project, queue), amounts)
+        every.extend(amounts)
+    _observe_many(CLAIM_LATENCY, every)
+    for key, amounts in waits.items():
+        _observe_many(_WAIT_CHILDREN.get(key) or _bounded_child(_WAIT_CHILDREN, JOB_WAIT, key),
+                      amounts)
+
+
+# Attempt run times waiting to be added: appended by the executor threads (a deque's append
+# needs no lock of ours), added by ``flush_attempt_durations``.
+_DEFERRED: deque[tuple[str, str, str, float]] = deque()
+_FLUSH = threading.Lock()
+
+
+def defer_attempt_duration(handler: str, seconds: float, *, project: str, queue: str) -> None:
+    """What ``observe_handler_duration`` and ``observe_attempt_duration`` observe, added by the
+    next ``flush_attempt_durations``: the completer calls it before it writes a batch of outcomes
+    (the outcome of a run is submitted after this call), so a run is in the histograms before
+    its job is finished in the database; a scrape of this process, and the worker's loop at
+    every tick, call it too."""
+    _DEFERRED.append((project, queue, handler, seconds if seconds > 0.0 else 0.0))
+
+
+def flush_attempt_durations() -> None:
+    # Under the lock even when nothing waits: a flush in progress on another thread has taken
+    # runs it has not added yet, and whoever returns from here must find them added.
+    with _FLUSH:
+        if not _DEFERRED:
+            return
+        by_handler: dict[str, list[float]] = {}
+        by_key: dict[tuple[str, str, str], list[float]] = {}
+        pop = _DEFERRED.popleft
+        for _ in range(len(_DEFERRED)):  # only this function takes from the deque
+            project, queue, handler, seconds = pop()
+            (by_handler.get(handler) or by_handler.setdefault(handler, [])).append(seconds)
+            key = (project, queue, handler)
+            (by_key.get(key) or by_key.setdefault(key, [])).append(seconds)
+        for handler, amounts in by_handler.items():
+            child = _HANDLER_CHILDREN.get(handler)
+            if child is None:
+                child = _HANDLER_CHILDREN[handler] = HANDLER_DURATION.labels(handler=handler)
+            _observe_many(child, amounts)
+        for key, amounts in by_key.items():
+            _observe_many(_ATTEMPT_CHILDREN.get(key)
+                          or _bounded_child(_ATTEMPT_CHILDREN, ATTEMPT_DURATION, key), amounts)
 
 
 def observe_fire_lag(seconds: float) -> None:
@@ -299,6 +397,7 @@ def multiprocess_dir() -> str | None:
 
 def render(state: Callable[[], ClusterState] | None = None) -> tuple[bytes, str]:
     """The exposition text for one scrape and its content type."""
+    flush_attempt_durations()  # this process's runs not yet added (a scrape sees every run)
     collectors: list[object] = []
     if multiprocess_dir():
         registry = CollectorRegistry()

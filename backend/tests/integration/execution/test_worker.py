@@ -442,3 +442,26 @@ def test_claim_latency_and_handler_duration_are_observed_for_metrics(plane) -> N
                message="5 noop runs observed in cronplane_handler_duration_seconds")
     assert sample("cronplane_claim_latency_seconds_count") >= claims_before + 5, \
         "every claimed attempt must feed the claim latency histogram"
+
+
+def test_a_finished_jobs_run_is_in_the_histograms_before_the_job_is_finished(plane) -> None:
+    """The run times go to the metrics once per batch of outcomes (issue 43), before the batch is
+    written: whoever sees the jobs SUCCEEDED finds every one counted, with its claim and wait."""
+    import secrets
+
+    from prometheus_client import REGISTRY
+
+    ctx, _ = plane
+    queue = f"hist-{secrets.token_hex(3)}"
+    ids = jobs.enqueue_many(ctx.db, [jobs.JobRequest("noop", {}, queue=queue)
+                                     for _ in range(40)])
+    wait_until(lambda: all(status_of(ctx, i) == "SUCCEEDED" for i in ids), timeout=30,
+               message="40 noop jobs ran")
+    labels = {"project": "default", "queue": queue, "handler": "noop"}
+    for name, values in (("cronplane_attempt_duration_seconds", labels),
+                         ("cronplane_job_wait_seconds", labels),
+                         ("cronplane_queue_claim_latency_seconds",
+                          {"project": "default", "queue": queue})):
+        assert REGISTRY.get_sample_value(name + "_count", values) == 40, name
+        assert REGISTRY.get_sample_value(name + "_bucket", {**values, "le": "+Inf"}) == 40
+        assert (REGISTRY.get_sample_value(name + "_sum", values) or 0.0) >= 0.0
