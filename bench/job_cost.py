@@ -31,7 +31,7 @@ once by the leader's own fire statement (``ScheduleStore.fire_due``: fire key, s
 makes them. ``--before SRC`` runs another tree (e.g. ``git archive main backend/src
 migrations``, extracted: SRC is its ``backend/src``) on the same kind of preload, interleaved:
 before, after, before, after. ``--profile DIR`` records each run's process with ``py-spy``
-(raw folded stacks, 200 Hz, threads, idle excluded) during the measured window.
+(raw folded stacks, 500 Hz, threads, only the thread holding the GIL: the Python CPU) during the measured window.
 """
 
 from __future__ import annotations
@@ -303,7 +303,7 @@ def _measure(url: str, due: float, process: str, jobs: int, *, data_dir: str,
                 profile.mkdir(parents=True, exist_ok=True)
                 for pid in [proc.pid, *(c.pid for c in root.children(recursive=True))]:
                     spies.append(subprocess.Popen(
-                        [PY_SPY, "record", "--pid", str(pid), "--format", "raw", "--rate", "200",
+                        [PY_SPY, "record", "--pid", str(pid), "--format", "raw", "--rate", "500", "--gil",
                          "--nonblocking", "--threads", "--output",
                          str(profile / f"{label}-{pid}.txt")],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

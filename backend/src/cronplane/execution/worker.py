@@ -147,6 +147,7 @@ class Worker(LoopService):
         self.prefetch = PrefetchPolicy(self.config.concurrency, self.config.buffer,
                                        self.config.prefetch_wait)
         self._idle = False  # the last claim found nothing: slot frees need not wake the loop
+        self._handler_logs: dict[str, logging.Logger] = {}
         self.claimed = 0
         self._hints_lock = threading.Lock()
         self._cancel_hints: set[int] = set()  # jobs named by a cancel notice, not yet confirmed
@@ -329,7 +330,7 @@ class Worker(LoopService):
             ctx = HandlerContext(
                 job_id=claim.job_id, attempt=claim.number, payload=claim.payload,
                 cancelled=threading.Event(), deadline=now + timeout,
-                log=logging.getLogger(f"cronplane.handler.{claim.handler}"),
+                log=self._handler_log(claim.handler),
                 settings=self.settings, project=claim.project,
                 maintenance=self.store if self.db is not None else None,
                 notifications=self.notifications, monotonic=self.clock.monotonic,
@@ -342,6 +343,14 @@ class Worker(LoopService):
             tasks.append(Task(claim=claim, spec=spec, ctx=ctx, timeout=timeout, claimed=now))
         observe_claims(observed)  # the round's claims, in the metrics before any of them runs
         self.pool.submit(tasks)
+
+    def _handler_log(self, handler: str) -> logging.Logger:
+        # getLogger formats the name and takes logging's module lock: once per handler, not
+        # once per claimed job (the same logger either way: loggers are never replaced).
+        log = self._handler_logs.get(handler)
+        if log is None:
+            log = self._handler_logs[handler] = logging.getLogger(f"cronplane.handler.{handler}")
+        return log
 
     def _issue_job_token(self, attempt_id: int) -> str:
         # In the handler's thread, when it first asks: only the hash is stored, with the attempt.
