@@ -125,17 +125,23 @@ imports: $(STAMP)
 
 # The packaging test puts the built console into a wheel: build it first (it reuses frontend/dist).
 # The backend suite on BACKEND_WORKERS processes (they share the test server; tests/conftest.py
-# keeps their databases apart), then the few `serial` tests alone. --dist loadgroup: unit and
-# integration tests are scheduled one by one; a file that starts processes or servers per module
-# (acceptance/, deploy/, security/) stays whole on one worker (tests/conftest.py marks it).
+# keeps their databases apart), then the few `serial` tests alone, collected from the files that
+# spell `mark.serial` only (collecting all 2,300 tests again for one cost 9-12 CPU-s; conftest.py
+# refuses a serial test marked elsewhere). --dist loadgroup: unit and integration tests are
+# scheduled one by one; a file that starts processes or servers per module (acceptance/, deploy/,
+# security/) stays whole on one worker (tests/conftest.py marks it).
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the
+# suite starts a few hundred `cronplane` processes, each compiling what it imports without it
+# (~0.15 CPU-s of 1.2 for serve's), and pytest keeps its rewritten test modules only there.
 # The slowest 40 are printed: bench/RESULTS.md keeps the table.
 BACKEND_WORKERS ?= 3
 PYTEST_BACKEND := ../$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=dev
 test-backend: $(STAMP)
 	@if [ -f frontend/package.json ]; then $(MAKE) --no-print-directory frontend; fi
-	cd backend && $(PYTEST_BACKEND) -m "not chaos and not serial and not ha" \
+	cd backend && unset PYTHONDONTWRITEBYTECODE && $(PYTEST_BACKEND) -m "not chaos and not serial and not ha" \
 	    -n $(BACKEND_WORKERS) --dist loadgroup --durations=40; parallel=$$?; \
-	  $(PYTEST_BACKEND) -m "serial and not chaos"; serial=$$?; \
+	  $(PYTEST_BACKEND) -m "serial and not chaos" \
+	    $$(grep -rlw --include='test_*.py' 'mark\.serial' tests); serial=$$?; \
 	  exit $$(( parallel || serial ))
 
 # The edit loop: what needs neither a browser nor a process of its own (unit + integration),

@@ -75,12 +75,15 @@ def test_wheel_in_a_fresh_venv_serves_the_console(built, fresh_database_url, tmp
     assert install.returncode == 0, install.stderr
     # Dependencies from this venv, appended after the fresh venv's own site-packages.
     (Path(purelib) / "zz_cronplane_test_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    # Without the suite's PYTHONPATH: run from a worktree (PYTHONPATH=…/backend/src), the fresh
+    # venv would import that checkout ahead of the wheel it is here to test.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run([str(python), "-c", "import cronplane, sys; print(cronplane.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+                           capture_output=True, text=True, check=True, cwd=tmp_path, env=clean).stdout
     assert where.startswith(purelib), f"the wheel's cronplane, not the checkout's: {where}"
 
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
+    env = {k: v for k, v in clean.items() if not k.startswith(("CRONPLANE_", "DATABASE"))}
     env.update({"DATABASE_URL": fresh_database_url, "CRONPLANE_PORT": str(port),
                 "CRONPLANE_DATA_DIR": str(tmp_path / "data"), "CRONPLANE_HTTP_WORKERS": "1",
                 "CRONPLANE_EXECUTION": "off", "CRONPLANE_ENV": "test"})
