@@ -183,12 +183,12 @@ test-frontend: check-frontend
 # stack stays on one worker (xdist_group, --dist loadgroup); every other flow, the seeded day's
 # included, is scheduled on its own (each server starts on a copy of a data dir the run migrated
 # once, e2e/data_templates.py; a worker that runs a seeded-day flow seeds a server of its own).
-# The slowest 15 are printed.
+# The slowest 15 are printed; bytecode is written, as in test-backend.
 E2E_WORKERS ?= 3
 test-e2e: $(STAMP)
 	@if [ -d e2e ] && ls e2e/test_*.py >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory frontend && $(VENV)/bin/pytest -q -p no:cacheprovider \
-	    -n $(E2E_WORKERS) --dist loadgroup --durations=15 e2e; \
+	  $(MAKE) --no-print-directory frontend && unset PYTHONDONTWRITEBYTECODE && \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider -n $(E2E_WORKERS) --dist loadgroup --durations=15 e2e; \
 	else echo "no e2e suite yet"; fi
 
 # The static checks of both halves: they time nothing, so they may share the CPU with a suite.
