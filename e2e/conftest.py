@@ -42,12 +42,22 @@ CHROMIUM = os.environ.get("CRONPLANE_E2E_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    # No optimising JIT tiers (TurboFan, Maglev): each flow loads the console's bundle afresh in
+    # a new context and leaves within seconds, so the optimising compiles rarely paid for
+    # themselves. A scripted walk (6 loads per context, 3 contexts, interleaved): Chromium 14.6 →
+    # 13.1 CPU-s; with two axe runs per context 16.8 → 16.0 (axe's loops run slower, still a gain).
+    "--js-flags=--no-opt --no-maglev",
 ]
 E2E_SECRET_VALUE = "e2e-secret-value-never-shown"
 ADMIN_USERNAME = "admin"
 RECEIVER_HOST = "127.0.0.2"  # a loopback address of its own, allowed by the egress policy
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
+# What every browser context records (new_browser_context): "actions" (actions, network and
+# console, no DOM snapshots; the default), "full" (with the snapshots) or "off".
+TRACE = os.environ.get("CRONPLANE_E2E_TRACE", "actions").lower()
+if TRACE not in ("actions", "full", "off"):
+    raise ValueError(f"CRONPLANE_E2E_TRACE={TRACE!r}: one of actions, full, off")
 # UI waits: the console polls every 2-5 s, so a state change can take one poll to show.
 UI_TIMEOUT_MS = 15_000
 E2E_SECRET_VALUE = "e2e-s3cret-" + secrets.token_hex(6)  # CRONPLANE_SECRET_E2E_OUTPUT_TOKEN
@@ -484,10 +494,14 @@ def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], 
     def open_context(label: str = "main", **overrides: Any) -> BrowserContext:
         context = browser.new_context(**{**browser_context_args, **overrides})
         context.set_default_timeout(UI_TIMEOUT_MS)
-        # DOM snapshots per action, no screencast: recording a screenshot of every frame cost the
-        # (software-rendering) GPU process more CPU than the pages did; a failure still keeps a
-        # full-page screenshot below, and the trace viewer renders the snapshots.
-        context.tracing.start(title=f"{request.node.name} [{label}]", snapshots=True)
+        # Actions, network and console by default, no DOM snapshots and no screencast: the
+        # snapshots were taken on every action of every passing flow for the few that fail
+        # (a scripted walk: Chromium 17.0 CPU-s with them, 13.9 without; a screencast cost more
+        # than the pages did). A failure still keeps the trace and a full-page screenshot below;
+        # CRONPLANE_E2E_TRACE=full brings the snapshots back when the page at each step matters.
+        if TRACE != "off":
+            context.tracing.start(title=f"{request.node.name} [{label}]",
+                                  snapshots=TRACE == "full")
         console: list[str] = []
         context.on("console", lambda m: console.append(f"console.{m.type}: {m.text}")
                    if m.type in ("error", "warning") else None)
@@ -512,13 +526,72 @@ def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], 
                             full_page=True, timeout=5000)
                     except Exception as exc:  # noqa: BLE001 - evidence is best effort
                         print(f"e2e: no failure screenshot: {exc}", file=sys.stderr)
-                context.tracing.stop(path=str(artifacts / "traces" / f"{safe}-{label}.zip"))
+                if TRACE != "off":
+                    context.tracing.stop(
+                        path=str(artifacts / "traces" / f"{safe}-{label}.zip"))
                 (artifacts / "failures" / f"{safe}-{label}.console.txt").write_text(
                     "\n".join(console) or "(no console errors)")
-            else:
+            elif TRACE != "off":
                 context.tracing.stop()
         finally:
             context.close()
+
+
+SPA_CLIENT = {"X-Cronplane-Client": "spa"}  # cookies only, no tokens in the body (api/auth.py)
+
+
+def sign_in_over_http(target: Page | BrowserContext, server: Server, who: str,
+                      password: str | None = None) -> None:
+    """Sign ``target``'s browser context in without the login page: ``who`` is a role (ADMIN is
+    the bootstrap admin, OPERATOR and VIEWER the demo personas) or, with ``password``, a username.
+
+    The requests go through the context's own request API, so the session cookies the server sets
+    land in the context's cookie jar. That is all the console goes by: the HttpOnly access and
+    refresh cookies (the server's first-data block and ``GET /auth/me`` read them) and
+    ``csrf_access_token``, which the console echoes on every mutation (frontend/src/api/client.ts).
+    The "had a session" flag in sessionStorage is set by the console itself on its first load.
+    Each call is a new server-side session, so a flow that signs out or is locked ends only its own.
+    """
+    context = target if isinstance(target, BrowserContext) else target.context
+    api = f"{server.base_url}/api/v1"
+    if password is not None or who.upper() == "ADMIN":
+        username, secret = ((server.admin_username, server.admin_password) if password is None
+                            else (who, password))
+        answer = context.request.post(f"{api}/auth/login", headers=SPA_CLIENT,
+                                      data={"username": username, "password": secret})
+    else:
+        # As the login page does: the persona list sets the csrf_persona cookie, which the
+        # sign-in must echo in X-CSRF-TOKEN.
+        listed = context.request.get(f"{api}/auth/personas")
+        assert listed.ok, listed.text()
+        names = [p["name"] for p in listed.json() if str(p["role"]).upper() == who.upper()]
+        assert names, f"no demo persona with role {who}: {listed.text()}"
+        csrf = {c["name"]: c["value"] for c in context.cookies(server.base_url)}["csrf_persona"]
+        answer = context.request.post(f"{api}/auth/personas/{names[0]}/login",
+                                      headers={**SPA_CLIENT, "X-CSRF-TOKEN": csrf})
+    assert answer.ok, f"sign-in as {who} -> {answer.status}: {answer.text()}"
+    assert "csrf_access_token" in {c["name"] for c in context.cookies(server.base_url)}, \
+        "the sign-in set no session cookies"
+
+
+@pytest.fixture
+def signed_in(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """``signed_in(page, "OPERATOR")``: the page's context is signed in (over HTTP, not through
+    the login page) and still where it was — the flow then goes straight to the page it is about.
+
+    The login page costs a flow ~1.2 CPU-seconds of Chromium, and the dashboard it lands on ~0.4
+    more before the flow navigates away (measured: a first load with the session already in the
+    context is ~0.87); most flows need a user of a role, not a sign-in. The login page, its
+    buttons and the session's end keep UI sign-ins of their own (test_stack.py, test_account.py,
+    test_admin_schedules.py, test_operator.py, test_viewer.py, test_users_and_audit.py, …).
+    ``server=`` names another stack (the seeded day's); ``password=`` makes ``who`` a username.
+    """
+
+    def sign_in_as(target: Page | BrowserContext, who: str, password: str | None = None, *,
+                   server: Server | None = None) -> None:
+        sign_in_over_http(target, server or request.getfixturevalue("server"), who, password)
+
+    return sign_in_as
 
 
 @pytest.fixture

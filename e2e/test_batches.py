@@ -5,21 +5,23 @@ the batch's counts in its payload."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
-from console_pages import field_row, go_via_nav, sign_in_as_persona, table_rows, watch_text
+from console_pages import field_row, table_rows, watch_text
 from playwright.sync_api import Page, expect
 
 
 def test_a_batch_runs_to_completion_in_the_console_and_its_callback_opens(
-        page: Page, operator_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, operator_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     batch = operator_api.post("/batches", {
         "jobs": [{"handler": "sleep", "payload": {"seconds": 1}}] * 3 + [{"handler": "noop"}] * 2,
         "on_complete": {"handler": "noop", "payload": {"note": unique}}}, expect=202)
     batch_id, callback = batch["id"], batch["callback_job_id"]
 
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Batches")
+    signed_in(page, "OPERATOR")
+    page.goto("/batches")
     expect(page.get_by_role("heading", name="Batches")).to_be_visible()
     page.get_by_role("table", name="Batches").get_by_role("link", name=f"#{batch_id}",
                                                           exact=True).click()

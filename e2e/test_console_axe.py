@@ -25,7 +25,7 @@ import pytest
 from api_client import ApiClient, login
 from axe import COLOUR_RULES, axe_violations, require_axe, unreachable_scrollers
 from conftest import Server
-from console_pages import header_button, labelled, nav_hrefs, sign_in_as_persona
+from console_pages import header_button, labelled, nav_hrefs
 from playwright.sync_api import BrowserContext, Locator, Page, Request, expect
 from test_console_real_day import DESKTOP, PHONE
 
@@ -338,14 +338,12 @@ def _admin_forms(walk: Walk, day: dict[str, Any]) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("part", VIEWER_PARTS)
 def test_every_page_has_no_serious_accessibility_violation_as_viewer(
-        walk_page: Callable[[str], Walk], day: dict[str, Any], artifacts: Path,
-        part: str) -> None:
+        walk_page: Callable[[str], Walk], real_day_server: Server, day: dict[str, Any],
+        artifacts: Path, signed_in: Callable[..., None], part: str) -> None:
     require_axe()
     walk = walk_page(f"axe-viewer-{part}")
     page = walk.page
-    sign_in_as_persona(page, "VIEWER")
-    # The dashboard loaded as a page, as the walk always began. (The sign-in's session refreshes
-    # once stood open here until a load: the console left their answers unread, api/client.ts.)
+    signed_in(page, "VIEWER", server=real_day_server)
     walk.visit("/")
     if part == "lists":
         paths = _nav_paths(page)

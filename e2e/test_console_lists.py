@@ -5,9 +5,10 @@ action, the 412 dialog, DELETED, Quartz tokens named, audit prefixes and per-pag
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
-from console_pages import confirm, dialog, header_button, labelled, sign_in
+from console_pages import confirm, dialog, header_button, labelled
 from playwright.sync_api import Page, Route, expect
 
 
@@ -16,12 +17,13 @@ def _jobs_table(page: Page):
 
 
 def test_job_search_paging_names_and_titles(page: Page, server, admin_api: ApiClient,
-                                            unique: str) -> None:
+                                            unique: str, signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
     fired = admin_api.post(f"/schedules/{schedule['id']}/trigger", expect=202)
     jobs = [admin_api.create_job("fail", {"message": f"{unique}-ledger refused"}, max_attempts=1)
             for _ in range(3)] + [admin_api.create_job("noop", {}) for _ in range(8)]
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
+    page.goto("/")
     expect(page).to_have_title("Dashboard · cronplane")
 
     # An id, with or without #, names its job; a word prefix finds the rest.
@@ -57,11 +59,12 @@ def test_job_search_paging_names_and_titles(page: Page, server, admin_api: ApiCl
 
 
 def test_live_list_pauses_and_a_failed_load_offers_retry(page: Page, server,
-                                                        admin_api: ApiClient) -> None:
+                                                        admin_api: ApiClient,
+                                                        signed_in: Callable[..., None]) -> None:
     # A job of its own: under pytest-xdist this module may be the first on its worker's server.
     admin_api.create_job("noop", {})
     page.clock.install()  # the page's timers: its polling interval is passed, not waited for
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto("/jobs")
     expect(_jobs_table(page)).to_be_visible()
     page.get_by_role("radiogroup").get_by_text("Pause", exact=True).click()
@@ -87,12 +90,13 @@ def test_live_list_pauses_and_a_failed_load_offers_retry(page: Page, server,
     expect(_jobs_table(page)).to_be_visible()
 
 
-def test_a_refused_search_says_why_under_the_box_and_is_not_polled(page: Page, server) -> None:
+def test_a_refused_search_says_why_under_the_box_and_is_not_polled(
+        page: Page, server, signed_in: Callable[..., None]) -> None:
     # The server refuses a search it cannot answer (too long here; too broad to answer within
     # CRONPLANE_SEARCH_TIMEOUT_SECONDS on a big history takes the same path): the reason shows
     # where it is fixed, no Retry offers the same refusal, and the 5 s polling stops asking.
     page.clock.install()  # the page's timers: its polling interval is passed, not waited for
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if "/api/v1/jobs?" in r.url else None)
     page.goto("/jobs?q=" + "x" * 201)
@@ -111,9 +115,10 @@ def test_a_refused_search_says_why_under_the_box_and_is_not_polled(page: Page, s
 
 
 def test_schedule_actions_toast_refresh_conflict_and_deleted(
-        page: Page, server, admin_api: ApiClient, unique: str) -> None:
+        page: Page, server, admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/schedules/{schedule['id']}")
     expect(page).to_have_title(f"{unique} · cronplane")
     state = page.get_by_role("table", name="Schedule fields")
@@ -151,9 +156,9 @@ def test_schedule_actions_toast_refresh_conflict_and_deleted(
 
 
 def test_quartz_tokens_and_audit_prefixes(page: Page, server, admin_api: ApiClient,
-                                          unique: str) -> None:
+                                          unique: str, signed_in: Callable[..., None]) -> None:
     admin_api.create_job("noop", {})
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto("/schedules/new")
     expect(page).to_have_title("New schedule · cronplane")
     cron = page.get_by_role("textbox", name=re.compile("^Cron expression"))
@@ -173,14 +178,15 @@ def test_quartz_tokens_and_audit_prefixes(page: Page, server, admin_api: ApiClie
 
 
 def test_schedule_search_reload_keeps_previous_and_audit_links_its_targets(
-        page: Page, server, admin_api: ApiClient, unique: str) -> None:
+        page: Page, server, admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     kept = admin_api.create_schedule(name=f"{unique}-kept", handler="noop", cron="0 0 3 1 1 *")
     gone = admin_api.create_schedule(name=f"{unique}-gone", handler="noop", cron="0 0 3 1 1 *")
     fired = admin_api.post(f"/schedules/{gone['id']}/trigger", expect=202)
     admin_api.delete(f"/schedules/{gone['id']}")
     for _ in range(25):
         admin_api.create_job("noop", {})
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
 
     # The schedules list finds #id (only that one), a bare id, and a name prefix.
     schedules = page.get_by_role("table", name="Schedules")

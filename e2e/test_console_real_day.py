@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from api_client import ApiClient, login, persona_login
 from conftest import REPO_ROOT, Server
-from console_pages import labelled, main_nav, sign_in_as_persona
+from console_pages import labelled, main_nav
 from playwright.sync_api import BrowserContext, Page, expect
 
 DOCS_SHOTS = REPO_ROOT / "docs" / "console"
@@ -272,7 +272,7 @@ def test_the_notifications_page_shows_each_broken_channel_as_failing(
 
 def test_a_viewer_sees_each_channels_health_and_none_of_its_configuration(
         new_browser_context: Callable[..., BrowserContext], real_day_server: Server,
-        screenshot: Callable[[Page, str], Path]) -> None:
+        screenshot: Callable[[Page, str], Path], signed_in: Callable[..., None]) -> None:
     """Review §5.15: a VIEWER could not tell whether alerting worked at all (listing channels was
     ADMIN-only). Now the dashboard's notice leads a VIEWER to the channels of their projects with
     their health, and neither the page nor the API gives them where a channel sends."""
@@ -291,7 +291,8 @@ def test_a_viewer_sees_each_channels_health_and_none_of_its_configuration(
 
     page = new_browser_context("viewer", base_url=real_day_server.base_url,
                                viewport=DESKTOP).new_page()
-    sign_in_as_persona(page, "VIEWER")
+    signed_in(page, "VIEWER", server=real_day_server)
+    page.goto("/")
     banner = page.get_by_test_id("failing-channels")
     expect(banner).to_contain_text("ops-webhook")
     banner.get_by_role("link", name="Check the channels").click()

@@ -16,7 +16,7 @@ import pytest
 from api_client import ApiClient
 from axe import axe_violations, require_axe
 from conftest import REPO_ROOT
-from console_pages import nav_hrefs, sign_in, sign_in_as_persona
+from console_pages import nav_hrefs
 from playwright.sync_api import BrowserContext, Page, expect
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
@@ -49,18 +49,20 @@ def _failed_job(admin_api: ApiClient, unique: str) -> dict[str, Any]:
 @pytest.mark.timeout(330)
 def test_no_page_is_wider_than_a_phone(
         new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
-        unique: str) -> None:
+        unique: str, signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
     job = _failed_job(admin_api, unique)
     page = new_browser_context("phone", **PHONE).new_page()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
+    page.goto("/")
     paths = _console_paths(page)
     assert {"/", "/jobs", "/schedules", "/users"} <= set(paths), paths
     paths += [f"/jobs/{job['id']}", f"/schedules/{schedule['id']}", "/jobs/new", "/schedules/new",
               "/account"]
     too_wide = {}
     for path in paths:
-        page.goto(path)
+        if page.url != f"{server.base_url}{path}":  # the dashboard is open already
+            page.goto(path)
         _settle(page)
         size = _overflow(page)
         if size["scroll"] > size["inner"]:
@@ -75,11 +77,13 @@ def test_no_page_is_wider_than_a_phone(
 
 @pytest.mark.parametrize("role", ["OPERATOR", "VIEWER"])
 def test_the_phone_header_fits_every_role(
-        new_browser_context: Callable[..., BrowserContext], server, role: str) -> None:
+        new_browser_context: Callable[..., BrowserContext], signed_in: Callable[..., None],
+        role: str) -> None:
     """The walk above is ADMIN's; a longer role badge (OPERATOR) pushed the account button, the
     only way to sign out, 12 px past the screen while the document itself still fitted."""
     page = new_browser_context(role, **PHONE).new_page()
-    sign_in_as_persona(page, role)
+    signed_in(page, role)
+    page.goto("/")
     for control in (page.get_by_role("button", name="Switch to dark mode"),
                     page.get_by_role("button", name="Account: ", exact=False)):
         # Wholly on the screen. A retrying assertion: the colour toggle is remounted when its
@@ -93,13 +97,14 @@ def test_the_phone_header_fits_every_role(
 
 
 def test_a_viewer_reads_a_failure_headline_first_without_server_paths(
-        page: Page, admin_api: ApiClient, viewer_api: ApiClient, unique: str) -> None:
+        page: Page, admin_api: ApiClient, viewer_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     job = _failed_job(admin_api, unique)
     assert "/" in admin_api.get(f"/jobs/{job['id']}")["error"], "ADMIN sees the traceback frames"
     seen = viewer_api.get(f"/jobs/{job['id']}")
     assert str(REPO_ROOT) not in seen["error"] and "src/cronplane" not in seen["error"]
 
-    sign_in_as_persona(page, "VIEWER")
+    signed_in(page, "VIEWER")
     page.goto(f"/jobs/{job['id']}")
     headline = f"HandlerFailed: {unique}: upstream said no"
     expect(page.locator("main").get_by_text(headline, exact=True).first).to_be_visible()
@@ -193,9 +198,9 @@ def test_the_login_page_has_no_accessibility_violations(
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", list(AXE_PAGES))
 def test_main_pages_have_no_serious_accessibility_violations(
-        new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
-        axe_data: dict[str, Any], request: pytest.FixtureRequest, name: str, scheme: str,
-        artifacts: Path) -> None:
+        new_browser_context: Callable[..., BrowserContext], signed_in: Callable[..., None],
+        admin_api: ApiClient, axe_data: dict[str, Any], request: pytest.FixtureRequest, name: str,
+        scheme: str, artifacts: Path) -> None:
     require_axe()
     jobs = dict(axe_data["jobs"])
     if name in ("jobs", "job-running"):  # the list shows every status, RUNNING included
@@ -205,11 +210,7 @@ def test_main_pages_have_no_serious_accessibility_violations(
     path = AXE_PAGES[name].format(schedule=axe_data["schedule"],
                                   **{status: job["id"] for status, job in jobs.items()})
     page = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True).new_page()
-    # Signed in through the API (the context shares its cookies): the login form is its own case.
-    signed_in = page.request.post(
-        "/api/v1/auth/login", headers={"X-Cronplane-Client": "spa"},
-        data={"username": server.admin_username, "password": server.admin_password})
-    assert signed_in.ok, signed_in.text()
+    signed_in(page, "ADMIN")  # the login form is its own case
     page.goto(path)
     _settle(page)
     if name == "dashboard":
@@ -228,13 +229,13 @@ def test_main_pages_have_no_serious_accessibility_violations(
 
 
 def test_a_saved_schedule_opens_at_the_top_of_its_page(
-        new_browser_context: Callable[..., BrowserContext], server, admin_api: ApiClient,
-        unique: str) -> None:
+        new_browser_context: Callable[..., BrowserContext], admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     """The Save button is at the bottom of the form; the schedule's page used to open at the
     form's scroll offset, its heading and state off-screen (review 2.10)."""
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
     page = new_browser_context("short", viewport={"width": 1400, "height": 500}).new_page()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/schedules/{schedule['id']}/edit")
     save = page.get_by_role("button", name="Save schedule")
     save.scroll_into_view_if_needed()
@@ -247,10 +248,10 @@ def test_a_saved_schedule_opens_at_the_top_of_its_page(
 
 
 def test_keyboard_users_skip_to_the_content_past_timestamps(
-        page: Page, server, admin_api: ApiClient, unique: str) -> None:
+        page: Page, admin_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     for _ in range(3):
         admin_api.create_job("noop", {})
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto("/jobs")
     _settle(page)
     expect(page.locator("main time").first).to_be_visible()
@@ -299,9 +300,10 @@ _CONTRAST = """el => {
 
 
 def test_disabled_buttons_stay_readable_in_dark_mode(
-        new_browser_context: Callable[..., BrowserContext], server) -> None:
+        new_browser_context: Callable[..., BrowserContext], server,
+        signed_in: Callable[..., None]) -> None:
     page = new_browser_context("dark", color_scheme="dark").new_page()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto("/users")
     _settle(page)
     # An admin cannot lock or disable themselves: both buttons on their own row are disabled.

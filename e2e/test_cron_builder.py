@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from api_client import ApiClient
 from conftest import Server
-from console_pages import choose, select_value, sign_in, table_rows
+from console_pages import choose, select_value, table_rows
 from playwright.sync_api import Page, expect
 
 CRON_EXPRESSION = re.compile(r"^Cron expression")
@@ -21,8 +22,9 @@ def _parse_utc(iso: str) -> datetime:
 
 
 def test_weekdays_at_0930_berlin_from_the_dropdowns(
-        page: Page, server: Server, admin_api: ApiClient, screenshot) -> None:
-    sign_in(page, server.admin_username, server.admin_password)
+        page: Page, server: Server, admin_api: ApiClient, screenshot,
+        signed_in: Callable[..., None]) -> None:
+    signed_in(page, "ADMIN")
     page.goto("/schedules/new")
     expect(page.get_by_role("heading", name="New schedule")).to_be_visible()
 
@@ -72,8 +74,9 @@ def _as_shown_text(text: str) -> tuple[str, ...]:
     return (weekday, day, month[:3], year, clock)  # en-GB writes "Sept"
 
 
-def test_typing_an_expression_moves_the_dropdowns(page: Page, server: Server) -> None:
-    sign_in(page, server.admin_username, server.admin_password)
+def test_typing_an_expression_moves_the_dropdowns(
+        page: Page, server: Server, signed_in: Callable[..., None]) -> None:
+    signed_in(page, "ADMIN")
     page.goto("/schedules/new")
     expression = page.get_by_role("textbox", name=CRON_EXPRESSION)
     english = page.get_by_test_id("cron-english")
@@ -108,12 +111,13 @@ def test_typing_an_expression_moves_the_dropdowns(page: Page, server: Server) ->
 
 
 def test_an_en_us_browser_types_times_24_hour_and_searches_zones_from_empty(
-        new_browser_context, server: Server, admin_api: ApiClient, unique: str) -> None:
+        new_browser_context, server: Server, admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §4.5/§5.14, as the reviewer's browser met it: in en-US Chromium drew the
     builder's time as "09:30 AM" and every date input as "mm/dd/yyyy, hh:mm AM", and a click on
     the zone select left "UTC" in its search, so typing gave "UTCAmerica/New_York"."""
     page = new_browser_context("en-us", locale="en-US").new_page()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto("/schedules/new")
     choose(page, "Repeat", "Daily at a time")
 

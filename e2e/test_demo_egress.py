@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from api_client import ApiClient
-from console_pages import choose, go_via_nav, header_button, sign_in_as_persona
+from console_pages import choose, go_via_nav, header_button
 from playwright.sync_api import Page, expect
 
 
@@ -66,10 +66,12 @@ def _http_jobs(api: ApiClient) -> int:
 
 
 def test_demo_operator_cannot_reach_the_metadata_address_or_loopback(
-        page: Page, operator_api: ApiClient, receiver: tuple[int, list[str]]) -> None:
+        page: Page, operator_api: ApiClient, receiver: tuple[int, list[str]],
+        signed_in: Callable[..., None]) -> None:
     port, hits = receiver
     before = _http_jobs(operator_api)
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
+    page.goto("/")
 
     _new_http_job(page, "http://169.254.169.254/latest/meta-data/")
     form = page.get_by_role("form", name="New ad-hoc job")

@@ -15,7 +15,7 @@ from pathlib import Path
 from api_client import ApiClient, login
 from axe import axe_violations, require_axe
 from conftest import REPO_ROOT, Server
-from console_pages import audit_actions, main_nav, sign_in, table_rows
+from console_pages import audit_actions, main_nav, table_rows
 from playwright.sync_api import BrowserContext, Page, expect
 
 DOCS_SHOTS = REPO_ROOT / "docs" / "console"
@@ -35,10 +35,11 @@ def _clean(page: Page) -> None:
 
 def test_an_instance_admin_has_the_installation_area(
         new_browser_context: Callable[..., BrowserContext], server: Server,
-        screenshot: Callable[[Page, str], Path]) -> None:
+        screenshot: Callable[[Page, str], Path], signed_in: Callable[..., None]) -> None:
     require_axe()
     page = new_browser_context("instance-admin", bypass_csp=True).new_page()  # axe is injected
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
+    page.goto("/")
     section = main_nav(page).get_by_role("group", name="Installation")
     for name in ("Users", "Projects", "Sign-ins", "Audit chain", "Chaos"):
         expect(section.get_by_role("link", name=name, exact=True)).to_be_visible()
@@ -63,7 +64,8 @@ def test_an_instance_admin_has_the_installation_area(
 
 def test_a_project_admin_sees_only_its_project(
         new_browser_context: Callable[..., BrowserContext], server: Server,
-        admin_api: ApiClient, unique: str, screenshot: Callable[[Page, str], Path]) -> None:
+        admin_api: ApiClient, unique: str, screenshot: Callable[[Page, str], Path],
+        signed_in: Callable[..., None]) -> None:
     require_axe()
     page = new_browser_context("project-admin", bypass_csp=True).new_page()  # axe is injected
     mine, theirs = f"{unique[-20:]}-a", f"{unique[-20:]}-b"
@@ -85,7 +87,8 @@ def test_a_project_admin_sees_only_its_project(
     assert member.status("GET", f"/secrets?project={theirs}") == 404
     assert {e["project"] for e in member.items("/audit", limit=200)} <= {mine}
 
-    sign_in(page, username, password)
+    signed_in(page, username, password)
+    page.goto("/")
     nav = main_nav(page)
     expect(nav.get_by_role("link", name="Schedules", exact=True)).to_be_visible()
     expect(nav.get_by_role("group", name="Installation")).to_have_count(0)

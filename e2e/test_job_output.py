@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from api_client import ApiClient
 from conftest import E2E_SECRET_VALUE, Server
-from console_pages import sign_in
 from playwright.sync_api import Page, expect
 
 SH = "/bin/sh"
@@ -29,12 +29,13 @@ def _gated_job(admin_api: ApiClient, gate: Path, unique: str) -> int:
 
 
 def test_the_job_page_tails_a_running_commands_output_live(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp).chmod(0o777)  # a root worker runs the command as nobody
         gate = Path(tmp) / "gate"
         job_id = _gated_job(admin_api, gate, unique)
-        sign_in(page, server.admin_username, server.admin_password)
+        signed_in(page, "ADMIN")
         page.goto(f"/jobs/{job_id}")
         output = page.get_by_label("Output of attempt 1")
         expect(output).to_contain_text("line 120")
@@ -83,10 +84,11 @@ def test_the_job_page_tails_a_running_commands_output_live(
 
 
 def test_a_job_that_printed_nothing_says_so(page: Page, server: Server,
-                                            admin_api: ApiClient) -> None:
+                                            admin_api: ApiClient,
+                                            signed_in: Callable[..., None]) -> None:
     job = admin_api.create_job("noop", {})
     admin_api.wait_for_job(int(job["id"]), {"SUCCEEDED"})
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/jobs/{job['id']}")
     expect(page.get_by_label("Output of attempt 1")).to_have_text("This attempt wrote nothing.")
     expect(page.get_by_role("button", name="Download")).to_be_disabled()

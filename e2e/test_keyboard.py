@@ -5,12 +5,14 @@ wide table on a phone scrolls sideways with the arrow keys once its box has focu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
 from axe import unreachable_scrollers
 from conftest import Server
-from console_pages import go_via_nav, sign_in, sign_in_as_persona, table_rows
+from console_pages import table_rows
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 FAR_FUTURE = "2031-01-01T00:00:00Z"  # these jobs stay PENDING for the whole run
 NEVER_DURING_TESTS = "0 0 3 1 1 *"
@@ -24,10 +26,12 @@ def _palette(page: Page, text: str) -> None:
 
 
 def test_the_palette_opens_a_job_a_schedule_and_an_action(
-        page: Page, admin_api: ApiClient, operator_api: ApiClient, unique: str) -> None:
+        page: Page, admin_api: ApiClient, operator_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron=NEVER_DURING_TESTS)
     job = operator_api.create_job("noop", {}, run_at=FAR_FUTURE)
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
+    page.goto("/")
 
     _palette(page, f"#{job['id']}")
     page.keyboard.press("Enter")
@@ -52,12 +56,12 @@ def test_the_palette_opens_a_job_a_schedule_and_an_action(
 
 
 def test_j_and_k_move_through_the_jobs_table_and_enter_opens_the_row(
-        page: Page, operator_api: ApiClient, unique: str) -> None:
+        page: Page, operator_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     ids = [operator_api.post("/jobs", {"handler": "noop", "payload": {}, "run_at": FAR_FUTURE},
                              expect=202, headers={"Idempotency-Key": f"{unique} {n}"})["id"]
            for n in range(3)]
-    sign_in_as_persona(page, "VIEWER")
-    go_via_nav(page, "Jobs")
+    signed_in(page, "VIEWER")
+    page.goto("/jobs")
     page.get_by_role("search", name="Job filters").get_by_label("Search").fill(unique)
     expect(page).to_have_url(re.compile(r"[?&]q="))
     rows = table_rows(page, "Jobs")
@@ -78,14 +82,15 @@ PHONE = {"width": 390, "height": 844}
 
 
 def test_a_wide_table_on_a_phone_scrolls_with_the_arrow_keys_in_its_own_named_box(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.11 / issue 45: the focusable "(scrollable)" box was Mantine's
     ScrollArea root while its inner viewport scrolled, so arrow keys scrolled nothing; and a phone
     rule naming a class Mantine does not have made each table a second scroll box of its own.
     Now the named box is the one that scrolls, its table is a plain table inside it, and the page
     itself never scrolls sideways."""
     admin_api.post("/tokens", {"name": f"wide-{unique}"}, expect=201)
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.set_viewport_size(PHONE)
     for path, name in (("/users", "Users (scrollable)"), ("/projects", "Projects (scrollable)"),
                        ("/account", "API tokens (scrollable)")):
@@ -104,6 +109,12 @@ def test_a_wide_table_on_a_phone_scrolls_with_the_arrow_keys_in_its_own_named_bo
         expect(box).to_be_focused()
         for _ in range(3):
             page.keyboard.press("ArrowRight")
-        assert box.evaluate("el => el.scrollLeft") > 0, f"{path}: the arrow keys scrolled nothing"
+        # Arrow keys scroll smoothly: the offset moves over the next frames, which a loaded box
+        # draws late (read at once, it was 0 about one run in three on main under load).
+        try:
+            page.wait_for_function("el => el.scrollLeft > 0", arg=box.element_handle(),
+                                   timeout=5_000)
+        except PlaywrightTimeoutError:
+            raise AssertionError(f"{path}: the arrow keys scrolled nothing") from None
         assert unreachable_scrollers(page) == [], path
         screenshot(page, f"phone-table{path.replace('/', '-')}")

@@ -5,19 +5,21 @@ an audit row opens the one user or queue it names."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
-from console_pages import header_button, sign_in
+from console_pages import header_button
 from playwright.sync_api import Page, expect
 
 
 def test_the_schedules_pager_counts_what_its_filters_match(page: Page, server,
                                                            admin_api: ApiClient,
-                                                           unique: str) -> None:
+                                                           unique: str,
+                                                           signed_in: Callable[..., None]) -> None:
     made = [admin_api.create_schedule(name=f"{unique}-{i}", handler="noop", cron="0 0 3 1 1 *")
             for i in range(12)]
     admin_api.delete(f"/schedules/{made[0]['id']}")
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
 
     page.goto(f"/schedules?q={unique}&include_deleted=true")
     expect(page.get_by_text("12 schedules", exact=True)).to_be_visible()
@@ -46,14 +48,15 @@ def test_the_schedules_pager_counts_what_its_filters_match(page: Page, server,
 
 def test_audit_rows_open_the_one_user_or_queue_they_name(page: Page, server,
                                                           admin_api: ApiClient,
-                                                          unique: str) -> None:
+                                                          unique: str,
+                                                          signed_in: Callable[..., None]) -> None:
     user = admin_api.post("/users", {"username": unique, "password": "a long enough password",
                                       "role": "VIEWER"}, expect=201)
     admin_api.post(f"/users/{user['id']}/lock", expect=200)
     queue = f"q-{unique}"[:64]
     admin_api.create_job("noop", {}, queue=queue)
     admin_api.patch(f"/queues/default/{queue}", {"paused": True, "paused_reason": unique})
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     events = page.get_by_role("table", name="Audit events")
 
     page.goto(f"/audit?action=user.lock&target_id={user['id']}")
@@ -99,7 +102,8 @@ _MEASURE = """() => ({
 
 
 def test_every_list_fits_a_phone_with_many_long_rows(
-        new_browser_context, server, admin_api: ApiClient, unique: str) -> None:
+        new_browser_context, server, admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     long_queue = f"q{unique.replace('-', '')}".ljust(64, "x")[:64]
     schedule = admin_api.create_schedule(name=f"{unique}-{'n' * 80}", handler="noop",
                                          cron="0 0 3 1 1 *", queue=long_queue)
@@ -113,7 +117,7 @@ def test_every_list_fits_a_phone_with_many_long_rows(
         admin_api.wait_for_job(job["id"], {"DEAD"})
 
     page = new_browser_context("phone", **PHONE).new_page()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     for path in (f"/jobs?queue={long_queue}&limit=100", f"/jobs?q={unique}",
                  f"/schedules?q={unique}&include_deleted=true", "/users",
                  f"/queues?queue=default/{long_queue}", "/audit"):

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from api_client import ApiClient, wait_until
 from conftest import RECEIVER_HOST, Server
-from console_pages import go_via_nav, labelled, sign_in, table_rows
+from console_pages import go_via_nav, labelled, table_rows
 from playwright.sync_api import Page, expect
 
 
@@ -46,10 +46,10 @@ def receiver() -> Iterator[dict[str, Any]]:
 
 def test_admin_creates_a_channel_tests_it_and_reads_the_delivery_log(
         page: Page, server: Server, admin_api: ApiClient, receiver: dict[str, Any], unique: str,
-        screenshot) -> None:
+        screenshot, signed_in: Callable[..., None]) -> None:
     name = unique[:60]
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Notifications")
+    signed_in(page, "ADMIN")
+    page.goto("/notifications")
     form = page.get_by_role("form", name="New channel")
     labelled(form, "Name").fill(name)
     labelled(form, "URL").fill(receiver["url"])
@@ -74,7 +74,8 @@ def test_admin_creates_a_channel_tests_it_and_reads_the_delivery_log(
 
 
 def test_a_dying_schedule_needs_attention_and_the_alerts_editor_saves(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     channel = admin_api.post("/notification-channels", {
         "name": unique[:60], "kind": "slack", "url": "https://example.com/slack"}, expect=201)
     dying = admin_api.post("/schedules", {
@@ -85,7 +86,8 @@ def test_a_dying_schedule_needs_attention_and_the_alerts_editor_saves(
     try:
         wait_until(lambda: admin_api.get(f"/schedules/{dying['id']}")["health"]["state"]
                    == "failing", timeout=20, step=0.25)
-        sign_in(page, server.admin_username, server.admin_password)
+        signed_in(page, "ADMIN")
+        page.goto("/")
         panel = page.get_by_role("region", name="Needs attention")
         attention = panel.get_by_role("row").filter(has_text=dying["name"])
         expect(attention).to_be_visible()

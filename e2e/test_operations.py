@@ -5,6 +5,7 @@ dry-run preview and pause a schedule until a given time."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from api_client import ApiClient
@@ -12,10 +13,7 @@ from conftest import Server
 from console_pages import (
     dialog,
     field_row,
-    go_via_nav,
     header_button,
-    sign_in,
-    sign_in_as_persona,
     table_rows,
 )
 from playwright.sync_api import Page, expect
@@ -25,12 +23,13 @@ NEVER_DURING_TESTS = "0 0 3 1 1 *"
 
 
 def test_operator_bulk_cancels_a_filtered_selection_with_a_reason(
-        page: Page, operator_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, operator_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     ids = [operator_api.post("/jobs", {"handler": "noop", "payload": {}, "run_at": FAR_FUTURE},
                              expect=202, headers={"Idempotency-Key": f"{unique} {n}"})["id"]
            for n in range(3)]
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Jobs")
+    signed_in(page, "OPERATOR")
+    page.goto("/jobs")
     page.get_by_role("search", name="Job filters").get_by_label("Search").fill(unique)
     # A selection belongs to the filters it was made under: wait for the search to be applied.
     expect(page).to_have_url(re.compile(r"[?&]q="))
@@ -68,10 +67,10 @@ def test_operator_bulk_cancels_a_filtered_selection_with_a_reason(
 
 
 def test_operator_reruns_a_job_with_an_edited_payload_and_sees_the_diff(
-        page: Page, operator_api: ApiClient, unique: str) -> None:
+        page: Page, operator_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     original = operator_api.create_job("sleep", {"seconds": 0})
     operator_api.wait_for_job(original["id"], {"SUCCEEDED"})
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
     page.goto(f"/jobs/{original['id']}")
     header_button(page, "Rerun…").click()
     box = dialog(page)
@@ -96,9 +95,10 @@ def test_operator_reruns_a_job_with_an_edited_payload_and_sees_the_diff(
 
 
 def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 * * * *")
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/schedules/{schedule['id']}")
     expect(page.get_by_role("heading", name=unique)).to_be_visible()
 
@@ -146,7 +146,8 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
 
 
 def test_the_schedule_page_shows_runs_under_health_and_folds_the_versions(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.6: the runs were at the bottom of a 2,700 px page, under a version
     history that listed v1 as "— → value" and alerts as JSON, its columns moving card to card."""
     schedule = admin_api.create_schedule(name=unique, handler="sleep", cron="0 0 3 * * *",
@@ -159,7 +160,7 @@ def test_the_schedule_page_shows_runs_under_health_and_folds_the_versions(
     run = admin_api.post(f"{path}/trigger", {}, expect=202)
     done = admin_api.wait_for_job(run["id"], {"SUCCEEDED"})
 
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(path)
     expect(page.get_by_role("heading", name=unique)).to_be_visible()
     runs = page.get_by_role("region", name="Run history")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 
 from api_client import ApiClient
 from console_pages import (
@@ -87,11 +88,12 @@ def test_operator_runs_a_schedule_now_and_watches_it_finish(
     assert [e["actor"] for e in trail] == [operator_api.username]
 
 
-def test_operator_cancels_a_running_job(page: Page, operator_api: ApiClient) -> None:
+def test_operator_cancels_a_running_job(page: Page, operator_api: ApiClient,
+                                        signed_in: Callable[..., None]) -> None:
     job = operator_api.create_job("sleep", {"seconds": 60}, max_attempts=1)
     operator_api.wait_for_job(job["id"], {"RUNNING"}, timeout=20)
 
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
     page.goto(f"/jobs/{job['id']}")
     status = field_row(page, "Job fields", "Status")
     expect(status).to_contain_text("RUNNING")
@@ -112,13 +114,14 @@ def test_operator_cancels_a_running_job(page: Page, operator_api: ApiClient) -> 
 
 
 def test_operator_retries_a_dead_job_from_the_dead_letter_view(
-        page: Page, operator_api: ApiClient, unique: str) -> None:
+        page: Page, operator_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     message = f"boom {unique}"
     job = operator_api.create_job("fail", {"message": message}, max_attempts=1)
     dead = operator_api.wait_for_job(job["id"], {"DEAD"}, timeout=30)
     assert message in (dead["error"] or "")
 
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
+    page.goto("/")
     # The dashboard's DEAD count is the way into the dead-letter view.
     page.get_by_role("link", name="DEAD", exact=True).click()
     expect(page).to_have_url(re.compile(r"/jobs\?status=DEAD$"))
@@ -160,9 +163,9 @@ def test_operator_retries_a_dead_job_from_the_dead_letter_view(
 
 
 def test_operator_submits_an_ad_hoc_job_checked_against_its_schema(
-        page: Page, operator_api: ApiClient) -> None:
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Jobs")
+        page: Page, operator_api: ApiClient, signed_in: Callable[..., None]) -> None:
+    signed_in(page, "OPERATOR")
+    page.goto("/jobs")
     header_button(page, "New ad-hoc job").click()
     expect(page.get_by_role("heading", name="New ad-hoc job")).to_be_visible()
     form = page.get_by_role("form", name="New ad-hoc job")
@@ -196,16 +199,16 @@ def test_operator_submits_an_ad_hoc_job_checked_against_its_schema(
 
 
 def test_the_payload_editor_checks_a_one_of_in_the_browser_as_the_api_does(
-        page: Page, operator_api: ApiClient) -> None:
+        page: Page, operator_api: ApiClient, signed_in: Callable[..., None]) -> None:
     # http.request's expect_status is a oneOf (a status or a list of them): the hand-written
     # subset let "200" through; @cfworker/json-schema checks it, under the console's CSP (no
     # 'unsafe-eval'), and the API refuses the same payload.
     refused: list[str] = []
     page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text
             else None)
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Jobs")
-    header_button(page, "New ad-hoc job").click()
+    signed_in(page, "OPERATOR")
+    # Straight to the form: the button that opens it has its flow above.
+    page.goto("/jobs/new")
     form = page.get_by_role("form", name="New ad-hoc job")
     expect(form).to_be_visible()
     choose(page, "Handler", "http.request")
@@ -230,12 +233,12 @@ def test_the_payload_editor_checks_a_one_of_in_the_browser_as_the_api_does(
 
 
 def test_a_click_right_after_typing_a_search_is_not_undone_by_the_search(
-        page: Page, admin_api: ApiClient, unique: str) -> None:
+        page: Page, admin_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     # The detail page's chunk is held back 1 s, past the search box's 300 ms debounce: the list
     # being left must not write its search into the URL and take the user back to it.
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron=NEVER_DURING_TESTS)
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Schedules")
+    signed_in(page, "OPERATOR")
+    page.goto("/schedules")
     expect(page.get_by_role("link", name=unique, exact=True)).to_be_visible()
 
     def slow_chunk(route) -> None:

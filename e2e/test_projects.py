@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 
 from api_client import ApiClient, login
 from conftest import Server
-from console_pages import choose, dialog, go_via_nav, select_value, sign_in, table_rows
+from console_pages import choose, dialog, go_via_nav, select_value, table_rows
 from playwright.sync_api import Page, expect
 
 FAR_FUTURE = "2031-01-01T00:00:00Z"  # stays PENDING for the whole run
@@ -34,7 +35,8 @@ def _member(server: Server, admin_api: ApiClient, unique: str, project: str,
 
 
 def test_a_member_of_project_a_never_sees_project_b_jobs(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     a, b = _projects(admin_api, unique)
     username, password, _ = _member(server, admin_api, unique, a, "OPERATOR")
     mine = admin_api.create_job("noop", {"team": "a"}, project=a, run_at=FAR_FUTURE,
@@ -44,7 +46,8 @@ def test_a_member_of_project_a_never_sees_project_b_jobs(
     member_api = login(server.base_url, username, password)
     assert member_api.status("GET", f"/jobs/{theirs['id']}") == 404
 
-    sign_in(page, username, password)
+    signed_in(page, username, password)
+    page.goto("/")
     choose(page, "Project", f"Team {a}")
     expect(page).to_have_url(re.compile(rf"[?&]project={re.escape(a)}(&|$)"))
     go_via_nav(page, "Jobs")
@@ -83,15 +86,16 @@ def test_a_member_of_project_a_never_sees_project_b_jobs(
 
 
 def test_an_admin_sees_members_and_quota_usage_and_edits_a_quota(
-        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     a, _ = _projects(admin_api, unique)
     username, _, user_id = _member(server, admin_api, unique, a, "VIEWER")
     admin_api.patch(f"/projects/{a}", {"quotas": {"max_pending_jobs": 4}})
     for _ in range(3):
         admin_api.create_job("noop", {}, project=a, run_at=FAR_FUTURE)
 
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Projects")
+    signed_in(page, "ADMIN")
+    page.goto("/projects")
     page.get_by_role("table", name="Projects").get_by_role("link", name=f"Team {a}").click()
     expect(page.get_by_role("heading", name=re.compile(rf"Project Team {re.escape(a)}"))) \
         .to_be_visible()
@@ -121,12 +125,13 @@ def test_an_admin_sees_members_and_quota_usage_and_edits_a_quota(
 
 
 def test_a_project_viewer_reads_the_members_roles_without_greyed_controls(
-        page: Page, server: Server, admin_api: ApiClient, unique: str) -> None:
+        page: Page, server: Server, admin_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.15: who may not manage members saw a greyed role select per member
     and an empty Actions column; they read each role instead."""
     a, _ = _projects(admin_api, unique)
     username, password, _ = _member(server, admin_api, unique, a, "VIEWER")
-    sign_in(page, username, password)
+    signed_in(page, username, password)
     page.goto(f"/projects/{a}")
     members = page.get_by_role("table", name="Members")
     row = members.locator(f'tr[data-member="{username}"]')
@@ -136,7 +141,7 @@ def test_a_project_viewer_reads_the_members_roles_without_greyed_controls(
     expect(members.get_by_role("button")).to_have_count(0)
     # An instance ADMIN still edits the role from the same table.
     page.context.clear_cookies()
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/projects/{a}")
     expect(page.get_by_role("table", name="Members").get_by_role(
         "combobox", name=f"Role of {username}")).to_have_value("VIEWER")

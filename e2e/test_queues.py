@@ -5,18 +5,15 @@ limits; jobs are created in a queue from the job form and found with the queue f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from api_client import ApiClient
-from conftest import Server
 from console_pages import (
     assert_not_offered,
     dialog,
     go_via_nav,
-    header_button,
     labelled,
-    sign_in,
-    sign_in_as_persona,
     table_rows,
 )
 from playwright.sync_api import Page, expect
@@ -29,12 +26,13 @@ def _row(page: Page, queue: str):
 
 
 def test_operator_pauses_a_queue_with_a_reason_and_the_dashboard_says_who_and_why(
-        page: Page, operator_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, operator_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     queue = unique
     ids = [operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)["id"]
            for _ in range(3)]
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Queues")
+    signed_in(page, "OPERATOR")
+    page.goto("/queues")
     row = _row(page, queue)
     expect(row.get_by_test_id("pending")).to_have_text("3")
     # A queue named a moment ago: its current count alone, or the leader's first sample of it
@@ -78,12 +76,12 @@ def test_operator_pauses_a_queue_with_a_reason_and_the_dashboard_says_who_and_wh
     expect(page.locator(f'[data-paused-queue="default/{queue}"]')).to_have_count(0)
 
 
-def test_admin_edits_a_queues_limits(page: Page, server: Server, admin_api: ApiClient,
-                                     unique: str) -> None:
+def test_admin_edits_a_queues_limits(page: Page, admin_api: ApiClient, unique: str,
+                                     signed_in: Callable[..., None]) -> None:
     queue = unique
     admin_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Queues")
+    signed_in(page, "ADMIN")
+    page.goto("/queues")
     _row(page, queue).get_by_role("button", name=f"Edit limits of default/{queue}").click()
     box = dialog(page)
     box.get_by_label("Concurrency limit").fill("2")
@@ -108,11 +106,10 @@ def test_admin_edits_a_queues_limits(page: Page, server: Server, admin_api: ApiC
 
 
 def test_a_job_created_in_a_queue_is_found_with_the_queue_filter(
-        page: Page, operator_api: ApiClient, unique: str) -> None:
+        page: Page, operator_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     queue = unique
-    sign_in_as_persona(page, "OPERATOR")
-    go_via_nav(page, "Jobs")
-    header_button(page, "New ad-hoc job").click()
+    signed_in(page, "OPERATOR")
+    page.goto("/jobs/new")  # the button that opens the form: test_operator.py
     form = page.get_by_role("form", name="New ad-hoc job")
     form.get_by_role("combobox", name="Handler").click()
     page.get_by_role("listbox").get_by_role("option", name="noop", exact=True).click()
@@ -137,14 +134,15 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "i
 
 
 def test_on_a_phone_a_queues_actions_stay_on_screen(
-        new_browser_context, operator_api: ApiClient, unique: str) -> None:
+        new_browser_context, operator_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.8: the wide table put Pause/Resume off-screen to the right on a
     phone; the actions column stays at the scroller's edge, and a dialog opened on a phone
     survives turning it to a desktop width (one tree for every width)."""
     queue = unique
     operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
     page = new_browser_context("phone", **PHONE).new_page()
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
     page.goto(f"/queues?queue=default/{queue}")
     row = _row(page, queue)
     expect(row.get_by_test_id("pending")).to_have_text("1")
@@ -167,11 +165,12 @@ def test_on_a_phone_a_queues_actions_stay_on_screen(
 
 
 def test_a_viewer_sees_no_actions_column_and_limits_as_dashes(
-        page: Page, viewer_api: ApiClient, operator_api: ApiClient, unique: str) -> None:
+        page: Page, viewer_api: ApiClient, operator_api: ApiClient, unique: str,
+        signed_in: Callable[..., None]) -> None:
     queue = unique
     operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
-    sign_in_as_persona(page, "VIEWER")
-    go_via_nav(page, "Queues")
+    signed_in(page, "VIEWER")
+    page.goto("/queues")
     table = page.get_by_role("table", name="Queues")
     expect(_row(page, queue).get_by_test_id("limits")).to_have_text("—")
     expect(table.get_by_role("columnheader", name="Queue", exact=True)).to_be_visible()
@@ -184,7 +183,7 @@ def test_a_viewer_sees_no_actions_column_and_limits_as_dashes(
 
 
 def test_a_queue_says_how_long_its_oldest_due_job_has_waited(
-        page: Page, operator_api: ApiClient, unique: str) -> None:
+        page: Page, operator_api: ApiClient, unique: str, signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.8: oldest-pending age per queue, from the server, on arrival. The
     queue is paused so the worker cannot claim the due job while the page looks at it."""
     queue, later = unique, f"{unique}-later"
@@ -193,8 +192,8 @@ def test_a_queue_says_how_long_its_oldest_due_job_has_waited(
     operator_api.create_job("noop", {}, queue=queue, run_at=two_hours_ago)
     operator_api.create_job("noop", {}, queue=queue, run_at=FAR_FUTURE)
     operator_api.create_job("noop", {}, queue=later, run_at=FAR_FUTURE)
-    sign_in_as_persona(page, "VIEWER")
-    go_via_nav(page, "Queues")
+    signed_in(page, "VIEWER")
+    page.goto("/queues")
     expect(_row(page, queue).get_by_test_id("pending")).to_have_text("2")
     expect(_row(page, queue).get_by_test_id("oldest-wait")).to_have_text(
         re.compile(r"^oldest waits 2 h [01] min$"))

@@ -5,16 +5,17 @@ failing upstream has skipped fires whose selection says why."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from api_client import ApiClient
-from console_pages import sign_in_as_persona
 from playwright.sync_api import Page, expect
 
 
 @pytest.mark.slow
 def test_a_chain_runs_and_the_skipped_fire_says_why(
-        page: Page, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     def schedule(name: str, handler: str, payload: dict, upstream: list | None = None,
                  **extra: object) -> int:
         body = {"name": f"{unique}-{name}", "handler": handler, "payload": payload,
@@ -26,7 +27,7 @@ def test_a_chain_runs_and_the_skipped_fire_says_why(
     broken = schedule("broken", "fail", {"message": "boom"}, max_attempts=1)
     after = schedule("after-broken", "noop", {}, [{"schedule": broken, "wait_seconds": 30}])
     try:
-        sign_in_as_persona(page, "VIEWER")
+        signed_in(page, "VIEWER")
         page.goto(f"/schedules/{load}")
         chain = page.get_by_role("region", name="Schedule chain")
         upstream = chain.get_by_role("listitem", name=f"upstream {unique}-extract")

@@ -4,20 +4,21 @@ its detail page shows every fire time coloured by outcome, with the reason on se
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
-from console_pages import sign_in_as_persona
 from playwright.sync_api import Page, expect
 
 
 def test_viewer_sees_why_a_paused_schedule_did_not_run(
-        page: Page, admin_api: ApiClient, unique: str, screenshot) -> None:
+        page: Page, admin_api: ApiClient, unique: str, screenshot,
+        signed_in: Callable[..., None]) -> None:
     schedule = admin_api.post("/schedules", {"name": unique, "handler": "noop",
                                              "cron": "* * * * * *", "overlap": "allow"},
                               expect=201)
     sid = schedule["id"]
     try:
-        sign_in_as_persona(page, "VIEWER")
+        signed_in(page, "VIEWER")
         page.goto(f"/schedules/{sid}")
         strip = page.get_by_role("list", name="Fire times")
         ran = strip.locator("[data-outcome=enqueued]")

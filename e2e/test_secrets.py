@@ -5,29 +5,29 @@ appears in the browser (the job runs with it on the worker)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from api_client import ApiClient
 from conftest import E2E_SECRET_VALUE, Server
 from console_pages import (
     choose,
     field_row,
-    go_via_nav,
     header_button,
-    sign_in,
 )
 from playwright.sync_api import Page, expect
 
 
 def test_an_admin_inserts_a_secret_reference_and_sees_it_as_a_chip(
-        page: Page, server: Server, operator_api: ApiClient) -> None:
+        page: Page, server: Server, operator_api: ApiClient,
+        signed_in: Callable[..., None]) -> None:
     # Version 3: only a project ADMIN writes a payload that references a secret; an OPERATOR is
     # refused (403) and nothing is created.
     before = len(operator_api.items("/jobs", limit=200))
     assert operator_api.status("POST", "/jobs", json={
         "handler": "noop", "payload": {"token": {"$secret": "E2E_TOKEN"}}}) == 403
     assert len(operator_api.items("/jobs", limit=200)) == before
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Jobs")
+    signed_in(page, "ADMIN")
+    page.goto("/jobs")
     header_button(page, "New ad-hoc job").click()
     form = page.get_by_role("form", name="New ad-hoc job")
     # The jobs list stays mounted until the form's code is in, and it has a Handler filter too:

@@ -7,12 +7,12 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import requests
 from api_client import ApiClient
 from conftest import Server
-from console_pages import sign_in_as_persona
 from playwright.sync_api import Page, Request, Response, expect
 
 E2E_DIR = Path(__file__).resolve().parent
@@ -36,7 +36,7 @@ def test_console_is_served_and_deep_links_need_a_sign_in(page: Page, server: Ser
 
 
 def test_dashboard_shows_what_the_api_returns(page: Page, operator_api: ApiClient,
-                                              screenshot) -> None:
+                                              screenshot, signed_in: Callable[..., None]) -> None:
     bodies: list[dict] = []
 
     def keep(response: Response) -> None:
@@ -49,7 +49,8 @@ def test_dashboard_shows_what_the_api_returns(page: Page, operator_api: ApiClien
     page.on("requestfinished", lambda r: in_flight.discard(r))  # noqa: PLW0108
     page.on("requestfailed", lambda r: in_flight.discard(r))  # noqa: PLW0108
     page.on("response", keep)
-    sign_in_as_persona(page, "OPERATOR")
+    signed_in(page, "OPERATOR")
+    page.goto("/")
     expect(page.get_by_role("region", name="Leader")).to_be_visible()
     picker = page.get_by_role("radiogroup", name="Refresh")
     picker.get_by_text("1 s", exact=True).click()

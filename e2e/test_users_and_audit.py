@@ -40,13 +40,13 @@ def _user_state(user: dict) -> str:
 
 def test_locking_a_user_ends_their_open_session(
         page: Page, new_browser_context: Callable[..., BrowserContext], server: Server,
-        admin_api: ApiClient) -> None:
+        admin_api: ApiClient, signed_in: Callable[..., None]) -> None:
     username = f"e2e_locked_{secrets.token_hex(3)}"
     password = "pw-" + secrets.token_urlsafe(12)
 
     # The admin creates the user in the user admin.
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Users")
+    signed_in(page, "ADMIN")
+    page.goto("/users")
     create = page.get_by_role("form", name="Create user")
     labelled(create, "Username").fill(username)
     labelled(create, "Password").fill(password)
@@ -61,7 +61,7 @@ def test_locking_a_user_ends_their_open_session(
 
     # That user is signed in elsewhere: another browser, and a Bearer token.
     theirs = new_browser_context("locked-user").new_page()
-    sign_in(theirs, username, password)
+    sign_in(theirs, username, password)  # through the login page: its session is what ends
     user_api = login(server.base_url, username, password)
     assert user_api.get("/auth/me")["username"] == username
 
@@ -118,7 +118,7 @@ def test_locking_a_user_ends_their_open_session(
 
 def test_audit_view_shows_schedule_and_job_actions(
         page: Page, server: Server, admin_api: ApiClient, operator_api: ApiClient, unique: str,
-        screenshot) -> None:
+        screenshot, signed_in: Callable[..., None]) -> None:
     schedule = admin_api.create_schedule(name=unique, handler="noop", cron="0 0 3 1 1 *")
     admin_api.post(f"/schedules/{schedule['id']}/pause", expect=200)
     admin_api.post(f"/schedules/{schedule['id']}/resume", expect=200)
@@ -126,8 +126,8 @@ def test_audit_view_shows_schedule_and_job_actions(
     job = operator_api.create_job("sleep", {"seconds": 30}, run_at="2099-01-01T00:00:00Z")
     operator_api.post(f"/jobs/{job['id']}/cancel", expect=200)
 
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Audit")
+    signed_in(page, "ADMIN")
+    page.goto("/audit")
     expect(page.get_by_role("heading", name="Audit trail")).to_be_visible()
     expect(page.get_by_role("status").filter(has_text="Chain intact")).to_be_visible()
     assert admin_api.get("/audit/verify")["ok"] is True
@@ -165,7 +165,7 @@ def test_audit_view_shows_schedule_and_job_actions(
 
 
 def test_an_admin_resets_a_users_password_from_users(
-        page: Page, server: Server, admin_api: ApiClient) -> None:
+        page: Page, server: Server, admin_api: ApiClient, signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §4.2/§5.4: the first-run banner named "Users → admin → Reset password"
     and the console had no such control, although the API has POST /users/{id}/password."""
     username = f"e2e_reset_{secrets.token_hex(3)}"
@@ -174,8 +174,8 @@ def test_an_admin_resets_a_users_password_from_users(
                           expect=201)
     user_api = login(server.base_url, username, old)
 
-    sign_in(page, server.admin_username, server.admin_password)
-    go_via_nav(page, "Users")
+    signed_in(page, "ADMIN")
+    page.goto("/users")
     search = page.get_by_role("main").get_by_label("Search", exact=True)
     # Your own password is changed under Account (a reset would end your own session).
     search.fill(server.admin_username)
@@ -207,7 +207,8 @@ def test_an_admin_resets_a_users_password_from_users(
 
 
 def test_the_audit_view_groups_runs_of_job_create_and_links_each_to_its_events(
-        page: Page, server: Server, operator_api: ApiClient, admin_api: ApiClient) -> None:
+        page: Page, server: Server, operator_api: ApiClient, admin_api: ApiClient,
+        signed_in: Callable[..., None]) -> None:
     """Review 2026-12-05 §5.7 / issue 45: 2,500 identical job.create rows buried the trail. By
     default a run of them by one actor in one project is one row with its count (grouped on the
     server, GET /audit?group=job.create), linked to exactly its events; a toggle lists every row."""
@@ -222,7 +223,7 @@ def test_the_audit_view_groups_runs_of_job_create_and_links_each_to_its_events(
     assert [(e["action"], (e["group"] or {}).get("count", 1)) for e in grouped] == [
         ("job.create", 2), ("job.cancel", 1), ("job.create", 4)], grouped
 
-    sign_in(page, server.admin_username, server.admin_password)
+    signed_in(page, "ADMIN")
     page.goto(f"/audit?actor={actor}&at_after={since}")
     rows = table_rows(page, "Audit events")
     expect(rows).to_have_count(3)
