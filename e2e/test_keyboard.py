@@ -32,6 +32,9 @@ def test_the_palette_opens_a_job_a_schedule_and_an_action(
     job = operator_api.create_job("noop", {}, run_at=FAR_FUTURE)
     signed_in(page, "OPERATOR")
     page.goto("/")
+    # The shortcut is the console's once it has rendered: the load event can come first, and a
+    # Ctrl+K pressed before the app mounted went nowhere (clean clone f0d98b2).
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
 
     _palette(page, f"#{job['id']}")
     page.keyboard.press("Enter")
