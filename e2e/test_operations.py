@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from api_client import ApiClient
 from conftest import Server
@@ -94,6 +95,11 @@ def test_operator_reruns_a_job_with_an_edited_payload_and_sees_the_diff(
     assert event["details"]["payload_diff"] == {"seconds": [0, 1]}
 
 
+def _not_fired(api: ApiClient, schedule_id: int) -> list[dict[str, Any]]:
+    """The schedule's jobs other than its own fires (``trigger`` "schedule")."""
+    return [j for j in api.jobs_of_schedule(schedule_id) if j["trigger"] != "schedule"]
+
+
 def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
         page: Page, server: Server, admin_api: ApiClient, unique: str, screenshot,
         signed_in: Callable[..., None]) -> None:
@@ -109,12 +115,13 @@ def test_admin_previews_and_backfills_a_window_then_pauses_until_a_time(
     box.get_by_label("Before (inclusive)").fill(top.strftime("%Y-%m-%dT%H:%M"))
     box.get_by_role("button", name="Preview").click()
     expect(box.get_by_test_id("backfill-preview")).to_contain_text("3 fire times, 3 to enqueue")
-    assert admin_api.jobs_of_schedule(schedule["id"]) == [], "a preview enqueues nothing"
+    # Only the schedule's own fires may be there besides: within 50 s of the hour the leader has
+    # written the next one ahead (ADR 0043; clean clone f0a94a1 ran this at 06:59).
+    assert _not_fired(admin_api, schedule["id"]) == [], "a preview enqueues nothing"
     box.get_by_role("button", name="Enqueue 3").click()
     expect(box.get_by_test_id("backfill-done")).to_contain_text("Enqueued 3")
     screenshot(page, "schedule-backfill")
-    jobs = admin_api.jobs_of_schedule(schedule["id"])
-    assert sorted(j["trigger"] for j in jobs) == ["backfill"] * 3
+    assert sorted(j["trigger"] for j in _not_fired(admin_api, schedule["id"])) == ["backfill"] * 3
     # The footer's Close, not the header's ✕ (also named "Close" since every dialog names it).
     box.get_by_role("button", name="Close").last.click()
 
