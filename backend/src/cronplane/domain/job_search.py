@@ -36,8 +36,11 @@ def parse(text: str) -> JobSearch:
         job_id = int(m.group(1))
     if job_id is not None:
         # "#2004" is the job; a bare "2004" may also be a word, but whole (as a prefix, "2" would
-        # find every traceback with a line 2x in it).
-        return JobSearch(job_id=job_id, tsquery=None if query.startswith("#") else f"'{job_id}'")
+        # find every traceback with a line 2x in it). Postgres's parser reads the number after a
+        # hyphen as a signed one ("nightly-2004" is 'nightly' and '-2004'), so the word is looked
+        # for with its sign too: that is how a person reads the name.
+        return JobSearch(job_id=job_id, tsquery=None if query.startswith("#")
+                         else f"'{job_id}' | '-{job_id}'")
     words = tuple(w for w in (w.strip(".-/:@") for w in _WORD.findall(query)) if w)
     terms = [f"'{w.replace(chr(39), chr(39) * 2)}':*" for w in words]
     return JobSearch(job_id=None, tsquery=" & ".join(terms) or None, words=words)

@@ -121,6 +121,10 @@ def test_search_finds_a_job_by_id_and_words_by_prefix(clients, seeded, database_
     assert ids("ledg refus") == [payments], "every word a prefix of the error"
     assert ids("refused ledger nothing") == []
     assert ids("#") == [] and ids("& | !") == [], "syntax characters are no query"
+    # A bare number is also a whole word, the one after a hyphen included (Postgres's parser
+    # reads "invoice-9071532" as 'invoice' and the signed '-9071532').
+    invoice = insert_job(database_url, status="DEAD", idempotency_key="invoice-9071532")
+    assert ids("9071532") == [invoice], "a bare number finds the key it ends"
     # /jobs/count (and so "all N matching" of the bulk actions) means the same search.
     count = clients.operator.get("/api/v1/jobs/count", query_string={"q": "payments.sy"})
     assert count.status_code == 200 and count.json["count"] == 2, count.json

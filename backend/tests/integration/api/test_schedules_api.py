@@ -136,6 +136,12 @@ def test_search_finds_a_schedule_by_id_and_names_by_prefix(clients) -> None:
     assert ids(f"nightly-{tag} nothing") == []
     assert ids("& | !") == [] and ids("%") == [], "syntax characters are no query"
     assert ids(f"#{other['id'] + 1000}") == []
+    # The number in a name is a word too: Postgres's parser reads "nightly-918273" as 'nightly'
+    # and the signed '-918273', and a bare number is also a whole word.
+    numbered = _create(clients, f"nightly-9{tag.translate(str.maketrans('abcdef', '123456'))}")
+    number = numbered["name"].split("-")[1]
+    assert numbered["id"] in ids(number), "a bare number finds the name it ends"
+    assert ids(f"#{number}") == [], "#number is an id only"
 
 
 def test_roles(clients, database_url) -> None:

@@ -4,7 +4,7 @@ from cronplane.domain.job_search import JobSearch, candidate_query, parse
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("2004", JobSearch(2004, "'2004'")),
+    ("2004", JobSearch(2004, "'2004' | '-2004'")),
     ("#2004", JobSearch(2004, None)),
     (" #7 ", JobSearch(7, None)),
     ("pay", JobSearch(None, "'pay':*", ("pay",))),
