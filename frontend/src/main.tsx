@@ -36,12 +36,27 @@ function earlyRequests(): Promise<unknown> {
   );
   function dashboardData(): Promise<unknown> {
     const me = client.getQueryData<SignedIn | null>(meQueryKey);
-    if (!me || window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
+    if (!me) return earlyStats.then(({ taken }) => (taken ? undefined : dropEarlyStats()));
+    if (window.location.pathname !== '/' || initialProject(me.id, window.location.search)) return Promise.resolve();
     return earlyStats.then(({ taken }) =>
       Promise.race([taken ?? client.prefetchQuery(statsQueryOptions(false)), new Promise((resolve) => setTimeout(resolve, STATS_GRACE_MS))]),
     );
   }
   return client.prefetchQuery(meQueryOptions()).then(dashboardData);
+}
+// Signed out, index.html's early GET /stats can only be answered 401, and the browser hands a
+// preloaded answer to the first fetch of the same URL however late: the dashboard's first request
+// after signing in, which then spent a refresh and a retry on it. `cronplane serve` leaves that
+// preload out of a signed-out page (backend api/spa.py EARLY_STATS); a static server such as the
+// Caddyfile's cannot, so the console takes the answer here and drops it. The same URL, mode and
+// credentials as the preload: no request of its own (e2e/test_behind_caddy.py); none at all where
+// the page has no such preload.
+function dropEarlyStats(): void {
+  if (!document.querySelector('link[rel="preload"][href="/api/v1/stats"]')) return;
+  void fetch(`${window.location.origin}/api/v1/stats`).then(
+    (answer) => answer.body?.cancel(),
+    () => undefined,
+  );
 }
 // A signed-in navigation served by `cronplane serve` carries those answers in index.html itself
 // (backend api/spa.py, which then drops the preloads): the first render needs no request at all,
