@@ -48,6 +48,24 @@ CHROMIUM_ARGS = [
     # 13.1 CPU-s; with two axe runs per context 16.8 → 16.0 (axe's loops run slower, still a gain).
     "--js-flags=--no-opt --no-maglev",
 ]
+# Chromium 156 gives every window, so every Playwright context, a hidden WebUI renderer for the
+# address bar's suggestion popup (chrome://omnibox-popup.top-chrome/, its AI-mode page when the
+# plain one is off): a headless run never shows it, yet it cost ~0.5 CPU-s per context, as much as
+# the console's own first load (a probe of context + sign-in + first load: 1.7 -> 0.9 CPU-s).
+NEEDLESS_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+# Chromium honours only the last --disable-features switch, and Playwright passes one of its own
+# (1.65's list below): ours comes after it, so it carries Playwright's names too.
+# test_stack.py::test_chromium_runs_with_every_feature_playwright_disables reads the running
+# browser's command line and names any Playwright adds later.
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding",
+    "ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin", "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled",
+    "PreconnectToSearch", "msForceBrowserSignIn", "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+CHROMIUM_ARGS.append("--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES
+                                                       + NEEDLESS_FEATURES))
 E2E_SECRET_VALUE = "e2e-secret-value-never-shown"
 ADMIN_USERNAME = "admin"
 RECEIVER_HOST = "127.0.0.2"  # a loopback address of its own, allowed by the egress policy

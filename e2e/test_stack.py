@@ -12,8 +12,8 @@ from pathlib import Path
 
 import requests
 from api_client import ApiClient
-from conftest import Server
-from playwright.sync_api import Page, Request, Response, expect
+from conftest import NEEDLESS_FEATURES, Server
+from playwright.sync_api import Browser, Page, Request, Response, expect
 
 E2E_DIR = Path(__file__).resolve().parent
 
@@ -89,3 +89,24 @@ def test_without_chromium_the_suite_fails_in_one_line() -> None:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "e2e: Chromium not found at /nonexistent/chromium" in run.stdout + run.stderr
     assert " passed" not in run.stdout and " skipped" not in run.stdout
+
+
+def test_chromium_runs_no_hidden_page_and_keeps_playwrights_features_off(browser: Browser,
+                                                                        page: Page) -> None:
+    """conftest.py's CHROMIUM_ARGS turn off the address bar's WebUI popup, which Chromium
+    otherwise loads hidden in every context; their --disable-features comes after Playwright's
+    and Chromium honours only the last, so it must carry every feature Playwright turns off."""
+    page.goto("chrome://version")
+    switches = page.locator("#command_line").inner_text().split()
+    lists = [s.split("=", 1)[1].split(",") for s in switches if s.startswith("--disable-features=")]
+    assert lists, f"no --disable-features on Chromium's command line: {switches}"
+    dropped = set().union(*lists[:-1]) - set(lists[-1])
+    assert not dropped, (f"Playwright now turns off {sorted(dropped)} too: Chromium honours only "
+                         "the last --disable-features, add them to conftest.py's "
+                         "PLAYWRIGHT_DISABLED_FEATURES")
+    assert set(NEEDLESS_FEATURES) <= set(lists[-1]), lists[-1]
+    # The browser's targets, its own UI's included: only the flow's page (and its tab).
+    targets = browser.new_browser_cdp_session().send("Target.getTargets", {"filter": [{}]})
+    hidden = [f"{t['type']} {t['url']}" for t in targets["targetInfos"]
+              if t["type"] not in ("page", "tab")]
+    assert hidden == [], f"Chromium runs pages of its own in the context: {hidden}"
