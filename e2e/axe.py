@@ -23,6 +23,23 @@ _RUN = """async (root, rules) => {
 }"""
 
 
+# Colours change with a transition: a check right after the scheme changed must read the scheme's
+# colours, not a frame of the fade.
+_NO_TRANSITIONS = """() => {
+  if (document.getElementById('axe-no-transitions')) return;
+  const style = document.createElement('style');
+  style.id = 'axe-no-transitions';
+  style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';
+  document.head.append(style);
+}"""
+
+
+def without_transitions(page: Page) -> None:
+    """No CSS transition or animation in the page's document from now on (the app's own moves
+    between pages keep it; a load needs it again). The page's context needs ``bypass_csp``."""
+    page.evaluate(_NO_TRANSITIONS)
+
+
 def require_axe() -> None:
     if not AXE.is_file():
         pytest.fail(f"axe-core is missing at {AXE} — run `npm ci` in frontend/")

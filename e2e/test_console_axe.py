@@ -23,15 +23,19 @@ from urllib.parse import urlsplit
 
 import pytest
 from api_client import ApiClient, login
-from axe import COLOUR_RULES, axe_violations, require_axe, unreachable_scrollers
+from axe import (
+    COLOUR_RULES,
+    axe_violations,
+    require_axe,
+    unreachable_scrollers,
+    without_transitions,
+)
 from conftest import Server
-from console_pages import header_button, labelled, nav_hrefs
-from playwright.sync_api import BrowserContext, Locator, Page, Request, expect
+from console_pages import InFlight, header_button, labelled, nav_hrefs, open_in_app
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 from test_console_real_day import DESKTOP, PHONE
 
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
-# Colours change with a transition: axe must read the scheme's colours, not a frame of the fade.
-NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
 # A viewer is refused these pages the same way (one RequireRole: heading and alert): one page per
 # kind of refusal, an installation operation and a project one, stands for the rest.
 REFUSED_TO_VIEWER = ("/users", "/jobs/new")
@@ -64,17 +68,7 @@ class Walk:
         self.page = page
         self.found: dict[str, list[dict[str, Any]]] = {}
         self.checked: list[str] = []  # every place, size and scheme axe ran on, in order
-        self.pending: set[Request] = set()
-        page.on("request", self._started)
-        page.on("requestfinished", self._ended)
-        page.on("requestfailed", self._ended)
-
-    # Methods, not the set's own: Playwright cannot take a builtin method as a listener.
-    def _started(self, request: Request) -> None:
-        self.pending.add(request)
-
-    def _ended(self, request: Request) -> None:
-        self.pending.discard(request)
+        self.requests = InFlight(page)
 
     def visit(self, path: str) -> None:
         """Opens ``path`` the way the console's own links do (the router, no reload: loading the
@@ -89,35 +83,16 @@ class Walk:
             page.goto(path)
             page.wait_for_load_state("networkidle")
         else:
-            # The page shown so far keeps its heading until the next one has rendered (the router
-            # navigates in a transition): the next page is there when an unmarked heading is.
-            page.evaluate("""path => {
-                document.querySelectorAll('main h1').forEach(h => { h.dataset.walked = '1'; });
-                history.pushState(null, '', path);
-                dispatchEvent(new PopStateEvent('popstate'));
-            }""", path)
-            expect(page.locator("main h1:not([data-walked])").first).to_be_visible()
-            self.quiet()
+            open_in_app(page, path)
+            self.requests.quiet()
         self.settle()
-
-    def quiet(self, for_ms: int = 500) -> None:
-        """No request in flight for ``for_ms`` (what networkidle waits for after a page load)."""
-        deadline = time.monotonic() + 15
-        still_since = time.monotonic()
-        while time.monotonic() - still_since < for_ms / 1000:
-            assert time.monotonic() < deadline, f"requests still in flight: {self.pending}"
-            if self.pending:
-                still_since = time.monotonic()
-            self.page.wait_for_timeout(50)
 
     def settle(self, *, heading: bool = True) -> None:
         page = self.page
         if heading:
             expect(page.locator("main h1").first).to_be_visible()
         expect(page.get_by_label("Loading page")).to_have_count(0)
-        if not page.evaluate("() => Boolean(document.getElementById('axe-walk'))"):
-            page.add_style_tag(content=NO_TRANSITIONS)
-            page.evaluate("() => { document.head.lastElementChild.id = 'axe-walk'; }")
+        without_transitions(page)
 
     def check(self, where: str, within: Locator | None = None, *,
               sizes: tuple[str, ...] = tuple(SIZES)) -> None:
