@@ -101,6 +101,22 @@ def go_via_nav(page: Page, label: str) -> None:
     main_nav(page).get_by_role("link", name=label, exact=True).click()
 
 
+def expand(button: Locator, tries: int = 3) -> None:
+    """Clicks a disclosure button until it says it is expanded (``aria-expanded``), as a person
+    clicks again when the first click did nothing: on a loaded box a click could land while the
+    section under it was still being drawn (run 2026-12-07, load 15: a version's definition
+    stayed folded)."""
+    for _ in range(tries):
+        if button.get_attribute("aria-expanded") != "true":
+            button.click()
+        try:
+            expect(button).to_have_attribute("aria-expanded", "true", timeout=3000)
+            return
+        except AssertionError:
+            continue
+    expect(button).to_have_attribute("aria-expanded", "true")
+
+
 def header_button(page: Page, name: str) -> Locator:
     """A page-level action button (outside any dialog)."""
     return page.locator("main").get_by_role("button", name=name, exact=True)

@@ -13,6 +13,7 @@ from api_client import ApiClient
 from conftest import Server
 from console_pages import (
     dialog,
+    expand,
     field_row,
     header_button,
     table_rows,
@@ -189,7 +190,7 @@ def test_the_schedule_page_shows_runs_under_health_and_folds_the_versions(
     first = history.get_by_test_id("version-1")
     expect(first).to_contain_text("v1 created by admin")
     expect(first.get_by_role("table")).to_have_count(0)
-    first.get_by_role("button", name="Show the definition").click()
+    expand(first.get_by_role("button", name=re.compile(r"^(Show|Hide) the definition$")))
     expect(first.get_by_role("table", name="Changes in v1")).to_contain_text("alerts.on_failure")
     alerts = history.get_by_role("table", name="Changes in v2").locator("tbody tr")
     expect(alerts).to_have_count(1)
