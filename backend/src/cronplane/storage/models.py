@@ -619,9 +619,9 @@ class Job(Base):
         # Jobs by when they run (migration 0047): an idle worker's next wake-up (the earliest
         # future run_at, fires written ahead) and the health evaluator's due unstarted fires.
         Index("ix_jobs_pending_run_at", "run_at", postgresql_where=text("status = 'PENDING'")),
-        # The claim's overlap=forbid check: a schedule's pending exclusive jobs (migration 0048),
-        # one probe instead of a bitmap of every ready job of the lane.
-        Index("ix_jobs_pending_exclusive", "schedule_id",
+        # The claim's overlap=forbid check: a schedule's pending exclusive jobs in the claim's
+        # order (migrations 0048, 0050), so its first is one probe per candidate.
+        Index("ix_jobs_pending_exclusive", "schedule_id", text("priority DESC"), "run_at", "id",
               postgresql_where=text("status = 'PENDING' AND exclusive")),
         # The fire check's duplicate count reads a schedule's checked window, not its whole
         # history (migration 0023); API jobs have no fire time and write no entry.

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg.rows import tuple_row
 
 from cronplane.storage.database import Database
 from cronplane.storage.job_store import JobStore, NewJob, Outcome
@@ -68,16 +70,46 @@ def test_claim_respects_the_limit_and_never_hands_out_a_job_twice(store: JobStor
     assert not {c.job_id for c in first} & {c.job_id for c in second}
 
 
+# The claim's per-lane statements are functions (migration 0050) planned with their own settings;
+# EXPLAIN of claim_jobs shows only their calls.
+LANE_FUNCTIONS = {"claim_lane_ready": "text, text", "claim_lane_candidates": "text, text, integer"}
+
+
+def lane_plans(conn: psycopg.Connection[Any]) -> str:
+    """The plans of the claim's per-lane statements as their functions run them: the function's
+    text with its arguments as parameters, under its SET, as a generic plan (a SQL function's
+    statement is planned without its arguments' values). Run inside a transaction."""
+    cur = conn.cursor(row_factory=tuple_row)
+    plans = []
+    for name, types in LANE_FUNCTIONS.items():
+        src, nargs, names, config = cur.execute(
+            "SELECT prosrc, pronargs, proargnames, proconfig FROM pg_proc WHERE proname = %s",
+            (name,)).fetchone()
+        for i, arg in enumerate(names[:nargs], 1):
+            src = re.sub(rf"\b{arg}\b", f"${i}", src)
+        for setting in config or []:
+            key, value = setting.split("=", 1)
+            cur.execute(f"SET LOCAL {key} = {value}")
+        cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cur.execute(f"PREPARE {name}_plan ({types}) AS {src}")
+        args = ", ".join(["'default'", "'default'", "8"][:nargs])
+        plans += [r[0] for r in cur.execute(f"EXPLAIN EXECUTE {name}_plan({args})").fetchall()]
+        cur.execute(f"DEALLOCATE {name}_plan")
+    return "\n".join(plans)
+
+
 def test_claim_plan_uses_the_ready_index(store: JobStore) -> None:
     store.insert_many([NewJob("noop", {}) for _ in range(50)])
     with store.db.connection() as conn:
         conn.execute("ANALYZE jobs")
-        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET LOCAL enable_seqscan = off")
         plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
             "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 8, "worker_id": W,
                                                   "lease_seconds": 30, "queues": None}).fetchall())
+        plan += "\n" + lane_plans(conn)
         conn.rollback()
-    assert "ix_jobs_ready" in plan, plan
+    assert "claim_lane_ready" in plan and "claim_lane_candidates" in plan, plan
+    assert plan.count("ix_jobs_ready") >= 2, plan
 
 
 def test_completion_moves_job_and_attempt_once(store: JobStore) -> None:
@@ -365,9 +397,11 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
             claim_plan = "\n".join(row[0] for row in conn.execute(
                 "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 500, "worker_id": W,
                                                      "lease_seconds": 30, "queues": None}))
+            claim_plan += "\n" + lane_plans(conn)
+            conn.rollback()
             complete_plan = "\n".join(row[0] for row in conn.execute(
                 "EXPLAIN " + QUERIES["complete_attempts"], params))
-        assert "Seq Scan on jobs" not in claim_plan, claim_plan
+        assert "Seq Scan on jobs" not in claim_plan and "ix_jobs_ready" in claim_plan, claim_plan
         assert "ix_attempts_running_lease" not in complete_plan, complete_plan
         # nor by hashing every attempt ever made (the `|| ''` form did, issue 43)
         assert "Seq Scan on attempts" not in complete_plan, complete_plan
@@ -386,13 +420,19 @@ def _plan_nodes(node: dict) -> Iterator[dict]:
         yield from _plan_nodes(child)
 
 
-def test_a_burst_of_exclusive_fires_is_claimed_without_a_lookup_per_candidate_on_stale_statistics(
+def _plan_blocks(node: dict) -> int:
+    """Shared buffers a plan node touched, its children's included (EXPLAIN's BUFFERS)."""
+    return int(node.get("Shared Hit Blocks", 0)) + int(node.get("Shared Read Blocks", 0))
+
+
+def test_a_burst_of_exclusive_fires_is_claimed_with_one_probe_per_candidate_on_stale_statistics(
         pg, fresh_database_url: str) -> None:
     """Fires written ahead (ADR 0043) become ready together, after statistics that saw no
     PENDING job. The claim's overlap=forbid test for an earlier ready job of the same schedule
     then walked every ready entry of ix_jobs_ready once per candidate (15 s per claim of 520 with
-    10,000 ready, issue 43). It looks per candidate only on schedules that have two ready
-    exclusive jobs, and still claims one job per schedule and the earlier one first."""
+    10,000 ready, issue 43); and every ready entry of ix_jobs_pending_run_at, sorted, once the
+    test was one probe of the schedule's first. Per candidate it must be a few buffers, and the
+    claim still takes one job per schedule, the earlier first."""
     with psycopg.connect(fresh_database_url, autocommit=True) as conn:
         schedules = [r[0] for r in conn.execute(
             "INSERT INTO schedules (name, handler, cron, overlap) SELECT 'burst-' || g, 'noop', "
@@ -414,13 +454,15 @@ def test_a_burst_of_exclusive_fires_is_claimed_without_a_lookup_per_candidate_on
             "RETURNING id", {"s": schedules[0]}).fetchall())
     with psycopg.connect(fresh_database_url) as conn:
         [[plan]] = conn.execute(
-            "EXPLAIN (ANALYZE, FORMAT JSON) " + QUERIES["claim_jobs"],
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
             {"limit": 1000, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
         conn.rollback()
-    lookups = [n for n in _plan_nodes(plan[0]["Plan"]) if n.get("Alias") == "e"]
-    loops = sum(n.get("Actual Loops", 0) for n in lookups)
-    assert loops <= 3, (f"the earlier-ready-job lookup ran {loops} times for 302 candidates: "
-                        "it must run only for the schedule with two ready fires")
+    [walk] = [n for n in _plan_nodes(plan[0]["Plan"])
+              if n.get("Function Name") == "claim_lane_candidates"]
+    rows, blocks = int(walk["Actual Rows"]), _plan_blocks(walk)
+    assert rows == 300 and blocks <= 10 * rows + 100, (
+        f"the lane's walk read {blocks} buffers for {rows} candidates: each must be one probe of "
+        "its schedule's entries, not a read of the ready set")
     db = Database(fresh_database_url, application_name="cronplane-test")
     try:
         claimed = JobStore(db).claim(W, 1000, 30)
@@ -429,6 +471,56 @@ def test_a_burst_of_exclusive_fires_is_claimed_without_a_lookup_per_candidate_on
     ids = {c.job_id for c in claimed}
     assert len(claimed) == 300 and first in ids and second not in ids, \
         "one job per schedule, the earlier of the two"
+
+
+def test_a_claim_of_exclusive_fires_reads_no_more_as_more_of_them_are_ready(
+        pg, fresh_database_url: str) -> None:
+    """The overlap=forbid check costs a claim per candidate, not per ready exclusive job: read
+    once per claim over every ready one (bee8650), it took 14.6 ms per claim at 10,000 and ~150
+    ms at 100,000 ready fires, quadratic over a burst's drain (issue 43). What one claim of 50
+    reads to choose its jobs (the buffers of its ``picked`` CTE: lanes, candidates, their
+    checks; EXPLAIN's BUFFERS, not time), with 1,000 and then 16,000 fires ready, on statistics
+    that saw none of them and then on fresh ones."""
+    def choosing_blocks() -> int:
+        with psycopg.connect(fresh_database_url) as conn:
+            [[plan]] = conn.execute(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
+                {"limit": 50, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
+            conn.rollback()
+        [picked] = [n for n in _plan_nodes(plan[0]["Plan"])
+                    if n.get("Subplan Name") == "CTE picked"]
+        assert picked["Actual Rows"] == 50, picked
+        return _plan_blocks(picked)
+
+    def fire(first: int, last: int, ago: str) -> None:
+        with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+            conn.execute("INSERT INTO jobs (handler, payload, trigger, schedule_id, exclusive, "
+                         "run_at) SELECT 'noop', '{}', 'schedule', id, true, now() - %s::interval "
+                         "FROM schedules WHERE name BETWEEN %s AND %s",
+                         (ago, f"s-{first:05d}", f"s-{last:05d}"))
+
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schedules (name, handler, cron, overlap) SELECT "
+                     "'s-' || lpad(g::text, 5, '0'), 'noop', '0 0 0 * * *', 'forbid' "
+                     "FROM generate_series(1, 16000) g")
+        conn.execute("INSERT INTO jobs (handler, payload, status, attempt_count, trigger, "
+                     "schedule_id, exclusive, finished_at) SELECT 'noop', '{}', 'SUCCEEDED', 1, "
+                     "'schedule', id, true, now() FROM schedules")
+    with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")  # no PENDING job, as before the fires are written
+    # The first 1,000 are due earliest: every claim below picks the same 50 of them.
+    fire(1, 1000, "2 minutes")
+    few = choosing_blocks()
+    fire(1001, 16000, "1 minute")
+    many_stale = choosing_blocks()
+    with psycopg.connect(pg.owner_url(fresh_database_url), autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")
+    many_fresh = choosing_blocks()
+    bound = few + 100  # an index one level deeper: a buffer more per probe, at most
+    assert many_stale <= bound and many_fresh <= bound, (
+        f"a claim of 50 read {few} buffers to choose its jobs with 1,000 exclusive fires ready, "
+        f"{many_stale} with 16,000 (stale statistics) and {many_fresh} (fresh): its overlap "
+        "check must read the candidates' schedules, not every ready exclusive job")
 
 
 def test_the_claim_heartbeat_and_completion_run_with_jit_off(

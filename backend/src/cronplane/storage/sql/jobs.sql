@@ -32,16 +32,10 @@ WITH lanes AS MATERIALIZED (
     FROM (SELECT q.* FROM queues q
            WHERE NOT q.paused
              AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
-             -- a scalar probe per queue row, never flattened into a semi-join: as an EXISTS
-             -- the planner hashed every ready job of the table on each claim (issue 16)
-             -- ORDER BY the ready index's order: with statistics that say most jobs are
-             -- PENDING (a backlog made through the API, analysed before it drained) the
-             -- planner otherwise took LIMIT 1 of a sequential scan, which walks every finished
-             -- job at the head of the heap first, on every claim (issue 43)
-             AND (SELECT true FROM jobs r
-                   WHERE r.project = q.project AND r.queue = q.name
-                     AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
-                   ORDER BY r.priority DESC, r.run_at, r.id LIMIT 1)
+             -- a scalar call per queue row, never flattened into a semi-join: as an EXISTS
+             -- the planner hashed every ready job of the table on each claim (issue 16); the
+             -- first entry of the lane's range of ix_jobs_ready (claim_lane_ready, migration 0050)
+             AND claim_lane_ready(q.project, q.name)
            ORDER BY q.project, q.name) l
 ), candidates AS (
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
@@ -49,35 +43,15 @@ WITH lanes AS MATERIALIZED (
                             ORDER BY c.priority DESC, c.run_at, c.id) AS lane_rank,
          row_number() OVER (PARTITION BY c.project, c.queue, c.concurrency_key
                             ORDER BY c.priority DESC, c.run_at, c.id) AS key_rank
-    FROM lanes l CROSS JOIN LATERAL (
-      SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at FROM jobs c
-       WHERE c.project = l.project AND c.queue = l.name
-         AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
-         AND (NOT c.exclusive OR (
-               NOT EXISTS (SELECT 1 FROM jobs r
-                            WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
-                              AND r.exclusive)
-           -- An earlier ready one is looked for only on the schedules that have two or more
-           -- ready exclusive jobs: that set is read once per claim (an InitPlan; almost always
-           -- empty), not once per candidate. Per candidate, the planner, with statistics taken
-           -- before a burst's fires were written (ANALYZE had seen no PENDING job), answered
-           -- the lookup by walking ix_jobs_ready's every ready entry instead of one probe of
-           -- ix_jobs_pending_exclusive: 10,000 fires due at once, ~30 ms per candidate, 15 s per
-           -- claim of 520 (issue 43).
-           AND (NOT c.schedule_id = ANY (ARRAY(
-                  SELECT d.schedule_id FROM jobs d
-                   WHERE d.status = 'PENDING' AND d.exclusive AND d.run_at <= cronplane_now()
-                   GROUP BY d.schedule_id HAVING count(*) > 1))
-                OR NOT EXISTS (SELECT 1 FROM jobs e
-                                WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
-                                  AND e.exclusive AND e.run_at <= cronplane_now()
-                                  AND e.id <> c.id
-                                  AND (e.priority > c.priority
-                                       OR (e.priority = c.priority
-                                           AND (e.run_at, e.id) < (c.run_at, c.id)))))))
-       ORDER BY c.priority DESC, c.run_at, c.id
-       LIMIT l.room
-       FOR UPDATE SKIP LOCKED) c
+    FROM lanes l
+    -- The lane's first `room` claimable ready jobs, locked (claim_lane_candidates, migration
+    -- 0050): an ordered walk of ix_jobs_ready, an exclusive one's schedule probed in
+    -- ix_jobs_pending_exclusive. Both functions are planned with no sort that could replace an
+    -- index's order: with statistics older than the ready jobs (a burst of fires written
+    -- ahead) the planner, counting ~1 PENDING row, read and sorted every ready job instead,
+    -- per claim and per exclusive candidate (issue 43). The SET is the functions' own: the
+    -- triggers this statement fires are planned as usual.
+    CROSS JOIN LATERAL claim_lane_candidates(l.project, l.name, l.room) c
    WHERE l.room > 0
 ), picked AS (
   SELECT c.id FROM candidates c

@@ -76,6 +76,50 @@ CREATE FUNCTION public.audit_events_immutable() RETURNS trigger
     END
     $$;
 
+CREATE FUNCTION public.claim_lane_candidates(lane_project text, lane_queue text, room integer) RETURNS TABLE(id bigint, project text, queue text, concurrency_key text, priority smallint, run_at timestamp with time zone)
+    LANGUAGE sql
+    SET enable_sort TO 'off'
+    AS $$
+  -- The lane's first ``room`` ready jobs by ix_jobs_ready (priority DESC, run_at, id), locked
+  -- FOR UPDATE SKIP LOCKED (a job another claimer holds is skipped, one claimed since this
+  -- statement's snapshot is re-checked on its latest version). An exclusive job is skipped
+  -- while its schedule has a RUNNING exclusive job (uq_jobs_running_exclusive is the
+  -- backstop) or an earlier ready one: it must be its schedule's first ready exclusive job,
+  -- the first entry of the schedule's range of ix_jobs_pending_exclusive, one probe. A job
+  -- whose schedule was deleted has nothing to wait for.
+  SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at FROM jobs c
+   WHERE c.project = lane_project AND c.queue = lane_queue
+     AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
+     AND (NOT c.exclusive OR (
+           NOT EXISTS (SELECT 1 FROM jobs r
+                        WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
+                          AND r.exclusive)
+           AND (c.schedule_id IS NULL
+                OR c.id = (SELECT e.id FROM jobs e
+                            WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
+                              AND e.exclusive AND e.run_at <= cronplane_now()
+                            ORDER BY e.priority DESC, e.run_at, e.id
+                            LIMIT 1))))
+   ORDER BY c.priority DESC, c.run_at, c.id
+   LIMIT room
+   FOR UPDATE SKIP LOCKED
+$$;
+
+CREATE FUNCTION public.claim_lane_ready(lane_project text, lane_queue text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET enable_sort TO 'off'
+    AS $$
+  -- Whether the lane has a ready job: the first entry of its range of ix_jobs_ready, in that
+  -- index's order (with no order the planner took LIMIT 1 of a sequential scan when statistics
+  -- said most jobs were PENDING; with no sort it cannot sort ix_jobs_pending_run_at's ready
+  -- entries instead when they say none is).
+  SELECT coalesce((SELECT true FROM jobs r
+                    WHERE r.project = lane_project AND r.queue = lane_queue
+                      AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+                    ORDER BY r.priority DESC, r.run_at, r.id
+                    LIMIT 1), false)
+$$;
+
 CREATE FUNCTION public.cronplane_clock_now() RETURNS timestamp with time zone
     LANGUAGE sql PARALLEL SAFE
     AS $$
@@ -1457,7 +1501,7 @@ CREATE INDEX ix_jobs_handler_id ON public.jobs USING btree (handler, id DESC);
 
 CREATE INDEX ix_jobs_notification_status ON public.jobs USING btree (project, status) WHERE (trigger = 'notification'::text);
 
-CREATE INDEX ix_jobs_pending_exclusive ON public.jobs USING btree (schedule_id) WHERE ((status = 'PENDING'::text) AND exclusive);
+CREATE INDEX ix_jobs_pending_exclusive ON public.jobs USING btree (schedule_id, priority DESC, run_at, id) WHERE ((status = 'PENDING'::text) AND exclusive);
 
 CREATE INDEX ix_jobs_pending_run_at ON public.jobs USING btree (run_at) WHERE (status = 'PENDING'::text);
 
