@@ -164,6 +164,30 @@ def test_idle_rounds_read_no_schedule_and_a_run_brings_its_schedule_back(
     assert quiet.schedules == 0, "no fire time to judge: no schedule is read"
 
 
+def test_a_run_that_ended_is_evaluated_by_one_round_not_by_the_next_too(
+        fresh_db: Database) -> None:
+    """A run's end brings its schedule back for one round. With a margin on ``finished_at`` as
+    wide as the round's interval, every end was in two rounds' ranges: after a burst each of its
+    schedules was evaluated twice (18,441 health_facts rows for 10,000 schedules, issue 43)."""
+    token = LeaseStore(fresh_db).heartbeat(LEASE, "leader-a", 30).fencing_token
+    [sid] = add_due(fresh_db, 1)
+    assert fire_all(ScheduleStore(fresh_db), "leader-a", token) == 1
+    health = HealthStore(fresh_db)
+    with fresh_db.connection() as conn:
+        conn.execute("UPDATE jobs SET status = 'RUNNING', attempt_count = 1")
+    first = health.evaluate("leader-a", token, _evaluate)
+    assert set(first.in_flight) == {sid}, "the run is in flight"
+    with fresh_db.connection() as conn:  # its completion began half a second before that round
+        conn.execute("UPDATE jobs SET status = 'SUCCEEDED', finished_at = %s",
+                     (first.db_now - timedelta(milliseconds=500),))
+    ended = health.evaluate("leader-a", token, _evaluate, since=first.db_now,
+                            carried=first.in_flight)
+    assert ended.schedules == 1 and ended.saved == 1, "the end is evaluated once it is seen"
+    after = health.evaluate("leader-a", token, _evaluate, since=ended.db_now,
+                            carried=ended.in_flight)
+    assert after.schedules == 0, "the next round must not read the same end again"
+
+
 def test_a_fire_waiting_or_running_is_evaluated_each_round_only_if_its_alerts_watch_it(
         fresh_db: Database) -> None:
     """A burst's fires wait for a worker, then run (issue 43): a schedule whose alerts cannot
