@@ -4,7 +4,8 @@ created through ``POST /schedules`` (each with its audit event and version), the
 fire checker, default executor threads) over ``--minutes`` minute boundaries.
 
     python -m bench fire-burst [--schedules 1000,10000,100000] [--minutes 2] [--clients 16]
-                               [--api-max 10000] [--before OTHER/backend/src] [--profile DIR]
+                               [--api-max 10000] [--before OTHER/backend/src [--this-first]]
+                               [--profile DIR]
 
 Per size, on its own fresh, migrated database:
 
@@ -27,7 +28,8 @@ Per size, on its own fresh, migrated database:
 
 Schedules beyond ``--api-max`` are copies of the API-made ones (one INSERT … SELECT): the API
 makes ~40 schedules/s on this box. ``--before SRC`` runs another tree's serve (e.g. main's
-``backend/src``) on the same schedules first, then this tree's, in the same run.
+``backend/src``) on the same schedules first, then this tree's, in the same run (``--this-first``:
+the other way round).
 With ``--profile DIR`` the serve's processes are recorded by ``py-spy`` (raw folded stacks).
 The box is small and shared: compare ratios measured in the same run.
 """
@@ -283,13 +285,16 @@ def plane(url: str, count: int, minutes: int, data_dir: str, *, pythonpath: str 
 
 
 def burst(server: BenchServer, count: int, minutes: int, clients: int, *, api_max: int,
-          before: str | None, profile: Path | None) -> list[dict[str, Any]]:
+          before: str | None, profile: Path | None,
+          this_first: bool = False) -> list[dict[str, Any]]:
     with server.fresh() as url:
         made = make_schedules(url, count, clients, api_max)
         print(f"  {count:,} schedules ({made['api_made']:,} by POST /schedules at "
               f"{made['post_per_s']:,}/s)", flush=True)
         results = []
         runs = [("before", before), ("after", None)] if before else [("this", None)]
+        if this_first:
+            runs.reverse()
         for label, pythonpath in runs:
             with tempfile.TemporaryDirectory(prefix="bench-burst-") as data_dir:
                 result = {"schedules": count, **made,
@@ -313,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", default=None, metavar="SRC",
                         help="another tree's backend/src: its serve runs the same schedules "
                              "first, in the same run (A/B)")
+    parser.add_argument("--this-first", action="store_true",
+                        help="with --before: this tree's serve runs first (the second side "
+                             "runs on the first's finished jobs: alternate the order between "
+                             "runs; the database is migrated by this tree either way)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
     args = parser.parse_args(argv)
     if args.minutes < 1:
@@ -322,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{datetime.now(UTC):%H:%M:%S} fire burst, {size:,} schedules "
               f"(load {os.getloadavg()[0]:.2f})", flush=True)
         burst(server, size, args.minutes, args.clients, api_max=args.api_max,
-              before=args.before, profile=args.profile)
+              before=args.before, profile=args.profile, this_first=args.this_first)
     return 0
 
 
