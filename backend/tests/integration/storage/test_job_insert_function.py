@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cronplane.domain.notifications import (
     DELIVER_HANDLER,
     DELIVERY_MAX_ATTEMPTS,
@@ -55,3 +57,23 @@ def test_sql_inserts_a_job_with_the_python_path_s_defaults(db: Database) -> None
     assert row["eligible"] and row["status"] == "PENDING"
     assert (row["project"], row["queue"], row["trigger"], row["priority"], row["payload"]) == \
         ("default", "default", "api", 0, {})
+
+
+@pytest.mark.parametrize("numbered", [True, False], ids=["python-rows", "delivery-rows"])
+def test_ids_follow_the_rows_order_whatever_the_plan(db: Database, numbered: bool) -> None:
+    """A job's id is its place in the call (the chain of audit events, a batch's answer and the
+    claim's tie-break on equal run_at all read id order as arrival order): drawn after the rows
+    are put in their order, not in whatever order the plan's join with ``projects`` yields them.
+    A merge join yields them by project slug; rows without ``n`` (the deliveries') included."""
+    with db.connection() as conn:
+        conn.execute("INSERT INTO projects (slug, name) VALUES ('zz-last', 'zz'), ('aa-first', 'aa')")
+        rows = [{"handler": "noop", "max_attempts": 1, "project": slug} | ({"n": n} if numbered else {})
+                for n, slug in enumerate(("zz-last", "default", "aa-first", "zz-last", "aa-first"))]
+        conn.execute("SET LOCAL enable_hashjoin = off")
+        conn.execute("SET LOCAL enable_nestloop = off")
+        found = conn.execute("SELECT (r.job).id, (r.job).project FROM insert_jobs_v1(%s) AS r",
+                             (json.dumps(rows),)).fetchall()
+        conn.rollback()
+    assert [r["project"] for r in found] == [r["project"] for r in rows], "answered in row order"
+    ids = [r["id"] for r in found]
+    assert ids == sorted(ids), f"ids in the rows' order: {list(zip(ids, [r['project'] for r in found]))}"

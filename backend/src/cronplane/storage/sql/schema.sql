@@ -208,11 +208,10 @@ BEGIN
   --   fire, parallel to depends_on) gives each edge its own run_when; NULL: the job's.
   -- * an event per row that names an action, appended in row order (the chain follows arrival).
   RETURN QUERY
-  WITH input AS MATERIALIZED (
-    SELECT t.*, e.eligible,
-           CASE WHEN e.eligible
-                THEN nextval(pg_get_serial_sequence('jobs', 'id')) END AS new_id
-      FROM json_to_recordset(rows_json)
+  WITH given AS MATERIALIZED (
+    SELECT t.*, a.place, e.eligible
+      FROM json_array_elements(rows_json) WITH ORDINALITY AS a(row_json, place)
+      CROSS JOIN LATERAL json_to_record(a.row_json)
            AS t(n int, project text, handler text, payload jsonb, priority smallint,
                 run_at timestamptz, max_attempts int, timeout_seconds int, trigger text,
                 schedule_id bigint, fire_time timestamptz, exclusive bool, idempotency_key text,
@@ -230,6 +229,11 @@ BEGIN
                    AND EXISTS (SELECT 1 FROM projects a
                                 WHERE a.slug = coalesce(t.project, 'default')))
                AS eligible) e
+  ), input AS MATERIALIZED (
+    SELECT g.*, CASE WHEN g.eligible
+                     THEN nextval(pg_get_serial_sequence('jobs', 'id')) END AS new_id
+      FROM given g
+     ORDER BY g.place
   ), edge AS MATERIALIZED (
     SELECT DISTINCT i.new_id AS job_id, u.upstream_id, u.run_when,
            coalesce(u.run_when, i.run_when, 'succeeded') AS rule
@@ -267,7 +271,7 @@ BEGIN
            CASE WHEN s.failed IS NOT NULL THEN cronplane_now() END,
            CASE WHEN s.failed IS NULL AND s.open > 0 THEN i.wait_deadline END
       FROM input i LEFT JOIN state s ON s.job_id = i.new_id
-     WHERE i.eligible ORDER BY i.n
+     WHERE i.eligible ORDER BY i.place
     ON CONFLICT (idempotency_key, project) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING jobs.*, jobs AS whole
   ), linked AS (
@@ -285,7 +289,7 @@ BEGIN
            coalesce(i.details, '{}') || jsonb_build_object('job_id', j.id), i.request_id, i.ip
       FROM job j JOIN input i ON i.new_id = j.id
      WHERE i.action IS NOT NULL
-     ORDER BY i.n
+     ORDER BY i.place
     RETURNING id
   ), notified AS MATERIALIZED (
     SELECT pg_notify(channel, '') WHERE EXISTS (SELECT 1 FROM job WHERE status = 'PENDING')
@@ -293,7 +297,7 @@ BEGIN
   SELECT i.n, i.eligible, (SELECT count(*) FROM event), (SELECT count(*) FROM linked),
          (SELECT count(*) FROM notified), j.whole
     FROM input i LEFT JOIN job j ON j.id = i.new_id
-   ORDER BY i.n;
+   ORDER BY i.place;
 END $$;
 
 CREATE FUNCTION public.job_attempts_after_release(max_attempts integer) RETURNS integer
