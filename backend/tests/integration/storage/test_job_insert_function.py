@@ -76,4 +76,5 @@ def test_ids_follow_the_rows_order_whatever_the_plan(db: Database, numbered: boo
         conn.rollback()
     assert [r["project"] for r in found] == [r["project"] for r in rows], "answered in row order"
     ids = [r["id"] for r in found]
-    assert ids == sorted(ids), f"ids in the rows' order: {list(zip(ids, [r['project'] for r in found]))}"
+    pairs = [(r["id"], r["project"]) for r in found]
+    assert ids == sorted(ids), f"ids in the rows' order: {pairs}"
