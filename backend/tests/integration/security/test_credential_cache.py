@@ -108,3 +108,19 @@ def test_a_listener_whose_database_was_dropped_stops_once_idle(databases, caplog
     finally:
         cache.stop()
         db.close()
+
+
+def test_stop_wakes_the_listener_instead_of_waiting_out_its_poll(fresh_database_url) -> None:
+    # The listener waits on its socket for up to `poll` seconds; stop() used to return only once
+    # that wait ran out (a second, in every app's teardown). With an hour's poll, a stop that
+    # did not wake it would time out and report the listener still running.
+    db = Database(fresh_database_url, application_name="cronplane-test")
+    cache = CredentialCache(db, poll=3600.0)
+    try:
+        cache.start()
+        wait_until(lambda: cache.listening, message="the cache's LISTEN connection")
+        assert cache.stop(timeout=30), "stop() returned with the listener still waiting"
+        assert not cache.running and not cache.listening
+    finally:
+        cache.stop()
+        db.close()
