@@ -26,12 +26,21 @@ __all__ = ["cluster"]  # the fixture, imported for the tests below
 def busy_victim(cluster: Cluster, rng: random.Random) -> Any:
     """A live process the database shows holding a RUNNING attempt, so the kill lands mid-job
     however briefly the worker keeps attempts RUNNING (a faster claim/complete pipeline must not
-    leave the kills nothing to land on); any live one when none is busy."""
-    alive = {str(p.pid): p for p in cluster.alive()}
-    rows = cluster.query("SELECT DISTINCT split_part(worker_id, ':', 2) AS pid FROM attempts "
-                         "WHERE status = 'RUNNING'")
-    busy = sorted(r["pid"] for r in rows if r["pid"] in alive)
-    return alive[rng.choice(busy)] if busy else rng.choice(cluster.alive())
+    leave the kills nothing to land on).
+
+    Waited for, not assumed after the caller's pause: on a loaded box the stream's first enqueue
+    and the workers' first claims came seconds after it. Four runs side by side at load 22-25:
+    no job existed yet at any of the three kills (the 10th acknowledged job came 5 s after the
+    stream started), the kills fell back to idle processes, and the test failed 'no kill landed
+    mid-job' four times in four."""
+    def busy() -> list[Any]:
+        alive = {str(p.pid): p for p in cluster.alive()}
+        rows = cluster.query("SELECT DISTINCT split_part(worker_id, ':', 2) AS pid "
+                             "FROM attempts WHERE status = 'RUNNING'")
+        return [alive[pid] for pid in sorted(r["pid"] for r in rows) if pid in alive]
+
+    return rng.choice(wait_until(busy, 60, "a live worker the database shows running a job",
+                                 step=0.05))
 
 
 def kill_workers_under_load(cluster: Cluster, kills: int, seed: int) -> None:
