@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 FRONTEND_STAMP := frontend/node_modules/.installed
 
-.PHONY: help run test test-fast ha-test ha-deps schema-sql lock lint typecheck imports test-backend test-frontend test-e2e test-checks \
+.PHONY: help run test test-fast ha-test ha-deps schema-sql lock lint typecheck imports test-backend test-frontend test-e2e test-checks test-side \
         check-frontend test-vitest bench chaos frontend system-deps openapi openapi-check clean
 
 help:
@@ -194,11 +194,20 @@ test-e2e: $(STAMP)
 # The static checks of both halves: they time nothing, so they may share the CPU with a suite.
 test-checks: lint typecheck imports check-frontend
 
+# The lane beside the backend suite: the static checks, then Vitest. The backend suite keeps
+# ~1.35 of two cores busy for ~5 minutes (it mostly waits on Postgres and the clock); the checks
+# take ~1 minute of that and Vitest ~40 s (46 CPU-s), which used to run alone after it. Vitest
+# timed out beside the suite only on boxes where other suites ran too (load 17-20, 2026-12-06);
+# it passed at load 4-6 in 40 s (2026-12-07), and its waits allow for that (vite.config.ts).
+# Vitest runs even when a check failed.
+test-side:
+	@failed=0; $(MAKE) --no-print-directory test-checks || failed=1; \
+	  $(MAKE) --no-print-directory test-vitest || failed=1; exit $$failed
+
 # `make test`: the console is built once, first (the backend's packaging test and the e2e suite
-# both serve frontend/dist, and two stages must not build it at once); then the backend suite,
-# which mostly waits on Postgres and the clock, runs beside the static checks (CPU-bound, but
-# nothing in them waits on a deadline); then Vitest and the e2e suite, each alone, since their UI
-# waits are the ones a busy CPU hurts (Vitest beside the backend suite timed out on a loaded box).
+# both serve frontend/dist, and two stages must not build it at once); then the backend suite
+# beside the static checks and Vitest (test-side); then the e2e suite alone, since its UI waits
+# are the ones a busy CPU hurts most and it keeps both cores busy on its own.
 # Each stage's output is printed whole when it ends (--output-sync), every stage runs even when an
 # earlier one failed, and make test fails when any did.
 # The Python install and the console's (npm ci, then its build) are independent: on a clean clone
@@ -206,9 +215,8 @@ test-checks: lint typecheck imports check-frontend
 test: system-deps
 	@$(MAKE) --no-print-directory -j2 $(STAMP) $(FRONTEND_DIST)
 	@failed=""; \
-	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-checks \
-	  || failed="$$failed test-backend/test-checks"; \
-	$(MAKE) --no-print-directory test-vitest || failed="$$failed test-vitest"; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target --keep-going test-backend test-side \
+	  || failed="$$failed test-backend/test-checks/test-vitest"; \
 	$(MAKE) --no-print-directory test-e2e || failed="$$failed test-e2e"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (their output is above)"; exit 1; fi
 
