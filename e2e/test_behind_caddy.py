@@ -8,12 +8,8 @@ a retry on it. Signing in behind Caddy spends no refresh, and the dashboard show
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import socket
-import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -24,6 +20,7 @@ import pytest
 from conftest import Server
 from console_pages import sign_in_as_persona
 from playwright.sync_api import BrowserContext, Request, expect
+from tests.support.servers import caddy_serving
 
 REPO = Path(__file__).resolve().parents[1]
 REFRESH = "/api/v1/auth/refresh"
@@ -37,42 +34,12 @@ def caddy_url(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Itera
     caddy = shutil.which("caddy")
     if caddy is None:
         pytest.fail("caddy is not installed: `make system-deps` installs it", pytrace=False)
-    home = tmp_path_factory.mktemp("caddy")
-    config = home / "Caddyfile"
-    config.write_text("{\n\tadmin off\n}\n\n" + (REPO / "Caddyfile").read_text())
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "CRONPLANE_DOMAIN": f":{port}", "HOME": str(home),
-           "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-           "CRONPLANE_SPA_ROOT": str(REPO / "frontend" / "dist"),
-           "CRONPLANE_UPSTREAM": urlsplit(server.base_url).netloc}
-    process = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(config)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    serving = threading.Event()
-    log: list[str] = []
-
-    def follow() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if "serving initial configuration" in line:
-                serving.set()
-
-    threading.Thread(target=follow, daemon=True).start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        if not serving.wait(timeout=20):
-            pytest.fail("caddy did not start:\n" + "".join(log[-20:]), pytrace=False)
-        # Caddy logs before its listener accepts: one request proves it does.
+    with caddy_serving(caddy, tmp_path_factory.mktemp("caddy"), site_root=REPO / "frontend" / "dist",
+                       upstream=urlsplit(server.base_url).netloc) as url:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         page = opener.open(f"{url}/login", timeout=10).read().decode()
         assert 'href="/api/v1/stats"' in page, "Caddy serves index.html as built, preloads and all"
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
 
 def test_signing_in_behind_caddy_spends_no_refresh_on_the_signed_out_pages_early_stats(
         caddy_url: str, new_browser_context: Callable[..., BrowserContext]) -> None:

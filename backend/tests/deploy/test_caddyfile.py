@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ from tests.deploy.harness import (
     require_tool,
     run,
 )
+from tests.support.servers import caddy_serving
 
 CADDY_HINT = "apt-get install -y caddy (or: make system-deps)"
 SECURITY_HEADERS = (
@@ -159,54 +159,22 @@ class _StubApi(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def live_caddy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
     """The real Caddyfile served by the real caddy on a free port, in front of a stub API."""
-    import socket
-    import urllib.request
-
     caddy = require_tool("caddy", CADDY_HINT)
     home = tmp_path_factory.mktemp("caddy-live")
     site = home / "srv"
     (site / "assets").mkdir(parents=True)
     (site / "index.html").write_text("<!doctype html><div id=root>cronplane console</div>")
     (site / "assets" / "app-1234.js").write_text("console.log('app')")
-    # The site block verbatim, behind a global block that only turns the admin API off, so
-    # this never collides with another Caddy on the machine.
-    config = home / "Caddyfile"
-    config.write_text("{\n\tadmin off\n}\n\n" + (REPO / "Caddyfile").read_text())
     seen: list[str] = []
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), type("Stub", (_StubApi,), {"seen": seen}))
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**caddy_env(home, f":{port}"), "CRONPLANE_SPA_ROOT": str(site),
-           "CRONPLANE_UPSTREAM": f"127.0.0.1:{upstream.server_address[1]}"}
-    process = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(config)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
-    serving = threading.Event()
-    log: list[str] = []
-
-    def follow() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if "serving initial configuration" in line:
-                serving.set()
-
-    threading.Thread(target=follow, daemon=True).start()
     try:
-        if not serving.wait(timeout=20):
-            pytest.fail("caddy did not start:\n" + "".join(log[-20:]), pytrace=False)
-        # Caddy logs before its listener accepts on every platform; one request proves it does.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        opener.open(f"http://127.0.0.1:{port}/index.html", timeout=10).read()
-        yield f"http://127.0.0.1:{port}", seen
+        with caddy_serving(caddy, home, site_root=site,
+                           upstream=f"127.0.0.1:{upstream.server_address[1]}") as url:
+            yield url, seen
     finally:
-        process.terminate()
-        process.wait(timeout=10)
         upstream.shutdown()
         upstream.server_close()
-
 
 def fetch(url: str) -> tuple[int, Any, str]:
     """(status, headers, body) without raising on 4xx/5xx and without any proxy."""

@@ -1,7 +1,7 @@
-"""One harness per real server process: a free port, and ``cronplane serve`` started in its own
-process group with its output collected, ready once it says so and ``/healthz`` answers.
-Acceptance tests, the HA tests and the e2e suite use these (bench keeps its own, tuned for
-timing: bench/api.py)."""
+"""One harness per real server process: a free port, ``cronplane serve`` started in its own
+process group with its output collected, ready once it says so and ``/healthz`` answers, and the
+repository's Caddyfile served by the real caddy. Acceptance tests, the deploy and HA tests and the
+e2e suite use these (bench keeps its own, tuned for timing: bench/api.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -17,6 +20,7 @@ import requests
 from tests.support.waiting import wait_until
 
 CLI = [sys.executable, "-m", "cronplane.cli"]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def free_port() -> int:
@@ -75,3 +79,41 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+@contextmanager
+def caddy_serving(caddy: str, home: Path, *, site_root: Path, upstream: str) -> Iterator[str]:
+    """The repository's Caddyfile, verbatim behind a global block that only turns the admin API
+    off (so this never collides with another Caddy on the machine), served by ``caddy`` on a free
+    port: ``site_root`` as the console's files and ``upstream`` (host:port) as the API. Yields its
+    base URL once it answers; ``home`` holds its config and state."""
+    config = home / "Caddyfile"
+    config.write_text("{\n\tadmin off\n}\n\n" + (REPO / "Caddyfile").read_text())
+    port = free_port()
+    env = {**os.environ, "CRONPLANE_DOMAIN": f":{port}", "HOME": str(home),
+           "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
+           "CRONPLANE_SPA_ROOT": str(site_root), "CRONPLANE_UPSTREAM": upstream}
+    process = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(config)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    serving = threading.Event()
+    log: list[str] = []
+
+    def follow() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if "serving initial configuration" in line:
+                serving.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert serving.wait(timeout=20), "caddy did not start:\n" + "".join(log[-20:])
+        # Caddy logs before its listener accepts on every platform; one request proves it does.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        opener.open(f"{url}/index.html", timeout=10).read()
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
