@@ -27,6 +27,7 @@ from tests.acceptance.serve_process import admin_token
 from tests.support.dependency_mix import DependencyMix, MixLoad, check, http_post, unsettled
 from tests.support.failover import (
     ApiLoad,
+    StreamingPair,
     duplicate_fire_keys,
     lost_acknowledged,
     streaming_pair,
@@ -127,7 +128,8 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
                 assert paused.status_code == 200, paused.text
             wait_until(lambda: unsettled(pair.url, graphs.jobs) == 0 and not pair.scalar(
                 "SELECT count(*) FROM jobs WHERE status IN ('WAITING', 'PENDING', 'RUNNING')"),
-                30, lambda: f"{unsettled(pair.url, graphs.jobs)} job(s) of the mix to settle")
+                30, lambda: f"{unsettled(pair.url, graphs.jobs)} job(s) of the mix, and every "
+                f"other job, to settle; not settled: {_unsettled_jobs(pair)}")
             in_mix = check(pair.url, graphs)
             assert in_mix["batches"] and in_mix["doomed"], f"the mix was too thin: {in_mix}"
             print(f"[failover] dependencies in the mix: {in_mix}")
@@ -143,3 +145,13 @@ def test_primary_killed_and_standby_promoted_api_503s_then_all_resume_within_5s_
                 mix.stop()
             serve.stop()
             cluster.stop_all()
+
+
+def _unsettled_jobs(pair: StreamingPair) -> list[dict[str, object]]:
+    """What a failure names: the jobs still waiting, pending or running, with their upstreams."""
+    return pair.query(
+        "SELECT j.id, j.status, j.handler, j.schedule_id, j.fire_time, j.created_at, "
+        "(SELECT json_agg(json_build_object('upstream', d.upstream_id, 'status', u.status)) "
+        " FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = j.id) "
+        "AS upstreams FROM jobs j WHERE j.status IN ('WAITING', 'PENDING', 'RUNNING') "
+        "ORDER BY j.id LIMIT 20")
