@@ -483,8 +483,11 @@ def browser(playwright: Playwright, browser_type_launch_args: dict[str, Any]) ->
 
 @pytest.fixture(scope="session")
 def browser_context_args(base_url: str) -> dict[str, Any]:
-    return {"base_url": base_url, "viewport": {"width": 1400, "height": 1000},
-            "timezone_id": "UTC", "locale": "en-GB"}
+    return {"base_url": base_url, **CONTEXT_DEFAULTS}
+
+
+CONTEXT_DEFAULTS = {"viewport": {"width": 1400, "height": 1000}, "timezone_id": "UTC",
+                    "locale": "en-GB"}
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -503,14 +506,18 @@ def _test_went_wrong(node: pytest.Item) -> bool:
 
 
 @pytest.fixture
-def new_browser_context(browser: Browser, browser_context_args: dict[str, Any], artifacts: Path,
+def new_browser_context(browser: Browser, artifacts: Path,
                         request: pytest.FixtureRequest) -> Iterator[Callable[..., BrowserContext]]:
     """Factory for browser contexts (one per simulated user); each is traced, and the trace is
-    kept under ``e2e/artifacts/traces/`` when the test fails."""
+    kept under ``e2e/artifacts/traces/`` when the test fails. A context given a ``base_url`` of
+    its own (the seeded day's, Caddy's) does not start the run's default server: the seeded day's
+    part of make test (test-e2e-day) needs none."""
     opened: list[tuple[str, BrowserContext, list[str]]] = []
 
     def open_context(label: str = "main", **overrides: Any) -> BrowserContext:
-        context = browser.new_context(**{**browser_context_args, **overrides})
+        defaults = (CONTEXT_DEFAULTS if "base_url" in overrides
+                    else request.getfixturevalue("browser_context_args"))
+        context = browser.new_context(**{**defaults, **overrides})
         context.set_default_timeout(UI_TIMEOUT_MS)
         # Actions, network and console by default, no DOM snapshots and no screencast: the
         # snapshots were taken on every action of every passing flow for the few that fail

@@ -14,6 +14,7 @@ from console_pages import (
     header_button,
     main_nav,
     sign_in_as_persona,
+    table_rows,
 )
 from playwright.sync_api import Page, expect
 
@@ -44,6 +45,8 @@ def test_viewer_sees_everything_and_can_change_nothing(
     expect(header_button(page, "New schedule")).to_have_count(0)
     expect(page.get_by_test_id("read-only-note")).to_have_text("Read-only (VIEWER)")
     page.get_by_role("search", name="Schedule filters").get_by_label("Search").fill(unique)
+    # The search applied (its row alone) before the click: rows above it leave with the answer.
+    expect(table_rows(page, "Schedules")).to_have_count(1)
     page.get_by_role("link", name=unique, exact=True).click()
     expect(page.get_by_role("heading", name=unique)).to_be_visible()
     expect(field_row(page, "Schedule fields", "Handler")).to_have_text("noop")
