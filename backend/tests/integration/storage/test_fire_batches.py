@@ -20,6 +20,10 @@ from cronplane.storage.lease_store import FencedOut, LeaseStore, fenced_transact
 from cronplane.storage.schedule_store import ScheduleStore
 
 LEASE = "scheduler"
+# What serve gives the fire check at the default lease TTL (renew_interval(15 s)): judging a chunk
+# of schedules is Python work inside the fenced transaction, and the store's 1 s default ended it
+# once at load ~8 (617 schedules in one chunk, a clean clone's make test).
+IDLE = 5.0
 BATCH = 200
 
 
@@ -80,7 +84,7 @@ def test_a_burst_fires_every_schedule_once_with_its_key(fresh_db: Database) -> N
         assert row["last_run_at"] == row["fire_time"] < row["next_run_at"]
     assert not set(paused) & {r["schedule_id"] for r in rows}
     assert fire_all(store, "leader-a", token) == 0, "nothing is due twice"
-    check = FireCheckStore(fresh_db).check("leader-a", token, settle=timedelta(0))
+    check = FireCheckStore(fresh_db).check("leader-a", token, settle=timedelta(0), idle_timeout_seconds=IDLE)
     assert (check.fire_times, check.missing, check.duplicate) == (len(live), 0, 0)
 
 
@@ -125,7 +129,7 @@ def test_the_ledger_of_a_burst_records_its_skips(fresh_db: Database) -> None:
     assert sorted((r["schedule_id"], r["kind"]) for r in skips) == sorted(
         [(s, "misfire") for s in missed] + [(s, "overlap") for s in forbid])
     assert counters == {"missed": 60, "overlap": 10}
-    check = FireCheckStore(fresh_db).check("leader-a", token, settle=timedelta(0))
+    check = FireCheckStore(fresh_db).check("leader-a", token, settle=timedelta(0), idle_timeout_seconds=IDLE)
     assert (check.missing, check.duplicate) == (0, 0), check.violations
 
 
@@ -158,9 +162,10 @@ def test_idle_rounds_read_no_schedule_and_a_run_brings_its_schedule_back(
     after = health.evaluate("leader-a", token, _evaluate, since=idle.db_now)
     assert after.schedules == 1 and after.saved == 1, "its last success moved"
 
-    full = checks.check("leader-a", token, settle=timedelta(0))
+    full = checks.check("leader-a", token, settle=timedelta(0), idle_timeout_seconds=IDLE)
     assert full.schedules == 50 and full.fire_times == 50
-    quiet = checks.check("leader-a", token, settle=timedelta(0), since=full.db_now)
+    quiet = checks.check("leader-a", token, settle=timedelta(0), since=full.db_now,
+                         idle_timeout_seconds=IDLE)
     assert quiet.schedules == 0, "no fire time to judge: no schedule is read"
 
 
