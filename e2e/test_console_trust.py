@@ -159,6 +159,18 @@ def running_job(admin_api: ApiClient) -> Iterator[dict[str, Any]]:
     admin_api.post(f"/jobs/{job['id']}/cancel", expect=(200, 202, 409))
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_login_page_has_no_accessibility_violations(
+        new_browser_context: Callable[..., BrowserContext], server, scheme: str) -> None:
+    require_axe()
+    page = new_browser_context(scheme, color_scheme=scheme, bypass_csp=True).new_page()
+    page.goto("/login")
+    expect(page.get_by_role("form", name="Sign in")).to_be_visible()
+    # The login page has nothing to excuse: no violation of any impact (moderate included).
+    violations = axe_violations(page, ("minor", "moderate", "serious", "critical"))
+    assert violations == [], json.dumps(violations, indent=2)
+
+
 # The seeded day's walk (test_console_axe.py) runs axe on every page the navigation offers, the
 # detail and form pages and their dialogs, at two sizes in both schemes. What its day cannot show
 # is a job in every status: it has no RUNNING, TIMED_OUT or CANCELLED job. Those are checked here
