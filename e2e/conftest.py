@@ -510,8 +510,8 @@ def new_browser_context(browser: Browser, artifacts: Path,
                         request: pytest.FixtureRequest) -> Iterator[Callable[..., BrowserContext]]:
     """Factory for browser contexts (one per simulated user); each is traced, and the trace is
     kept under ``e2e/artifacts/traces/`` when the test fails. A context given a ``base_url`` of
-    its own (the seeded day's, Caddy's) does not start the run's default server: the seeded day's
-    part of make test (test-e2e-day) needs none."""
+    its own (the seeded day's, Caddy's) does not start the run's default server: a worker that
+    runs only the seeded day's flows never starts one."""
     opened: list[tuple[str, BrowserContext, list[str]]] = []
 
     def open_context(label: str = "main", **overrides: Any) -> BrowserContext:
