@@ -414,6 +414,16 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
         db.close()
 
 
+def _claim_plan(database_url: str, limit: int) -> dict:
+    """The plan of one claim of ``limit`` as it ran (EXPLAIN ANALYZE, BUFFERS), rolled back."""
+    with psycopg.connect(database_url) as conn:
+        [[plan]] = conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
+            {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
+        conn.rollback()
+    return dict(plan[0]["Plan"])
+
+
 def _plan_nodes(node: dict) -> Iterator[dict]:
     yield node
     for child in node.get("Plans", []):
@@ -452,12 +462,7 @@ def test_a_burst_of_exclusive_fires_is_claimed_with_one_probe_per_candidate_on_s
             "VALUES ('noop', '{}', 'schedule', %(s)s, true, now() - interval '2 minutes'), "
             "('noop', '{}', 'schedule', %(s)s, true, now() - interval '30 seconds') "
             "RETURNING id", {"s": schedules[0]}).fetchall())
-    with psycopg.connect(fresh_database_url) as conn:
-        [[plan]] = conn.execute(
-            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
-            {"limit": 1000, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
-        conn.rollback()
-    [walk] = [n for n in _plan_nodes(plan[0]["Plan"])
+    [walk] = [n for n in _plan_nodes(_claim_plan(fresh_database_url, 1000))
               if n.get("Function Name") == "claim_lane_candidates"]
     rows, blocks = int(walk["Actual Rows"]), _plan_blocks(walk)
     assert rows == 300 and blocks <= 10 * rows + 100, (
@@ -482,12 +487,7 @@ def test_a_claim_of_exclusive_fires_reads_no_more_as_more_of_them_are_ready(
     checks; EXPLAIN's BUFFERS, not time), with 1,000 and then 16,000 fires ready, on statistics
     that saw none of them and then on fresh ones."""
     def choosing_blocks() -> int:
-        with psycopg.connect(fresh_database_url) as conn:
-            [[plan]] = conn.execute(
-                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
-                {"limit": 50, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
-            conn.rollback()
-        [picked] = [n for n in _plan_nodes(plan[0]["Plan"])
+        [picked] = [n for n in _plan_nodes(_claim_plan(fresh_database_url, 50))
                     if n.get("Subplan Name") == "CTE picked"]
         assert picked["Actual Rows"] == 50, picked
         return _plan_blocks(picked)
