@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.servers import follow_output
 
 REPO = Path(__file__).resolve().parents[3]
 SEED = REPO / "scripts" / "seed-demo.sh"
@@ -68,20 +69,13 @@ def server(make_database: Callable[[], str],
     })
     process = subprocess.Popen([sys.executable, "-m", "cronplane.cli", "serve"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    serving = threading.Event()
-    output: list[str] = []
-
-    def follow() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            if line.startswith("cronplane: serving on"):
-                serving.set()
-
-    threading.Thread(target=follow, daemon=True).start()
+    assert process.stdout is not None
+    output, serving = follow_output(process.stdout,
+                                    lambda line: line.startswith("cronplane: serving on"))
     try:
         if not serving.wait(timeout=60):
-            pytest.fail("cronplane serve did not start:\n" + "".join(output[-30:]), pytrace=False)
+            pytest.fail("cronplane serve did not start:\n" + "\n".join(output[-30:]),
+                        pytrace=False)
         yield Server(f"http://127.0.0.1:{port}")
     finally:
         process.terminate()

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import requests
 
@@ -30,6 +31,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def follow_output(stream: IO[str], ready: Callable[[str], bool], *, at_end: bool = False
+                  ) -> tuple[list[str], threading.Event]:
+    """Reads a process's ``stream`` on a daemon thread into a list of lines (newlines stripped);
+    the event is set at the first line ``ready`` accepts, and also when the stream ends if
+    ``at_end``."""
+    lines: list[str] = []
+    event = threading.Event()
+
+    def follow() -> None:
+        for line in stream:
+            lines.append(line.rstrip("\n"))
+            if ready(line):
+                event.set()
+        if at_end:
+            event.set()
+
+    threading.Thread(target=follow, daemon=True).start()
+    return lines, event
+
+
 class Serve:
     """``cronplane serve`` in its own process group, its output collected line by line."""
 
@@ -44,19 +65,12 @@ class Serve:
                      "CRONPLANE_EXECUTION": "off", "CRONPLANE_LOG_FORMAT": "json",
                      "CRONPLANE_ENV": "development"})
         full.update(env)
-        self.lines: list[str] = []
-        self.ready = threading.Event()
         self.proc = subprocess.Popen(command or [*CLI, "serve"], env=full, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if "Stop:" in line:
-                self.ready.set()
-        self.ready.set()
+        # Ready at the banner's last line, or when the output ends (wait_ready then says it died).
+        self.lines, self.ready = follow_output(self.proc.stdout, lambda line: "Stop:" in line,
+                                               at_end=True)
 
     def output(self) -> str:
         return "\n".join(self.lines)
@@ -96,20 +110,11 @@ def caddy_serving(caddy: str, home: Path, *, site_root: Path, upstream: str) -> 
     process = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(config)],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
-    serving = threading.Event()
-    log: list[str] = []
-
-    def follow() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if "serving initial configuration" in line:
-                serving.set()
-
-    threading.Thread(target=follow, daemon=True).start()
+    assert process.stderr is not None
+    log, serving = follow_output(process.stderr, lambda line: "serving initial configuration" in line)
     url = f"http://127.0.0.1:{port}"
     try:
-        assert serving.wait(timeout=20), "caddy did not start:\n" + "".join(log[-20:])
+        assert serving.wait(timeout=20), "caddy did not start:\n" + "\n".join(log[-20:])
         # Caddy logs before its listener accepts on every platform; one request proves it does.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         opener.open(f"{url}/index.html", timeout=10).read()
