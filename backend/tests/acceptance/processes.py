@@ -43,8 +43,10 @@ class Cluster:
     def __init__(self, url: str, logs: Path, **env: str) -> None:
         self.url = url
         self.logs = logs
+        # PYTHONFAULTHANDLER: a process that does not exit when it should is sent SIGABRT
+        # (exit_code), and writes every thread's stack to its log as it dies.
         self.env = {"CRONPLANE_LEASE_TTL_SECONDS": str(TTL), "CRONPLANE_WORKER_CONCURRENCY": "2",
-                    "CRONPLANE_LOG_LEVEL": "INFO", **env}
+                    "CRONPLANE_LOG_LEVEL": "INFO", "PYTHONFAULTHANDLER": "1", **env}
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.log_files: dict[int, Path] = {}
         self._count = itertools.count()
@@ -94,6 +96,23 @@ class Cluster:
         if path is None or not path.exists():
             return ["(no log)"]
         return path.read_text(errors="replace").splitlines()[-lines:] or ["(empty log)"]
+
+    def exit_code(self, proc: subprocess.Popen[bytes], seconds: float) -> int:
+        """``proc``'s exit code once it exits within ``seconds``. Otherwise it is aborted and the
+        test fails with the end of its log: the stack of every thread at the moment it was
+        still running (faulthandler), which names what the stop waited on."""
+        try:
+            return proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+            tail = "\n".join(self.log_tail(proc.pid, 150))
+            raise AssertionError(f"process {proc.pid} still ran {seconds} s later; aborted, "
+                                 f"its threads and log:\n{tail}") from None
 
     def kill9(self, proc: subprocess.Popen[bytes]) -> None:
         proc.send_signal(signal.SIGKILL)

@@ -70,7 +70,7 @@ def test_sigterm_lets_the_running_job_finish_and_hands_the_lease_over_at_once(
         first.send_signal(signal.SIGTERM)
         handed_over = _successor_leads_within(cluster, first.pid, second.pid, signalled)
         assert handed_over < 2.0, f"the lease moved {handed_over:.2f} s after SIGTERM"
-        assert first.wait(20) == 0, cluster.log_tail(first.pid)
+        assert cluster.exit_code(first, 20) == 0, cluster.log_tail(first.pid)
         assert _attempts(cluster, job) == ["SUCCEEDED"], "the job finished inside the grace"
     finally:
         cluster.stop_all()
@@ -89,7 +89,7 @@ def test_a_job_longer_than_the_grace_comes_back_interrupted_and_still_completes_
         job = _enqueue_sleep(cluster, 60, max_attempts=1)
         wait_until(lambda: _running_on(cluster, job) == first.pid, 10, "the sleep to start")
         first.send_signal(signal.SIGTERM)
-        assert first.wait(15) == 0, cluster.log_tail(first.pid)
+        assert cluster.exit_code(first, 15) == 0, cluster.log_tail(first.pid)
         row = cluster.query("SELECT status, max_attempts, interruptions FROM jobs WHERE id = %s",
                             job)[0]
         assert row == {"status": "PENDING", "max_attempts": 1, "interruptions": 1}
@@ -101,7 +101,7 @@ def test_a_job_longer_than_the_grace_comes_back_interrupted_and_still_completes_
                    == "SUCCEEDED", 30, "the interrupted job to run to completion")
         assert _attempts(cluster, job) == ["INTERRUPTED", "SUCCEEDED"]
         second.send_signal(signal.SIGTERM)
-        assert second.wait(20) == 0
+        assert cluster.exit_code(second, 20) == 0, cluster.log_tail(second.pid)
     finally:
         cluster.stop_all()
 
