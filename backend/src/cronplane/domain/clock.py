@@ -57,8 +57,8 @@ class ManualClock:
         self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
         self._mono = 1000.0
         self._changed = threading.Condition()
-        # The threads inside wait(): (deadline, event) by a key of each call.
-        self._waiters: dict[object, tuple[float, threading.Event]] = {}
+        # The threads inside wait(): (deadline, event, thread ident) by a key of each call.
+        self._waiters: dict[object, tuple[float, threading.Event, int]] = {}
 
     def now(self) -> datetime:
         with self._changed:
@@ -84,7 +84,7 @@ class ManualClock:
         with self._changed:
             deadline = self._mono + timeout
             if deadline > self._mono:
-                self._waiters[key] = (deadline, event)
+                self._waiters[key] = (deadline, event, threading.get_ident())
             try:
                 while not event.is_set() and self._mono < deadline:
                     # Wake periodically to notice the event (set without our condition).
@@ -95,9 +95,14 @@ class ManualClock:
 
     def idle_waiters(self) -> int:
         """Threads waiting on this clock for a deadline still ahead, their event not set."""
+        return len(self.idle_threads())
+
+    def idle_threads(self) -> frozenset[int]:
+        """The idents of those threads: a caller waiting for particular threads to be idle
+        must not count another thread's wait as theirs."""
         with self._changed:
-            return sum(1 for deadline, event in self._waiters.values()
-                       if deadline > self._mono and not event.is_set())
+            return frozenset(ident for deadline, event, ident in self._waiters.values()
+                             if deadline > self._mono and not event.is_set())
 
     def settle(self, waiters: int, timeout: float = 10.0) -> bool:
         """Block until ``waiters`` threads wait idle on this clock (at most ``timeout`` real

@@ -63,6 +63,13 @@ class LoopService:
         return self._thread is not None and self._thread.is_alive()
 
     @property
+    def thread_ident(self) -> int | None:
+        """The loop thread's ident while it runs (tests match it with a manual clock's idle
+        threads)."""
+        thread = self._thread
+        return thread.ident if thread is not None and thread.is_alive() else None
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 
