@@ -55,7 +55,10 @@ SELECT cronplane_statement_now() AS now;
 -- The per-minute samples the leader's queue sampler (queue_history.sql) would have written over
 -- the seeded day, rebuilt from the seeded jobs' own times: at each minute a job was ready if it
 -- was due and neither started nor finished, running between its start and its end, and completed
--- in the minute it finished. Minutes before the current one only: the live sampler takes that.
+-- in the minute it finished. The current minute too: the live sampler's first round may come in
+-- the next one (a loaded host starting serve after the seeding), which left that minute without a
+-- sample (a gap in the hour the Queues page draws; e2e, 2026-12-07); a live round in the same
+-- minute keeps the seeded sample (ON CONFLICT DO NOTHING, as for a second leader's round).
 INSERT INTO queue_samples AS s (project, queue, at, ready, running, latency_seconds, completed)
 SELECT q.project, q.name, m.at,
        count(j.id) FILTER (WHERE w.ready),
@@ -66,7 +69,7 @@ SELECT q.project, q.name, m.at,
                                  AND j.finished_at <= m.at)
   FROM queues q
  CROSS JOIN generate_series(date_trunc('minute', cronplane_now(), 'UTC') - interval '24 hours',
-                            date_trunc('minute', cronplane_now(), 'UTC') - interval '1 minute',
+                            date_trunc('minute', cronplane_now(), 'UTC'),
                             interval '1 minute') AS m(at)
   LEFT JOIN jobs j ON j.project = q.project AND j.queue = q.name AND j.created_at <= m.at
                   AND (j.finished_at IS NULL OR j.finished_at > m.at - interval '1 minute')
