@@ -4,7 +4,9 @@ The first SIGTERM or SIGINT starts the drain at once, on a thread of its own: th
 the leader lease first (a standby leads within milliseconds, not after gunicorn's keep-alive
 linger), the worker stops claiming, running attempts get ``CRONPLANE_SHUTDOWN_GRACE_SECONDS``, the
 rest are given back INTERRUPTED; then the process exits 0. A second signal (or SIGQUIT, gunicorn's
-"quick shutdown") exits at once; the watchdog then recovers its attempts as after kill -9.
+"quick shutdown") exits at once; the watchdog then recovers its attempts as after kill -9. So does
+a drain that outlasts its limit (``Shutdown(limit=)``: with the database unreachable its steps
+would wait out their pool's timeout, or for ever on a server that stopped answering).
 
 One stop often arrives twice, and must still drain: ``kill -TERM -PGID``, systemd's control-group
 kill and a terminal's Ctrl-C reach every process of the group at once, and a parent such as
@@ -34,17 +36,25 @@ DRAIN_MARGIN_SECONDS = 5.0
 # group's signal and a parent relaying it arrive milliseconds apart), not an operator's second one.
 SAME_STOP_SECONDS = 0.5
 
+# The exit status of a process whose drain outlasted its limit (Shutdown's ``limit``).
+OVERDUE_EXIT = 70  # EX_SOFTWARE
+
 
 class Shutdown:
     def __init__(self, drain: Callable[[], object], *,
-                 before: Callable[[], object] | None = None, repeat_exits: bool = True) -> None:
+                 before: Callable[[], object] | None = None, repeat_exits: bool = True,
+                 limit: float | None = None) -> None:
         """``drain`` runs once, on its own thread, at the first signal; ``before`` runs in the
         signal handler itself (e.g. telling gunicorn's loop to stop accepting). With
         ``repeat_exits`` False a repeated graceful signal never exits at once (the parent
-        decides, by another signal)."""
+        decides, by another signal). With ``limit``, a process still running ``limit`` seconds
+        after the first signal exits at once (``OVERDUE_EXIT``), as after a second signal: with
+        the database unreachable a step of the drain waits out its pool's timeout (30 s), or for
+        ever on a server that stopped answering, and a stopped worker then ran for minutes."""
         self._drain = drain
         self._before = before
         self._repeat_exits = repeat_exits
+        self._limit = limit
         self._first_at = 0.0
         self.started = threading.Event()
         self.drained = threading.Event()
@@ -72,6 +82,11 @@ class Shutdown:
                  signal.Signals(signum).name)
         if self._before is not None:
             self._before()
+        if self._limit is not None:
+            overdue = threading.Timer(self._limit, self._overdue, args=(self._limit,))
+            overdue.name = "cronplane-shutdown-limit"
+            overdue.daemon = True  # a process whose drain ended in time exits without it
+            overdue.start()
         threading.Thread(target=self._run, name="cronplane-shutdown").start()
 
     def _run(self) -> None:
@@ -81,6 +96,13 @@ class Shutdown:
             log.exception("the drain failed; exiting anyway")
         finally:
             self.drained.set()
+
+    @staticmethod
+    def _overdue(limit: float) -> None:
+        log.error("the drain did not end within %.0f s of the signal (is the database "
+                  "unreachable?): exiting now; the watchdog recovers this process's attempts "
+                  "as after kill -9", limit)
+        os._exit(OVERDUE_EXIT)
 
     @staticmethod
     def _exit_now(signum: int, _frame: Any = None) -> None:

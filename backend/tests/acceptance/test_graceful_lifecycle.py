@@ -24,7 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, OVERDUE_EXIT
 from tests.acceptance.processes import Cluster
+from tests.support.private_postgres import private_postgres
 from tests.support.servers import Serve
 from tests.support.waiting import wait_until
 
@@ -125,6 +127,34 @@ def test_a_second_signal_exits_at_once(fresh_database_url: str, tmp_path: Path) 
         assert time.monotonic() - started < 2
     finally:
         cluster.stop_all()
+
+
+def test_a_drain_that_cannot_reach_the_database_ends_at_its_limit(tmp_path: Path) -> None:
+    """With the database cut off, a drain's steps (resigning, releasing, flushing, deregistering)
+    wait on it: a frozen server never answers, a refusing one makes each wait out its pool's
+    30 s, and a stopped worker still ran minutes later. It now exits ``OVERDUE_EXIT`` once the
+    grace + 2 × the margin (gunicorn's graceful_timeout for serve) have passed since the signal,
+    saying why; the watchdog recovers its attempts as after kill -9."""
+    grace = 1.0
+    limit = grace + 2 * DRAIN_MARGIN_SECONDS
+    with private_postgres("cronplane-drain-") as pg:
+        cluster = Cluster(pg.url, tmp_path)
+        try:
+            worker = cluster.start(CRONPLANE_SHUTDOWN_GRACE_SECONDS=str(grace))
+            cluster.wait_registered([worker])
+            job = _enqueue_sleep(cluster, 60)
+            wait_until(lambda: _running_on(cluster, job) == worker.pid, 10, "the sleep to start")
+            with pg.frozen():  # a partition: statements hang, no error comes
+                signalled = time.monotonic()
+                worker.send_signal(signal.SIGTERM)
+                code = cluster.exit_code(worker, limit + 10)
+                took = time.monotonic() - signalled
+            log = cluster.log_tail(worker.pid, 400)
+            assert code == OVERDUE_EXIT, log[-40:]
+            assert took >= limit - 0.5, f"exited {took:.1f} s after the signal, before its limit"
+            assert any(f"did not end within {limit:.0f} s" in line for line in log), log[-40:]
+        finally:
+            cluster.stop_all()
 
 
 def _make_run(tmp_path: Path) -> list[str]:

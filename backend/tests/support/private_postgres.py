@@ -40,6 +40,28 @@ class PrivatePostgres:
         """Stop like a crash (``-m immediate``: SIGQUIT to every backend, no checkpoint)."""
         self._pg_ctl("-m", "immediate", "stop")
 
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Every process of the server stopped (SIGSTOP) inside the block, as a database host cut
+        off by the network looks to its clients: queries neither answer nor fail."""
+        import os
+        import signal
+
+        import psutil
+
+        server: Any = self.embedded.server
+        postmaster = psutil.Process(int((Path(server.pgdata) / "postmaster.pid")
+                                        .read_text().split()[0]))
+        processes = [postmaster, *postmaster.children()]
+        for process in processes:
+            os.kill(process.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for process in processes:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGCONT)
+
     def start(self) -> None:
         self.embedded.server.ensure_postgres_running()
 
