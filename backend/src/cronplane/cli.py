@@ -226,12 +226,11 @@ def worker(output: str) -> None:
 
     tracing.configure()
     runner = ExecutionRunner(build_plane(settings, db, kind="worker"))
-    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown
+    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, drain_limit
 
-    # The limit is serve's too: gunicorn's graceful_timeout (serving.py) ends its workers then.
     shutdown = Shutdown(lambda: runner.stop(
         timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS),
-        limit=settings.shutdown_grace_seconds + 2 * DRAIN_MARGIN_SECONDS)
+        limit=drain_limit(settings.shutdown_grace_seconds))
     shutdown.install()
     from cronplane.observability.probe_server import ProbeServer
 

@@ -40,6 +40,14 @@ SAME_STOP_SECONDS = 0.5
 OVERDUE_EXIT = 70  # EX_SOFTWARE
 
 
+def drain_limit(grace_seconds: float) -> float:
+    """How long a process may take from the first signal to its exit: the grace, the margin for
+    what follows it, and the margin again for a slow host. ``worker`` exits then
+    (``Shutdown(limit=)``); gunicorn's master kills ``serve``'s draining workers then
+    (``graceful_timeout``)."""
+    return grace_seconds + 2 * DRAIN_MARGIN_SECONDS
+
+
 class Shutdown:
     def __init__(self, drain: Callable[[], object], *,
                  before: Callable[[], object] | None = None, repeat_exits: bool = True,

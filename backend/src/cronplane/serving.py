@@ -23,7 +23,7 @@ from gunicorn.glogging import Logger as _GunicornBaseLogger
 from gunicorn.workers.gthread import ThreadWorker
 
 from cronplane.config import Settings
-from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, is_second_stop
+from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, drain_limit, is_second_stop
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 
 log = logging.getLogger("cronplane.serve")
@@ -116,7 +116,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             "worker_class": ProblemThreadWorker,
             "timeout": 60,
             # The master waits this long for a draining worker before SIGKILL: above the grace.
-            "graceful_timeout": math.ceil(s.shutdown_grace_seconds + 2 * DRAIN_MARGIN_SECONDS),
+            "graceful_timeout": math.ceil(drain_limit(s.shutdown_grace_seconds)),
             "keepalive": 5,
             "accesslog": None,
             "logger_class": GunicornLogger,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, OVERDUE_EXIT
+from cronplane.lifecycle import OVERDUE_EXIT, drain_limit
 from tests.acceptance.processes import Cluster
 from tests.support.private_postgres import private_postgres
 from tests.support.servers import Serve
@@ -136,7 +136,7 @@ def test_a_drain_that_cannot_reach_the_database_ends_at_its_limit(tmp_path: Path
     grace + 2 × the margin (gunicorn's graceful_timeout for serve) have passed since the signal,
     saying why; the watchdog recovers its attempts as after kill -9."""
     grace = 1.0
-    limit = grace + 2 * DRAIN_MARGIN_SECONDS
+    limit = drain_limit(grace)
     with private_postgres("cronplane-drain-") as pg:
         cluster = Cluster(pg.url, tmp_path)
         try:
