@@ -42,7 +42,10 @@ export function PayloadEditor({
         minRows={4}
         maxRows={16}
         formatOnBlur
-        validationError={null}
+        // JsonInput shows validationError instead of error once its own parse on blur fails; it is
+        // the caller's message then too (checkPayloadText's "Not valid JSON: …"), not a bare
+        // red border.
+        validationError={errors[0] ?? 'Not valid JSON'}
         error={errors.length > 0 ? errors[0] : undefined}
         styles={{ input: { fontFamily: 'monospace' } }}
       />

@@ -40,6 +40,12 @@ describe('ad-hoc job form', () => {
     await userEvent.clear(payloadBox());
     await fill(payloadBox(), '{"seconds": 1');
     expect(await screen.findByText(/Not valid JSON/)).toBeInTheDocument();
+    // Still said once the field loses focus to the submit: the editor's own check on blur used
+    // to replace the message with a bare red border.
+    await userEvent.click(screen.getByRole('button', { name: 'Create job' }));
+    expect(payloadBox()).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByText(/Not valid JSON/)).toBeInTheDocument();
+    expect(fake.calls.filter((c) => c.method === 'POST')).toHaveLength(0);
   });
 
   it('sends a valid job with an Idempotency-Key and opens it', async () => {
