@@ -6,6 +6,7 @@ fire checker, default executor threads) over ``--minutes`` minute boundaries.
     python -m bench fire-burst [--schedules 1000,10000,100000] [--minutes 2] [--clients 16]
                                [--api-max 10000] [--before OTHER/backend/src [--this-first]]
                                [--profile DIR]
+    python -m bench fire-burst --schedules 10000,100000 --api-max 2000 --rest 60 [--settle 45]
 
 Per size, on its own fresh, migrated database:
 
@@ -24,7 +25,11 @@ Per size, on its own fresh, migrated database:
   (``fire_checks``) counted 0 missing and 0 duplicate fire times.
 * **idle CPU**: CPU seconds (``/proc`` via psutil) of the serve's whole process tree and,
   separately, of the Postgres backends of the database, between ``boundary + 20 s`` and
-  ``boundary + 55 s`` (nothing due, every fire done), as % of one core.
+  ``boundary + 55 s`` (nothing due, every fire done), as % of one core. At 100,000 every-minute
+  schedules that window is never at rest (the next boundary's fires are written 50 s ahead):
+  ``--rest SECONDS`` measures instead ``serve`` beside N **daily** schedules due ~12 h later,
+  ``--settle`` (45) s after its start, over SECONDS: the cost of many schedules while nothing is
+  due.
 
 Schedules beyond ``--api-max`` are copies of the API-made ones (one INSERT … SELECT): the API
 makes ~40 schedules/s on this box. ``--before SRC`` runs another tree's serve (e.g. main's
@@ -63,7 +68,8 @@ PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
 CRON = "0 * * * * *"
 
 
-def create_schedules(base: str, token: str, count: int, clients: int) -> dict[str, Any]:
+def create_schedules(base: str, token: str, count: int, clients: int,
+                     cron: str = CRON) -> dict[str, Any]:
     """``count`` × ``POST /schedules`` from ``clients`` threads (one session each)."""
     local = threading.local()
     codes: dict[int, int] = {}
@@ -75,7 +81,7 @@ def create_schedules(base: str, token: str, count: int, clients: int) -> dict[st
             session = local.session = requests.Session()
             session.headers["Authorization"] = f"Bearer {token}"
         response = session.post(base + "/api/v1/schedules", timeout=60, json={
-            "name": f"burst-{i:06d}", "handler": "noop", "cron": CRON})
+            "name": f"burst-{i:06d}", "handler": "noop", "cron": cron})
         with lock:
             codes[response.status_code] = codes.get(response.status_code, 0) + 1
 
@@ -159,14 +165,15 @@ def _sleep_until(instant: float) -> None:
         time.sleep(min(left, 1.0))
 
 
-def make_schedules(url: str, count: int, clients: int, api_max: int) -> dict[str, Any]:
+def make_schedules(url: str, count: int, clients: int, api_max: int,
+                   cron: str = CRON) -> dict[str, Any]:
     """``count`` schedules: through ``POST /schedules`` up to ``api_max``; beyond, copies of the
     API-made rows by one INSERT … SELECT (the API makes ~40 schedules/s on this box: 100,000
     would take 45 min; the fire path reads the same rows either way)."""
     maker = Serve(url, free_port())
     try:
         token = login(url, maker.base, "ADMIN")
-        made = create_schedules(maker.base, token, min(count, api_max), clients)
+        made = create_schedules(maker.base, token, min(count, api_max), clients, cron)
     finally:
         maker.stop()
     made["api_made"] = min(count, api_max)
@@ -305,6 +312,35 @@ def burst(server: BenchServer, count: int, minutes: int, clients: int, *, api_ma
         return results
 
 
+def at_rest(server: BenchServer, count: int, clients: int, *, api_max: int, settle: float,
+            seconds: float) -> dict[str, Any]:
+    """``count`` daily schedules due ~12 h from now: a real ``serve`` is started, left
+    ``settle`` s for its start-up (the new term's full health and fire-check rounds, every
+    schedule's next fire), then its CPU and its database's are read over ``seconds``."""
+    cron = f"0 {(datetime.now(UTC).hour + 12) % 24} * * *"
+    with server.fresh() as url:
+        made = make_schedules(url, count, clients, api_max, cron)
+        database = urlsplit(url).path.lstrip("/")
+        with tempfile.TemporaryDirectory(prefix="bench-rest-") as data_dir:
+            serve = Serve(url, free_port(), overrides={
+                "CRONPLANE_EXECUTION": "on", "CRONPLANE_DATA_DIR": data_dir})
+            try:
+                meter = CpuMeter(serve.process.pid, database)
+                time.sleep(settle)
+                a, a_at = meter.read(), time.monotonic()
+                load_start = os.getloadavg()
+                time.sleep(seconds)
+                b, b_at = meter.read(), time.monotonic()
+            finally:
+                serve.stop()
+        span = b_at - a_at
+        return {"schedules": count, "cron": cron, **made, "settle_s": settle,
+                "window_s": round(span, 1),
+                "serve_pct": round(100 * (b[0] - a[0]) / span, 2),
+                "postgres_pct": round(100 * (b[1] - a[1]) / span, 2),
+                "loadavg": [round(x, 2) for x in (*load_start, *os.getloadavg())]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench fire-burst", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -323,10 +359,19 @@ def main(argv: list[str] | None = None) -> int:
                              "runs on the first's finished jobs: alternate the order between "
                              "runs; the database is migrated by this tree either way)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
+    parser.add_argument("--rest", type=float, default=None, metavar="SECONDS",
+                        help="instead of boundaries: daily schedules not due for hours, and "
+                             "serve's CPU at rest over SECONDS after --settle")
+    parser.add_argument("--settle", type=float, default=45.0)
     args = parser.parse_args(argv)
     if args.minutes < 1:
         parser.error("--minutes must be >= 1")
     server = BenchServer(args.database_url, prefix="bench_burst")
+    if args.rest is not None:
+        for size in (int(s) for s in args.schedules.split(",")):
+            print(json.dumps(at_rest(server, size, args.clients, api_max=args.api_max,
+                                     settle=args.settle, seconds=args.rest)), flush=True)
+        return 0
     for size in (int(s) for s in args.schedules.split(",")):
         print(f"{datetime.now(UTC):%H:%M:%S} fire burst, {size:,} schedules "
               f"(load {os.getloadavg()[0]:.2f})", flush=True)
