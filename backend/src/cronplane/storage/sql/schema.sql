@@ -77,9 +77,11 @@ CREATE FUNCTION public.audit_events_immutable() RETURNS trigger
     $$;
 
 CREATE FUNCTION public.claim_lane_candidates(lane_project text, lane_queue text, room integer) RETURNS TABLE(id bigint, project text, queue text, concurrency_key text, priority smallint, run_at timestamp with time zone)
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET enable_sort TO 'off'
     AS $$
+#variable_conflict use_column
+BEGIN
   -- The lane's first ``room`` ready jobs by ix_jobs_ready (priority DESC, run_at, id), locked
   -- FOR UPDATE SKIP LOCKED (a job another claimer holds is skipped, one claimed since this
   -- statement's snapshot is re-checked on its latest version). An exclusive job is skipped
@@ -87,6 +89,7 @@ CREATE FUNCTION public.claim_lane_candidates(lane_project text, lane_queue text,
   -- backstop) or an earlier ready one: it must be its schedule's first ready exclusive job,
   -- the first entry of the schedule's range of ix_jobs_pending_exclusive, one probe. A job
   -- whose schedule was deleted has nothing to wait for.
+  RETURN QUERY
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at FROM jobs c
    WHERE c.project = lane_project AND c.queue = lane_queue
      AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
@@ -102,22 +105,25 @@ CREATE FUNCTION public.claim_lane_candidates(lane_project text, lane_queue text,
                             LIMIT 1))))
    ORDER BY c.priority DESC, c.run_at, c.id
    LIMIT room
-   FOR UPDATE SKIP LOCKED
+   FOR UPDATE SKIP LOCKED;
+END
 $$;
 
 CREATE FUNCTION public.claim_lane_ready(lane_project text, lane_queue text) RETURNS boolean
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET enable_sort TO 'off'
     AS $$
+BEGIN
   -- Whether the lane has a ready job: the first entry of its range of ix_jobs_ready, in that
   -- index's order (with no order the planner took LIMIT 1 of a sequential scan when statistics
   -- said most jobs were PENDING; with no sort it cannot sort ix_jobs_pending_run_at's ready
   -- entries instead when they say none is).
-  SELECT coalesce((SELECT true FROM jobs r
+  RETURN coalesce((SELECT true FROM jobs r
                     WHERE r.project = lane_project AND r.queue = lane_queue
                       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
                     ORDER BY r.priority DESC, r.run_at, r.id
-                    LIMIT 1), false)
+                    LIMIT 1), false);
+END
 $$;
 
 CREATE FUNCTION public.cronplane_clock_now() RETURNS timestamp with time zone
@@ -644,11 +650,14 @@ BEGIN
 END $$;
 
 CREATE FUNCTION public.key_room(p text, q text, k text, lim integer) RETURNS integer
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
-  -- Only called for a queue whose lock queue_room() holds in this transaction.
-  SELECT lim - count(*)::int FROM jobs
-   WHERE project = p AND queue = q AND concurrency_key = k AND status = 'RUNNING';
+BEGIN
+  -- Only called for a queue whose lock queue_room() holds in this transaction. VOLATILE: the
+  -- count takes a fresh snapshot, after that lock (docs/adr/0007-queue-limits.md).
+  RETURN lim - (SELECT count(*)::int FROM jobs
+                 WHERE project = p AND queue = q AND concurrency_key = k AND status = 'RUNNING');
+END
 $$;
 
 CREATE FUNCTION public.notification_delivery_row(project text, channel_id bigint, event text, at text, data jsonb) RETURNS jsonb
