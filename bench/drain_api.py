@@ -211,7 +211,10 @@ def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     with psycopg.connect(url) as conn:
         claim = run(conn, QUERIES["claim_jobs"], {"limit": 264, "worker_id": "bench-explain",
-                                                  "lease_seconds": 30, "queues": None})
+                                                  "lease_seconds": 30, "queues": None,
+                                                  # as the draining worker's claims: its lane busy
+                                                  "busy_projects": ["default"],
+                                                  "busy_queues": ["default"]})
         held = conn.execute("SELECT a.id, a.job_id, a.number FROM attempts a "
                             "WHERE a.status = 'RUNNING' ORDER BY a.id LIMIT 1000").fetchall()
         conn.rollback()

@@ -121,6 +121,8 @@ class JobStore:
         self._local = threading.local()
         self._hot_lock = threading.Lock()
         self._hot_conns: list[psycopg.Connection[Any]] = []
+        # (project, queue) of the lanes the last claim took jobs from (see claim_jobs)
+        self._busy_lanes: list[tuple[str, str]] = []
 
     @contextmanager
     def _hot(self) -> Iterator[psycopg.Connection[Any]]:
@@ -161,15 +163,21 @@ class JobStore:
             return []
         for _ in range(5):
             try:
+                busy = self._busy_lanes
                 with self._hot() as conn:
                     rows = conn.execute(QUERIES["claim_jobs"], {
                         "limit": limit, "worker_id": worker_id,
                         "lease_seconds": lease_seconds,
-                        "queues": list(queues) if queues is not None else None}).fetchall()
+                        "queues": list(queues) if queues is not None else None,
+                        "busy_projects": [p for p, _ in busy],
+                        "busy_queues": [q for _, q in busy]}).fetchall()
             except pg_errors.UniqueViolation:
                 continue
             except TRANSIENT_ERRORS:
                 continue
+            # A hint for the next claim only (it skips these lanes' readiness probe): never a
+            # reason to claim or not to claim a job.
+            self._busy_lanes = sorted({(r["project"], r["queue"]) for r in rows})
             return [ClaimedAttempt(job_id=r["job_id"], attempt_id=r["attempt_id"],
                                    number=r["number"], handler=r["handler"],
                                    payload=r["payload"], max_attempts=r["max_attempts"],

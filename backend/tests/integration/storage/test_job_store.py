@@ -72,6 +72,8 @@ def test_claim_respects_the_limit_and_never_hands_out_a_job_twice(store: JobStor
 
 # The claim's per-lane statements are functions (migrations 0050, 0052) planned with their own
 # settings; EXPLAIN of claim_jobs shows only their calls.
+# A claim with no previous one: every lane is probed for readiness.
+NO_BUSY_LANES = {"busy_projects": [], "busy_queues": []}
 LANE_FUNCTIONS = {"claim_lane_ready": "text, text", "claim_lane_candidates": "text, text, integer"}
 
 
@@ -131,11 +133,53 @@ def test_claim_plan_uses_the_ready_index(store: JobStore) -> None:
         conn.execute("SET LOCAL enable_seqscan = off")
         plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(
             "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 8, "worker_id": W,
-                                                  "lease_seconds": 30, "queues": None}).fetchall())
+                                                  "lease_seconds": 30, "queues": None,
+                                                  **NO_BUSY_LANES}).fetchall())
         plan += "\n" + lane_plans(conn)
         conn.rollback()
     assert "claim_lane_ready" in plan and "claim_lane_candidates" in plan, plan
     assert plan.count("ix_jobs_ready") >= 2, plan
+
+
+def test_a_lane_the_last_claim_drained_gives_way_to_the_others_once_it_runs_dry(
+        store: JobStore) -> None:
+    """The previous claim's lanes skip their readiness probe (claim_jobs): the hint must never
+    cost another lane its turn, nor keep a busy lane from being claimed again."""
+    store.insert_many([NewJob("noop", {}, queue="a") for _ in range(3)])
+    assert {c.queue for c in store.claim(W, 10, 30)} == {"a"}  # "a" is now the busy lane
+    store.insert_many([NewJob("noop", {}, queue="b") for _ in range(2)])
+    assert sorted(c.queue for c in store.claim(W, 10, 30)) == ["b", "b"]
+    store.insert_many([NewJob("noop", {}, queue=q) for q in ("a", "a", "b")])
+    assert sorted(c.queue for c in store.claim(W, 10, 30)) == ["a", "a", "b"]
+    assert store.claim(W, 10, 30) == []
+
+
+def test_the_lane_being_drained_is_not_probed_past_its_claimed_jobs(
+        store: JobStore, pg: Any) -> None:
+    """A lane's claimed jobs stay dead at the head of its range of ix_jobs_ready until a VACUUM;
+    a claim of the busy lane must not read past them twice (probe, then candidates)."""
+    with psycopg.connect(pg.owner_url(store.db.url), autocommit=True) as conn:
+        # no VACUUM may clear the head while the test looks at it
+        conn.execute("ALTER TABLE jobs SET (autovacuum_enabled = false)")
+    store.insert_many([NewJob("noop", {}) for _ in range(6000)])
+    claimed = 0
+    while claimed < 5900:
+        claimed += len(store.claim(W, 500, 30))
+
+    def lanes_buffers(busy: list[str]) -> int:
+        with psycopg.connect(store.db.url) as conn:
+            [[plan]] = conn.execute(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
+                {"limit": 1, "worker_id": W, "lease_seconds": 30, "queues": None,
+                 "busy_projects": busy, "busy_queues": busy}).fetchall()
+            conn.rollback()
+        (lanes,) = [n for n in _plan_nodes(plan[0]["Plan"])
+                    if n.get("Subplan Name") == "CTE lanes"]
+        return _plan_blocks(lanes)
+
+    probed, busy = lanes_buffers([]), lanes_buffers(["default"])
+    assert probed > 20, f"the probe read {probed} buffers: no dead head to skip, no test"
+    assert busy < 10, f"the busy lane's probe still read {busy} buffers (probed: {probed})"
 
 
 def test_completion_moves_job_and_attempt_once(store: JobStore) -> None:
@@ -422,7 +466,8 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
         with psycopg.connect(fresh_database_url) as conn:
             claim_plan = "\n".join(row[0] for row in conn.execute(
                 "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 500, "worker_id": W,
-                                                     "lease_seconds": 30, "queues": None}))
+                                                     "lease_seconds": 30, "queues": None,
+                                                     **NO_BUSY_LANES}))
             claim_plan += "\n" + lane_plans(conn)
             conn.rollback()
             complete_plan = "\n".join(row[0] for row in conn.execute(
@@ -445,7 +490,8 @@ def _claim_plan(database_url: str, limit: int) -> dict:
     with psycopg.connect(database_url) as conn:
         [[plan]] = conn.execute(
             "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
-            {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None}).fetchall()
+            {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None,
+             **NO_BUSY_LANES}).fetchall()
         conn.rollback()
     return dict(plan[0]["Plan"])
 

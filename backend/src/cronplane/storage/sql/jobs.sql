@@ -34,8 +34,16 @@ WITH lanes AS MATERIALIZED (
              AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
              -- a scalar call per queue row, never flattened into a semi-join: as an EXISTS
              -- the planner hashed every ready job of the table on each claim (issue 16); the
-             -- first entry of the lane's range of ix_jobs_ready (claim_lane_ready, migration 0050)
-             AND claim_lane_ready(q.project, q.name)
+             -- first entry of the lane's range of ix_jobs_ready (claim_lane_ready, migration 0050).
+             -- Not for the lanes this worker's previous claim took jobs from (%(busy_projects)s,
+             -- %(busy_queues)s): a lane being drained has the entries of the jobs just claimed
+             -- dead at the head of that range until a VACUUM, and the probe and the candidates'
+             -- walk would both read past them (at a million ready jobs, 3,900 pages each). A
+             -- busy lane that has run dry gives no candidates; it is probed again next time.
+             AND (EXISTS (SELECT 1 FROM unnest(%(busy_projects)s::text[], %(busy_queues)s::text[])
+                                        AS b(project, queue)
+                           WHERE b.project = q.project AND b.queue = q.name)
+                  OR claim_lane_ready(q.project, q.name))
            ORDER BY q.project, q.name) l
 ), candidates AS (
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
