@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -166,18 +166,12 @@ def test_the_lane_being_drained_is_not_probed_past_its_claimed_jobs(
     while claimed < 5900:
         claimed += len(store.claim(W, 500, 30))
 
-    def lanes_buffers(busy: list[str]) -> int:
-        with psycopg.connect(store.db.url) as conn:
-            [[plan]] = conn.execute(
-                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
-                {"limit": 1, "worker_id": W, "lease_seconds": 30, "queues": None,
-                 "busy_projects": busy, "busy_queues": busy}).fetchall()
-            conn.rollback()
-        (lanes,) = [n for n in _plan_nodes(plan[0]["Plan"])
+    def lanes_buffers(busy: list[tuple[str, str]]) -> int:
+        (lanes,) = [n for n in _plan_nodes(_claim_plan(store.db.url, 1, busy=busy))
                     if n.get("Subplan Name") == "CTE lanes"]
         return _plan_blocks(lanes)
 
-    probed, busy = lanes_buffers([]), lanes_buffers(["default"])
+    probed, busy = lanes_buffers([]), lanes_buffers([("default", "default")])
     assert probed > 20, f"the probe read {probed} buffers: no dead head to skip, no test"
     assert busy < 10, f"the busy lane's probe still read {busy} buffers (probed: {probed})"
 
@@ -485,13 +479,16 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
         db.close()
 
 
-def _claim_plan(database_url: str, limit: int) -> dict:
-    """The plan of one claim of ``limit`` as it ran (EXPLAIN ANALYZE, BUFFERS), rolled back."""
+def _claim_plan(database_url: str, limit: int, *,
+                busy: Sequence[tuple[str, str]] = ()) -> dict:
+    """The plan of one claim of ``limit`` as it ran (EXPLAIN ANALYZE, BUFFERS), rolled back;
+    ``busy``: the (project, queue) lanes a previous claim took jobs from (none by default)."""
     with psycopg.connect(database_url) as conn:
         [[plan]] = conn.execute(
             "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
             {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None,
-             **NO_BUSY_LANES}).fetchall()
+             "busy_projects": [p for p, _ in busy],
+             "busy_queues": [q for _, q in busy]}).fetchall()
         conn.rollback()
     return dict(plan[0]["Plan"])
 
