@@ -226,11 +226,11 @@ def worker(output: str) -> None:
 
     tracing.configure()
     runner = ExecutionRunner(build_plane(settings, db, kind="worker"))
-    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, drain_limit
+    from cronplane.lifecycle import Shutdown, drain_limit, drain_timeout
 
-    shutdown = Shutdown(lambda: runner.stop(
-        timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS),
-        limit=drain_limit(settings.shutdown_grace_seconds))
+    timeout = drain_timeout(settings.shutdown_grace_seconds)
+    shutdown = Shutdown(lambda: runner.stop(timeout=timeout),
+                        limit=drain_limit(settings.shutdown_grace_seconds))
     shutdown.install()
     from cronplane.observability.probe_server import ProbeServer
 
@@ -253,7 +253,7 @@ def worker(output: str) -> None:
     else:
         click.echo(f"cronplane: worker {runner.identity.id} running; {where}", err=True)
     shutdown.drained.wait()
-    runner.stop(timeout=settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)  # a signal before start
+    runner.stop(timeout=timeout)  # a signal before start
     tracing.shutdown()
     probe.stop()
     db.close()

@@ -40,12 +40,18 @@ SAME_STOP_SECONDS = 0.5
 OVERDUE_EXIT = 70  # EX_SOFTWARE
 
 
+def drain_timeout(grace_seconds: float) -> float:
+    """What a process's drain gives its execution plane (``ExecutionRunner.stop``): the grace
+    for running attempts, and the margin for what follows it (giving the rest back, flushing,
+    deregistering)."""
+    return grace_seconds + DRAIN_MARGIN_SECONDS
+
+
 def drain_limit(grace_seconds: float) -> float:
-    """How long a process may take from the first signal to its exit: the grace, the margin for
-    what follows it, and the margin again for a slow host. ``worker`` exits then
-    (``Shutdown(limit=)``); gunicorn's master kills ``serve``'s draining workers then
-    (``graceful_timeout``)."""
-    return grace_seconds + 2 * DRAIN_MARGIN_SECONDS
+    """How long a process may take from the first signal to its exit: the drain's timeout, and
+    the margin again for a slow host. ``worker`` exits then (``Shutdown(limit=)``); gunicorn's
+    master kills ``serve``'s draining workers then (``graceful_timeout``)."""
+    return drain_timeout(grace_seconds) + DRAIN_MARGIN_SECONDS
 
 
 class Shutdown:

@@ -23,7 +23,7 @@ from gunicorn.glogging import Logger as _GunicornBaseLogger
 from gunicorn.workers.gthread import ThreadWorker
 
 from cronplane.config import Settings
-from cronplane.lifecycle import DRAIN_MARGIN_SECONDS, Shutdown, drain_limit, is_second_stop
+from cronplane.lifecycle import Shutdown, drain_limit, drain_timeout, is_second_stop
 from cronplane.management.bootstrap import CREATE_FIRST_ACCOUNT, FirstRun
 
 log = logging.getLogger("cronplane.serve")
@@ -148,7 +148,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         # leaves SIGINT to the master, which relays a stop as SIGTERM and an operator's second
         # one as SIGQUIT, so a repeated SIGTERM here (the group's and the master's) only drains.
         runner = self.runner
-        timeout = self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS
+        timeout = drain_timeout(self.settings.shutdown_grace_seconds)
 
         def stop_accepting() -> None:
             worker.alive = False
@@ -188,7 +188,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         # Waits for a drain the signal started (the runner's lock), or drains now (max-requests
         # restart, a worker that died).
         if self.runner is not None:
-            self.runner.stop(timeout=self.settings.shutdown_grace_seconds + DRAIN_MARGIN_SECONDS)
+            self.runner.stop(timeout=drain_timeout(self.settings.shutdown_grace_seconds))
         from cronplane.observability import tracing
 
         tracing.shutdown()

@@ -105,7 +105,7 @@ def test_k8s_termination_grace_outlasts_the_drain() -> None:
     """Kubernetes SIGKILLs a pod terminationGracePeriodSeconds after SIGTERM: that must leave
     room for the whole drain (the shutdown grace of running attempts, then giving the rest back)."""
     from cronplane.config import Settings
-    from cronplane.lifecycle import DRAIN_MARGIN_SECONDS
+    from cronplane.lifecycle import drain_timeout
 
     config = {d["metadata"]["name"]: d for d in k8s_resources() if d.get("kind") == "ConfigMap"}
     for name, deployment in by_kind("Deployment").items():
@@ -118,4 +118,4 @@ def test_k8s_termination_grace_outlasts_the_drain() -> None:
         for source in config.values():
             value = source.get("data", {}).get("CRONPLANE_SHUTDOWN_GRACE_SECONDS")
             grace = float(value) if value else grace
-        assert spec["terminationGracePeriodSeconds"] >= grace + DRAIN_MARGIN_SECONDS, name
+        assert spec["terminationGracePeriodSeconds"] >= drain_timeout(grace), name
