@@ -126,6 +126,96 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.claim_lane_walk(lane_project text, lane_queue text, room integer, after_priority smallint, after_run_at timestamp with time zone, after_id bigint, walked_at timestamp with time zone) RETURNS TABLE(id bigint, project text, queue text, concurrency_key text, priority smallint, run_at timestamp with time zone, head_priority smallint, head_run_at timestamp with time zone, head_id bigint, head_walked_at timestamp with time zone)
+    LANGUAGE plpgsql
+    SET enable_sort TO 'off'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  -- The head given (the previous claim's, see migration 0053) is trusted for a second from the
+  -- lane's last walk from its start; with none, or an older one, the walk starts at the start.
+  trusted boolean := after_id IS NOT NULL
+                     AND walked_at > cronplane_now() - interval '1 second';
+  walked timestamptz := CASE WHEN trusted THEN walked_at ELSE cronplane_now() END;
+  at_priority integer;
+  at_run_at timestamptz;
+  at_id bigint;
+  first_priority integer;
+  first_run_at timestamptz;
+  first_id bigint;
+  taken integer := 0;
+  n integer;
+BEGIN
+  -- The walk's start: the first ready entry at or after the head, in ix_jobs_ready's order;
+  -- each read below is one ordered probe of that index. Priorities are -100..100
+  -- (ck_jobs_priority). A job of a higher priority than the head comes first, however it arrived.
+  IF trusted THEN
+    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+     WHERE r.project = lane_project AND r.queue = lane_queue
+       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+       AND r.priority BETWEEN after_priority + 1 AND 100
+     ORDER BY r.priority DESC, r.run_at, r.id
+     LIMIT 1;
+    IF at_id IS NULL THEN
+      SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+       WHERE r.project = lane_project AND r.queue = lane_queue
+       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+         AND r.priority = after_priority AND (r.run_at, r.id) >= (after_run_at, after_id)
+       ORDER BY r.priority DESC, r.run_at, r.id
+       LIMIT 1;
+    END IF;
+  END IF;
+  IF at_id IS NULL THEN
+    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+     WHERE r.project = lane_project AND r.queue = lane_queue
+       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+       AND r.priority BETWEEN -100 AND CASE WHEN trusted THEN after_priority - 1 ELSE 100 END
+     ORDER BY r.priority DESC, r.run_at, r.id
+     LIMIT 1;
+  END IF;
+  first_priority := at_priority; first_run_at := at_run_at; first_id := at_id;
+  -- From the head on, one priority at a time: the lane's first ``room`` ready jobs in
+  -- ix_jobs_ready's order (priority DESC, run_at, id), locked FOR UPDATE SKIP LOCKED (a job
+  -- another claimer holds is skipped, one claimed since this statement's snapshot is re-checked
+  -- on its latest version). An exclusive job is skipped while its schedule has a RUNNING
+  -- exclusive job (uq_jobs_running_exclusive is the backstop) or an earlier ready one: it must be
+  -- its schedule's first ready exclusive job, the first entry of the schedule's range of
+  -- ix_jobs_pending_exclusive, one probe. A job whose schedule was deleted has nothing to wait for.
+  WHILE at_id IS NOT NULL AND taken < room LOOP
+    RETURN QUERY
+    SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at,
+           first_priority::smallint, first_run_at, first_id, walked
+      FROM jobs c
+     WHERE c.project = lane_project AND c.queue = lane_queue
+       AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
+       AND c.priority = at_priority AND (c.run_at, c.id) >= (at_run_at, at_id)
+       AND (NOT c.exclusive OR (
+             NOT EXISTS (SELECT 1 FROM jobs r
+                          WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
+                            AND r.exclusive)
+             AND (c.schedule_id IS NULL
+                  OR c.id = (SELECT e.id FROM jobs e
+                              WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
+                                AND e.exclusive AND e.run_at <= cronplane_now()
+                              ORDER BY e.priority DESC, e.run_at, e.id
+                              LIMIT 1))))
+     ORDER BY c.priority DESC, c.run_at, c.id
+     LIMIT room - taken
+     FOR UPDATE SKIP LOCKED;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    taken := taken + n;
+    EXIT WHEN taken >= room;
+    -- the next lower priority that has a ready job
+    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+     WHERE r.project = lane_project AND r.queue = lane_queue
+       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+       AND r.priority BETWEEN -100 AND at_priority - 1
+     ORDER BY r.priority DESC, r.run_at, r.id
+     LIMIT 1;
+  END LOOP;
+END
+$$;
+
 CREATE FUNCTION public.cronplane_clock_now() RETURNS timestamp with time zone
     LANGUAGE sql PARALLEL SAFE
     AS $$
