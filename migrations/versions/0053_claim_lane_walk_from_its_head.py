@@ -9,21 +9,22 @@ from a deep backlog carries its claimed jobs' entries at the head of its range, 
 ordered walk read past all of them before its first live job (at a million ready jobs, 7,464
 pages and 17 ms per claim at 90 % drained, with two VACUUMs in the whole drain; bench/RESULTS.md).
 
-``claim_lane_walk`` is ``claim_lane_candidates`` with a place to start. It returns, with every
-candidate, the lane's *head*: the first ready PENDING entry the walk found, locked or not,
-exclusive or not. Every entry before the head was claimed or finished in that statement's
-snapshot. The worker hands the head back with its next claim of the lane (``claim_jobs``), and the
-walk starts there: it reads past the jobs claimed since (about one claim's worth), not past every
-job the lane ever ran.
+``claim_lane_walk`` is ``claim_lane_candidates`` with a place to start. The walk goes one
+priority at a time, and returns with every candidate where its priority's walk started: the first
+ready PENDING entry of that priority it found, locked or not, exclusive or not. Every entry before
+it was claimed or finished in that statement's snapshot. The worker hands the start of the last
+priority it claimed from back with its next claim of the lane as the lane's *head*
+(``claim_jobs``), and the walk of that priority starts there: it reads past the jobs claimed since
+(about one claim's worth), not past every job the lane ever ran. Every other priority, a higher
+one included, is walked from its start, as before.
 
-What a start can miss is a job that became ready *behind* the head after it was found, at the same
-priority: an insert that commits after a claim that took jobs with later keys, or a job the
-watchdog puts back with its old run_at. (A job of a higher priority is looked for above the head at
-every claim; a job another claimer held, or an exclusive job waiting for its schedule's run, is
-PENDING in the snapshot, so at or after the head.) So a head is trusted for one second from the
-lane's last walk from its start of range (``walked_at``, in the database clock); then a claim walks
-the whole range again and returns a fresh head. Such a job is claimed at most a second later than
-it would have been, and only in a lane being drained.
+What a head can miss is a job that became ready *behind* it after it was found, at its priority:
+an insert that commits after a claim that took jobs with later keys, or a job the watchdog puts
+back with its old run_at. (A job another claimer held, or an exclusive job waiting for its
+schedule's run, is PENDING in the snapshot, so at or after the head.) So a head is trusted for one
+second from the lane's last walk from the start of its range (``walked_at``, in the database
+clock); then a claim walks every priority from its start again and returns a fresh head. Such a
+job is claimed at most a second later than it would have been, and only in a lane being drained.
 
 0052's ``claim_lane_candidates`` stays for workers of the previous version during a rolling
 deploy; the next version's migration drops it.
@@ -52,59 +53,62 @@ CREATE FUNCTION claim_lane_walk(lane_project text, lane_queue text, room integer
 AS $$
 #variable_conflict use_column
 DECLARE
-  -- The head given (the previous claim's, see migration 0053) is trusted for a second from the
-  -- lane's last walk from its start; with none, or an older one, the walk starts at the start.
+  -- The head given (the previous claim's) is trusted for a second from the lane's last walk
+  -- from its start; with none, or an older one, every priority is walked from its start.
   trusted boolean := after_id IS NOT NULL
                      AND walked_at > cronplane_now() - interval '1 second';
   walked timestamptz := CASE WHEN trusted THEN walked_at ELSE cronplane_now() END;
+  hi integer := 100;  -- the highest priority not walked yet (ck_jobs_priority: -100..100)
+  below integer;
   at_priority integer;
   at_run_at timestamptz;
   at_id bigint;
-  first_priority integer;
-  first_run_at timestamptz;
-  first_id bigint;
   taken integer := 0;
   n integer;
 BEGIN
-  -- The walk's start: the first ready entry at or after the head, in ix_jobs_ready's order;
-  -- each read below is one ordered probe of that index. Priorities are -100..100
-  -- (ck_jobs_priority). A job of a higher priority than the head comes first, however it arrived.
-  IF trusted THEN
-    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
-     WHERE r.project = lane_project AND r.queue = lane_queue
-       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
-       AND r.priority BETWEEN after_priority + 1 AND 100
-     ORDER BY r.priority DESC, r.run_at, r.id
-     LIMIT 1;
+  LOOP
+    -- Where the walk goes on: the first ready entry at priority hi or below, in ix_jobs_ready's
+    -- order (each read one ordered probe of it). At the head's priority that is the first one
+    -- at or after the head; any other priority, a higher one included, from its start.
+    at_id := NULL;
+    below := hi;
+    IF trusted AND after_priority <= hi THEN
+      SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+       WHERE r.project = lane_project AND r.queue = lane_queue
+         AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+         AND r.priority BETWEEN after_priority + 1 AND hi
+       ORDER BY r.priority DESC, r.run_at, r.id
+       LIMIT 1;
+      IF at_id IS NULL THEN
+        SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
+         WHERE r.project = lane_project AND r.queue = lane_queue
+           AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+           AND r.priority = after_priority AND (r.run_at, r.id) >= (after_run_at, after_id)
+         ORDER BY r.priority DESC, r.run_at, r.id
+         LIMIT 1;
+      END IF;
+      below := after_priority - 1;
+    END IF;
     IF at_id IS NULL THEN
       SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
        WHERE r.project = lane_project AND r.queue = lane_queue
-       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
-         AND r.priority = after_priority AND (r.run_at, r.id) >= (after_run_at, after_id)
+         AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
+         AND r.priority BETWEEN -100 AND below
        ORDER BY r.priority DESC, r.run_at, r.id
        LIMIT 1;
     END IF;
-  END IF;
-  IF at_id IS NULL THEN
-    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
-     WHERE r.project = lane_project AND r.queue = lane_queue
-       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
-       AND r.priority BETWEEN -100 AND CASE WHEN trusted THEN after_priority - 1 ELSE 100 END
-     ORDER BY r.priority DESC, r.run_at, r.id
-     LIMIT 1;
-  END IF;
-  first_priority := at_priority; first_run_at := at_run_at; first_id := at_id;
-  -- From the head on, one priority at a time: the lane's first ``room`` ready jobs in
-  -- ix_jobs_ready's order (priority DESC, run_at, id), locked FOR UPDATE SKIP LOCKED (a job
-  -- another claimer holds is skipped, one claimed since this statement's snapshot is re-checked
-  -- on its latest version). An exclusive job is skipped while its schedule has a RUNNING
-  -- exclusive job (uq_jobs_running_exclusive is the backstop) or an earlier ready one: it must be
-  -- its schedule's first ready exclusive job, the first entry of the schedule's range of
-  -- ix_jobs_pending_exclusive, one probe. A job whose schedule was deleted has nothing to wait for.
-  WHILE at_id IS NOT NULL AND taken < room LOOP
+    EXIT WHEN at_id IS NULL;
+    -- That priority's first ``room`` claimable jobs from there (each returned with where the
+    -- walk of its priority started: the claim's last priority's is the lane's next head),
+    -- locked FOR UPDATE SKIP LOCKED (a job another claimer holds is skipped, one claimed since
+    -- this statement's snapshot is re-checked on its latest version). An exclusive job is
+    -- skipped while its schedule has a RUNNING exclusive job (uq_jobs_running_exclusive is the
+    -- backstop) or an earlier ready one: it must be its schedule's first ready exclusive job, the
+    -- first entry of the schedule's range of ix_jobs_pending_exclusive, one probe. A job whose
+    -- schedule was deleted has nothing to wait for.
     RETURN QUERY
     SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at,
-           first_priority::smallint, first_run_at, first_id, walked
+           at_priority::smallint, at_run_at, at_id, walked
       FROM jobs c
      WHERE c.project = lane_project AND c.queue = lane_queue
        AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
@@ -125,13 +129,7 @@ BEGIN
     GET DIAGNOSTICS n = ROW_COUNT;
     taken := taken + n;
     EXIT WHEN taken >= room;
-    -- the next lower priority that has a ready job
-    SELECT r.priority, r.run_at, r.id INTO at_priority, at_run_at, at_id FROM jobs r
-     WHERE r.project = lane_project AND r.queue = lane_queue
-       AND r.status = 'PENDING' AND r.run_at <= cronplane_now()
-       AND r.priority BETWEEN -100 AND at_priority - 1
-     ORDER BY r.priority DESC, r.run_at, r.id
-     LIMIT 1;
+    hi := at_priority - 1;
   END LOOP;
 END
 $$

@@ -131,7 +131,8 @@ class LaneHead:
 
 
 def lane_heads(claimed: Sequence[Mapping[str, Any]]) -> list[LaneHead]:
-    """The lanes of ``claim_jobs``'s rows, each with the head the claim found in it."""
+    """The lanes of ``claim_jobs``'s rows, each with its head: where the walk of the last
+    priority the claim took jobs of started (the rows come in priority order, highest first)."""
     return list({(r["project"], r["queue"]): LaneHead(
         r["project"], r["queue"], r["head_priority"], r["head_run_at"], r["head_id"],
         r["head_walked_at"]) for r in claimed}.values())

@@ -14,7 +14,8 @@
 -- lane are serialised and none can exceed its limit; unlimited lanes take no lock at all. Lanes
 -- are visited in (project, name) order so the locks are always taken in one order.
 -- candidates: per lane, the first `room` ready jobs by the lane's ready index (priority DESC,
--- run_at, id), FOR UPDATE SKIP LOCKED so any number of workers claim without waiting on each
+-- run_at, id; a lane this worker's previous claim drained from the head that claim found, ADR
+-- 0044), FOR UPDATE SKIP LOCKED so any number of workers claim without waiting on each
 -- other; a job claimed by someone else after this statement's snapshot is re-checked on its
 -- latest version and skipped. Exclusive jobs (schedule overlap=forbid) are skipped while their
 -- schedule has a RUNNING exclusive job, or an earlier ready one; uq_jobs_running_exclusive is the
