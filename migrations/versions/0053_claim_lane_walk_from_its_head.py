@@ -32,7 +32,10 @@ deploy; the next version's migration drops it.
 
 from __future__ import annotations
 
+import importlib.util
+import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -105,7 +108,7 @@ BEGIN
     -- skipped while its schedule has a RUNNING exclusive job (uq_jobs_running_exclusive is the
     -- backstop) or an earlier ready one: it must be its schedule's first ready exclusive job, the
     -- first entry of the schedule's range of ix_jobs_pending_exclusive, one probe. A job whose
-    -- schedule was deleted has nothing to wait for.
+    -- schedule was deleted has nothing to wait for. (0050's condition, claim_lane_candidates'.)
     RETURN QUERY
     SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at,
            at_priority::smallint, at_run_at, at_id, walked
@@ -113,16 +116,7 @@ BEGIN
      WHERE c.project = lane_project AND c.queue = lane_queue
        AND c.status = 'PENDING' AND c.run_at <= cronplane_now()
        AND c.priority = at_priority AND (c.run_at, c.id) >= (at_run_at, at_id)
-       AND (NOT c.exclusive OR (
-             NOT EXISTS (SELECT 1 FROM jobs r
-                          WHERE r.schedule_id = c.schedule_id AND r.status = 'RUNNING'
-                            AND r.exclusive)
-             AND (c.schedule_id IS NULL
-                  OR c.id = (SELECT e.id FROM jobs e
-                              WHERE e.schedule_id = c.schedule_id AND e.status = 'PENDING'
-                                AND e.exclusive AND e.run_at <= cronplane_now()
-                              ORDER BY e.priority DESC, e.run_at, e.id
-                              LIMIT 1))))
+{exclusive_clear}
      ORDER BY c.priority DESC, c.run_at, c.id
      LIMIT room - taken
      FOR UPDATE SKIP LOCKED;
@@ -136,8 +130,22 @@ $$
 """
 
 
+def _exclusive_clear() -> str:
+    """0050's overlap=forbid condition on a candidate ``c``, as claim_lane_candidates has it (one
+    rule, written once), indented for the walk's loop."""
+    (path,) = Path(__file__).parent.glob("0050_*.py")
+    spec = importlib.util.spec_from_file_location("cronplane_migration_0050", path)
+    assert spec is not None and spec.loader is not None
+    earlier = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(earlier)
+    text: str = earlier.LANE_CANDIDATES
+    start = text.index("     AND (NOT c.exclusive OR (")
+    end = text.index("LIMIT 1))))\n", start) + len("LIMIT 1))))\n")
+    return textwrap.indent(text[start:end], "  ").rstrip("\n")
+
+
 def upgrade() -> None:
-    op.execute(LANE_WALK)
+    op.execute(LANE_WALK.replace("{exclusive_clear}", _exclusive_clear()))
 
 
 def downgrade() -> None:

@@ -184,7 +184,7 @@ BEGIN
     -- skipped while its schedule has a RUNNING exclusive job (uq_jobs_running_exclusive is the
     -- backstop) or an earlier ready one: it must be its schedule's first ready exclusive job, the
     -- first entry of the schedule's range of ix_jobs_pending_exclusive, one probe. A job whose
-    -- schedule was deleted has nothing to wait for.
+    -- schedule was deleted has nothing to wait for. (0050's condition, claim_lane_candidates'.)
     RETURN QUERY
     SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at,
            at_priority::smallint, at_run_at, at_id, walked
