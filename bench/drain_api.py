@@ -72,7 +72,6 @@ import requests
 from bench.api import PASSWORD, Serve, free_port, login
 from bench.databases import REPO, BenchServer
 from bench.queue import cpu_seconds, cronplane_drain, pgqueuer_drain, query, scalar
-from psycopg.rows import dict_row
 
 CRONPLANE = str(Path(sys.executable).with_name("cronplane"))
 PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
@@ -193,7 +192,6 @@ def _label(statement: str) -> str:
 # BUFFERS) in a transaction that is rolled back, and the worker continues. The paused time is
 # taken out of the drain's wall clock. The completion is of the attempts the stopped worker holds.
 def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
-    from cronplane.storage.job_store import busy_lanes, lane_heads
     from cronplane.storage.queries import QUERIES
 
     def run(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> str:
@@ -212,16 +210,11 @@ def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
 
     result: dict[str, Any] = {}
     with psycopg.connect(url) as conn:
-        # As the draining worker claims: its lane busy, walked from the head its previous claim
-        # found (that claim's, rolled back), the lane functions' statements planned already.
-        params = {"limit": 264, "worker_id": "bench-explain", "lease_seconds": 30,
-                  "queues": None, **busy_lanes([])}
-        for _ in range(6):
-            rows = conn.cursor(row_factory=dict_row).execute(QUERIES["claim_jobs"],
-                                                             params).fetchall()
-            conn.rollback()
-            params.update(busy_lanes(lane_heads(rows)))
-        claim = run(conn, QUERIES["claim_jobs"], params)
+        claim = run(conn, QUERIES["claim_jobs"], {"limit": 264, "worker_id": "bench-explain",
+                                                  "lease_seconds": 30, "queues": None,
+                                                  # as the draining worker's claims: its lane busy
+                                                  "busy_projects": ["default"],
+                                                  "busy_queues": ["default"]})
         held = conn.execute("SELECT a.id, a.job_id, a.number FROM attempts a "
                             "WHERE a.status = 'RUNNING' ORDER BY a.id LIMIT 1000").fetchall()
         conn.rollback()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -114,38 +114,6 @@ ASYNC_COMMIT = "SET synchronous_commit = off"
 HOT_SESSION = "SET jit = off"
 
 
-@dataclass(frozen=True)
-class LaneHead:
-    """A lane a claim took jobs from, and the first ready entry of its range of ix_jobs_ready
-    that claim found: every entry before it was claimed or finished then. The lane's next walk
-    starts there instead of reading past those entries, which stay in the index until a VACUUM;
-    ``walked_at`` (database clock) is when a walk last started at the range's start, and the
-    function walks the whole range again a second after it (migration 0053)."""
-
-    project: str
-    queue: str
-    priority: int
-    run_at: datetime
-    job_id: int
-    walked_at: datetime
-
-
-def lane_heads(claimed: Sequence[Mapping[str, Any]]) -> list[LaneHead]:
-    """The lanes of ``claim_jobs``'s rows, each with its head: where the walk of the last
-    priority the claim took jobs of started (the rows come in priority order, highest first)."""
-    return list({(r["project"], r["queue"]): LaneHead(
-        r["project"], r["queue"], r["head_priority"], r["head_run_at"], r["head_id"],
-        r["head_walked_at"]) for r in claimed}.values())
-
-
-def busy_lanes(heads: Sequence[LaneHead]) -> dict[str, list[Any]]:
-    """``claim_jobs``'s busy_ parameters: the lanes a previous claim took jobs from."""
-    return {"busy_projects": [h.project for h in heads], "busy_queues": [h.queue for h in heads],
-            "busy_priorities": [h.priority for h in heads],
-            "busy_run_ats": [h.run_at for h in heads], "busy_ids": [h.job_id for h in heads],
-            "busy_walked_ats": [h.walked_at for h in heads]}
-
-
 class JobStore:
     def __init__(self, db: Database, *, async_commit: bool = True) -> None:
         self.db = db
@@ -153,8 +121,8 @@ class JobStore:
         self._local = threading.local()
         self._hot_lock = threading.Lock()
         self._hot_conns: list[psycopg.Connection[Any]] = []
-        # the lanes the last claim took jobs from, each with the head it found (see claim_jobs)
-        self._busy_lanes: list[LaneHead] = []
+        # (project, queue) of the lanes the last claim took jobs from (see claim_jobs)
+        self._busy_lanes: list[tuple[str, str]] = []
 
     @contextmanager
     def _hot(self) -> Iterator[psycopg.Connection[Any]]:
@@ -195,18 +163,21 @@ class JobStore:
             return []
         for _ in range(5):
             try:
+                busy = self._busy_lanes
                 with self._hot() as conn:
                     rows = conn.execute(QUERIES["claim_jobs"], {
                         "limit": limit, "worker_id": worker_id,
                         "lease_seconds": lease_seconds,
                         "queues": list(queues) if queues is not None else None,
-                        **busy_lanes(self._busy_lanes)}).fetchall()
+                        "busy_projects": [p for p, _ in busy],
+                        "busy_queues": [q for _, q in busy]}).fetchall()
             except pg_errors.UniqueViolation:
                 continue
             except TRANSIENT_ERRORS:
                 continue
-            # Where the next claim starts these lanes' walks (claim_jobs, migration 0053).
-            self._busy_lanes = lane_heads(rows)
+            # A hint for the next claim only (it skips these lanes' readiness probe): never a
+            # reason to claim or not to claim a job.
+            self._busy_lanes = sorted({(r["project"], r["queue"]) for r in rows})
             return [ClaimedAttempt(job_id=r["job_id"], attempt_id=r["attempt_id"],
                                    number=r["number"], handler=r["handler"],
                                    payload=r["payload"], max_attempts=r["max_attempts"],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,9 +11,8 @@ import psycopg
 import pytest
 from psycopg.rows import tuple_row
 
-from cronplane.domain.clock import ManualClock
 from cronplane.storage.database import Database
-from cronplane.storage.job_store import JobStore, LaneHead, NewJob, Outcome, busy_lanes
+from cronplane.storage.job_store import JobStore, NewJob, Outcome
 from cronplane.storage.queries import QUERIES
 from tests.support.waiting import wait_until
 
@@ -72,59 +70,45 @@ def test_claim_respects_the_limit_and_never_hands_out_a_job_twice(store: JobStor
     assert not {c.job_id for c in first} & {c.job_id for c in second}
 
 
-# The claim's per-lane statements are functions (migrations 0050, 0052, 0053) planned with their
-# own settings; EXPLAIN of claim_jobs shows only their calls.
-# A claim with no previous one: every lane is probed for readiness and walked from its start.
-NO_BUSY_LANES = busy_lanes([])
-LANE_FUNCTIONS = ("claim_lane_ready", "claim_lane_walk")
-# A value of each type, for EXPLAIN EXECUTE of a function's statement (its plan is the generic one)
-SAMPLE = {"text": "'default'", "integer": "8", "smallint": "0", "bigint": "1",
-          "timestamp with time zone": "now()", "timestamptz": "now()", "boolean": "true"}
+# The claim's per-lane statements are functions (migrations 0050, 0052) planned with their own
+# settings; EXPLAIN of claim_jobs shows only their calls.
+# A claim with no previous one: every lane is probed for readiness.
+NO_BUSY_LANES = {"busy_projects": [], "busy_queues": []}
+LANE_FUNCTIONS = {"claim_lane_ready": "text, text", "claim_lane_candidates": "text, text, integer"}
 
 
-def lane_statements(body: str) -> list[str]:
-    """The SQL statements of a lane function's PL/pgSQL body (migrations 0052, 0053) as the
-    SELECTs the function plans: ``RETURN QUERY SELECT …``, ``SELECT … INTO … FROM …`` and
-    ``RETURN expression``."""
+def lane_statement(body: str) -> str:
+    """The one statement of a lane function's PL/pgSQL body (migration 0052): ``RETURN QUERY
+    SELECT …`` or ``RETURN expression``, as the SELECT the function plans."""
     code = "\n".join(line for line in body.splitlines()
                      if not line.strip().startswith(("--", "#")))
-    code = code[code.index("BEGIN"):]  # not the DECLARE section's initial values
-    statements = re.findall(r"RETURN\s+QUERY\s+(SELECT\b.*?);|\b(SELECT\b.*?);|RETURN\s+(.*?);",
-                            code, re.S)
-    assert statements, body
-    return [query or re.sub(r"\bINTO\s+[\w\s,]+?\s+FROM\b", "FROM", select) or f"SELECT {expr}"
-            for query, select, expr in statements]
+    match = re.fullmatch(r"\s*BEGIN\s+RETURN\s+(QUERY\s+)?(.*?);\s*END\s*", code, re.S)
+    assert match, body
+    return match.group(2) if match.group(1) else f"SELECT {match.group(2)}"
 
 
-def lane_plans(conn: psycopg.Connection[Any]) -> list[str]:
-    """The plan of every statement of the claim's per-lane functions as the function runs it:
-    its arguments and variables as parameters, under the function's SET, as a generic plan (what
-    a PL/pgSQL function's cached plan becomes after its first calls). In a transaction."""
+def lane_plans(conn: psycopg.Connection[Any]) -> str:
+    """The plans of the claim's per-lane statements as their functions run them: the function's
+    statement with its arguments as parameters, under its SET, as a generic plan (what a
+    PL/pgSQL function's cached plan becomes after its first calls). Run inside a transaction."""
     cur = conn.cursor(row_factory=tuple_row)
     plans = []
-    for name in LANE_FUNCTIONS:
-        body, nargs, names, types, config = cur.execute(
-            "SELECT prosrc, pronargs, proargnames, "
-            "       array(SELECT format_type(t, NULL) FROM unnest(proargtypes) t), proconfig "
-            "FROM pg_proc WHERE proname = %s", (name,)).fetchone()
-        declared = re.findall(r"^\s*(\w+)\s+(integer|boolean|timestamptz|bigint|smallint|text)\b",
-                              body.split("BEGIN")[0], re.M)
-        variables = list(zip(names[:nargs], types, strict=True)) + declared
+    for name, types in LANE_FUNCTIONS.items():
+        body, nargs, names, config = cur.execute(
+            "SELECT prosrc, pronargs, proargnames, proconfig FROM pg_proc WHERE proname = %s",
+            (name,)).fetchone()
+        src = lane_statement(body)
+        for i, arg in enumerate(names[:nargs], 1):
+            src = re.sub(rf"\b{arg}\b", f"${i}", src)
         for setting in config or []:
             key, value = setting.split("=", 1)
             cur.execute(f"SET LOCAL {key} = {value}")
         cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        for i, statement in enumerate(lane_statements(body)):
-            src = statement
-            for n, (variable, _) in enumerate(variables, 1):
-                src = re.sub(rf"(?<![.\w]){variable}\b", f"${n}", src)
-            kinds = ", ".join(t for _, t in variables)
-            cur.execute(f"PREPARE {name}_{i} ({kinds}) AS {src}")
-            args = ", ".join(SAMPLE[t] for _, t in variables)
-            plans.append("\n".join(r[0] for r in cur.execute(
-                f"EXPLAIN EXECUTE {name}_{i}({args})").fetchall()))
-            cur.execute(f"DEALLOCATE {name}_{i}")
-    return plans
+        cur.execute(f"PREPARE {name}_plan ({types}) AS {src}")
+        args = ", ".join(["'default'", "'default'", "8"][:nargs])
+        plans += [r[0] for r in cur.execute(f"EXPLAIN EXECUTE {name}_plan({args})").fetchall()]
+        cur.execute(f"DEALLOCATE {name}_plan")
+    return "\n".join(plans)
 
 
 def test_no_sql_function_carries_a_setting_of_its_own(store: JobStore) -> None:
@@ -151,13 +135,10 @@ def test_claim_plan_uses_the_ready_index(store: JobStore) -> None:
             "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 8, "worker_id": W,
                                                   "lease_seconds": 30, "queues": None,
                                                   **NO_BUSY_LANES}).fetchall())
-        lanes = lane_plans(conn)
+        plan += "\n" + lane_plans(conn)
         conn.rollback()
-    assert "claim_lane_ready" in plan and "claim_lane_walk" in plan, plan
-    # every statement of the lane functions: an ordered read of the ready index, no sort
-    assert len(lanes) == 5, lanes
-    for lane in lanes:
-        assert "ix_jobs_ready" in lane and "Sort" not in lane, lane
+    assert "claim_lane_ready" in plan and "claim_lane_candidates" in plan, plan
+    assert plan.count("ix_jobs_ready") >= 2, plan
 
 
 def test_a_lane_the_last_claim_drained_gives_way_to_the_others_once_it_runs_dry(
@@ -173,95 +154,26 @@ def test_a_lane_the_last_claim_drained_gives_way_to_the_others_once_it_runs_dry(
     assert store.claim(W, 10, 30) == []
 
 
-def test_a_lane_being_drained_is_walked_from_its_head(store: JobStore, pg: Any) -> None:
-    """A lane's claimed jobs stay dead at the head of its range of ix_jobs_ready until a VACUUM.
-    A claim of the lane the previous claim drained starts at the head that claim found: it reads
-    past the jobs claimed since, not past every job the lane ran, in its probe or its walk."""
+def test_the_lane_being_drained_is_not_probed_past_its_claimed_jobs(
+        store: JobStore, pg: Any) -> None:
+    """A lane's claimed jobs stay dead at the head of its range of ix_jobs_ready until a VACUUM;
+    a claim of the busy lane must not read past them twice (probe, then candidates)."""
     with psycopg.connect(pg.owner_url(store.db.url), autocommit=True) as conn:
         # no VACUUM may clear the head while the test looks at it
         conn.execute("ALTER TABLE jobs SET (autovacuum_enabled = false)")
-    store.insert_many([NewJob("noop", {}) for _ in range(12000)])
+    store.insert_many([NewJob("noop", {}) for _ in range(6000)])
     claimed = 0
-    while claimed < 11900:
+    while claimed < 5900:
         claimed += len(store.claim(W, 500, 30))
-    # the heads as the last claim left them, just found (a head is trusted for a second)
-    heads = [replace(h, walked_at=datetime.now(UTC)) for h in store._busy_lanes]
-    assert [(h.project, h.queue) for h in heads] == [("default", "default")]
 
-    def lane_buffers(busy: list[LaneHead]) -> int:
-        nodes = list(_plan_nodes(_claim_plan(store.db.url, 1, busy=busy, runs=8)))
-        return sum(_plan_blocks(n) for n in nodes if n.get("Subplan Name") == "CTE lanes"
-                   or n.get("Function Name") == "claim_lane_walk")
+    def lanes_buffers(busy: list[tuple[str, str]]) -> int:
+        (lanes,) = [n for n in _plan_nodes(_claim_plan(store.db.url, 1, busy=busy))
+                    if n.get("Subplan Name") == "CTE lanes"]
+        return _plan_blocks(lanes)
 
-    from_start, from_head = lane_buffers([]), lane_buffers(heads)
-    assert from_start > 60, f"the lane's reads took {from_start} buffers: no dead head, no test"
-    assert from_head < 25, (f"from its head the lane's reads still took {from_head} buffers "
-                            f"(from the start of its range: {from_start})")
-
-
-def test_a_lane_being_drained_still_takes_a_job_of_higher_priority_first(store: JobStore) -> None:
-    store.insert_many([NewJob("noop", {}) for _ in range(30)])
-    assert len(store.claim(W, 10, 30)) == 10  # the lane is busy, its head after those ten
-    (urgent,) = store.insert_many([NewJob("noop", {}, priority=5)])
-    (first, *rest) = store.claim(W, 5, 30)
-    assert first.job_id == urgent and len(rest) == 4
-
-
-def test_a_lane_drained_across_priorities_keeps_their_order(store: JobStore) -> None:
-    """Claims of three at a time walk one priority at a time, each from its own start or from
-    the head; a job of a higher priority that arrives after its priority ran dry still comes
-    first, and every job is claimed once, in order."""
-    now = datetime.now(UTC)
-    jobs = [NewJob("noop", {"n": n}, priority=p, run_at=now - timedelta(seconds=100 - n))
-            for n, p in enumerate([0, 5, -3, 5, 0, -3, 0, 5, 0, 5, -3])]
-    ids = store.insert_many(jobs)
-    order = [i for _, _, i in sorted((-j.priority, n, i) for n, (j, i) in
-                                     enumerate(zip(jobs, ids, strict=True)))]
-    claimed = [c.job_id for c in store.claim(W, 3, 30)] + [c.job_id for c in store.claim(W, 3, 30)]
-    assert claimed == order[:6]  # all four of priority 5, then two of 0: the head is among the 0s
-    (urgent,) = store.insert_many([NewJob("noop", {}, priority=5)])
-    claimed += [c.job_id for c in store.claim(W, 3, 30)]
-    assert claimed[6:] == [urgent, *order[6:8]]
-    while batch := store.claim(W, 3, 30):
-        claimed += [c.job_id for c in batch]
-    assert claimed == [*order[:6], urgent, *order[6:]]
-
-
-def test_a_job_held_by_another_claimer_is_behind_no_head(store: JobStore) -> None:
-    """A job another transaction holds is skipped, but it is PENDING in the claim's snapshot, so
-    the head the claim returns is at it or before it: once released, the next claim takes it."""
-    ids = store.insert_many([NewJob("noop", {}) for _ in range(20)])
-    with psycopg.connect(store.db.url) as other:
-        other.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", (ids[0],))
-        assert ids[0] not in {c.job_id for c in store.claim(W, 5, 30)}
-        other.rollback()  # the other claim failed: the job is ready again
-    assert store.claim(W, 1, 30)[0].job_id == ids[0]
-
-
-def test_a_job_that_became_ready_behind_a_head_is_claimed_a_second_later(
-        fresh_database_url: str) -> None:
-    """What a head can miss: a job ready *behind* it at the same priority (here written with an
-    earlier run_at after the lane's claims had passed it; in life an insert committed late, or a
-    job put back with its old run_at). The head is trusted for a second from the lane's last
-    walk from its start (migration 0053), then the whole range is walked again."""
-    start = datetime.now(UTC).replace(microsecond=0)
-    clock = ManualClock(start)
-    db = Database(fresh_database_url, pool_size=2, clock=clock)
-    store = JobStore(db)
-    try:
-        store.insert_many([NewJob("noop", {}) for _ in range(30)])
-        assert len(store.claim(W, 10, 30)) == 10
-        (late,) = store.insert_many([NewJob("noop", {}, run_at=start - timedelta(minutes=1))])
-        clock.advance(0.5)
-        assert late not in {c.job_id for c in store.claim(W, 5, 30)}, \
-            "the walk did not start at the head: this test shows nothing"
-        clock.advance(0.6)  # 1.1 s after the lane's last walk from its start
-        assert store.claim(W, 5, 30)[0].job_id == late
-        rest = store.claim(W, 100, 30)
-        assert len(rest) == 11 and late not in {c.job_id for c in rest}
-    finally:
-        store.close()
-        db.close()
+    probed, busy = lanes_buffers([]), lanes_buffers([("default", "default")])
+    assert probed > 20, f"the probe read {probed} buffers: no dead head to skip, no test"
+    assert busy < 10, f"the busy lane's probe still read {busy} buffers (probed: {probed})"
 
 
 def test_completion_moves_job_and_attempt_once(store: JobStore) -> None:
@@ -550,7 +462,7 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
                 "EXPLAIN " + QUERIES["claim_jobs"], {"limit": 500, "worker_id": W,
                                                      "lease_seconds": 30, "queues": None,
                                                      **NO_BUSY_LANES}))
-            claim_plan += "\n" + "\n".join(lane_plans(conn))
+            claim_plan += "\n" + lane_plans(conn)
             conn.rollback()
             complete_plan = "\n".join(row[0] for row in conn.execute(
                 "EXPLAIN " + QUERIES["complete_attempts"], params))
@@ -567,19 +479,17 @@ def test_claim_and_completion_plans_do_not_grow_with_the_drain(
         db.close()
 
 
-def _claim_plan(database_url: str, limit: int, *, busy: Sequence[LaneHead] = (),
-                runs: int = 1) -> dict:
+def _claim_plan(database_url: str, limit: int, *,
+                busy: Sequence[tuple[str, str]] = ()) -> dict:
     """The plan of one claim of ``limit`` as it ran (EXPLAIN ANALYZE, BUFFERS), rolled back;
-    ``busy``: the lanes a previous claim took jobs from, with their heads (none by default).
-    ``runs``: the last of that many, one session (a worker's: the lane functions' statements
-    planned by then, as a PL/pgSQL function keeps them)."""
+    ``busy``: the (project, queue) lanes a previous claim took jobs from (none by default)."""
     with psycopg.connect(database_url) as conn:
-        for _ in range(runs):
-            [[plan]] = conn.execute(
-                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
-                {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None,
-                 **busy_lanes(busy)}).fetchall()
-            conn.rollback()
+        [[plan]] = conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
+            {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None,
+             "busy_projects": [p for p, _ in busy],
+             "busy_queues": [q for _, q in busy]}).fetchall()
+        conn.rollback()
     return dict(plan[0]["Plan"])
 
 
@@ -622,7 +532,7 @@ def test_a_burst_of_exclusive_fires_is_claimed_with_one_probe_per_candidate_on_s
             "('noop', '{}', 'schedule', %(s)s, true, now() - interval '30 seconds') "
             "RETURNING id", {"s": schedules[0]}).fetchall())
     [walk] = [n for n in _plan_nodes(_claim_plan(fresh_database_url, 1000))
-              if n.get("Function Name") == "claim_lane_walk"]
+              if n.get("Function Name") == "claim_lane_candidates"]
     rows, blocks = int(walk["Actual Rows"]), _plan_blocks(walk)
     assert rows == 300 and blocks <= 10 * rows + 100, (
         f"the lane's walk read {blocks} buffers for {rows} candidates: each must be one probe of "

@@ -14,8 +14,7 @@
 -- lane are serialised and none can exceed its limit; unlimited lanes take no lock at all. Lanes
 -- are visited in (project, name) order so the locks are always taken in one order.
 -- candidates: per lane, the first `room` ready jobs by the lane's ready index (priority DESC,
--- run_at, id; a lane this worker's previous claim drained from the head that claim found, ADR
--- 0044), FOR UPDATE SKIP LOCKED so any number of workers claim without waiting on each
+-- run_at, id), FOR UPDATE SKIP LOCKED so any number of workers claim without waiting on each
 -- other; a job claimed by someone else after this statement's snapshot is re-checked on its
 -- latest version and skipped. Exclusive jobs (schedule overlap=forbid) are skipped while their
 -- schedule has a RUNNING exclusive job, or an earlier ready one; uq_jobs_running_exclusive is the
@@ -26,48 +25,41 @@
 -- priority orders jobs within a lane, not across lanes. A per-key-limited lane drops candidates beyond
 -- key_room() of their key. spent: the claimed count leaves the lane's token bucket.
 WITH lanes AS MATERIALIZED (
-  SELECT l.project, l.name, l.per_key_limit, l.after_priority, l.after_run_at, l.after_id,
-         l.walked_at,
+  SELECT l.project, l.name, l.per_key_limit,
          CASE WHEN l.concurrency_limit IS NULL AND l.per_key_limit IS NULL
                    AND l.rate_limit_per_second IS NULL
               THEN %(limit)s ELSE queue_room(l.project, l.name, %(limit)s) END AS room
-    FROM (SELECT q.*, b.after_priority, b.after_run_at, b.after_id, b.walked_at
-            FROM queues q
-            -- The lanes this worker's previous claim took jobs from, with the head that claim
-            -- found (the busy_ arrays; claim_lane_walk, migration 0053): a lane being drained has the
-            -- entries of the jobs just claimed dead at the head of its range of ix_jobs_ready
-            -- until a VACUUM (at a million ready jobs, thousands of pages). Its walk starts at
-            -- the head, and it skips the readiness probe below, which would read past them too.
-            -- A busy lane that has run dry gives no candidates, and is probed again next time.
-            LEFT JOIN unnest(%(busy_projects)s::text[], %(busy_queues)s::text[],
-                             %(busy_priorities)s::smallint[], %(busy_run_ats)s::timestamptz[],
-                             %(busy_ids)s::bigint[], %(busy_walked_ats)s::timestamptz[])
-                   AS b(project, queue, after_priority, after_run_at, after_id, walked_at)
-              ON b.project = q.project AND b.queue = q.name
+    FROM (SELECT q.* FROM queues q
            WHERE NOT q.paused
              AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
              -- a scalar call per queue row, never flattened into a semi-join: as an EXISTS
              -- the planner hashed every ready job of the table on each claim (issue 16); the
              -- first entry of the lane's range of ix_jobs_ready (claim_lane_ready, migration 0050).
-             AND (b.project IS NOT NULL OR claim_lane_ready(q.project, q.name))
+             -- Not for the lanes this worker's previous claim took jobs from (%(busy_projects)s,
+             -- %(busy_queues)s): a lane being drained has the entries of the jobs just claimed
+             -- dead at the head of that range until a VACUUM, and the probe and the candidates'
+             -- walk would both read past them (at a million ready jobs, 3,900 pages each). A
+             -- busy lane that has run dry gives no candidates; it is probed again next time.
+             AND (EXISTS (SELECT 1 FROM unnest(%(busy_projects)s::text[], %(busy_queues)s::text[])
+                                        AS b(project, queue)
+                           WHERE b.project = q.project AND b.queue = q.name)
+                  OR claim_lane_ready(q.project, q.name))
            ORDER BY q.project, q.name) l
 ), candidates AS (
   SELECT c.id, c.project, c.queue, c.concurrency_key, c.priority, c.run_at, l.per_key_limit,
-         c.head_priority, c.head_run_at, c.head_id, c.head_walked_at,
          row_number() OVER (PARTITION BY c.project, c.queue
                             ORDER BY c.priority DESC, c.run_at, c.id) AS lane_rank,
          row_number() OVER (PARTITION BY c.project, c.queue, c.concurrency_key
                             ORDER BY c.priority DESC, c.run_at, c.id) AS key_rank
     FROM lanes l
-    -- The lane's first `room` claimable ready jobs from its head, locked (claim_lane_walk,
-    -- migrations 0050, 0053): an ordered walk of ix_jobs_ready, an exclusive one's schedule
-    -- probed in ix_jobs_pending_exclusive. Planned with no sort that could replace an index's
-    -- order: with statistics older than the ready jobs (a burst of fires written ahead) the
-    -- planner, counting ~1 PENDING row, read and sorted every ready job instead, per claim and
-    -- per exclusive candidate (issue 43). The SET is the function's own: the triggers this
-    -- statement fires are planned as usual.
-    CROSS JOIN LATERAL claim_lane_walk(l.project, l.name, l.room, l.after_priority,
-                                       l.after_run_at, l.after_id, l.walked_at) c
+    -- The lane's first `room` claimable ready jobs, locked (claim_lane_candidates, migration
+    -- 0050): an ordered walk of ix_jobs_ready, an exclusive one's schedule probed in
+    -- ix_jobs_pending_exclusive. Both functions are planned with no sort that could replace an
+    -- index's order: with statistics older than the ready jobs (a burst of fires written
+    -- ahead) the planner, counting ~1 PENDING row, read and sorted every ready job instead,
+    -- per claim and per exclusive candidate (issue 43). The SET is the functions' own: the
+    -- triggers this statement fires are planned as usual.
+    CROSS JOIN LATERAL claim_lane_candidates(l.project, l.name, l.room) c
    WHERE l.room > 0
 ), picked AS (
   SELECT c.id FROM candidates c
@@ -109,10 +101,8 @@ SELECT c.id AS job_id, a.attempt_id, c.handler, c.payload, c.attempt_count AS nu
        -- what the attempt's process span links to and names (observability/tracing.py)
        c.trace_context, c.schedule_id, c.schedule_version, c.fire_time,
        -- a batch job's attempt may be given a job token (security/job_tokens.py)
-       c.batch_id,
-       -- where this claim found the lane's head (the next claim of the lane starts there)
-       h.head_priority, h.head_run_at, h.head_id, h.head_walked_at
-  FROM claimed c JOIN attempt a ON a.job_id = c.id JOIN candidates h ON h.id = c.id
+       c.batch_id
+  FROM claimed c JOIN attempt a ON a.job_id = c.id
  ORDER BY c.priority DESC, c.run_at, c.id;
 
 -- name: jobs_next_run_at
