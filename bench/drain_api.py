@@ -192,6 +192,7 @@ def _label(statement: str) -> str:
 # BUFFERS) in a transaction that is rolled back, and the worker continues. The paused time is
 # taken out of the drain's wall clock. The completion is of the attempts the stopped worker holds.
 def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
+    from cronplane.storage.job_store import busy_lanes
     from cronplane.storage.queries import QUERIES
 
     def run(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> str:
@@ -213,8 +214,7 @@ def explain_point(url: str, out: Path, label: str) -> dict[str, Any]:
         claim = run(conn, QUERIES["claim_jobs"], {"limit": 264, "worker_id": "bench-explain",
                                                   "lease_seconds": 30, "queues": None,
                                                   # as the draining worker's claims: its lane busy
-                                                  "busy_projects": ["default"],
-                                                  "busy_queues": ["default"]})
+                                                  **busy_lanes([("default", "default")])})
         held = conn.execute("SELECT a.id, a.job_id, a.number FROM attempts a "
                             "WHERE a.status = 'RUNNING' ORDER BY a.id LIMIT 1000").fetchall()
         conn.rollback()

@@ -114,6 +114,12 @@ ASYNC_COMMIT = "SET synchronous_commit = off"
 HOT_SESSION = "SET jit = off"
 
 
+def busy_lanes(lanes: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """``claim_jobs``'s busy-lane parameters: the (project, queue) lanes a previous claim took
+    jobs from, which skip their readiness probe."""
+    return {"busy_projects": [p for p, _ in lanes], "busy_queues": [q for _, q in lanes]}
+
+
 class JobStore:
     def __init__(self, db: Database, *, async_commit: bool = True) -> None:
         self.db = db
@@ -163,14 +169,12 @@ class JobStore:
             return []
         for _ in range(5):
             try:
-                busy = self._busy_lanes
                 with self._hot() as conn:
                     rows = conn.execute(QUERIES["claim_jobs"], {
                         "limit": limit, "worker_id": worker_id,
                         "lease_seconds": lease_seconds,
                         "queues": list(queues) if queues is not None else None,
-                        "busy_projects": [p for p, _ in busy],
-                        "busy_queues": [q for _, q in busy]}).fetchall()
+                        **busy_lanes(self._busy_lanes)}).fetchall()
             except pg_errors.UniqueViolation:
                 continue
             except TRANSIENT_ERRORS:

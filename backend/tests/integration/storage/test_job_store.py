@@ -12,7 +12,7 @@ import pytest
 from psycopg.rows import tuple_row
 
 from cronplane.storage.database import Database
-from cronplane.storage.job_store import JobStore, NewJob, Outcome
+from cronplane.storage.job_store import JobStore, NewJob, Outcome, busy_lanes
 from cronplane.storage.queries import QUERIES
 from tests.support.waiting import wait_until
 
@@ -73,7 +73,7 @@ def test_claim_respects_the_limit_and_never_hands_out_a_job_twice(store: JobStor
 # The claim's per-lane statements are functions (migrations 0050, 0052) planned with their own
 # settings; EXPLAIN of claim_jobs shows only their calls.
 # A claim with no previous one: every lane is probed for readiness.
-NO_BUSY_LANES = {"busy_projects": [], "busy_queues": []}
+NO_BUSY_LANES = busy_lanes([])
 LANE_FUNCTIONS = {"claim_lane_ready": "text, text", "claim_lane_candidates": "text, text, integer"}
 
 
@@ -487,8 +487,7 @@ def _claim_plan(database_url: str, limit: int, *,
         [[plan]] = conn.execute(
             "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + QUERIES["claim_jobs"],
             {"limit": limit, "worker_id": W, "lease_seconds": 30, "queues": None,
-             "busy_projects": [p for p, _ in busy],
-             "busy_queues": [q for _, q in busy]}).fetchall()
+             **busy_lanes(busy)}).fetchall()
         conn.rollback()
     return dict(plan[0]["Plan"])
 
