@@ -52,7 +52,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -159,6 +161,15 @@ class CpuMeter:
                 continue
         return serve, backends
 
+    def over(self, wait: Callable[[], object]) -> tuple[float, float, float]:
+        """% of one core the process tree and the backends used while ``wait()`` ran, and for
+        how many seconds it ran."""
+        a, a_at = self.read(), time.monotonic()
+        wait()
+        b, b_at = self.read(), time.monotonic()
+        span = b_at - a_at
+        return 100 * (b[0] - a[0]) / span, 100 * (b[1] - a[1]) / span, span
+
 
 def _sleep_until(instant: float) -> None:
     while (left := instant - time.time()) > 0:
@@ -232,12 +243,8 @@ def plane(url: str, count: int, minutes: int, data_dir: str, *, pythonpath: str 
             for k in range(minutes):
                 boundary = first + 60 * k
                 _sleep_until(boundary + 20)
-                a, a_at = meter.read(), time.monotonic()
-                _sleep_until(boundary + 55)
-                b, b_at = meter.read(), time.monotonic()
-                span = b_at - a_at
-                idle.append({"serve_pct": 100 * (b[0] - a[0]) / span,
-                             "postgres_pct": 100 * (b[1] - a[1]) / span})
+                serve_pct, postgres_pct, _ = meter.over(partial(_sleep_until, boundary + 55))
+                idle.append({"serve_pct": serve_pct, "postgres_pct": postgres_pct})
         finally:
             for spy in spies:
                 spy.send_signal(signal.SIGINT)
@@ -327,17 +334,13 @@ def at_rest(server: BenchServer, count: int, clients: int, *, api_max: int, sett
             try:
                 meter = CpuMeter(serve.process.pid, database)
                 time.sleep(settle)
-                a, a_at = meter.read(), time.monotonic()
                 load_start = os.getloadavg()
-                time.sleep(seconds)
-                b, b_at = meter.read(), time.monotonic()
+                serve_pct, postgres_pct, span = meter.over(partial(time.sleep, seconds))
             finally:
                 serve.stop()
-        span = b_at - a_at
         return {"schedules": count, "cron": cron, **made, "settle_s": settle,
-                "window_s": round(span, 1),
-                "serve_pct": round(100 * (b[0] - a[0]) / span, 2),
-                "postgres_pct": round(100 * (b[1] - a[1]) / span, 2),
+                "window_s": round(span, 1), "serve_pct": round(serve_pct, 2),
+                "postgres_pct": round(postgres_pct, 2),
                 "loadavg": [round(x, 2) for x in (*load_start, *os.getloadavg())]}
 
 
